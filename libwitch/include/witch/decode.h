@@ -1,0 +1,122 @@
+/* decode: x86-64 instruction decoding and effective addresses (Zydis).
+ *
+ * API
+ *   int  decode_init(void);
+ *        Once per process, before any other call (not async-signal-safe).
+ *   void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
+ *                                  uint64_t gs_base, struct decode_regs *out);
+ *        Snapshot the general registers of a signal context.
+ *   int  decode_at(uint64_t pc, const struct decode_regs *regs,
+ *                  struct decode_insn *out);
+ *        Decode the instruction at pc and compute each memory access it makes
+ *        (address, length, load/store/read-modify-write) as if it executed
+ *        with the register values in regs.  Returns 0, -EFAULT when the code
+ *        bytes cannot be read, -EILSEQ when they do not decode.
+ *   int  decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
+ *                         uint64_t ctx_pc, uint64_t *prev_pc);
+ *        x86 reports a data breakpoint after the access (Witch 4.5, "precise
+ *        PC"): find the instruction that ends exactly at ctx_pc by decoding
+ *        forward from fn_start, a known instruction boundary.  Results are
+ *        kept in the caller's cache.  Returns 0, -ENOENT when linear decoding
+ *        from fn_start does not land on ctx_pc, -E2BIG when ctx_pc is too far
+ *        (DECODE_MAX_SCAN bytes) from fn_start.
+ *
+ * Everything but decode_init is async-signal-safe: no malloc, no locks, no
+ * stdio, and reading code never faults (a read that may cross into an
+ * unmapped page goes through process_vm_readv).
+ */
+#ifndef WITCH_DECODE_H
+#define WITCH_DECODE_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+enum decode_kind {
+	DECODE_NONE = 0,
+	DECODE_LOAD = 1,
+	DECODE_STORE = 2,
+	DECODE_RMW = 3, /* load and store of the same bytes: add [m], r; xchg; lock ops */
+};
+
+/* Element type of the data moved, for clients comparing values (SilentCraft). */
+enum decode_elem {
+	DECODE_ELEM_INT = 0,
+	DECODE_ELEM_F32 = 1,
+	DECODE_ELEM_F64 = 2,
+};
+
+/* Register indices follow the hardware encoding order. */
+enum decode_gpr {
+	DECODE_RAX, DECODE_RCX, DECODE_RDX, DECODE_RBX,
+	DECODE_RSP, DECODE_RBP, DECODE_RSI, DECODE_RDI,
+	DECODE_R8, DECODE_R9, DECODE_R10, DECODE_R11,
+	DECODE_R12, DECODE_R13, DECODE_R14, DECODE_R15,
+	DECODE_NGPR
+};
+
+struct decode_regs {
+	uint64_t gpr[DECODE_NGPR];
+	uint64_t rip;
+	uint64_t rflags;
+	uint64_t fs_base;
+	uint64_t gs_base;
+	/* Vector registers are not captured: vector index (VSIB gather/scatter)
+	 * accesses are reported with DECODE_ACC_UNKNOWN_ADDR. */
+};
+
+/* Flags of one access. */
+#define DECODE_ACC_MASKED       0x01u /* masked/conditional: may touch fewer bytes */
+#define DECODE_ACC_UNKNOWN_ADDR 0x02u /* address could not be computed (VSIB) */
+#define DECODE_ACC_IMPLICIT     0x04u /* implicit operand: push/pop/call/ret stack slot, string op */
+
+struct decode_access {
+	uint64_t addr;
+	uint32_t len;  /* bytes; for rep string ops one element */
+	uint8_t kind;  /* enum decode_kind */
+	uint8_t elem;  /* enum decode_elem */
+	uint8_t flags; /* DECODE_ACC_* */
+};
+
+/* Flags of the instruction. */
+#define DECODE_F_BRANCH   0x0001u /* any control transfer (jmp, jcc, call, ret, loop) */
+#define DECODE_F_CALL     0x0002u
+#define DECODE_F_RET      0x0004u
+#define DECODE_F_REP      0x0008u /* rep/repe/repne-prefixed string instruction */
+#define DECODE_F_NO_STEP  0x0010u /* do not single-step over it: pushf, popf, iret,
+				   * int/int3/into, syscall, sysenter, ud, hlt, xbegin */
+#define DECODE_F_STACK    0x0020u /* changes rsp implicitly: push, pop, call, ret, enter, leave */
+
+#define DECODE_MAX_ACCESS 2
+
+struct decode_insn {
+	uint64_t pc;
+	uint8_t len;      /* instruction length in bytes */
+	uint8_t n_access; /* number of valid entries in access[] */
+	uint16_t flags;   /* DECODE_F_* */
+	uint16_t mnemonic; /* ZydisMnemonic, for diagnostics and tests */
+	struct decode_access access[DECODE_MAX_ACCESS];
+};
+
+/* Direct-mapped cache of decode_find_prev results; caller-owned, zeroed. */
+#define DECODE_CACHE_SLOTS 1024
+#define DECODE_MAX_SCAN (1u << 20)
+struct decode_cache {
+	struct {
+		uint64_t ctx_pc;
+		uint64_t prev_pc;
+	} slot[DECODE_CACHE_SLOTS];
+	uint64_t hits, misses;
+};
+
+int decode_init(void);
+void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
+			       uint64_t gs_base, struct decode_regs *out);
+int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out);
+int decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
+		     uint64_t ctx_pc, uint64_t *prev_pc);
+
+/* Read len bytes of memory at addr without faulting; async-signal-safe.
+ * Returns 0 or -EFAULT.  Shared with clients that read watched values. */
+int decode_read_memory(uint64_t addr, void *buf, size_t len);
+
+#endif
