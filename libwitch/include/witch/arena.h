@@ -1,0 +1,34 @@
+/* arena: preallocated memory for signal handlers.
+ *
+ * API
+ *   int   arena_init(struct arena *a, size_t size);  mmap size bytes (not touched yet)
+ *   void *arena_alloc(struct arena *a, size_t size); bump allocation, 16-byte aligned;
+ *                                                    NULL when full (async-signal-safe)
+ *   void  arena_destroy(struct arena *a);
+ *   int   arena_contains(const struct arena *a, uintptr_t addr);
+ *
+ * Handlers never call malloc; each thread gets one arena at start.  Pages
+ * are MAP_NORESERVE and only cost memory once touched.
+ */
+#ifndef WITCH_ARENA_H
+#define WITCH_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct arena {
+	char *base;
+	size_t size;
+	size_t used;
+};
+
+int arena_init(struct arena *a, size_t size);
+void *arena_alloc(struct arena *a, size_t size);
+void arena_destroy(struct arena *a);
+
+static inline int arena_contains(const struct arena *a, uintptr_t addr)
+{
+	return addr >= (uintptr_t)a->base && addr < (uintptr_t)a->base + a->size;
+}
+
+#endif

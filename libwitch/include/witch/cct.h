@@ -1,0 +1,52 @@
+/* cct: calling context tree in preallocated memory.
+ *
+ * API
+ *   int     cct_init(struct cct *t, struct arena *a, uint32_t max_nodes);
+ *   int64_t cct_insert_path(struct cct *t, const uint64_t *pcs, int n);
+ *           pcs[0] is the leaf (the accessing instruction), pcs[n-1] the
+ *           outermost caller.  Returns the leaf's node id (> 0), or -ENOMEM
+ *           when the tree is full (counted in t->dropped).  Async-signal-safe.
+ *   int     cct_path(const struct cct *t, uint32_t node, uint64_t *pcs, int max);
+ *           The path of a node, leaf first; returns its length.
+ *   struct cct_node *cct_node(struct cct *t, uint32_t id);
+ *
+ * Node 0 is the root and has no pc.  Children are found through one hash
+ * table keyed by (parent, pc).  Each node carries the Witch 4.4.2 metrics:
+ * mu (samples taken in this context), eta (samples already represented by
+ * a trap) and the number of watchpoints currently armed from it.
+ */
+#ifndef WITCH_CCT_H
+#define WITCH_CCT_H
+
+#include <stdint.h>
+
+#include "witch/arena.h"
+
+struct cct_node {
+	uint64_t pc;
+	uint32_t parent;
+	uint32_t hash_next;
+	double mu;
+	double eta;
+	uint32_t armed;
+};
+
+struct cct {
+	struct cct_node *nodes;
+	uint32_t *buckets;
+	uint32_t n_nodes;
+	uint32_t max_nodes;
+	uint32_t bucket_mask;
+	uint64_t dropped;
+};
+
+int cct_init(struct cct *t, struct arena *a, uint32_t max_nodes);
+int64_t cct_insert_path(struct cct *t, const uint64_t *pcs, int n);
+int cct_path(const struct cct *t, uint32_t node, uint64_t *pcs, int max);
+
+static inline struct cct_node *cct_node(struct cct *t, uint32_t id)
+{
+	return &t->nodes[id];
+}
+
+#endif

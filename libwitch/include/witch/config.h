@@ -1,0 +1,54 @@
+/* config: the runtime's settings, read once from the environment.
+ *
+ * API
+ *   void config_defaults(struct witch_config *cfg);
+ *   int  config_from_env(struct witch_config *cfg, char *err, size_t errlen);
+ *        Parse the WITCH_* variables over the defaults.  Returns 0, or
+ *        -EINVAL with err holding the one-line message (without "witch: ")
+ *        naming the variable, its value and what is expected.
+ *   int  config_parse(struct witch_config *cfg, const char *name,
+ *                     const char *value, char *err, size_t errlen);
+ *        Parse one variable (used by config_from_env and the unit test).
+ *
+ * Variables: WITCH_CLIENT, WITCH_SAMPLER, WITCH_RATE, WITCH_PERIOD,
+ * WITCH_WATCHPOINTS, WITCH_OUTPUT, WITCH_SEED, WITCH_VERBOSE,
+ * WITCH_MAX_STEPS, WITCH_DEPTH, WITCH_SLOW_REARM (README lists them).
+ */
+#ifndef WITCH_CONFIG_H
+#define WITCH_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum config_client { CONFIG_CLIENT_DEAD, CONFIG_CLIENT_SILENT, CONFIG_CLIENT_LOAD };
+enum config_sampler { CONFIG_SAMPLER_AUTO, CONFIG_SAMPLER_SOFT, CONFIG_SAMPLER_PMU };
+
+#define CONFIG_DEFAULT_RATE 200      /* samples per CPU-second per thread */
+#define CONFIG_DEFAULT_MAX_STEPS 32
+#define CONFIG_DEFAULT_DEPTH 128
+#define CONFIG_MAX_DEPTH 512
+#define CONFIG_MAX_WATCHPOINTS 4
+#define CONFIG_PATH_MAX 1024
+
+struct witch_config {
+	enum config_client client;
+	enum config_sampler sampler;
+	uint32_t rate;            /* soft sampler: samples per CPU-second */
+	uint64_t period;          /* pmu sampler: events per sample; 0 = per-client default */
+	uint32_t watchpoints;     /* 0 = all the hardware has */
+	char output[CONFIG_PATH_MAX]; /* pattern: %p pid, %e exe basename, %% */
+	uint64_t seed;
+	int seed_set;
+	int verbose;
+	uint32_t max_steps;
+	uint32_t depth;
+	int slow_rearm;
+};
+
+void config_defaults(struct witch_config *cfg);
+int config_from_env(struct witch_config *cfg, char *err, size_t errlen);
+int config_parse(struct witch_config *cfg, const char *name, const char *value,
+		 char *err, size_t errlen);
+const char *config_client_name(enum config_client c);
+
+#endif

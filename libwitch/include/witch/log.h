@@ -1,0 +1,26 @@
+/* log: the runtime's only way to talk to the user: one `witch:` line on stderr.
+ *
+ * API
+ *   void log_line(const char *fmt, ...);   "witch: " + formatted text + "\n"
+ *   void log_verbose(int level, const char *fmt, ...);  only when WITCH_VERBOSE >= level
+ *   void log_set_verbosity(int level);
+ *   int  log_format(char *buf, size_t size, const char *fmt, va_list ap);
+ *
+ * Formatting is done by hand into a stack buffer and written with one
+ * write(2), so every function here is async-signal-safe and never mallocs.
+ * Conversions: %s %d %u %ld %lu %lld %llu %x %lx %llx %p %c %%, and %.Ns.
+ */
+#ifndef WITCH_LOG_H
+#define WITCH_LOG_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_verbose(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_set_verbosity(int level);
+int log_verbosity(void);
+int log_format(char *buf, size_t size, const char *fmt, va_list ap);
+int log_snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,47 @@
+/* pairtab: metrics of <C_watch, C_trap> pairs (Witch 4.4.2).
+ *
+ * API
+ *   int  pairtab_init(struct pairtab *p, struct arena *a, uint32_t max_pairs);
+ *   int  pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap,
+ *                    double waste, double use, double waste_approx);
+ *        Accumulate into the pair (creating it) and count one trap.
+ *        Returns 0 or -ENOMEM when the table is full (counted in dropped).
+ *        Async-signal-safe.
+ *   int  pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
+ *                      const struct pair_entry *from);  add another table's entry
+ *
+ * Entries live in p->entries[1 .. p->n_entries - 1].
+ */
+#ifndef WITCH_PAIRTAB_H
+#define WITCH_PAIRTAB_H
+
+#include <stdint.h>
+
+#include "witch/arena.h"
+
+struct pair_entry {
+	uint32_t watch;
+	uint32_t trap;
+	uint32_t hash_next;
+	double waste;
+	double use;
+	double waste_approx;
+	uint64_t traps;
+};
+
+struct pairtab {
+	struct pair_entry *entries;
+	uint32_t *buckets;
+	uint32_t n_entries;
+	uint32_t max_entries;
+	uint32_t bucket_mask;
+	uint64_t dropped;
+};
+
+int pairtab_init(struct pairtab *p, struct arena *a, uint32_t max_pairs);
+int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, double waste,
+		double use, double waste_approx);
+int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
+		  const struct pair_entry *from);
+
+#endif

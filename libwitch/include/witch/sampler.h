@@ -1,0 +1,40 @@
+/* sampler: the software address sampler's clock, per thread.
+ *
+ * API
+ *   int  sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
+ *        A CPU-time clock for thread tid raising `sig` on that thread `rate`
+ *        times per CPU-second: a perf_event task-clock event, or, where
+ *        perf_event_open is refused, timer_create(CLOCK_THREAD_CPUTIME_ID).
+ *        Returns 0 or a negative errno.  Not async-signal-safe.
+ *   int  sampler_start(struct sampler *s);
+ *   int  sampler_stop(struct sampler *s);
+ *   int  sampler_is_tick(const struct sampler *s, const siginfo_t *si);
+ *   void sampler_close(struct sampler *s);
+ *
+ * What happens on a tick (decode, single-step to the next access) is the
+ * runtime's job (witch.c); this module only keeps time.
+ */
+#ifndef WITCH_SAMPLER_H
+#define WITCH_SAMPLER_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+enum sampler_clock { SAMPLER_NONE, SAMPLER_PERF_TASK_CLOCK, SAMPLER_POSIX_TIMER };
+
+struct sampler {
+	enum sampler_clock clock;
+	int fd;
+	timer_t timer;
+	uint64_t period_ns;
+};
+
+int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
+int sampler_start(struct sampler *s);
+int sampler_stop(struct sampler *s);
+int sampler_is_tick(const struct sampler *s, const siginfo_t *si);
+void sampler_close(struct sampler *s);
+
+#endif

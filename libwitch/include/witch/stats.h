@@ -1,0 +1,53 @@
+/* stats: counters kept per thread and summed into the profile.
+ *
+ * API
+ *   void stats_add(struct witch_stats *to, const struct witch_stats *from);
+ *   WITCH_STATS_FIELDS(X): X(name) for every counter, in profile order.
+ *
+ * Every skipped sample or ignored trap is counted under its reason, so a
+ * profile says what the runtime could not handle.
+ */
+#ifndef WITCH_STATS_H
+#define WITCH_STATS_H
+
+#include <stdint.h>
+
+#define WITCH_STATS_FIELDS(X)                                                   \
+	X(ticks)              /* sampler clock ticks */                          \
+	X(samples)            /* address samples taken */                        \
+	X(watchpoints_armed)  /* samples given a watchpoint */                   \
+	X(not_monitored)      /* samples the reservoir left unwatched */         \
+	X(traps)              /* watchpoint traps on armed watchpoints */        \
+	X(traps_self)         /* the sampled instruction's own access */         \
+	X(traps_early)        /* another access before the sampled one ran */    \
+	X(traps_kept)         /* no verdict yet: kept watching */                \
+	X(traps_unresolved)   /* trapping instruction not found: dropped */      \
+	X(traps_spurious)     /* signal for a watchpoint no longer armed */      \
+	X(steps)              /* single steps taken looking for an access */     \
+	X(skip_steps)         /* no wanted access within WITCH_MAX_STEPS */      \
+	X(skip_no_step)       /* reached an instruction not safe to step */      \
+	X(skip_decode)        /* undecodable or unreadable instruction */        \
+	X(skip_unknown_addr)  /* address not computable (gather/scatter) */      \
+	X(skip_runtime_addr)  /* access to the runtime's own memory */           \
+	X(skip_unwind)        /* stack walk failed */                            \
+	X(skip_cct_full)      /* calling context tree full: context dropped */   \
+	X(skip_pairs_full)    /* pair table full: attribution dropped */         \
+	X(arm_errors)         /* perf_event refused to arm */                    \
+	X(rearm_fast)         /* re-armed with PERF_EVENT_IOC_MODIFY_ATTRIBUTES */ \
+	X(rearm_slow)         /* re-armed by close + reopen */                   \
+	X(threads)            /* threads profiled */
+
+struct witch_stats {
+#define WITCH_STATS_DECLARE(name) uint64_t name;
+	WITCH_STATS_FIELDS(WITCH_STATS_DECLARE)
+#undef WITCH_STATS_DECLARE
+};
+
+static inline void stats_add(struct witch_stats *to, const struct witch_stats *from)
+{
+#define WITCH_STATS_ADD(name) to->name += from->name;
+	WITCH_STATS_FIELDS(WITCH_STATS_ADD)
+#undef WITCH_STATS_ADD
+}
+
+#endif

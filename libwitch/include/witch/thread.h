@@ -1,0 +1,71 @@
+/* thread: per-thread runtime state and its life cycle.
+ *
+ * API
+ *   int  thread_module_init(const struct witch_config *cfg, int sig);
+ *        Once, from the constructor: remembers the settings, creates the
+ *        thread-exit key.
+ *   struct witch_thread *thread_begin(void);
+ *        Give the calling thread its sigaltstack, arena, calling context
+ *        tree, watchpoints and sampler, and start sampling.  NULL (after one
+ *        `witch:` line for the first failure) when it cannot.
+ *   void thread_end(struct witch_thread *t);
+ *        Stop the thread's sampler and watchpoints, fold what it measured
+ *        into the process profile and free its memory.  Runs from the
+ *        thread-exit key destructor, so nothing a thread measured is lost.
+ *   void thread_end_all(void);   at process exit: stop and fold every thread
+ *   struct witch_thread *thread_self(void);   async-signal-safe (TLS)
+ *   void thread_prefork(void), thread_postfork_parent(void), thread_postfork_child(void);
+ *
+ * pthread_create is interposed so every new thread runs thread_begin first.
+ */
+#ifndef WITCH_THREAD_H
+#define WITCH_THREAD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "witch/arena.h"
+#include "witch/cct.h"
+#include "witch/config.h"
+#include "witch/decode.h"
+#include "witch/pairtab.h"
+#include "witch/reservoir.h"
+#include "witch/rng.h"
+#include "witch/sampler.h"
+#include "witch/stats.h"
+#include "witch/watchpoint.h"
+
+struct witch_thread {
+	pid_t tid;
+	volatile sig_atomic_t active; /* handlers do nothing unless set */
+	uint64_t fs_base, gs_base;
+	uint64_t stack_lo, stack_hi;  /* the thread's own stack, 0 when unknown */
+	char *altstack;
+	size_t altstack_size;
+	struct arena arena;
+	struct cct cct;
+	struct pairtab pairs;
+	struct decode_cache *dcache;
+	struct sampler sampler;
+	struct watchpoint_set wps;
+	struct reservoir reservoir;
+	struct rng rng;
+	uint32_t steps_left;
+	int stepping;
+	uint64_t parking;             /* a harmless address to park disabled watchpoints on */
+	struct witch_stats stats;
+	struct witch_thread *next;    /* in the list of live threads */
+};
+
+int thread_module_init(const struct witch_config *cfg, int sig);
+struct witch_thread *thread_begin(void);
+void thread_end(struct witch_thread *t);
+void thread_end_all(void);
+struct witch_thread *thread_self(void);
+int thread_owns_address(const struct witch_thread *t, uint64_t addr);
+void thread_prefork(void);
+void thread_postfork_parent(void);
+void thread_postfork_child(void);
+
+#endif

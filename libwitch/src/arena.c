@@ -1,0 +1,34 @@
+/* arena: mmap-backed bump allocator (see arena.h). */
+#include "witch/arena.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+
+int arena_init(struct arena *a, size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	a->base = p;
+	a->size = size;
+	a->used = 0;
+	return 0;
+}
+
+void *arena_alloc(struct arena *a, size_t size)
+{
+	size_t start = (a->used + 15) & ~(size_t)15;
+	if (start > a->size || size > a->size - start)
+		return NULL;
+	a->used = start + size;
+	return a->base + start;
+}
+
+void arena_destroy(struct arena *a)
+{
+	if (a->base)
+		munmap(a->base, a->size);
+	a->base = NULL;
+	a->size = a->used = 0;
+}

@@ -1,0 +1,145 @@
+/* config: parse WITCH_* environment variables (see config.h). */
+#include "witch/config.h"
+#include "witch/log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void config_defaults(struct witch_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->client = CONFIG_CLIENT_DEAD;
+	cfg->sampler = CONFIG_SAMPLER_AUTO;
+	cfg->rate = CONFIG_DEFAULT_RATE;
+	strcpy(cfg->output, "witch-%e-%p.prof");
+	cfg->max_steps = CONFIG_DEFAULT_MAX_STEPS;
+	cfg->depth = CONFIG_DEFAULT_DEPTH;
+}
+
+const char *config_client_name(enum config_client c)
+{
+	static const char *const names[] = {"dead", "silent", "load"};
+	return names[c];
+}
+
+/* Strict decimal: digits only, no sign, no spaces, no overflow. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_range(const char *value, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	uint64_t v;
+	if (parse_u64(value, &v) < 0 || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int bad(char *err, size_t errlen, const char *name, const char *value,
+	       const char *expected)
+{
+	log_snprintf(err, errlen, "%s=%s: expected %s", name, value, expected);
+	return -EINVAL;
+}
+
+int config_parse(struct witch_config *cfg, const char *name, const char *value,
+		 char *err, size_t errlen)
+{
+	uint64_t v;
+	if (!strcmp(name, "WITCH_CLIENT")) {
+		if (!strcmp(value, "dead"))
+			cfg->client = CONFIG_CLIENT_DEAD;
+		else if (!strcmp(value, "silent"))
+			cfg->client = CONFIG_CLIENT_SILENT;
+		else if (!strcmp(value, "load"))
+			cfg->client = CONFIG_CLIENT_LOAD;
+		else
+			return bad(err, errlen, name, value, "dead, silent or load");
+	} else if (!strcmp(name, "WITCH_SAMPLER")) {
+		if (!strcmp(value, "auto"))
+			cfg->sampler = CONFIG_SAMPLER_AUTO;
+		else if (!strcmp(value, "soft"))
+			cfg->sampler = CONFIG_SAMPLER_SOFT;
+		else if (!strcmp(value, "pmu"))
+			cfg->sampler = CONFIG_SAMPLER_PMU;
+		else
+			return bad(err, errlen, name, value, "auto, soft or pmu");
+	} else if (!strcmp(name, "WITCH_RATE")) {
+		if (parse_range(value, 1, 100000, &v) < 0)
+			return bad(err, errlen, name, value,
+				   "a whole number of samples per second from 1 to 100000");
+		cfg->rate = (uint32_t)v;
+	} else if (!strcmp(name, "WITCH_PERIOD")) {
+		if (parse_range(value, 1000, UINT64_MAX >> 1, &v) < 0)
+			return bad(err, errlen, name, value,
+				   "a whole number of events per sample, at least 1000");
+		cfg->period = v;
+	} else if (!strcmp(name, "WITCH_WATCHPOINTS")) {
+		if (parse_range(value, 1, CONFIG_MAX_WATCHPOINTS, &v) < 0)
+			return bad(err, errlen, name, value, "1 to 4");
+		cfg->watchpoints = (uint32_t)v;
+	} else if (!strcmp(name, "WITCH_OUTPUT")) {
+		if (!*value || strlen(value) >= sizeof(cfg->output))
+			return bad(err, errlen, name, value,
+				   "a file path pattern of 1 to 1023 bytes (%p pid, %e program name)");
+		strcpy(cfg->output, value);
+	} else if (!strcmp(name, "WITCH_SEED")) {
+		if (parse_u64(value, &v) < 0)
+			return bad(err, errlen, name, value, "a decimal unsigned 64-bit number");
+		cfg->seed = v;
+		cfg->seed_set = 1;
+	} else if (!strcmp(name, "WITCH_VERBOSE")) {
+		if (parse_range(value, 0, 2, &v) < 0)
+			return bad(err, errlen, name, value, "0, 1 or 2");
+		cfg->verbose = (int)v;
+	} else if (!strcmp(name, "WITCH_MAX_STEPS")) {
+		if (parse_range(value, 0, 1000, &v) < 0)
+			return bad(err, errlen, name, value, "0 to 1000 single steps");
+		cfg->max_steps = (uint32_t)v;
+	} else if (!strcmp(name, "WITCH_DEPTH")) {
+		if (parse_range(value, 1, CONFIG_MAX_DEPTH, &v) < 0)
+			return bad(err, errlen, name, value, "1 to 512 frames");
+		cfg->depth = (uint32_t)v;
+	} else if (!strcmp(name, "WITCH_SLOW_REARM")) {
+		if (parse_range(value, 0, 1, &v) < 0)
+			return bad(err, errlen, name, value, "0 or 1");
+		cfg->slow_rearm = (int)v;
+	} else {
+		return bad(err, errlen, name, value, "no such setting (see witch --help)");
+	}
+	return 0;
+}
+
+static const char *const config_names[] = {
+	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
+	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
+	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM",
+};
+
+int config_from_env(struct witch_config *cfg, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(config_names) / sizeof(config_names[0]); i++) {
+		const char *value = getenv(config_names[i]);
+		if (!value)
+			continue;
+		int rc = config_parse(cfg, config_names[i], value, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,438 @@
+/* handler: the runtime's signal-handler path (see handler.h). */
+#include "witch/handler.h"
+#include "witch/cct.h"
+#include "witch/decode.h"
+#include "witch/pairtab.h"
+#include "witch/reservoir.h"
+#include "witch/thread.h"
+#include "witch/unwind.h"
+#include "witch/watchpoint.h"
+
+#include <errno.h>
+#include <string.h>
+#include <ucontext.h>
+
+#define EFLAGS_TF 0x100ull
+#define RED_ZONE 128
+
+static const struct witch_config *h_cfg;
+static const struct craft *h_craft;
+
+void handler_init(const struct witch_config *cfg, const struct craft *craft)
+{
+	h_cfg = cfg;
+	h_craft = craft;
+}
+
+/* --- helpers ------------------------------------------------------------- */
+
+static void regs_of(const struct witch_thread *t, const ucontext_t *uc, struct decode_regs *r)
+{
+	decode_regs_from_ucontext(uc, t->fs_base, t->gs_base, r);
+}
+
+static const struct decode_access *wanted_access(const struct decode_insn *in)
+{
+	for (int i = 0; i < in->n_access; i++)
+		if (in->access[i].kind & h_craft->sample_kind)
+			return &in->access[i];
+	return NULL;
+}
+
+static uint32_t armed_mask(const struct witch_thread *t)
+{
+	uint32_t m = 0;
+	for (int i = 0; i < t->wps.n; i++)
+		if (t->wps.wp[i].armed)
+			m |= 1u << i;
+	return m;
+}
+
+/* The unwinder reads the program's stack: pause read-write watchpoints on
+ * it so the profiler's own reads do not trap (Witch 4.5). */
+static uint32_t pause_stack_watchpoints(struct witch_thread *t, uint64_t sp)
+{
+	uint64_t lo = sp - RED_ZONE, hi = t->stack_hi ? t->stack_hi : sp + (8u << 20);
+	uint32_t paused = 0;
+	for (int i = 0; i < t->wps.n; i++) {
+		const struct watchpoint *w = &t->wps.wp[i];
+		if (w->armed && w->type == WATCHPOINT_RW && w->addr + w->len > lo && w->addr < hi &&
+		    watchpoint_pause(&t->wps, i) == 0)
+			paused |= 1u << i;
+	}
+	return paused;
+}
+
+static void resume_watchpoints(struct witch_thread *t, uint32_t paused)
+{
+	for (int i = 0; i < t->wps.n; i++)
+		if ((paused & (1u << i)) && t->wps.wp[i].armed)
+			watchpoint_resume(&t->wps, i);
+}
+
+/* Calling context: pcs[0] = leaf, then the callers; `skip` drops frames
+ * that are not the accessing code's (the callee entry of a trapping call). */
+static int context_of(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int skip,
+		      uint64_t *pcs, int max)
+{
+	uint32_t paused = pause_stack_watchpoints(t, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
+	int n = unwind_context(uc, pcs, max, NULL);
+	resume_watchpoints(t, paused);
+	if (n <= 0)
+		return n < 0 ? n : -EINVAL;
+	if (skip > 0) {
+		if (n <= skip)
+			return -EINVAL;
+		memmove(pcs, pcs + skip, sizeof(pcs[0]) * (size_t)(n - skip));
+		n -= skip;
+	}
+	pcs[0] = leaf;
+	return n;
+}
+
+static void release_slot(struct witch_thread *t, int slot)
+{
+	struct watchpoint *w = &t->wps.wp[slot];
+	struct cct_node *c = cct_node(&t->cct, w->ctx);
+	if (w->armed && c->armed > 0)
+		c->armed--;
+	watchpoint_disarm(&t->wps, slot);
+}
+
+/* --- sampling -------------------------------------------------------------- */
+
+static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct decode_insn *in,
+			const struct decode_access *a)
+{
+	uint64_t pcs[CONFIG_MAX_DEPTH];
+	uint64_t waddr;
+	uint32_t wlen;
+
+	if (a->flags & DECODE_ACC_UNKNOWN_ADDR) {
+		t->stats.skip_unknown_addr++;
+		return;
+	}
+	if (thread_owns_address(t, a->addr)) {
+		t->stats.skip_runtime_addr++;
+		return;
+	}
+	t->stats.samples++;
+
+	int n = context_of(t, uc, in->pc, 0, pcs, (int)h_cfg->depth);
+	if (n <= 0) {
+		t->stats.skip_unwind++;
+		return;
+	}
+	int64_t node = cct_insert_path(&t->cct, pcs, n);
+	if (node < 0) {
+		t->stats.skip_cct_full++;
+		return;
+	}
+	struct cct_node *c = cct_node(&t->cct, (uint32_t)node);
+	c->mu += 1; /* Witch 4.4.2: every sample counts in its context */
+
+	struct watchpoint cand;
+	memset(&cand, 0, sizeof(cand));
+	cand.ctx = (uint32_t)node;
+	cand.sample_pc = in->pc;
+	cand.sample_addr = a->addr;
+	cand.sample_len = a->len;
+	cand.sample_elem = a->elem;
+	cand.pending_self = 1; /* the sampled instruction has not run yet */
+	if (h_craft->on_sample(&cand) < 0)
+		return;
+
+	int slot = reservoir_pick_slot(&t->reservoir, armed_mask(t), t->wps.n, &t->rng);
+	if (slot < 0) {
+		t->stats.not_monitored++;
+		return;
+	}
+	release_slot(t, slot);
+	watchpoint_align(a->addr, a->len, &waddr, &wlen);
+	if (watchpoint_arm(&t->wps, slot, waddr, wlen, h_craft->watch_type) < 0)
+		return;
+	struct watchpoint *w = &t->wps.wp[slot];
+	w->ctx = cand.ctx;
+	w->sample_pc = cand.sample_pc;
+	w->sample_addr = cand.sample_addr;
+	w->sample_len = cand.sample_len;
+	w->sample_elem = cand.sample_elem;
+	w->pending_self = cand.pending_self;
+	w->value_len = cand.value_len;
+	memcpy(w->value, cand.value, cand.value_len);
+	c->armed++;
+	t->stats.watchpoints_armed++;
+}
+
+static void stop_stepping(struct witch_thread *t, ucontext_t *uc)
+{
+	t->stepping = 0;
+	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
+}
+
+/* Look at the instruction about to run: sample it if the client wants its
+ * access, else single-step over it (bounded by WITCH_MAX_STEPS). */
+static void sample_look(struct witch_thread *t, ucontext_t *uc)
+{
+	struct decode_regs regs;
+	struct decode_insn in;
+
+	regs_of(t, uc, &regs);
+	if (decode_at(regs.rip, &regs, &in) < 0) {
+		t->stats.skip_decode++;
+		stop_stepping(t, uc);
+		return;
+	}
+	const struct decode_access *a = wanted_access(&in);
+	if (a) {
+		stop_stepping(t, uc);
+		sample_take(t, uc, &in, a);
+		return;
+	}
+	if (in.flags & DECODE_F_NO_STEP) {
+		t->stats.skip_no_step++;
+		stop_stepping(t, uc);
+		return;
+	}
+	if (t->steps_left == 0) {
+		t->stats.skip_steps++;
+		stop_stepping(t, uc);
+		return;
+	}
+	t->steps_left--;
+	t->stepping = 1;
+	uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)EFLAGS_TF;
+}
+
+static void sample_tick(struct witch_thread *t, ucontext_t *uc)
+{
+	t->stats.ticks++;
+	if (t->stepping)
+		return; /* still looking for the last tick's access */
+	t->steps_left = h_cfg->max_steps;
+	sample_look(t, uc);
+}
+
+/* --- traps ----------------------------------------------------------------- */
+
+static int overlap_of(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen, uint64_t *oaddr,
+		      uint32_t *olen)
+{
+	uint64_t lo = a > b ? a : b;
+	uint64_t hi = a + alen < b + blen ? a + alen : b + blen;
+	if (hi <= lo)
+		return 0;
+	*oaddr = lo;
+	*olen = (uint32_t)(hi - lo);
+	return 1;
+}
+
+static int match_access(const struct decode_insn *in, const struct watchpoint *w,
+			struct craft_trap *ct)
+{
+	for (int i = 0; i < in->n_access; i++) {
+		const struct decode_access *a = &in->access[i];
+		if (a->flags & DECODE_ACC_UNKNOWN_ADDR)
+			continue;
+		if (overlap_of(a->addr, a->len, w->addr, w->len, &ct->overlap_addr, &ct->overlap_len)) {
+			ct->kind = a->kind;
+			ct->elem = a->elem;
+			ct->addr = a->addr;
+			ct->len = a->len;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int match_stack_slot(uint64_t slot, uint8_t kind, const struct watchpoint *w,
+			    struct craft_trap *ct)
+{
+	if (!overlap_of(slot, 8, w->addr, w->len, &ct->overlap_addr, &ct->overlap_len))
+		return 0;
+	ct->kind = kind;
+	ct->elem = DECODE_ELEM_INT;
+	ct->addr = slot;
+	ct->len = 8;
+	return 1;
+}
+
+/* The access behind a trap.  x86 traps after the access, so the context pc
+ * is one instruction late (Witch 4.5, precise PC): find the instruction
+ * ending there and check that one of its accesses touches the watched bytes
+ * (registers are post-execution, so stack and string instructions are
+ * re-tried with their pointer register moved back). */
+static int trap_resolve(struct witch_thread *t, const struct watchpoint *w, ucontext_t *uc,
+			uint64_t *leaf, int *skip, struct craft_trap *ct)
+{
+	struct decode_regs regs;
+	struct decode_insn in;
+	uint64_t fn_start, prev;
+
+	*skip = 0;
+	regs_of(t, uc, &regs);
+	uint64_t pc = regs.rip;
+	uint64_t rsp = regs.gpr[DECODE_RSP];
+
+	/* A rep string instruction with iterations left traps with rip on itself. */
+	if (decode_at(pc, &regs, &in) == 0 && (in.flags & DECODE_F_REP) && regs.gpr[DECODE_RCX]) {
+		int64_t back = (regs.rflags & 0x400) ? 1 : -1;
+		for (int i = 0; i < in.n_access; i++) {
+			struct decode_access *a = &in.access[i];
+			a->addr += (uint64_t)(back * (int64_t)a->len);
+		}
+		if (match_access(&in, w, ct)) {
+			*leaf = pc;
+			return 0;
+		}
+	}
+	if (unwind_proc_start(pc, &fn_start) < 0)
+		return -ENOENT;
+	if (fn_start == pc) {
+		/* A call stored its return address into the watched slot; the
+		 * trap lands on the callee's first instruction. */
+		uint64_t ret;
+		if (decode_read_memory(rsp, &ret, sizeof(ret)) < 0 ||
+		    !match_stack_slot(rsp, DECODE_STORE, w, ct))
+			return -ENOENT;
+		*leaf = ret - 1;
+		*skip = 1;
+		return 0;
+	}
+	if (decode_find_prev(t->dcache, fn_start, pc, &prev) < 0)
+		return -ENOENT;
+	if (decode_at(prev, &regs, &in) < 0)
+		return -ENOENT;
+	*leaf = prev;
+	if (in.flags & DECODE_F_CALL) {
+		/* pc is a return site: the callee's ret read the return-address slot. */
+		return match_stack_slot(rsp - 8, DECODE_LOAD, w, ct) ? 0 : -ENOENT;
+	}
+	if (match_access(&in, w, ct))
+		return 0;
+	if (in.flags & (DECODE_F_STACK | DECODE_F_REP) || in.n_access == 2) {
+		static const int64_t moves[] = {8, -8, 16, -16};
+		for (unsigned m = 0; m < sizeof(moves) / sizeof(moves[0]); m++) {
+			struct decode_regs r2 = regs;
+			struct decode_insn in2;
+			if (in.flags & DECODE_F_STACK)
+				r2.gpr[DECODE_RSP] += (uint64_t)moves[m];
+			else {
+				r2.gpr[DECODE_RSI] += (uint64_t)moves[m];
+				r2.gpr[DECODE_RDI] += (uint64_t)moves[m];
+			}
+			if (decode_at(prev, &r2, &in2) == 0 && match_access(&in2, w, ct))
+				return 0;
+		}
+	}
+	/* One memory operand whose address register the instruction itself
+	 * overwrote (mov rax, [rax]): it must be the access. */
+	if (in.n_access == 1 && !(in.access[0].flags & DECODE_ACC_UNKNOWN_ADDR)) {
+		ct->kind = in.access[0].kind;
+		ct->elem = in.access[0].elem;
+		ct->addr = w->addr;
+		ct->len = w->len;
+		ct->overlap_addr = w->addr;
+		ct->overlap_len = w->len;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
+{
+	struct watchpoint *w = &t->wps.wp[slot];
+	struct craft_trap ct;
+	uint64_t leaf = 0, pcs[CONFIG_MAX_DEPTH];
+	int skip = 0, approx = 0;
+
+	if (!w->armed) {
+		t->stats.traps_spurious++; /* queued before it was disarmed */
+		return;
+	}
+	memset(&ct, 0, sizeof(ct));
+	int rc = trap_resolve(t, w, uc, &leaf, &skip, &ct);
+	if (w->pending_self) {
+		/* The sampled instruction runs after the watchpoint is armed and
+		 * traps on itself first; accesses before it are not the answer. */
+		if (rc < 0 || leaf == w->sample_pc) {
+			w->pending_self = 0;
+			t->stats.traps_self++;
+		} else {
+			t->stats.traps_early++;
+		}
+		return;
+	}
+	t->stats.traps++;
+	if (rc < 0) {
+		t->stats.traps_unresolved++;
+		release_slot(t, slot);
+		return;
+	}
+	enum craft_verdict v = h_craft->on_trap(w, &ct, &approx);
+	if (v == CRAFT_KEEP) {
+		t->stats.traps_kept++;
+		return;
+	}
+
+	/* Witch 4.4.2: this trap stands for every sample taken in C_watch
+	 * since the last trap there, shared among the watchpoints armed from
+	 * it; an access wider than the watched part counts in full. */
+	uint32_t watch_ctx = w->ctx;
+	struct cct_node *c = cct_node(&t->cct, watch_ctx);
+	double weight = (c->mu - c->eta) / (c->armed ? c->armed : 1);
+	c->eta += weight;
+	double bytes = (double)ct.overlap_len * ((double)w->sample_len / (double)w->len);
+	release_slot(t, slot);
+
+	int n = context_of(t, uc, leaf, skip, pcs, (int)h_cfg->depth);
+	if (n <= 0) {
+		t->stats.skip_unwind++;
+		return;
+	}
+	int64_t trap_ctx = cct_insert_path(&t->cct, pcs, n);
+	if (trap_ctx < 0) {
+		t->stats.skip_cct_full++;
+		return;
+	}
+	double amount = weight * bytes;
+	if (pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, v == CRAFT_WASTE ? amount : 0,
+			v == CRAFT_USE ? amount : 0, v == CRAFT_WASTE && approx ? amount : 0) < 0)
+		t->stats.skip_pairs_full++;
+}
+
+/* --- entry points ------------------------------------------------------------ */
+
+void handler_on_signal(int sig, siginfo_t *si, void *ucv)
+{
+	struct witch_thread *t = thread_self();
+	if (!t || !t->active)
+		return;
+	int saved_errno = errno;
+	ucontext_t *uc = ucv;
+	if (sampler_is_tick(&t->sampler, si)) {
+		sample_tick(t, uc);
+	} else {
+		int slot = watchpoint_slot_of_fd(&t->wps, si->si_fd);
+		if (slot >= 0)
+			trap(t, slot, uc);
+	}
+	errno = saved_errno;
+}
+
+int handler_on_sigtrap(siginfo_t *si, void *ucv)
+{
+	struct witch_thread *t = thread_self();
+	if (!t || !t->stepping || si->si_code != TRAP_TRACE)
+		return 0;
+	int saved_errno = errno;
+	ucontext_t *uc = ucv;
+	if (!t->active) {
+		stop_stepping(t, uc);
+	} else {
+		t->stats.steps++;
+		sample_look(t, uc);
+	}
+	errno = saved_errno;
+	return 1;
+}

@@ -1,0 +1,67 @@
+/* pairtab: context-pair metrics (see pairtab.h). */
+#include "witch/pairtab.h"
+
+#include <errno.h>
+#include <string.h>
+
+int pairtab_init(struct pairtab *p, struct arena *a, uint32_t max_pairs)
+{
+	uint32_t nb = 1;
+	while (nb < max_pairs * 2u)
+		nb <<= 1;
+	memset(p, 0, sizeof(*p));
+	p->entries = arena_alloc(a, sizeof(struct pair_entry) * (size_t)max_pairs);
+	p->buckets = arena_alloc(a, sizeof(uint32_t) * (size_t)nb);
+	if (!p->entries || !p->buckets)
+		return -ENOMEM;
+	p->max_entries = max_pairs;
+	p->bucket_mask = nb - 1;
+	p->n_entries = 1; /* entry 0 is the "none" link */
+	return 0;
+}
+
+static struct pair_entry *pairtab_get(struct pairtab *p, uint32_t watch, uint32_t trap)
+{
+	uint32_t b = (uint32_t)((((uint64_t)watch << 32 | trap) * 0x9e3779b97f4a7c15ull) >> 32) &
+		     p->bucket_mask;
+	for (uint32_t id = p->buckets[b]; id; id = p->entries[id].hash_next)
+		if (p->entries[id].watch == watch && p->entries[id].trap == trap)
+			return &p->entries[id];
+	if (p->n_entries >= p->max_entries) {
+		p->dropped++;
+		return NULL;
+	}
+	uint32_t id = p->n_entries++;
+	struct pair_entry *e = &p->entries[id];
+	e->watch = watch;
+	e->trap = trap;
+	e->hash_next = p->buckets[b];
+	p->buckets[b] = id;
+	return e;
+}
+
+int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, double waste,
+		double use, double waste_approx)
+{
+	struct pair_entry *e = pairtab_get(p, watch, trap);
+	if (!e)
+		return -ENOMEM;
+	e->waste += waste;
+	e->use += use;
+	e->waste_approx += waste_approx;
+	e->traps++;
+	return 0;
+}
+
+int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
+		  const struct pair_entry *from)
+{
+	struct pair_entry *e = pairtab_get(p, watch, trap);
+	if (!e)
+		return -ENOMEM;
+	e->waste += from->waste;
+	e->use += from->use;
+	e->waste_approx += from->waste_approx;
+	e->traps += from->traps;
+	return 0;
+}

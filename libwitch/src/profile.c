@@ -1,0 +1,300 @@
+/* profile: process-wide aggregate and the profile writer (see profile.h). */
+#include "witch/profile.h"
+#include "witch/log.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PROFILE_MAX_NODES (1u << 20)
+#define PROFILE_MAX_PAIRS (1u << 16)
+#define PROFILE_ARENA_SIZE ((size_t)96 << 20)
+
+static struct {
+	pthread_mutex_t lock;
+	struct arena arena;
+	struct cct cct;
+	struct pairtab pairs;
+	struct witch_stats stats;
+	const struct witch_config *cfg;
+	const char *sampler;
+	uint64_t period;
+	pid_t first_pid; /* the process the preload started in */
+	int ready;
+} prof = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int profile_reset(void)
+{
+	arena_destroy(&prof.arena);
+	memset(&prof.stats, 0, sizeof(prof.stats));
+	int rc = arena_init(&prof.arena, PROFILE_ARENA_SIZE);
+	if (rc < 0)
+		return rc;
+	rc = cct_init(&prof.cct, &prof.arena, PROFILE_MAX_NODES);
+	if (rc < 0)
+		return rc;
+	return pairtab_init(&prof.pairs, &prof.arena, PROFILE_MAX_PAIRS);
+}
+
+int profile_init(const struct witch_config *cfg, const char *sampler, uint64_t period)
+{
+	prof.cfg = cfg;
+	prof.sampler = sampler;
+	prof.period = period;
+	prof.first_pid = getpid();
+	int rc = profile_reset();
+	prof.ready = rc == 0;
+	return rc;
+}
+
+/* Re-insert a thread-tree node's path into the process tree. */
+static int64_t profile_reroot(struct cct *from, uint32_t node)
+{
+	uint64_t pcs[CONFIG_MAX_DEPTH + 8];
+	int n = cct_path(from, node, pcs, (int)(sizeof(pcs) / sizeof(pcs[0])));
+	return cct_insert_path(&prof.cct, pcs, n);
+}
+
+int profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stats *st)
+{
+	int rc = 0;
+	if (!prof.ready)
+		return -ENODEV;
+	pthread_mutex_lock(&prof.lock);
+	stats_add(&prof.stats, st);
+	prof.stats.skip_cct_full += cct->dropped;
+	prof.stats.skip_pairs_full += pairs->dropped;
+	for (uint32_t i = 1; i < pairs->n_entries; i++) {
+		const struct pair_entry *e = &pairs->entries[i];
+		int64_t w = profile_reroot(cct, e->watch);
+		int64_t t = profile_reroot(cct, e->trap);
+		if (w < 0 || t < 0 || pairtab_merge(&prof.pairs, (uint32_t)w, (uint32_t)t, e) < 0) {
+			prof.stats.skip_pairs_full++;
+			rc = -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&prof.lock);
+	return rc;
+}
+
+int profile_expand_path(const char *pattern, pid_t pid, const char *exe, int add_pid,
+			char *out, size_t size)
+{
+	size_t n = 0;
+	int has_pid = 0;
+	char num[32];
+	for (const char *p = pattern; *p; p++) {
+		const char *piece = NULL;
+		char c[2] = {*p, 0};
+		if (*p == '%' && p[1]) {
+			p++;
+			if (*p == 'p') {
+				log_snprintf(num, sizeof(num), "%d", (int)pid);
+				piece = num;
+				has_pid = 1;
+			} else if (*p == 'e') {
+				piece = exe;
+			} else if (*p == '%') {
+				piece = "%";
+			} else {
+				c[0] = '%';
+				piece = c; /* unknown: keep "%x" as written */
+				p--;
+			}
+		} else {
+			piece = c;
+		}
+		size_t len = strlen(piece);
+		if (n + len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out + n, piece, len);
+		n += len;
+	}
+	if (add_pid && !has_pid) {
+		int len = log_snprintf(num, sizeof(num), ".%d", (int)pid);
+		if (n + (size_t)len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out + n, num, (size_t)len);
+		n += (size_t)len;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* --- module map --------------------------------------------------------- */
+
+struct module_walk {
+	FILE *f;
+	int id;
+	char exe[PATH_MAX];
+};
+
+static void profile_build_id(const struct dl_phdr_info *info, char *hex, size_t size)
+{
+	strcpy(hex, "-");
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof(*nh);
+			const unsigned char *desc =
+				(const unsigned char *)(name + ((nh->n_namesz + 3) & ~3u));
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) && nh->n_descsz * 2 + 1 <= size) {
+				for (unsigned j = 0; j < nh->n_descsz; j++)
+					snprintf(hex + 2 * j, 3, "%02x", desc[j]);
+				return;
+			}
+			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
+static int profile_module_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct module_walk *mw = data;
+	uint64_t start = UINT64_MAX, end = 0;
+	char build_id[129];
+	const char *path = info->dlpi_name;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uint64_t s = info->dlpi_addr + ph->p_vaddr;
+		if (s < start)
+			start = s;
+		if (s + ph->p_memsz > end)
+			end = s + ph->p_memsz;
+	}
+	if (end == 0)
+		return 0;
+	if (!path || !*path)
+		path = mw->id == 0 ? mw->exe : "[unknown]";
+	profile_build_id(info, build_id, sizeof(build_id));
+	fprintf(mw->f, "module %d 0x%llx 0x%llx 0x%llx %s %s\n", mw->id++,
+		(unsigned long long)info->dlpi_addr, (unsigned long long)start,
+		(unsigned long long)end, build_id, path);
+	return 0;
+}
+
+/* --- writer ------------------------------------------------------------- */
+
+static int profile_emit(FILE *f)
+{
+	struct module_walk mw = {.f = f};
+	ssize_t n = readlink("/proc/self/exe", mw.exe, sizeof(mw.exe) - 1);
+	mw.exe[n > 0 ? n : 0] = '\0';
+
+	fprintf(f, "witch-profile 1\n");
+	fprintf(f, "client %s\n", config_client_name(prof.cfg->client));
+	fprintf(f, "sampler %s\n", prof.sampler);
+	fprintf(f, "period %llu\n", (unsigned long long)prof.period);
+#define PROFILE_STAT(name) fprintf(f, "stat %s %llu\n", #name, (unsigned long long)prof.stats.name);
+	WITCH_STATS_FIELDS(PROFILE_STAT)
+#undef PROFILE_STAT
+	fprintf(f, "pid %d\n", (int)getpid());
+	fprintf(f, "exe %s\n", mw.exe);
+	dl_iterate_phdr(profile_module_cb, &mw);
+	for (uint32_t i = 1; i < prof.cct.n_nodes; i++)
+		fprintf(f, "node %u %u 0x%llx\n", i, prof.cct.nodes[i].parent,
+			(unsigned long long)prof.cct.nodes[i].pc);
+	for (uint32_t i = 1; i < prof.pairs.n_entries; i++) {
+		const struct pair_entry *e = &prof.pairs.entries[i];
+		fprintf(f, "pair %u %u %.17g %.17g %llu", e->watch, e->trap, e->waste, e->use,
+			(unsigned long long)e->traps);
+		if (e->waste_approx > 0)
+			fprintf(f, " %.17g", e->waste_approx);
+		fputc('\n', f);
+	}
+	fprintf(f, "end\n");
+	return ferror(f) ? -EIO : 0;
+}
+
+static const char *profile_exe_name(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	if (n <= 0)
+		return "unknown";
+	buf[n] = '\0';
+	const char *slash = strrchr(buf, '/');
+	return slash ? slash + 1 : buf;
+}
+
+int profile_write(void)
+{
+	char path[CONFIG_PATH_MAX + 64], tmp[CONFIG_PATH_MAX + 96], exe[PATH_MAX];
+	int rc, fd;
+	FILE *f;
+
+	if (!prof.ready)
+		return -ENODEV;
+	pid_t pid = getpid();
+	rc = profile_expand_path(prof.cfg->output, pid, profile_exe_name(exe, sizeof(exe)),
+				 pid != prof.first_pid, path, sizeof(path));
+	if (rc < 0) {
+		log_line("cannot write profile: WITCH_OUTPUT=%s expands to a path that is too long",
+			 prof.cfg->output);
+		return rc;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)pid);
+	/* O_EXCL|O_NOFOLLOW: never write through a link planted at the temp name. */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		log_line("cannot write profile %s: %s; set WITCH_OUTPUT to a writable path",
+			 path, strerror(errno));
+		return rc;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		rc = -errno;
+		close(fd);
+		unlink(tmp);
+		log_line("cannot write profile %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	pthread_mutex_lock(&prof.lock);
+	rc = profile_emit(f);
+	pthread_mutex_unlock(&prof.lock);
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		unlink(tmp);
+		log_line("cannot write profile %s: %s; set WITCH_OUTPUT to a writable path", path,
+			 strerror(-rc));
+		return rc;
+	}
+	log_verbose(1, "profile written to %s", path);
+	return 0;
+}
+
+void profile_prefork(void)
+{
+	pthread_mutex_lock(&prof.lock);
+}
+
+void profile_postfork_parent(void)
+{
+	pthread_mutex_unlock(&prof.lock);
+}
+
+void profile_postfork_child(void)
+{
+	pthread_mutex_init(&prof.lock, NULL);
+	if (prof.ready)
+		prof.ready = profile_reset() == 0;
+}

@@ -1,0 +1,107 @@
+/* sampler: per-thread CPU-time clock (see sampler.h). */
+#include "witch/sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int sampler_open_perf(struct sampler *s, int sig, pid_t tid)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = s->period_ns;
+	a.wakeup_events = 1;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
+	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, sig) < 0 ||
+	    fcntl(fd, F_SETOWN_EX, &owner) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	s->fd = fd;
+	s->clock = SAMPLER_PERF_TASK_CLOCK;
+	return 0;
+}
+
+static int sampler_open_timer(struct sampler *s, int sig, pid_t tid)
+{
+	struct sigevent ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = sig;
+	ev._sigev_un._tid = tid;
+	ev.sigev_value.sival_ptr = s;
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &s->timer) < 0)
+		return -errno;
+	s->clock = SAMPLER_POSIX_TIMER;
+	return 0;
+}
+
+int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	s->period_ns = 1000000000ull / (rate ? rate : 1);
+	int rc = sampler_open_perf(s, sig, tid);
+	if (rc == 0)
+		return 0;
+	return sampler_open_timer(s, sig, tid);
+}
+
+int sampler_start(struct sampler *s)
+{
+	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
+		return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
+	if (s->clock == SAMPLER_POSIX_TIMER) {
+		struct itimerspec it;
+		it.it_interval.tv_sec = (time_t)(s->period_ns / 1000000000ull);
+		it.it_interval.tv_nsec = (long)(s->period_ns % 1000000000ull);
+		it.it_value = it.it_interval;
+		return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
+	}
+	return -EBADF;
+}
+
+int sampler_stop(struct sampler *s)
+{
+	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
+		return ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0) < 0 ? -errno : 0;
+	if (s->clock == SAMPLER_POSIX_TIMER) {
+		struct itimerspec it;
+		memset(&it, 0, sizeof(it));
+		return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
+	}
+	return 0;
+}
+
+int sampler_is_tick(const struct sampler *s, const siginfo_t *si)
+{
+	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
+		return si->si_code != SI_TIMER && si->si_fd == s->fd;
+	if (s->clock == SAMPLER_POSIX_TIMER)
+		return si->si_code == SI_TIMER && si->si_value.sival_ptr == (void *)s;
+	return 0;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (s->clock == SAMPLER_PERF_TASK_CLOCK && s->fd >= 0)
+		close(s->fd);
+	else if (s->clock == SAMPLER_POSIX_TIMER)
+		timer_delete(s->timer);
+	s->clock = SAMPLER_NONE;
+	s->fd = -1;
+}

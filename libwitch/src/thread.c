@@ -1,0 +1,287 @@
+/* thread: per-thread runtime state and its life cycle (see thread.h). */
+#include "witch/thread.h"
+#include "witch/log.h"
+#include "witch/profile.h"
+
+#include <asm/prctl.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define THREAD_ARENA_SIZE ((size_t)8 << 20)
+#define THREAD_MAX_NODES (1u << 16)
+#define THREAD_MAX_PAIRS (1u << 12)
+#define THREAD_ALTSTACK_SIZE ((size_t)128 << 10)
+
+static __thread struct witch_thread *thread_tls __attribute__((tls_model("initial-exec")));
+
+static const struct witch_config *thread_cfg;
+static int thread_sig;
+static pthread_key_t thread_key;
+static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct witch_thread *thread_list;
+static int thread_warned_wp, thread_warned_fewer, thread_warned_sampler;
+
+struct witch_thread *thread_self(void)
+{
+	return thread_tls;
+}
+
+static void thread_key_destructor(void *p)
+{
+	thread_end(p);
+}
+
+int thread_module_init(const struct witch_config *cfg, int sig)
+{
+	thread_cfg = cfg;
+	thread_sig = sig;
+	int rc = pthread_key_create(&thread_key, thread_key_destructor);
+	return rc ? -rc : 0;
+}
+
+int thread_owns_address(const struct witch_thread *t, uint64_t addr)
+{
+	return arena_contains(&t->arena, addr) ||
+	       (addr >= (uint64_t)(uintptr_t)t->altstack &&
+		addr < (uint64_t)(uintptr_t)t->altstack + t->altstack_size) ||
+	       (addr >= (uint64_t)(uintptr_t)t && addr < (uint64_t)(uintptr_t)(t + 1));
+}
+
+static void thread_stack_bounds(struct witch_thread *t)
+{
+	pthread_attr_t attr;
+	void *lo;
+	size_t size;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+		t->stack_lo = (uint64_t)(uintptr_t)lo;
+		t->stack_hi = t->stack_lo + size;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* Everything the thread needs, allocated and opened outside any handler. */
+static int thread_setup(struct witch_thread *t)
+{
+	const struct witch_config *cfg = thread_cfg;
+	int rc;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	syscall(SYS_arch_prctl, ARCH_GET_FS, &t->fs_base);
+	syscall(SYS_arch_prctl, ARCH_GET_GS, &t->gs_base);
+	thread_stack_bounds(t);
+	rng_seed(&t->rng, (cfg->seed_set ? cfg->seed : (uint64_t)getpid() << 20 ^
+							 (uint64_t)(uintptr_t)t) ^
+				  (uint64_t)t->tid * 0x9e3779b97f4a7c15ull);
+
+	/* Handlers run here, never on the program's stack (Witch 4.5). */
+	t->altstack_size = THREAD_ALTSTACK_SIZE;
+	t->altstack = mmap(NULL, t->altstack_size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (t->altstack == MAP_FAILED) {
+		t->altstack = NULL;
+		return -errno;
+	}
+	stack_t ss = {.ss_sp = t->altstack, .ss_size = t->altstack_size, .ss_flags = 0};
+	if (sigaltstack(&ss, NULL) < 0)
+		return -errno;
+
+	if ((rc = arena_init(&t->arena, THREAD_ARENA_SIZE)) < 0 ||
+	    (rc = cct_init(&t->cct, &t->arena, THREAD_MAX_NODES)) < 0 ||
+	    (rc = pairtab_init(&t->pairs, &t->arena, THREAD_MAX_PAIRS)) < 0)
+		return rc;
+	t->dcache = arena_alloc(&t->arena, sizeof(*t->dcache));
+	if (!t->dcache)
+		return -ENOMEM;
+
+	rc = watchpoint_set_open(&t->wps, cfg->watchpoints, thread_sig, t->tid, cfg->slow_rearm,
+				 (uint64_t)(uintptr_t)&t->parking);
+	if (rc < 0) {
+		if (!__atomic_exchange_n(&thread_warned_wp, 1, __ATOMIC_RELAXED))
+			log_line("no hardware watchpoint available (perf_event_open breakpoint: %s); "
+				 "free a debug register (detach debuggers) or check perf_event_paranoid",
+				 strerror(-rc));
+		return rc;
+	}
+	if (cfg->watchpoints && (uint32_t)rc < cfg->watchpoints &&
+	    !__atomic_exchange_n(&thread_warned_fewer, 1, __ATOMIC_RELAXED))
+		log_line("using %d debug registers, %u requested by WITCH_WATCHPOINTS: the others are in use",
+			 rc, cfg->watchpoints);
+
+	rc = sampler_open(&t->sampler, cfg->rate, thread_sig, t->tid);
+	if (rc < 0) {
+		if (!__atomic_exchange_n(&thread_warned_sampler, 1, __ATOMIC_RELAXED))
+			log_line("cannot start the sampler (perf_event_open task-clock and timer_create: %s); "
+				 "running without profiling", strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+static void thread_release(struct witch_thread *t)
+{
+	sampler_close(&t->sampler);
+	watchpoint_set_close(&t->wps);
+	if (t->altstack) {
+		stack_t ss = {.ss_flags = SS_DISABLE};
+		if (thread_tls == t)
+			sigaltstack(&ss, NULL);
+		munmap(t->altstack, t->altstack_size);
+	}
+	arena_destroy(&t->arena);
+	munmap(t, sizeof(*t));
+}
+
+struct witch_thread *thread_begin(void)
+{
+	struct witch_thread *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return NULL;
+	t->sampler.fd = -1;
+	if (thread_setup(t) < 0) {
+		thread_release(t);
+		return NULL;
+	}
+	t->stats.threads = 1;
+	pthread_mutex_lock(&thread_lock);
+	t->next = thread_list;
+	thread_list = t;
+	pthread_mutex_unlock(&thread_lock);
+	thread_tls = t;
+	pthread_setspecific(thread_key, t);
+	t->active = 1;
+	if (sampler_start(&t->sampler) < 0)
+		t->active = 0;
+	return t;
+}
+
+/* Stop everything that can raise a signal for t; callable from any thread. */
+static void thread_quiesce(struct witch_thread *t)
+{
+	t->active = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sampler_stop(&t->sampler);
+	for (int i = 0; i < t->wps.n; i++)
+		watchpoint_disarm(&t->wps, i);
+	t->stats.rearm_fast = t->wps.rearm_fast;
+	t->stats.rearm_slow = t->wps.rearm_slow;
+	t->stats.arm_errors += t->wps.arm_errors;
+	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = 0;
+}
+
+static void thread_unlink(struct witch_thread *t)
+{
+	pthread_mutex_lock(&thread_lock);
+	for (struct witch_thread **p = &thread_list; *p; p = &(*p)->next) {
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&thread_lock);
+}
+
+void thread_end(struct witch_thread *t)
+{
+	if (!t)
+		return;
+	thread_quiesce(t);
+	profile_fold(&t->cct, &t->pairs, &t->stats);
+	thread_unlink(t);
+	if (thread_tls == t)
+		thread_tls = NULL;
+	thread_release(t);
+}
+
+void thread_end_all(void)
+{
+	pthread_mutex_lock(&thread_lock);
+	for (struct witch_thread *t = thread_list; t; t = t->next)
+		thread_quiesce(t);
+	/* Other threads may still be inside a handler that started before
+	 * quiesce; their memory stays mapped, only this fold reads it. */
+	for (struct witch_thread *t = thread_list; t; t = t->next) {
+		profile_fold(&t->cct, &t->pairs, &t->stats);
+		memset(&t->stats, 0, sizeof(t->stats));
+		t->pairs.n_entries = 1;
+	}
+	pthread_mutex_unlock(&thread_lock);
+}
+
+/* --- fork ----------------------------------------------------------------- */
+
+void thread_prefork(void)
+{
+	pthread_mutex_lock(&thread_lock);
+}
+
+void thread_postfork_parent(void)
+{
+	pthread_mutex_unlock(&thread_lock);
+}
+
+void thread_postfork_child(void)
+{
+	struct witch_thread *self = thread_tls;
+	pthread_mutex_init(&thread_lock, NULL);
+	/* Only the forking thread exists in the child; the rest is the parent's. */
+	for (struct witch_thread *t = thread_list, *next; t; t = next) {
+		next = t->next;
+		if (t != self)
+			thread_release(t);
+	}
+	thread_list = NULL;
+	if (!self)
+		return;
+	/* The inherited events watch the parent's tid: start afresh. */
+	thread_tls = NULL;
+	self->active = 0;
+	thread_release(self);
+	thread_begin();
+}
+
+/* --- pthread_create interposition ----------------------------------------- */
+
+struct thread_start_box {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start_box box = *(struct thread_start_box *)p;
+	free(p);
+	thread_begin();
+	return box.fn(box.arg);
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+							  void *(*fn)(void *), void *arg)
+{
+	static pthread_create_fn real;
+	if (!real)
+		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	if (!real)
+		return EAGAIN;
+	if (!thread_cfg)
+		return real(th, attr, fn, arg);
+	struct thread_start_box *box = malloc(sizeof(*box));
+	if (!box)
+		return real(th, attr, fn, arg);
+	box->fn = fn;
+	box->arg = arg;
+	int rc = real(th, attr, thread_trampoline, box);
+	if (rc != 0)
+		free(box);
+	return rc;
+}

@@ -1,0 +1,51 @@
+/* unwind: libunwind walk from a signal context (see unwind.h). */
+#define UNW_LOCAL_ONLY
+#include "witch/unwind.h"
+
+#include <errno.h>
+#include <libunwind.h>
+#include <stddef.h>
+
+int unwind_init(void)
+{
+	/* Per-thread caches avoid the global cache lock in signal handlers. */
+	if (unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+int unwind_context(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_start)
+{
+	unw_cursor_t cursor;
+	unw_word_t ip;
+	int n = 0;
+
+	if (max < 1)
+		return -EINVAL;
+	/* On x86-64 unw_context_t is ucontext_t; SIGNAL_FRAME marks the first
+	 * ip as exact rather than a return address. */
+	if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+		return -EINVAL;
+	if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0)
+		return -EINVAL;
+	pcs[n++] = ip;
+	if (fn_start) {
+		unw_proc_info_t pi;
+		*fn_start = unw_get_proc_info(&cursor, &pi) == 0 ? pi.start_ip : 0;
+	}
+	while (n < max && unw_step(&cursor) > 0) {
+		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+			break;
+		pcs[n++] = unw_is_signal_frame(&cursor) > 0 ? ip : ip - 1;
+	}
+	return n;
+}
+
+int unwind_proc_start(uint64_t pc, uint64_t *fn_start)
+{
+	unw_proc_info_t pi;
+	if (unw_get_proc_info_by_ip(unw_local_addr_space, pc, &pi, NULL) < 0)
+		return -ENOENT;
+	*fn_start = pi.start_ip;
+	return 0;
+}

@@ -1,0 +1,179 @@
+/* watchpoint: perf_event hardware breakpoints of one thread (see watchpoint.h). */
+#include "witch/watchpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef PERF_EVENT_IOC_MODIFY_ATTRIBUTES
+#define PERF_EVENT_IOC_MODIFY_ATTRIBUTES _IOW('$', 11, struct perf_event_attr *)
+#endif
+
+static void watchpoint_attr(struct perf_event_attr *a, uint64_t addr, uint32_t len,
+			    int type, int disabled)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_BREAKPOINT;
+	a->bp_type = type == WATCHPOINT_W ? HW_BREAKPOINT_W : HW_BREAKPOINT_RW;
+	a->bp_addr = addr;
+	a->bp_len = len;
+	/* Period 1: signal on every hit, right after the accessing instruction. */
+	a->sample_period = 1;
+	a->wakeup_events = 1;
+	a->disabled = disabled;
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+}
+
+/* Route the event's overflow signal to thread tid with si_fd set. */
+static int watchpoint_route(int fd, int sig, pid_t tid)
+{
+	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
+	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, sig) < 0 ||
+	    fcntl(fd, F_SETOWN_EX, &owner) < 0)
+		return -errno;
+	return 0;
+}
+
+static int watchpoint_open_one(struct watchpoint_set *s, uint64_t addr, uint32_t len,
+			       int type, int disabled)
+{
+	struct perf_event_attr a;
+	watchpoint_attr(&a, addr, len, type, disabled);
+	int fd = (int)syscall(SYS_perf_event_open, &a, s->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = watchpoint_route(fd, s->sig, s->tid);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int watchpoint_set_open(struct watchpoint_set *s, uint32_t want, int sig, pid_t tid,
+			int slow_rearm, uint64_t parking_addr)
+{
+	int first_error = 0;
+	memset(s, 0, sizeof(*s));
+	s->sig = sig;
+	s->tid = tid;
+	s->slow_rearm = slow_rearm;
+	s->parking_addr = parking_addr;
+	if (want == 0 || want > WATCHPOINT_MAX)
+		want = WATCHPOINT_MAX;
+	/* Opening reserves a debug register even while disabled: ENOSPC marks
+	 * the end of what the hardware (or a debugger's share) leaves us. */
+	for (uint32_t i = 0; i < want; i++) {
+		int fd = watchpoint_open_one(s, parking_addr, 1, WATCHPOINT_W, 1);
+		if (fd < 0) {
+			first_error = fd;
+			break;
+		}
+		s->wp[s->n].fd = fd;
+		s->wp[s->n].armed = 0;
+		s->n++;
+	}
+	return s->n > 0 ? s->n : first_error;
+}
+
+void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen)
+{
+	uint32_t l = 8;
+	while (l > 1 && ((addr & (l - 1)) != 0 || l > len))
+		l >>= 1;
+	*waddr = addr;
+	*wlen = l;
+}
+
+static int watchpoint_reopen(struct watchpoint_set *s, struct watchpoint *w, uint64_t addr,
+			     uint32_t len, int type)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = watchpoint_open_one(s, addr, len, type, 0);
+	if (w->fd < 0) {
+		int rc = w->fd;
+		w->fd = -1;
+		return rc;
+	}
+	s->rearm_slow++;
+	return 0;
+}
+
+int watchpoint_arm(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t len, int type)
+{
+	struct watchpoint *w = &s->wp[slot];
+	int rc;
+	if (!s->slow_rearm && w->fd >= 0) {
+		struct perf_event_attr a;
+		watchpoint_attr(&a, addr, len, type, 0);
+		if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) == 0) {
+			s->rearm_fast++;
+			goto armed;
+		}
+		/* Kernels before 4.17 lack the ioctl: use the slow path from now on. */
+		if (errno == ENOTTY || errno == EINVAL)
+			s->slow_rearm = 1;
+	}
+	rc = watchpoint_reopen(s, w, addr, len, type);
+	if (rc < 0) {
+		s->arm_errors++;
+		w->armed = 0;
+		return rc;
+	}
+armed:
+	w->armed = 1;
+	w->addr = addr;
+	w->len = len;
+	w->type = type;
+	return 0;
+}
+
+int watchpoint_disarm(struct watchpoint_set *s, int slot)
+{
+	struct watchpoint *w = &s->wp[slot];
+	w->armed = 0;
+	if (w->fd >= 0 && ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int watchpoint_pause(struct watchpoint_set *s, int slot)
+{
+	if (s->wp[slot].fd >= 0 && ioctl(s->wp[slot].fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int watchpoint_resume(struct watchpoint_set *s, int slot)
+{
+	if (s->wp[slot].fd >= 0 && ioctl(s->wp[slot].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->wp[i].fd == fd)
+			return i;
+	return -1;
+}
+
+void watchpoint_set_close(struct watchpoint_set *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (s->wp[i].fd >= 0)
+			close(s->wp[i].fd);
+		s->wp[i].fd = -1;
+		s->wp[i].armed = 0;
+	}
+	s->n = 0;
+}

@@ -1,0 +1,159 @@
+/* witch: the runtime's entry points: constructor, destructor, signals, fork.
+ *
+ * LD_PRELOAD=libwitch.so runs witch_init before main.  A bad setting or a
+ * machine that cannot be profiled gives one `witch:` line and the program
+ * runs on unprofiled, with its own output and exit status.
+ */
+#include "witch/config.h"
+#include "witch/craft.h"
+#include "witch/decode.h"
+#include "witch/handler.h"
+#include "witch/log.h"
+#include "witch/profile.h"
+#include "witch/thread.h"
+#include "witch/unwind.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct witch_config witch_cfg;
+static int witch_sig;
+static int witch_running;
+static struct sigaction witch_old_sigtrap;
+
+static void witch_on_signal(int sig, siginfo_t *si, void *uc)
+{
+	handler_on_signal(sig, si, uc);
+}
+
+/* SIGTRAP is shared with the program and debuggers: take only our single
+ * steps, pass everything else to whoever had it before. */
+static void witch_on_sigtrap(int sig, siginfo_t *si, void *uc)
+{
+	if (handler_on_sigtrap(si, uc))
+		return;
+	if (witch_old_sigtrap.sa_flags & SA_SIGINFO) {
+		if (witch_old_sigtrap.sa_sigaction)
+			witch_old_sigtrap.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (witch_old_sigtrap.sa_handler == SIG_IGN)
+		return;
+	if (witch_old_sigtrap.sa_handler == SIG_DFL) {
+		signal(SIGTRAP, SIG_DFL);
+		raise(SIGTRAP);
+		return;
+	}
+	witch_old_sigtrap.sa_handler(sig);
+}
+
+/* A real-time signal nobody has claimed, so we never steal a handler. */
+static int witch_pick_signal(void)
+{
+	for (int sig = SIGRTMIN + 6; sig <= SIGRTMAX; sig++) {
+		struct sigaction old;
+		if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+		    old.sa_handler == SIG_DFL)
+			return sig;
+	}
+	return -EBUSY;
+}
+
+static int witch_install_handlers(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = witch_on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, witch_sig);
+	sigaddset(&sa.sa_mask, SIGTRAP);
+	if (sigaction(witch_sig, &sa, NULL) < 0)
+		return -errno;
+	sa.sa_sigaction = witch_on_sigtrap;
+	if (sigaction(SIGTRAP, &sa, &witch_old_sigtrap) < 0)
+		return -errno;
+	return 0;
+}
+
+static void witch_prefork(void)
+{
+	thread_prefork();
+	profile_prefork();
+}
+
+static void witch_postfork_parent(void)
+{
+	profile_postfork_parent();
+	thread_postfork_parent();
+}
+
+static void witch_postfork_child(void)
+{
+	profile_postfork_child();
+	thread_postfork_child();
+}
+
+__attribute__((constructor)) static void witch_init(void)
+{
+	char err[CONFIG_PATH_MAX + 256];
+	int rc;
+
+	config_defaults(&witch_cfg);
+	if (config_from_env(&witch_cfg, err, sizeof(err)) < 0) {
+		log_line("%s; running without profiling", err);
+		return;
+	}
+	log_set_verbosity(witch_cfg.verbose);
+	const struct craft *craft = craft_get(witch_cfg.client);
+	if (!craft) {
+		log_line("WITCH_CLIENT=%s: this client is not built yet; running without profiling",
+			 config_client_name(witch_cfg.client));
+		return;
+	}
+	if (witch_cfg.sampler == CONFIG_SAMPLER_PMU) {
+		log_line("WITCH_SAMPLER=pmu: no precise PMU address sampler in this build; "
+			 "use WITCH_SAMPLER=soft or auto; running without profiling");
+		return;
+	}
+	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0) {
+		log_line("cannot initialize the decoder or unwinder (%s); running without profiling",
+			 strerror(-rc));
+		return;
+	}
+	witch_sig = witch_pick_signal();
+	if (witch_sig < 0) {
+		log_line("every real-time signal is in use by the program; running without profiling");
+		return;
+	}
+	uint64_t period = 1000000000ull / witch_cfg.rate;
+	if ((rc = profile_init(&witch_cfg, "soft", period)) < 0 ||
+	    (rc = thread_module_init(&witch_cfg, witch_sig)) < 0) {
+		log_line("cannot allocate the profile (%s); running without profiling", strerror(-rc));
+		return;
+	}
+	handler_init(&witch_cfg, craft);
+	if ((rc = witch_install_handlers()) < 0) {
+		log_line("cannot install signal handlers (%s); running without profiling",
+			 strerror(-rc));
+		return;
+	}
+	pthread_atfork(witch_prefork, witch_postfork_parent, witch_postfork_child);
+	log_verbose(1, "client %s, software sampler at %u samples/s, signal %d",
+		    craft->name, witch_cfg.rate, witch_sig);
+	if (!thread_begin())
+		return;
+	witch_running = 1;
+}
+
+__attribute__((destructor)) static void witch_fini(void)
+{
+	if (!witch_running)
+		return;
+	witch_running = 0;
+	thread_end_all();
+	profile_write();
+}
