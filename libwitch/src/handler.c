@@ -1,5 +1,6 @@
 /* handler: the runtime's signal-handler path (see handler.h). */
 #include "witch/handler.h"
+#include "witch/log.h"
 #include "witch/cct.h"
 #include "witch/decode.h"
 #include "witch/pairtab.h"
@@ -117,6 +118,8 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct dec
 		return;
 	}
 	t->stats.samples++;
+	log_verbose(2, "sample pc %lx addr %lx len %u steps %u", (unsigned long)in->pc,
+		    (unsigned long)a->addr, a->len, h_cfg->max_steps - t->steps_left);
 
 	int n = context_of(t, uc, in->pc, 0, pcs, (int)h_cfg->depth);
 	if (n <= 0) {
@@ -170,28 +173,109 @@ static void stop_stepping(struct witch_thread *t, ucontext_t *uc)
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 }
 
-/* Look at the instruction about to run: sample it if the client wants its
- * access, else single-step over it (bounded by WITCH_MAX_STEPS). */
+#define LOOKAHEAD_MAX 24
+#define REACH_BUDGET 64
+
+/* Can a wanted access be reached from pc soon?  Explore the code without
+ * running it: both sides of forward branches, only the target of backward
+ * ones (a loop is assumed to keep looping), into direct calls; a return or
+ * an indirect branch might lead anywhere, so it counts as yes.  Saves the
+ * single steps a tick in a load-only loop would waste. */
+static int reach_explore(uint64_t start)
+{
+	uint64_t work[16], seen[REACH_BUDGET];
+	int n_work = 0, n_seen = 0, budget = REACH_BUDGET;
+	struct decode_regs regs;
+	struct decode_insn in;
+
+	memset(&regs, 0, sizeof(regs));
+	regs.gpr[DECODE_RCX] = 1; /* rep ops: report their access */
+	work[n_work++] = start;
+	while (n_work > 0 && budget > 0) {
+		uint64_t pc = work[--n_work];
+		for (;;) {
+			int visited = 0;
+			for (int i = 0; i < n_seen; i++)
+				visited |= seen[i] == pc;
+			if (visited || budget-- <= 0)
+				break;
+			seen[n_seen++] = pc;
+			if (decode_at(pc, &regs, &in) < 0)
+				break;
+			for (int i = 0; i < in.n_access; i++)
+				if (in.access[i].kind & h_craft->sample_kind)
+					return 1;
+			if (in.flags & DECODE_F_NO_STEP)
+				break;
+			if (!(in.flags & DECODE_F_BRANCH)) {
+				pc += in.len;
+				continue;
+			}
+			uint64_t target = in.branch_target;
+			if ((in.flags & DECODE_F_RET) || target == 0)
+				return 1;
+			if ((in.flags & DECODE_F_COND) && target > pc && n_work < 16)
+				work[n_work++] = pc + in.len;
+			pc = target;
+		}
+	}
+	return 0;
+}
+
+static int reach_cached(struct witch_thread *t, uint64_t pc)
+{
+	unsigned slot = (unsigned)((pc * 0x9e3779b97f4a7c15ull) >> 56);
+	if (t->reach_cache[slot].pc != pc) {
+		t->reach_cache[slot].pc = pc;
+		t->reach_cache[slot].verdict = reach_explore(pc);
+	}
+	return t->reach_cache[slot].verdict;
+}
+
+/* Look at the code about to run: sample the first wanted access on the
+ * straight-line path ahead if its address is already known (no instruction
+ * before it writes its address registers), else single-step towards it,
+ * bounded by WITCH_MAX_STEPS. */
 static void sample_look(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs;
 	struct decode_insn in;
+	uint16_t written = 0;
+	int reachable = 0;
 
 	regs_of(t, uc, &regs);
-	if (decode_at(regs.rip, &regs, &in) < 0) {
-		t->stats.skip_decode++;
-		stop_stepping(t, uc);
-		return;
+	uint64_t pc = regs.rip;
+	for (int i = 0; i < LOOKAHEAD_MAX; i++) {
+		if (decode_at(pc, &regs, &in) < 0) {
+			t->stats.skip_decode++;
+			stop_stepping(t, uc);
+			return;
+		}
+		const struct decode_access *a = wanted_access(&in);
+		if (a && !(a->addr_regs & written)) {
+			stop_stepping(t, uc);
+			sample_take(t, uc, &in, a);
+			return;
+		}
+		if (a) {
+			reachable = 1; /* its address needs the code before it to run */
+			break;
+		}
+		if (in.flags & DECODE_F_NO_STEP) {
+			if (i == 0) {
+				t->stats.skip_no_step++;
+				stop_stepping(t, uc);
+				return;
+			}
+			break;
+		}
+		if (in.flags & DECODE_F_BRANCH)
+			break;
+		written |= in.regs_written;
+		pc += in.len;
 	}
-	const struct decode_access *a = wanted_access(&in);
-	if (a) {
-		stop_stepping(t, uc);
-		sample_take(t, uc, &in, a);
-		return;
-	}
-	if (in.flags & DECODE_F_NO_STEP) {
-		t->stats.skip_no_step++;
-		stop_stepping(t, uc);
+	if (!reachable && !t->stepping && !reach_cached(t, regs.rip)) {
+		t->stats.skip_no_access++;
 		return;
 	}
 	if (t->steps_left == 0) {
@@ -207,6 +291,7 @@ static void sample_look(struct witch_thread *t, ucontext_t *uc)
 static void sample_tick(struct witch_thread *t, ucontext_t *uc)
 {
 	t->stats.ticks++;
+	log_verbose(2, "tick pc %lx stepping %d", (unsigned long)uc->uc_mcontext.gregs[REG_RIP], t->stepping);
 	if (t->stepping)
 		return; /* still looking for the last tick's access */
 	t->steps_left = h_cfg->max_steps;

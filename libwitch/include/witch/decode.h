@@ -82,6 +82,7 @@ struct decode_access {
 	uint8_t kind;  /* enum decode_kind */
 	uint8_t elem;  /* enum decode_elem */
 	uint8_t flags; /* DECODE_ACC_* */
+	uint16_t addr_regs; /* bit i: gpr i takes part in the address */
 };
 
 /* Flags of the instruction. */
@@ -91,6 +92,7 @@ struct decode_access {
 #define DECODE_F_REP      0x0008u /* rep/repe/repne-prefixed string instruction */
 #define DECODE_F_NO_STEP  0x0010u /* do not single-step over it: pushf, popf, iret,
 				   * int/int3/into, syscall, sysenter, ud, hlt, xbegin */
+#define DECODE_F_COND     0x0040u /* conditional branch: jcc, loop*, jrcxz */
 #define DECODE_F_STACK    0x0020u /* changes rsp implicitly: push, pop, call, ret, enter, leave */
 
 #define DECODE_MAX_ACCESS 2
@@ -101,6 +103,8 @@ struct decode_insn {
 	uint8_t n_access; /* number of valid entries in access[] */
 	uint16_t flags;   /* DECODE_F_* */
 	uint16_t mnemonic; /* ZydisMnemonic, for diagnostics and tests */
+	uint16_t regs_written; /* bit i: the instruction writes gpr i (any width) */
+	uint64_t branch_target; /* direct (relative) branch or call: its destination, else 0 */
 	struct decode_access access[DECODE_MAX_ACCESS];
 };
 

@@ -24,6 +24,7 @@
 	X(traps_unresolved)   /* trapping instruction not found: dropped */      \
 	X(traps_spurious)     /* signal for a watchpoint no longer armed */      \
 	X(steps)              /* single steps taken looking for an access */     \
+	X(skip_no_access)     /* no wanted access reachable from the tick */      \
 	X(skip_steps)         /* no wanted access within WITCH_MAX_STEPS */      \
 	X(skip_no_step)       /* reached an instruction not safe to step */      \
 	X(skip_decode)        /* undecodable or unreadable instruction */        \

@@ -53,6 +53,10 @@ struct witch_thread {
 	struct rng rng;
 	uint32_t steps_left;
 	int stepping;
+	struct {
+		uint64_t pc;   /* code position a sample tick looked ahead from */
+		int verdict;   /* 1: a wanted access is reachable, 0: not */
+	} reach_cache[256];
 	uint64_t parking;             /* a harmless address to park disabled watchpoints on */
 	struct witch_stats stats;
 	struct witch_thread *next;    /* in the list of live threads */

@@ -1,0 +1,508 @@
+/* decode: x86-64 instruction decoding and effective addresses (Zydis).
+ *
+ * Everything but decode_init runs in signal handlers: Zydis decodes into
+ * caller-provided structs without allocating, code is read either directly
+ * from a page known to be mapped or through process_vm_readv (which fails
+ * with EFAULT instead of faulting), and no errno/stdio/locks are touched.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* REG_* indices of mcontext_t gregs */
+#endif
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+
+#include <Zydis/Zydis.h>
+
+#include "witch/decode.h"
+
+/* Smallest page size on x86-64; mappings are multiples of it, so bytes up to
+ * the next 4 KiB boundary are mapped whenever the byte at pc is. */
+#define CODE_PAGE 4096u
+#define MAX_INSN  ZYDIS_MAX_INSTRUCTION_LENGTH
+
+static ZydisDecoder g_decoder;
+static int g_ready;
+
+int decode_init(void)
+{
+	if (g_ready)
+		return 0;
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&g_decoder, ZYDIS_MACHINE_MODE_LONG_64,
+					   ZYDIS_STACK_WIDTH_64)))
+		return -EINVAL;
+	g_ready = 1;
+	return 0;
+}
+
+/* Raw syscalls: the libc wrappers set errno, which a signal handler must not
+ * clobber behind the interrupted code's back. */
+static inline long raw_syscall0(long nr)
+{
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr) : "rcx", "r11", "memory");
+	return ret;
+}
+
+static inline long raw_syscall6(long nr, long a1, long a2, long a3, long a4,
+				long a5, long a6)
+{
+	long ret;
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+int decode_read_memory(uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	long pid, n;
+
+	if (len == 0)
+		return 0;
+	/* getpid() every time rather than cached: after fork() a cached pid
+	 * would silently read the parent's memory. */
+	pid = raw_syscall0(SYS_getpid);
+	n = raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1,
+			 (long)&remote, 1, 0);
+	/* A short read means part of the range is unmapped. Other failures
+	 * (ENOSYS, EPERM under a sandbox) equally mean "cannot read". */
+	if (n != (long)len)
+		return -EFAULT;
+	return 0;
+}
+
+void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
+			       uint64_t gs_base, struct decode_regs *out)
+{
+	const greg_t *g = uc->uc_mcontext.gregs;
+
+	out->gpr[DECODE_RAX] = (uint64_t)g[REG_RAX];
+	out->gpr[DECODE_RCX] = (uint64_t)g[REG_RCX];
+	out->gpr[DECODE_RDX] = (uint64_t)g[REG_RDX];
+	out->gpr[DECODE_RBX] = (uint64_t)g[REG_RBX];
+	out->gpr[DECODE_RSP] = (uint64_t)g[REG_RSP];
+	out->gpr[DECODE_RBP] = (uint64_t)g[REG_RBP];
+	out->gpr[DECODE_RSI] = (uint64_t)g[REG_RSI];
+	out->gpr[DECODE_RDI] = (uint64_t)g[REG_RDI];
+	out->gpr[DECODE_R8] = (uint64_t)g[REG_R8];
+	out->gpr[DECODE_R9] = (uint64_t)g[REG_R9];
+	out->gpr[DECODE_R10] = (uint64_t)g[REG_R10];
+	out->gpr[DECODE_R11] = (uint64_t)g[REG_R11];
+	out->gpr[DECODE_R12] = (uint64_t)g[REG_R12];
+	out->gpr[DECODE_R13] = (uint64_t)g[REG_R13];
+	out->gpr[DECODE_R14] = (uint64_t)g[REG_R14];
+	out->gpr[DECODE_R15] = (uint64_t)g[REG_R15];
+	out->rip = (uint64_t)g[REG_RIP];
+	out->rflags = (uint64_t)g[REG_EFL];
+	out->fs_base = fs_base;
+	out->gs_base = gs_base;
+}
+
+/* Hardware index (0..15) of a 16/32/64-bit general register, -1 otherwise.
+ * Zydis lays each width out contiguously in hardware order. */
+static int gpr_index(ZydisRegister r)
+{
+	if (r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15)
+		return r - ZYDIS_REGISTER_RAX;
+	if (r >= ZYDIS_REGISTER_EAX && r <= ZYDIS_REGISTER_R15D)
+		return r - ZYDIS_REGISTER_EAX;
+	if (r >= ZYDIS_REGISTER_AX && r <= ZYDIS_REGISTER_R15W)
+		return r - ZYDIS_REGISTER_AX;
+	return -1;
+}
+
+/* Bit of the full 64-bit register holding r (al, ah, eax, ... -> rax), 0 if
+ * r is not a general register. */
+static uint16_t gpr_bit(ZydisRegister r)
+{
+	int i = gpr_index(ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r));
+	return i < 0 ? 0 : (uint16_t)(1u << i);
+}
+
+static int is_stack_reg(ZydisRegister r)
+{
+	return r == ZYDIS_REGISTER_RSP || r == ZYDIS_REGISTER_ESP ||
+	       r == ZYDIS_REGISTER_SP;
+}
+
+/* Decode the instruction at pc without faulting.  The page holding pc is
+ * readable (we are executing it, or the caller checked), so the bytes up to
+ * its end are read in place; only an instruction that may spill into the
+ * next page is fetched through process_vm_readv. */
+static int decode_full(uint64_t pc, ZydisDecodedInstruction *insn,
+		       ZydisDecodedOperand *ops)
+{
+	uint64_t to_page_end = CODE_PAGE - (pc & (CODE_PAGE - 1));
+	size_t n = to_page_end < MAX_INSN ? (size_t)to_page_end : MAX_INSN;
+	uint8_t tmp[MAX_INSN];
+	ZyanStatus st;
+
+	st = ZydisDecoderDecodeFull(&g_decoder, (const void *)(uintptr_t)pc, n,
+				    insn, ops);
+	if (st == ZYDIS_STATUS_NO_MORE_DATA && n < MAX_INSN) {
+		if (decode_read_memory(pc, tmp, MAX_INSN) < 0)
+			return -EFAULT;
+		st = ZydisDecoderDecodeFull(&g_decoder, tmp, MAX_INSN, insn, ops);
+	}
+	if (st == ZYDIS_STATUS_NO_MORE_DATA)
+		return -EILSEQ; /* longer than 15 bytes: not an instruction */
+	if (!ZYAN_SUCCESS(st))
+		return -EILSEQ;
+	return 0;
+}
+
+static uint16_t insn_flags(const ZydisDecodedInstruction *insn,
+			   const ZydisDecodedOperand *ops)
+{
+	uint16_t f = 0;
+	int i;
+
+	switch (insn->mnemonic) {
+	case ZYDIS_MNEMONIC_PUSHF: case ZYDIS_MNEMONIC_PUSHFD: case ZYDIS_MNEMONIC_PUSHFQ:
+	case ZYDIS_MNEMONIC_POPF: case ZYDIS_MNEMONIC_POPFD: case ZYDIS_MNEMONIC_POPFQ:
+		/* pushf would save the trap flag, popf may clear it */
+	case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT3: case ZYDIS_MNEMONIC_INTO:
+	case ZYDIS_MNEMONIC_INT1:
+	case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSENTER:
+	case ZYDIS_MNEMONIC_SYSRET: case ZYDIS_MNEMONIC_SYSEXIT:
+	case ZYDIS_MNEMONIC_UD0: case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_UD2:
+	case ZYDIS_MNEMONIC_HLT:
+		/* a single-step trap inside a transaction aborts it */
+	case ZYDIS_MNEMONIC_XBEGIN: case ZYDIS_MNEMONIC_XEND: case ZYDIS_MNEMONIC_XABORT:
+		f |= DECODE_F_NO_STEP;
+		break;
+	case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD: case ZYDIS_MNEMONIC_IRETQ:
+		/* iret reloads rflags (and TF) from the stack and jumps */
+		f |= DECODE_F_NO_STEP | DECODE_F_BRANCH;
+		break;
+	case ZYDIS_MNEMONIC_RET:
+		f |= DECODE_F_RET;
+		break;
+	default:
+		break;
+	}
+	/* branch_type covers jmp/jcc/call/ret/loop/jrcxz; xbegin/xabort only
+	 * transfer control on abort and keep BRANCH clear. */
+	if (insn->meta.branch_type != ZYDIS_BRANCH_TYPE_NONE)
+		f |= DECODE_F_BRANCH;
+	if (insn->meta.category == ZYDIS_CATEGORY_CALL)
+		f |= DECODE_F_CALL | DECODE_F_BRANCH;
+	if (insn->meta.category == ZYDIS_CATEGORY_COND_BR && (f & DECODE_F_BRANCH))
+		f |= DECODE_F_COND;
+	if ((insn->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
+				 ZYDIS_ATTRIB_HAS_REPNE)) &&
+	    (insn->meta.category == ZYDIS_CATEGORY_STRINGOP ||
+	     insn->meta.category == ZYDIS_CATEGORY_IOSTRINGOP))
+		f |= DECODE_F_REP;
+	/* Zydis lists rsp as a hidden written operand exactly when the
+	 * instruction moves the stack pointer by itself. */
+	for (i = 0; i < insn->operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    op->visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT &&
+		    is_stack_reg(op->reg.value) &&
+		    (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			f |= DECODE_F_STACK;
+	}
+	return f;
+}
+
+/* Memory operands that name an address but do not access its data. */
+static int no_data_access(const ZydisDecodedInstruction *insn)
+{
+	switch (insn->meta.category) {
+	case ZYDIS_CATEGORY_NOP: case ZYDIS_CATEGORY_WIDENOP:
+	case ZYDIS_CATEGORY_PREFETCH: case ZYDIS_CATEGORY_PREFETCHWT1:
+	case ZYDIS_CATEGORY_CLFLUSHOPT: case ZYDIS_CATEGORY_CLWB:
+	case ZYDIS_CATEGORY_CLDEMOTE:
+		return 1;
+	default:
+		break;
+	}
+	switch (insn->mnemonic) {
+	case ZYDIS_MNEMONIC_CLFLUSH: /* cache maintenance, no data read */
+	case ZYDIS_MNEMONIC_UD0: case ZYDIS_MNEMONIC_UD1: /* #UD before any access */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Stores whose bytes are selected by a vector mask without an EVEX k. */
+static int is_vector_masked(ZydisMnemonic m)
+{
+	switch (m) {
+	case ZYDIS_MNEMONIC_VMASKMOVPS: case ZYDIS_MNEMONIC_VMASKMOVPD:
+	case ZYDIS_MNEMONIC_VPMASKMOVD: case ZYDIS_MNEMONIC_VPMASKMOVQ:
+	case ZYDIS_MNEMONIC_MASKMOVQ: case ZYDIS_MNEMONIC_MASKMOVDQU:
+	case ZYDIS_MNEMONIC_VMASKMOVDQU:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static uint8_t elem_of(const ZydisDecodedOperand *op)
+{
+	switch (op->element_type) {
+	case ZYDIS_ELEMENT_TYPE_FLOAT32:
+		return DECODE_ELEM_F32;
+	case ZYDIS_ELEMENT_TYPE_FLOAT64:
+		return DECODE_ELEM_F64;
+	default:
+		return DECODE_ELEM_INT;
+	}
+}
+
+static uint64_t reg_value(const struct decode_regs *regs, ZydisRegister r)
+{
+	int i = gpr_index(r);
+	return i >= 0 ? regs->gpr[i] : 0;
+}
+
+/* Byte displacement added by bt/bts/btr/btc with a register bit offset: the
+ * offset is signed and may select a word far from the base address. */
+static int64_t bit_test_disp(const ZydisDecodedInstruction *insn,
+			     const ZydisDecodedOperand *ops,
+			     const struct decode_regs *regs, unsigned size_bits)
+{
+	int64_t off;
+
+	switch (insn->mnemonic) {
+	case ZYDIS_MNEMONIC_BT: case ZYDIS_MNEMONIC_BTS:
+	case ZYDIS_MNEMONIC_BTR: case ZYDIS_MNEMONIC_BTC:
+		break;
+	default:
+		return 0;
+	}
+	if (insn->operand_count < 2 || ops[1].type != ZYDIS_OPERAND_TYPE_REGISTER)
+		return 0;
+	off = (int64_t)reg_value(regs, ops[1].reg.value);
+	switch (size_bits) {
+	case 16: off = (int16_t)off; return (off >> 4) * 2;
+	case 32: off = (int32_t)off; return (off >> 5) * 4;
+	case 64: return (off >> 6) * 8;
+	default: return 0;
+	}
+}
+
+int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out)
+{
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint64_t amask;
+	int i, rc, skip_rep;
+
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+	if (!g_ready)
+		return -EINVAL;
+	rc = decode_full(pc, &insn, ops);
+	if (rc < 0)
+		return rc;
+	out->len = insn.length;
+	out->mnemonic = (uint16_t)insn.mnemonic;
+	out->flags = insn_flags(&insn, ops);
+	/* Registers written, so a caller looking ahead knows whether an
+	 * address computed from today's registers still holds later. */
+	for (i = 0; i < insn.operand_count; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			out->regs_written |= gpr_bit(ops[i].reg.value);
+	if (out->flags & DECODE_F_BRANCH)
+		for (i = 0; i < insn.operand_count; i++)
+			if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[i].imm.is_relative &&
+			    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn, &ops[i], pc,
+								  &out->branch_target)))
+				break;
+
+	if (no_data_access(&insn))
+		return 0;
+	amask = insn.address_width == 32 ? 0xffffffffull : ~0ull;
+	/* rep with a zero count performs no iteration, hence no access. */
+	skip_rep = (out->flags & DECODE_F_REP) &&
+		   (regs->gpr[DECODE_RCX] & amask) == 0;
+	if (skip_rep)
+		return 0;
+
+	for (i = 0; i < insn.operand_count && out->n_access < DECODE_MAX_ACCESS; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		struct decode_access *acc;
+		int rd, wr, cond_only, implicit;
+		uint64_t ea;
+
+		if (op->type != ZYDIS_OPERAND_TYPE_MEMORY)
+			continue;
+		/* AGEN (lea), MIB (bndldx/bndstx): no access we can describe */
+		if (op->mem.type != ZYDIS_MEMOP_TYPE_MEM &&
+		    op->mem.type != ZYDIS_MEMOP_TYPE_VSIB)
+			continue;
+		rd = !!(op->actions & ZYDIS_OPERAND_ACTION_MASK_READ);
+		wr = !!(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE);
+		if (!rd && !wr)
+			continue;
+		/* A size Zydis cannot express in whole bytes is not guessed. */
+		if (op->size == 0 || (op->size & 7))
+			continue;
+		cond_only = !(op->actions & (ZYDIS_OPERAND_ACTION_READ |
+					    ZYDIS_OPERAND_ACTION_WRITE));
+		implicit = op->visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT;
+
+		acc = &out->access[out->n_access++];
+		acc->len = op->size / 8;
+		acc->kind = rd && wr ? DECODE_RMW : wr ? DECODE_STORE : DECODE_LOAD;
+		acc->elem = elem_of(op);
+		acc->addr_regs = gpr_bit(op->mem.base) | gpr_bit(op->mem.index);
+		if (insn.mnemonic == ZYDIS_MNEMONIC_XLAT)
+			acc->addr_regs |= 1u << DECODE_RAX;
+		if (implicit)
+			acc->flags |= DECODE_ACC_IMPLICIT;
+		/* EVEX k1..k7 masks both loads and stores (fault suppression). */
+		if ((insn.attributes & ZYDIS_ATTRIB_HAS_EVEX) &&
+		    insn.avx.mask.reg != ZYDIS_REGISTER_NONE &&
+		    insn.avx.mask.reg != ZYDIS_REGISTER_K0)
+			acc->flags |= DECODE_ACC_MASKED;
+		if (is_vector_masked(insn.mnemonic))
+			acc->flags |= DECODE_ACC_MASKED;
+		/* Zydis marks rep string operands conditional; the first element
+		 * is certain once rcx != 0, checked above. */
+		if (cond_only && insn.meta.category != ZYDIS_CATEGORY_STRINGOP &&
+		    insn.meta.category != ZYDIS_CATEGORY_IOSTRINGOP)
+			acc->flags |= DECODE_ACC_MASKED;
+
+		if (op->mem.type == ZYDIS_MEMOP_TYPE_VSIB) {
+			/* per-element addresses live in vector registers */
+			acc->addr = 0;
+			acc->flags |= DECODE_ACC_UNKNOWN_ADDR | DECODE_ACC_MASKED;
+			continue;
+		}
+
+		if (op->mem.base == ZYDIS_REGISTER_RIP || op->mem.base == ZYDIS_REGISTER_EIP)
+			ea = pc + insn.length;
+		else
+			ea = reg_value(regs, op->mem.base);
+		if (op->mem.index != ZYDIS_REGISTER_NONE)
+			ea += reg_value(regs, op->mem.index) * (op->mem.scale ? op->mem.scale : 1);
+		ea += (uint64_t)op->mem.disp.value;
+		if (insn.mnemonic == ZYDIS_MNEMONIC_XLAT)
+			ea += regs->gpr[DECODE_RAX] & 0xff; /* Zydis omits the al index */
+		if (!implicit) {
+			int64_t bt = bit_test_disp(&insn, ops, regs, op->size);
+			ea += (uint64_t)bt;
+			if (insn.operand_count >= 2 && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+			    (insn.mnemonic == ZYDIS_MNEMONIC_BT || insn.mnemonic == ZYDIS_MNEMONIC_BTS ||
+			     insn.mnemonic == ZYDIS_MNEMONIC_BTR || insn.mnemonic == ZYDIS_MNEMONIC_BTC))
+				acc->addr_regs |= gpr_bit(ops[1].reg.value);
+		}
+		if (implicit && is_stack_reg(op->mem.base) && wr)
+			ea -= acc->len; /* push-like: stored below the current rsp */
+		else if (!implicit && insn.mnemonic == ZYDIS_MNEMONIC_POP &&
+			 is_stack_reg(op->mem.base))
+			ea += acc->len; /* pop [rsp+d] addresses with the popped rsp */
+		ea &= amask;
+		/* Only fs and gs have a base in long mode. */
+		if (op->mem.segment == ZYDIS_REGISTER_FS)
+			ea += regs->fs_base;
+		else if (op->mem.segment == ZYDIS_REGISTER_GS)
+			ea += regs->gs_base;
+		acc->addr = ea;
+	}
+	return 0;
+}
+
+/* Length-only decode of the instruction at a during a forward scan that must
+ * reach ctx_pc.  *checked_page caches the last page proven readable. */
+static int scan_one(uint64_t a, uint64_t ctx_pc, uint64_t *checked_page,
+		    ZydisDecodedInstruction *insn)
+{
+	uint64_t page = a & ~(uint64_t)(CODE_PAGE - 1);
+	uint64_t to_page_end = page + CODE_PAGE - a;
+	size_t n = to_page_end < MAX_INSN ? (size_t)to_page_end : MAX_INSN;
+	ZydisDecoderContext zctx;
+	uint8_t tmp[MAX_INSN];
+	ZyanStatus st;
+
+	/* fn_start comes from symbol tables that may be stale or wrong: prove
+	 * each page readable once before reading it in place. */
+	if (page != *checked_page) {
+		uint8_t probe;
+		if (decode_read_memory(a, &probe, 1) < 0)
+			return -EFAULT;
+		*checked_page = page;
+	}
+	st = ZydisDecoderDecodeInstruction(&g_decoder, &zctx,
+					   (const void *)(uintptr_t)a, n, insn);
+	if (st == ZYDIS_STATUS_NO_MORE_DATA && n < MAX_INSN) {
+		if (decode_read_memory(a, tmp, MAX_INSN) < 0) {
+			/* next page unreadable: fine if ctx_pc is not past it,
+			 * the instruction would overshoot anyway */
+			return page + CODE_PAGE >= ctx_pc ? -ENOENT : -EFAULT;
+		}
+		st = ZydisDecoderDecodeInstruction(&g_decoder, &zctx, tmp,
+						   MAX_INSN, insn);
+	}
+	return ZYAN_SUCCESS(st) ? 0 : -ENOENT;
+}
+
+static unsigned cache_slot(uint64_t pc)
+{
+	return (unsigned)((pc * 0x9E3779B97F4A7C15ull) >> 32) % DECODE_CACHE_SLOTS;
+}
+
+int decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
+		     uint64_t ctx_pc, uint64_t *prev_pc)
+{
+	uint64_t a, last, checked_page = ~0ull;
+	unsigned s;
+	int rc = -ENOENT;
+
+	if (ctx_pc <= fn_start)
+		return -ENOENT;
+	if (ctx_pc - fn_start > DECODE_MAX_SCAN)
+		return -E2BIG;
+	if (!g_ready)
+		return -EINVAL;
+
+	/* ctx_pc > fn_start >= 0, so the zeroed slot (ctx_pc 0) never hits;
+	 * prev_pc 0 records a failed scan so it is not repeated every sample. */
+	s = cache_slot(ctx_pc);
+	if (cache->slot[s].ctx_pc == ctx_pc) {
+		cache->hits++;
+		if (cache->slot[s].prev_pc == 0)
+			return -ENOENT;
+		*prev_pc = cache->slot[s].prev_pc;
+		return 0;
+	}
+	cache->misses++;
+
+	a = last = fn_start;
+	while (a < ctx_pc) {
+		ZydisDecodedInstruction insn;
+		int r = scan_one(a, ctx_pc, &checked_page, &insn);
+		if (r == -EFAULT)
+			return r; /* unreadable code: transient, do not cache */
+		if (r < 0)
+			break;
+		last = a;
+		a += insn.length;
+	}
+	if (a == ctx_pc) {
+		*prev_pc = last;
+		rc = 0;
+	}
+	cache->slot[s].prev_pc = rc == 0 ? last : 0;
+	cache->slot[s].ctx_pc = ctx_pc;
+	return rc;
+}

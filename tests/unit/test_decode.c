@@ -1,0 +1,715 @@
+/* Unit test of the decode module: table-driven like libpfm4's validate_x86.c.
+ * Each row is one instruction (bytes checked with objdump -D -b binary
+ * -mi386:x86-64), the register values it depends on, and the accesses and
+ * flags decode_at must report.  Failures print the row's line number.
+ * Exit status 0 on success.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <Zydis/Zydis.h>
+
+#include "witch/decode.h"
+
+static int failures;
+
+#define FAIL(line, ...)                                                   \
+	do {                                                              \
+		fprintf(stderr, "test_decode.c:%d: ", (line));            \
+		fprintf(stderr, __VA_ARGS__);                             \
+		fputc('\n', stderr);                                      \
+		failures++;                                               \
+	} while (0)
+
+#define CHECK(line, cond, ...)                                            \
+	do {                                                              \
+		if (!(cond))                                              \
+			FAIL(line, __VA_ARGS__);                          \
+	} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Table                                                              */
+
+struct exp_acc {
+	uint64_t addr;
+	uint32_t len;
+	uint8_t kind, elem, flags;
+};
+
+struct row {
+	int line;
+	uint8_t code[15];
+	uint8_t len;
+	uint64_t gpr[DECODE_NGPR];
+	uint64_t rflags, fs_base, gs_base;
+	int rc;          /* expected return of decode_at */
+	uint8_t n_access;
+	struct exp_acc acc[DECODE_MAX_ACCESS];
+	uint16_t flags;  /* expected DECODE_F_* */
+	uint8_t pcrel;   /* bit i: acc[i].addr is an offset from the instruction's pc */
+};
+
+/* Bytes and their count from one list, so the two cannot disagree. */
+#define CODE(...) .code = { __VA_ARGS__ }, .len = sizeof((uint8_t[]){ __VA_ARGS__ })
+#define REGS(...) .gpr = { __VA_ARGS__ }
+#define ACC(...) .acc = { __VA_ARGS__ }
+
+/* Short names for the table. */
+#define LD DECODE_LOAD
+#define ST DECODE_STORE
+#define RMW DECODE_RMW
+#define INT DECODE_ELEM_INT
+#define F32 DECODE_ELEM_F32
+#define F64 DECODE_ELEM_F64
+#define IMP DECODE_ACC_IMPLICIT
+#define MSK DECODE_ACC_MASKED
+#define UNK DECODE_ACC_UNKNOWN_ADDR
+#define BR DECODE_F_BRANCH
+#define CALL DECODE_F_CALL
+#define RET DECODE_F_RET
+#define REP DECODE_F_REP
+#define NOSTEP DECODE_F_NO_STEP
+#define STK DECODE_F_STACK
+
+/* Register values reused by many rows. */
+#define XA 0x10000ull          /* rax: data pointer */
+#define XB 0x20000ull          /* rbx */
+#define SP 0x7ffe0000ull       /* rsp */
+#define BP 0x7ffe0100ull       /* rbp */
+#define SI 0x30000ull          /* rsi */
+#define DI 0x40000ull          /* rdi */
+#define FSB 0x7f0000001000ull  /* fs base (TLS) */
+#define GSB 0x7f0000002000ull  /* gs base */
+
+static const struct row rows[] = {
+	/* mov [rax+rcx*8+0x10], rdx */
+	{ __LINE__, CODE(0x48, 0x89, 0x54, 0xc8, 0x10), REGS([DECODE_RAX] = XA, [DECODE_RCX] = 3),
+	  .n_access = 1, ACC({ XA + 3 * 8 + 0x10, 8, ST, INT, 0 }) },
+	/* mov eax, [rbx+rsi*4-8] */
+	{ __LINE__, CODE(0x8b, 0x44, 0xb3, 0xf8), REGS([DECODE_RBX] = XB, [DECODE_RSI] = 5),
+	  .n_access = 1, ACC({ XB + 5 * 4 - 8, 4, LD, INT, 0 }) },
+	/* mov rax, [rip+0x100]: relative to the next instruction */
+	{ __LINE__, CODE(0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00),
+	  .n_access = 1, ACC({ 7 + 0x100, 8, LD, INT, 0 }), .pcrel = 1 },
+	/* call qword ptr [rip+0x100] */
+	{ __LINE__, CODE(0xff, 0x15, 0x00, 0x01, 0x00, 0x00), REGS([DECODE_RSP] = SP),
+	  .n_access = 2, ACC({ 6 + 0x100, 8, LD, INT, 0 }, { SP - 8, 8, ST, INT, IMP }),
+	  .flags = BR | CALL | STK, .pcrel = 1 },
+	/* mov rax, fs:[0x28] (stack protector canary) */
+	{ __LINE__, CODE(0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0x00, 0x00, 0x00), .fs_base = FSB,
+	  .n_access = 1, ACC({ FSB + 0x28, 8, LD, INT, 0 }) },
+	/* mov gs:[rbx], ecx */
+	{ __LINE__, CODE(0x65, 0x89, 0x0b), REGS([DECODE_RBX] = 0x40), .gs_base = GSB,
+	  .n_access = 1, ACC({ GSB + 0x40, 4, ST, INT, 0 }) },
+	/* movabs eax, [0x1234] (moffs) */
+	{ __LINE__, CODE(0xa1, 0x34, 0x12, 0, 0, 0, 0, 0, 0),
+	  .n_access = 1, ACC({ 0x1234, 4, LD, INT, 0 }) },
+	/* mov eax, [eax+4] (67 prefix): the effective address wraps at 32 bits */
+	{ __LINE__, CODE(0x67, 0x8b, 0x40, 0x04), REGS([DECODE_RAX] = 0x1fffffffeull),
+	  .n_access = 1, ACC({ 2, 4, LD, INT, 0 }) },
+	/* mov [rsp-8], rax: explicit rsp use is not STACK */
+	{ __LINE__, CODE(0x48, 0x89, 0x44, 0x24, 0xf8), REGS([DECODE_RSP] = SP),
+	  .n_access = 1, ACC({ SP - 8, 8, ST, INT, 0 }) },
+	/* add rsp, 8: no access, explicit rsp write is not STACK */
+	{ __LINE__, CODE(0x48, 0x83, 0xc4, 0x08), REGS([DECODE_RSP] = SP) },
+
+	/* --- stack --- */
+	/* push rax */
+	{ __LINE__, CODE(0x50), REGS([DECODE_RSP] = SP),
+	  .n_access = 1, ACC({ SP - 8, 8, ST, INT, IMP }), .flags = STK },
+	/* pop rbx */
+	{ __LINE__, CODE(0x5b), REGS([DECODE_RSP] = SP),
+	  .n_access = 1, ACC({ SP, 8, LD, INT, IMP }), .flags = STK },
+	/* call rel32 */
+	{ __LINE__, CODE(0xe8, 0x00, 0x00, 0x00, 0x00), REGS([DECODE_RSP] = SP),
+	  .n_access = 1, ACC({ SP - 8, 8, ST, INT, IMP }), .flags = BR | CALL | STK },
+	/* ret */
+	{ __LINE__, CODE(0xc3), REGS([DECODE_RSP] = SP),
+	  .n_access = 1, ACC({ SP, 8, LD, INT, IMP }), .flags = BR | RET | STK },
+	/* call qword ptr [rax] */
+	{ __LINE__, CODE(0xff, 0x10), REGS([DECODE_RAX] = XA, [DECODE_RSP] = SP),
+	  .n_access = 2, ACC({ XA, 8, LD, INT, 0 }, { SP - 8, 8, ST, INT, IMP }),
+	  .flags = BR | CALL | STK },
+	/* push qword ptr [rax+8] */
+	{ __LINE__, CODE(0xff, 0x70, 0x08), REGS([DECODE_RAX] = XA, [DECODE_RSP] = SP),
+	  .n_access = 2, ACC({ XA + 8, 8, LD, INT, 0 }, { SP - 8, 8, ST, INT, IMP }),
+	  .flags = STK },
+	/* push word ptr [rax]: 2-byte push */
+	{ __LINE__, CODE(0x66, 0xff, 0x30), REGS([DECODE_RAX] = XA, [DECODE_RSP] = SP),
+	  .n_access = 2, ACC({ XA, 2, LD, INT, 0 }, { SP - 2, 2, ST, INT, IMP }),
+	  .flags = STK },
+	/* pop qword ptr [rsp+8]: the address uses rsp after the pop */
+	{ __LINE__, CODE(0x8f, 0x44, 0x24, 0x08), REGS([DECODE_RSP] = SP),
+	  .n_access = 2, ACC({ SP + 8 + 8, 8, ST, INT, 0 }, { SP, 8, LD, INT, IMP }),
+	  .flags = STK },
+	/* enter 0x10, 0 */
+	{ __LINE__, CODE(0xc8, 0x10, 0x00, 0x00), REGS([DECODE_RSP] = SP, [DECODE_RBP] = BP),
+	  .n_access = 1, ACC({ SP - 8, 8, ST, INT, IMP }), .flags = STK },
+	/* leave: pops at the old rbp */
+	{ __LINE__, CODE(0xc9), REGS([DECODE_RSP] = SP, [DECODE_RBP] = BP),
+	  .n_access = 1, ACC({ BP, 8, LD, INT, IMP }), .flags = STK },
+	/* pushfq */
+	{ __LINE__, CODE(0x9c), REGS([DECODE_RSP] = SP),
+	  .n_access = 1, ACC({ SP - 8, 8, ST, INT, IMP }), .flags = NOSTEP | STK },
+	/* popfq */
+	{ __LINE__, CODE(0x9d), REGS([DECODE_RSP] = SP),
+	  .n_access = 1, ACC({ SP, 8, LD, INT, IMP }), .flags = NOSTEP | STK },
+	/* iretq: 5-qword frame */
+	{ __LINE__, CODE(0x48, 0xcf), REGS([DECODE_RSP] = SP),
+	  .n_access = 1, ACC({ SP, 40, LD, INT, IMP }), .flags = BR | NOSTEP | STK },
+
+	/* --- string instructions: one element at the current rsi/rdi --- */
+	/* rep movsb */
+	{ __LINE__, CODE(0xf3, 0xa4), REGS([DECODE_RSI] = SI, [DECODE_RDI] = DI, [DECODE_RCX] = 5),
+	  .n_access = 2, ACC({ DI, 1, ST, INT, IMP }, { SI, 1, LD, INT, IMP }), .flags = REP },
+	/* rep movsb with rcx = 0: no iteration, no access */
+	{ __LINE__, CODE(0xf3, 0xa4), REGS([DECODE_RSI] = SI, [DECODE_RDI] = DI, [DECODE_RCX] = 0),
+	  .n_access = 0, .flags = REP },
+	/* rep stosq */
+	{ __LINE__, CODE(0xf3, 0x48, 0xab), REGS([DECODE_RDI] = DI, [DECODE_RCX] = 100),
+	  .n_access = 1, ACC({ DI, 8, ST, INT, IMP }), .flags = REP },
+	/* movsd (string) */
+	{ __LINE__, CODE(0xa5), REGS([DECODE_RSI] = SI, [DECODE_RDI] = DI),
+	  .n_access = 2, ACC({ DI, 4, ST, INT, IMP }, { SI, 4, LD, INT, IMP }) },
+	/* movsd (string) with DF=1: first element still at rsi/rdi */
+	{ __LINE__, CODE(0xa5), REGS([DECODE_RSI] = SI, [DECODE_RDI] = DI), .rflags = 0x400,
+	  .n_access = 2, ACC({ DI, 4, ST, INT, IMP }, { SI, 4, LD, INT, IMP }) },
+	/* fs movsb: segment override applies to the source only */
+	{ __LINE__, CODE(0x64, 0xa4), REGS([DECODE_RSI] = 0x10, [DECODE_RDI] = DI), .fs_base = FSB,
+	  .n_access = 2, ACC({ DI, 1, ST, INT, IMP }, { FSB + 0x10, 1, LD, INT, IMP }) },
+	/* rep movsb with a 67 prefix: ecx counts (0 here), no access */
+	{ __LINE__, CODE(0x67, 0xf3, 0xa4), REGS([DECODE_RSI] = SI, [DECODE_RDI] = DI,
+					      [DECODE_RCX] = 0x100000000ull),
+	  .n_access = 0, .flags = REP },
+	/* rep movsb with a 67 prefix: esi/edi addresses wrap at 32 bits */
+	{ __LINE__, CODE(0x67, 0xf3, 0xa4), REGS([DECODE_RSI] = 0x100000010ull,
+					      [DECODE_RDI] = 0x100000020ull, [DECODE_RCX] = 1),
+	  .n_access = 2, ACC({ 0x20, 1, ST, INT, IMP }, { 0x10, 1, LD, INT, IMP }), .flags = REP },
+	/* lodsb */
+	{ __LINE__, CODE(0xac), REGS([DECODE_RSI] = SI),
+	  .n_access = 1, ACC({ SI, 1, LD, INT, IMP }) },
+	/* repne scasb */
+	{ __LINE__, CODE(0xf2, 0xae), REGS([DECODE_RDI] = DI, [DECODE_RCX] = 3),
+	  .n_access = 1, ACC({ DI, 1, LD, INT, IMP }), .flags = REP },
+	/* xlatb: [rbx + al] */
+	{ __LINE__, CODE(0xd7), REGS([DECODE_RBX] = XB, [DECODE_RAX] = 0x1234),
+	  .n_access = 1, ACC({ XB + 0x34, 1, LD, INT, IMP }) },
+
+	/* --- read-modify-write --- */
+	/* add [rax], ebx */
+	{ __LINE__, CODE(0x01, 0x18), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 4, RMW, INT, 0 }) },
+	/* xchg [rax], rbx */
+	{ __LINE__, CODE(0x48, 0x87, 0x18), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 8, RMW, INT, 0 }) },
+	/* lock cmpxchg [rdi], rcx (conditional write of a read operand) */
+	{ __LINE__, CODE(0xf0, 0x48, 0x0f, 0xb1, 0x0f), REGS([DECODE_RDI] = DI),
+	  .n_access = 1, ACC({ DI, 8, RMW, INT, 0 }) },
+	/* lock xadd [rax], ecx */
+	{ __LINE__, CODE(0xf0, 0x0f, 0xc1, 0x08), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 4, RMW, INT, 0 }) },
+	/* lock cmpxchg16b [rax] */
+	{ __LINE__, CODE(0xf0, 0x48, 0x0f, 0xc7, 0x08), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 16, RMW, INT, 0 }) },
+	/* bts [rax], rcx: register bit offset 130 selects qword 2 */
+	{ __LINE__, CODE(0x48, 0x0f, 0xab, 0x08), REGS([DECODE_RAX] = XA, [DECODE_RCX] = 130),
+	  .n_access = 1, ACC({ XA + 16, 8, RMW, INT, 0 }) },
+	/* bt dword ptr [rax], ecx: offset -1 selects the dword below */
+	{ __LINE__, CODE(0x0f, 0xa3, 0x08), REGS([DECODE_RAX] = XA, [DECODE_RCX] = 0xffffffffu),
+	  .n_access = 1, ACC({ XA - 4, 4, LD, INT, 0 }) },
+	/* cmovz eax, [rbx]: the load happens whatever the condition */
+	{ __LINE__, CODE(0x0f, 0x44, 0x03), REGS([DECODE_RBX] = XB),
+	  .n_access = 1, ACC({ XB, 4, LD, INT, 0 }) },
+
+	/* --- floating point and vectors --- */
+	/* movss [rax], xmm0 */
+	{ __LINE__, CODE(0xf3, 0x0f, 0x11, 0x00), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 4, ST, F32, 0 }) },
+	/* movsd [rax], xmm0 (SSE) */
+	{ __LINE__, CODE(0xf2, 0x0f, 0x11, 0x00), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 8, ST, F64, 0 }) },
+	/* movsd xmm1, [rax] */
+	{ __LINE__, CODE(0xf2, 0x0f, 0x10, 0x08), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 8, LD, F64, 0 }) },
+	/* movaps [rax], xmm1 */
+	{ __LINE__, CODE(0x0f, 0x29, 0x08), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 16, ST, F32, 0 }) },
+	/* movapd xmm1, [rax] */
+	{ __LINE__, CODE(0x66, 0x0f, 0x28, 0x08), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 16, LD, F64, 0 }) },
+	/* movups xmm1, [rax] */
+	{ __LINE__, CODE(0x0f, 0x10, 0x08), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 16, LD, F32, 0 }) },
+	/* addsd xmm0, [rax] */
+	{ __LINE__, CODE(0xf2, 0x0f, 0x58, 0x00), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 8, LD, F64, 0 }) },
+	/* cvtss2sd xmm0, dword ptr [rax]: source is F32 */
+	{ __LINE__, CODE(0xf3, 0x0f, 0x5a, 0x00), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 4, LD, F32, 0 }) },
+	/* cvtsi2sd xmm0, dword ptr [rax]: source is INT */
+	{ __LINE__, CODE(0xf2, 0x0f, 0x2a, 0x00), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 4, LD, INT, 0 }) },
+	/* fld dword ptr [rax] */
+	{ __LINE__, CODE(0xd9, 0x00), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 4, LD, F32, 0 }) },
+	/* vmovups [rax], ymm1 */
+	{ __LINE__, CODE(0xc5, 0xfc, 0x11, 0x08), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 32, ST, F32, 0 }) },
+	/* vmovdqu [rax], ymm2 */
+	{ __LINE__, CODE(0xc5, 0xfe, 0x7f, 0x10), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 32, ST, INT, 0 }) },
+	/* vmaskmovps [rax], ymm1, ymm2 */
+	{ __LINE__, CODE(0xc4, 0xe2, 0x75, 0x2e, 0x10), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 32, ST, F32, MSK }) },
+	/* vpmaskmovd [rax], ymm1, ymm2 */
+	{ __LINE__, CODE(0xc4, 0xe2, 0x75, 0x8e, 0x10), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 32, ST, INT, MSK }) },
+	/* maskmovdqu xmm0, xmm1: implicit [rdi] */
+	{ __LINE__, CODE(0x66, 0x0f, 0xf7, 0xc1), REGS([DECODE_RDI] = DI),
+	  .n_access = 1, ACC({ DI, 16, ST, INT, IMP | MSK }) },
+	/* vmovups zmmword ptr [rax]{k1}, zmm1 (EVEX) */
+	{ __LINE__, CODE(0x62, 0xf1, 0x7c, 0x49, 0x11, 0x08), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 64, ST, F32, MSK }) },
+	/* vmovups zmmword ptr [rax+0x40]{k1}, zmm1: disp8*N compressed displacement */
+	{ __LINE__, CODE(0x62, 0xf1, 0x7c, 0x49, 0x11, 0x48, 0x01), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA + 0x40, 64, ST, F32, MSK }) },
+	/* vmovaps zmmword ptr [rax], zmm1 (EVEX, no mask) */
+	{ __LINE__, CODE(0x62, 0xf1, 0x7c, 0x48, 0x29, 0x08), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 64, ST, F32, 0 }) },
+	/* vmovdqu32 zmm0{k1}{z}, [rax]: masked load */
+	{ __LINE__, CODE(0x62, 0xf1, 0x7e, 0xc9, 0x6f, 0x00), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 64, LD, INT, MSK }) },
+	/* vaddps zmm0, zmm1, [rax]{1to16}: broadcast reads one element */
+	{ __LINE__, CODE(0x62, 0xf1, 0x74, 0x58, 0x58, 0x00), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 4, LD, F32, 0 }) },
+	/* vpgatherdd ymm0, [rax+ymm1*4], ymm2: VSIB */
+	{ __LINE__, CODE(0xc4, 0xe2, 0x6d, 0x90, 0x04, 0x88), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ 0, 4, LD, INT, UNK | MSK }) },
+	/* vpscatterdd [rax+zmm1*4]{k1}, zmm0 */
+	{ __LINE__, CODE(0x62, 0xf2, 0x7d, 0x49, 0xa0, 0x04, 0x88), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ 0, 4, ST, INT, UNK | MSK }) },
+	/* fxsave [rax]: 512 bytes */
+	{ __LINE__, CODE(0x0f, 0xae, 0x00), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 512, ST, INT, 0 }) },
+
+	/* --- no data access --- */
+	/* lea rax, [rbx+rcx*2+8] */
+	{ __LINE__, CODE(0x48, 0x8d, 0x44, 0x4b, 0x08), REGS([DECODE_RBX] = XB) },
+	/* prefetcht0 [rax] */
+	{ __LINE__, CODE(0x0f, 0x18, 0x08), REGS([DECODE_RAX] = XA) },
+	/* nop dword ptr [rax] */
+	{ __LINE__, CODE(0x0f, 0x1f, 0x00), REGS([DECODE_RAX] = XA) },
+	/* clflush [rax] */
+	{ __LINE__, CODE(0x0f, 0xae, 0x38), REGS([DECODE_RAX] = XA) },
+
+	/* --- control flow and NO_STEP --- */
+	/* jmp rel8 */
+	{ __LINE__, CODE(0xeb, 0x10), .flags = BR },
+	/* jz rel8 */
+	{ __LINE__, CODE(0x74, 0x10), .flags = BR | DECODE_F_COND },
+	/* jne rel32 */
+	{ __LINE__, CODE(0x0f, 0x85, 0x2c, 0x01, 0x00, 0x00), .flags = BR | DECODE_F_COND },
+	/* loop rel8 */
+	{ __LINE__, CODE(0xe2, 0x10), REGS([DECODE_RCX] = 2), .flags = BR | DECODE_F_COND },
+	/* ret 0x10 */
+	{ __LINE__, CODE(0xc2, 0x10, 0x00), REGS([DECODE_RSP] = SP),
+	  .n_access = 1, ACC({ SP, 8, LD, INT, IMP }), .flags = BR | RET | STK },
+	/* jmp qword ptr [rax] */
+	{ __LINE__, CODE(0xff, 0x20), REGS([DECODE_RAX] = XA),
+	  .n_access = 1, ACC({ XA, 8, LD, INT, 0 }), .flags = BR },
+	/* syscall */
+	{ __LINE__, CODE(0x0f, 0x05), .flags = NOSTEP },
+	/* int3 */
+	{ __LINE__, CODE(0xcc), .flags = NOSTEP },
+	/* int 0x80 */
+	{ __LINE__, CODE(0xcd, 0x80), .flags = NOSTEP },
+	/* ud2 */
+	{ __LINE__, CODE(0x0f, 0x0b), .flags = NOSTEP },
+	/* hlt */
+	{ __LINE__, CODE(0xf4), .flags = NOSTEP },
+	/* xbegin rel32 */
+	{ __LINE__, CODE(0xc7, 0xf8, 0x00, 0x00, 0x00, 0x00), .flags = NOSTEP },
+	/* cpuid: safe to step */
+	{ __LINE__, CODE(0x0f, 0xa2) },
+
+	/* --- undecodable --- */
+	/* push es: invalid in 64-bit mode */
+	{ __LINE__, CODE(0x06), .rc = -EILSEQ },
+	/* fifteen 0x66 prefixes and no opcode */
+	{ __LINE__, CODE(0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+			 0x66, 0x66, 0x66, 0x66), .rc = -EILSEQ },
+};
+
+/* Rows are decoded from here: 64-byte aligned so no row straddles a page. */
+static uint8_t code_buf[64] __attribute__((aligned(64)));
+
+static void run_table(void)
+{
+	size_t i;
+	unsigned a;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct decode_regs regs;
+		struct decode_insn out;
+		uint64_t pc = (uint64_t)(uintptr_t)code_buf;
+		int rc;
+
+		memset(code_buf, 0xcc, sizeof(code_buf));
+		memcpy(code_buf, r->code, r->len);
+		memset(&regs, 0, sizeof(regs));
+		memcpy(regs.gpr, r->gpr, sizeof(regs.gpr));
+		regs.rip = pc;
+		regs.rflags = r->rflags ? r->rflags : 0x202;
+		regs.fs_base = r->fs_base;
+		regs.gs_base = r->gs_base;
+
+		rc = decode_at(pc, &regs, &out);
+		if (rc != r->rc) {
+			FAIL(r->line, "decode_at returned %d, expected %d", rc, r->rc);
+			continue;
+		}
+		if (rc < 0)
+			continue;
+		const char *mn = ZydisMnemonicGetString((ZydisMnemonic)out.mnemonic);
+		CHECK(r->line, out.pc == pc, "%s: pc %#llx", mn, (unsigned long long)out.pc);
+		CHECK(r->line, out.len == r->len, "%s: len %u, expected %u", mn, out.len, r->len);
+		CHECK(r->line, out.flags == r->flags, "%s: flags %#x, expected %#x", mn,
+		      out.flags, r->flags);
+		if (out.n_access != r->n_access) {
+			FAIL(r->line, "%s: n_access %u, expected %u", mn, out.n_access, r->n_access);
+			continue;
+		}
+		for (a = 0; a < r->n_access; a++) {
+			const struct exp_acc *e = &r->acc[a];
+			const struct decode_access *g = &out.access[a];
+			uint64_t want = e->addr + ((r->pcrel >> a) & 1 ? pc : 0);
+
+			CHECK(r->line, g->addr == want, "%s: access %u addr %#llx, expected %#llx",
+			      mn, a, (unsigned long long)g->addr, (unsigned long long)want);
+			CHECK(r->line, g->len == e->len, "%s: access %u len %u, expected %u", mn, a,
+			      g->len, e->len);
+			CHECK(r->line, g->kind == e->kind, "%s: access %u kind %u, expected %u", mn,
+			      a, g->kind, e->kind);
+			CHECK(r->line, g->elem == e->elem, "%s: access %u elem %u, expected %u", mn,
+			      a, g->elem, e->elem);
+			CHECK(r->line, g->flags == e->flags, "%s: access %u flags %#x, expected %#x",
+			      mn, a, g->flags, e->flags);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* decode_find_prev                                                   */
+
+/* A small function: offsets of each instruction start. */
+static const uint8_t fn_code[] = {
+	0x55,                         /*  0: push rbp */
+	0x48, 0x89, 0xe5,             /*  1: mov rbp, rsp */
+	0x48, 0x8b, 0x44, 0xc8, 0x10, /*  4: mov rax, [rax+rcx*8+0x10] */
+	0x0f, 0x1f, 0x44, 0x00, 0x00, /*  9: nop dword ptr [rax+rax] */
+	0x5d,                         /* 14: pop rbp */
+	0xc3,                         /* 15: ret */
+	0x06,                         /* 16: invalid in 64-bit mode */
+	0x90,                         /* 17: nop */
+};
+static uint8_t fn_buf[64] __attribute__((aligned(64)));
+
+static const uint8_t add_m_rbx[] = { 0x48, 0x01, 0x18 };             /* add [rax], rbx */
+static const uint8_t mov_store[] = { 0x48, 0x89, 0x54, 0xc8, 0x10 }; /* mov [rax+rcx*8+0x10], rdx */
+static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };      /* nop dword ptr [rax+rax] */
+
+static void test_find_prev(void)
+{
+	static struct decode_cache cache; /* 16 KiB: keep it off the stack */
+	uint64_t fn = (uint64_t)(uintptr_t)fn_buf, prev = 0;
+	int rc;
+
+	memset(&cache, 0, sizeof(cache));
+	memcpy(fn_buf, fn_code, sizeof(fn_code));
+
+	rc = decode_find_prev(&cache, fn, fn + 9, &prev);
+	CHECK(__LINE__, rc == 0 && prev == fn + 4, "find_prev(+9) rc %d prev +%lld", rc,
+	      (long long)(prev - fn));
+	CHECK(__LINE__, cache.hits == 0 && cache.misses == 1, "hits %llu misses %llu",
+	      (unsigned long long)cache.hits, (unsigned long long)cache.misses);
+
+	prev = 0;
+	rc = decode_find_prev(&cache, fn, fn + 9, &prev);
+	CHECK(__LINE__, rc == 0 && prev == fn + 4, "find_prev(+9) again rc %d prev +%lld", rc,
+	      (long long)(prev - fn));
+	CHECK(__LINE__, cache.hits == 1 && cache.misses == 1, "hits %llu misses %llu",
+	      (unsigned long long)cache.hits, (unsigned long long)cache.misses);
+
+	rc = decode_find_prev(&cache, fn, fn + 1, &prev);
+	CHECK(__LINE__, rc == 0 && prev == fn, "find_prev(+1) rc %d prev +%lld", rc,
+	      (long long)(prev - fn));
+	rc = decode_find_prev(&cache, fn, fn + 16, &prev);
+	CHECK(__LINE__, rc == 0 && prev == fn + 15, "find_prev(+16) rc %d prev +%lld", rc,
+	      (long long)(prev - fn));
+
+	/* ctx_pc inside mov rax, [...]: linear decoding overshoots */
+	rc = decode_find_prev(&cache, fn, fn + 6, &prev);
+	CHECK(__LINE__, rc == -ENOENT, "find_prev(+6) rc %d, expected -ENOENT", rc);
+	/* the failure is cached too */
+	uint64_t hits = cache.hits;
+	rc = decode_find_prev(&cache, fn, fn + 6, &prev);
+	CHECK(__LINE__, rc == -ENOENT && cache.hits == hits + 1,
+	      "find_prev(+6) again rc %d hits %llu", rc, (unsigned long long)cache.hits);
+
+	/* decoding stops at the invalid byte */
+	rc = decode_find_prev(&cache, fn, fn + 18, &prev);
+	CHECK(__LINE__, rc == -ENOENT, "find_prev(+18) rc %d, expected -ENOENT", rc);
+
+	rc = decode_find_prev(&cache, fn, fn, &prev);
+	CHECK(__LINE__, rc == -ENOENT, "find_prev(ctx == fn) rc %d", rc);
+	rc = decode_find_prev(&cache, fn + 4, fn, &prev);
+	CHECK(__LINE__, rc == -ENOENT, "find_prev(ctx < fn) rc %d", rc);
+	rc = decode_find_prev(&cache, fn, fn + DECODE_MAX_SCAN + 1, &prev);
+	CHECK(__LINE__, rc == -E2BIG, "find_prev(too far) rc %d, expected -E2BIG", rc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Page boundaries                                                    */
+
+static void test_pages(void)
+{
+	static struct decode_cache cache;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *base, buf[16];
+	uint64_t boundary, prev = 0;
+	struct decode_regs regs;
+	struct decode_insn out;
+	int rc, i;
+
+	base = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED) {
+		FAIL(__LINE__, "mmap: %s", strerror(errno));
+		return;
+	}
+	boundary = (uint64_t)(uintptr_t)(base + pg);
+	memset(base, 0xcc, 2 * pg);
+	mprotect(base + pg, pg, PROT_NONE);
+	memset(&regs, 0, sizeof(regs));
+	regs.gpr[DECODE_RAX] = XA;
+
+	/* add [rax], rbx ending exactly at the PROT_NONE page */
+	memcpy(base + pg - 3, add_m_rbx, 3);
+	rc = decode_at(boundary - 3, &regs, &out);
+	CHECK(__LINE__, rc == 0 && out.len == 3 && out.n_access == 1 &&
+		       out.access[0].addr == XA && out.access[0].kind == DECODE_RMW,
+	      "insn ending at boundary: rc %d len %u n %u", rc, out.len, out.n_access);
+
+	rc = decode_read_memory(boundary, buf, 1);
+	CHECK(__LINE__, rc == -EFAULT, "read of PROT_NONE page: %d", rc);
+	rc = decode_read_memory(boundary - 2, buf, 4);
+	CHECK(__LINE__, rc == -EFAULT, "read straddling into PROT_NONE page: %d", rc);
+	rc = decode_read_memory(boundary - 3, buf, 3);
+	CHECK(__LINE__, rc == 0 && buf[0] == 0x48 && buf[2] == 0x18, "read before boundary: %d",
+	      rc);
+	rc = decode_read_memory(0, buf, 8);
+	CHECK(__LINE__, rc == -EFAULT, "read of NULL: %d", rc);
+
+	/* mov [rax+rcx*8+0x10], rdx cut by the boundary: -EFAULT, no fault */
+	memcpy(base + pg - 2, mov_store, 2);
+	rc = decode_at(boundary - 2, &regs, &out);
+	CHECK(__LINE__, rc == -EFAULT, "insn cut by PROT_NONE page: rc %d", rc);
+
+	/* same instruction across two readable pages: the process_vm_readv path */
+	mprotect(base + pg, pg, PROT_READ | PROT_WRITE);
+	memcpy(base + pg, mov_store + 2, 3);
+	regs.gpr[DECODE_RCX] = 3;
+	rc = decode_at(boundary - 2, &regs, &out);
+	CHECK(__LINE__, rc == 0 && out.len == 5 && out.n_access == 1 &&
+		       out.access[0].addr == XA + 3 * 8 + 0x10 && out.access[0].kind == DECODE_STORE,
+	      "insn across pages: rc %d len %u n %u", rc, out.len, out.n_access);
+
+	/* find_prev over 5-byte nops, one straddling the boundary */
+	for (i = -12; i < 20; i += 5)
+		memcpy(base + pg + i, nop5, 5);
+	memset(&cache, 0, sizeof(cache));
+	rc = decode_find_prev(&cache, boundary - 12, boundary + 8, &prev);
+	CHECK(__LINE__, rc == 0 && prev == boundary + 3, "find_prev across pages: rc %d prev %lld",
+	      rc, (long long)(prev - boundary));
+	/* the straddling nop is itself found */
+	rc = decode_find_prev(&cache, boundary - 12, boundary + 3, &prev);
+	CHECK(__LINE__, rc == 0 && prev == boundary - 2,
+	      "find_prev of straddling insn: rc %d prev %lld", rc, (long long)(prev - boundary));
+
+	/* straddling nop cut by a PROT_NONE page: overshoot, not a fault */
+	mprotect(base + pg, pg, PROT_NONE);
+	rc = decode_find_prev(&cache, boundary - 12, boundary, &prev);
+	CHECK(__LINE__, rc == -ENOENT, "find_prev to boundary, next page PROT_NONE: rc %d", rc);
+
+	/* a wrong fn_start in an unreadable page: -EFAULT, no fault */
+	mprotect(base + pg, pg, PROT_READ | PROT_WRITE);
+	mprotect(base, pg, PROT_NONE);
+	memset(&cache, 0, sizeof(cache));
+	rc = decode_find_prev(&cache, boundary - 12, boundary + 8, &prev);
+	CHECK(__LINE__, rc == -EFAULT, "find_prev from PROT_NONE page: rc %d", rc);
+
+	munmap(base, 2 * pg);
+}
+
+/* ------------------------------------------------------------------ */
+/* decode_regs_from_ucontext                                          */
+
+static void __attribute__((noinline)) test_ucontext(void)
+{
+	static const struct { int greg, gpr; } map[] = {
+		{ REG_RAX, DECODE_RAX }, { REG_RCX, DECODE_RCX }, { REG_RDX, DECODE_RDX },
+		{ REG_RBX, DECODE_RBX }, { REG_RSP, DECODE_RSP }, { REG_RBP, DECODE_RBP },
+		{ REG_RSI, DECODE_RSI }, { REG_RDI, DECODE_RDI }, { REG_R8, DECODE_R8 },
+		{ REG_R9, DECODE_R9 },   { REG_R10, DECODE_R10 }, { REG_R11, DECODE_R11 },
+		{ REG_R12, DECODE_R12 }, { REG_R13, DECODE_R13 }, { REG_R14, DECODE_R14 },
+		{ REG_R15, DECODE_R15 },
+	};
+	ucontext_t uc;
+	struct decode_regs r;
+	struct decode_insn out;
+	volatile int marker = 0;
+	uint64_t sp_near = (uint64_t)(uintptr_t)&marker;
+	size_t i;
+	int rc;
+
+	/* Synthetic context: each greg a distinct value. */
+	memset(&uc, 0, sizeof(uc));
+	for (i = 0; i < NGREG; i++)
+		uc.uc_mcontext.gregs[i] = (greg_t)(0x1000 + i);
+	decode_regs_from_ucontext(&uc, 0xf5, 0x65, &r);
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		CHECK(__LINE__, r.gpr[map[i].gpr] == 0x1000u + (unsigned)map[i].greg,
+		      "gpr[%d] = %#llx, expected greg %d", map[i].gpr,
+		      (unsigned long long)r.gpr[map[i].gpr], map[i].greg);
+	CHECK(__LINE__, r.rip == 0x1000u + REG_RIP, "rip %#llx", (unsigned long long)r.rip);
+	CHECK(__LINE__, r.rflags == 0x1000u + REG_EFL, "rflags %#llx",
+	      (unsigned long long)r.rflags);
+	CHECK(__LINE__, r.fs_base == 0xf5 && r.gs_base == 0x65, "fs/gs base");
+
+	/* Real context from getcontext(): rsp is our stack, rip is in this
+	 * function right after the call, and decodes. */
+	memset(&uc, 0, sizeof(uc));
+	if (getcontext(&uc) != 0) {
+		FAIL(__LINE__, "getcontext: %s", strerror(errno));
+		return;
+	}
+	decode_regs_from_ucontext(&uc, 0, 0, &r);
+	CHECK(__LINE__, r.gpr[DECODE_RSP] == (uint64_t)uc.uc_mcontext.gregs[REG_RSP] &&
+		       r.gpr[DECODE_RSP] - sp_near + 4096 < 8192,
+	      "getcontext rsp %#llx, local at %#llx", (unsigned long long)r.gpr[DECODE_RSP],
+	      (unsigned long long)sp_near);
+	CHECK(__LINE__, r.gpr[DECODE_RBX] == (uint64_t)uc.uc_mcontext.gregs[REG_RBX] &&
+		       r.gpr[DECODE_R12] == (uint64_t)uc.uc_mcontext.gregs[REG_R12] &&
+		       r.gpr[DECODE_RBP] == (uint64_t)uc.uc_mcontext.gregs[REG_RBP],
+	      "getcontext callee-saved registers");
+	CHECK(__LINE__, r.rip > (uint64_t)(uintptr_t)test_ucontext &&
+		       r.rip < (uint64_t)(uintptr_t)test_ucontext + 4096,
+	      "getcontext rip %#llx not in test_ucontext at %#llx", (unsigned long long)r.rip,
+	      (unsigned long long)(uintptr_t)test_ucontext);
+	rc = decode_at(r.rip, &r, &out);
+	CHECK(__LINE__, rc == 0 && out.len > 0, "decode_at(getcontext rip) rc %d", rc);
+	(void)marker;
+}
+
+/* ------------------------------------------------------------------ */
+/* Cost                                                               */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Median ns per call of decode_at at pc, over 101 batches. */
+static double median_cost(uint64_t pc, const struct decode_regs *regs, int per_batch)
+{
+	enum { BATCHES = 101 };
+	double t[BATCHES];
+	struct decode_insn out;
+	int b, i;
+
+	for (b = 0; b < BATCHES; b++) {
+		double t0 = now_ns();
+		for (i = 0; i < per_batch; i++)
+			decode_at(pc, regs, &out);
+		t[b] = (now_ns() - t0) / per_batch;
+	}
+	qsort(t, BATCHES, sizeof(t[0]), cmp_double);
+	return t[BATCHES / 2];
+}
+
+static void measure(void)
+{
+	static struct decode_cache cache;
+	long pg = sysconf(_SC_PAGESIZE);
+	struct decode_regs regs;
+	uint64_t pc = (uint64_t)(uintptr_t)code_buf, prev;
+	uint8_t *base;
+	double t0, hit;
+	int i;
+
+	memset(&regs, 0, sizeof(regs));
+	regs.gpr[DECODE_RAX] = XA;
+	regs.gpr[DECODE_RCX] = 3;
+	/* mov [rax+rcx*8+0x10], rdx */
+	memcpy(code_buf, mov_store, 5);
+	printf("decode_at, store in one page:       median %.1f ns/call\n",
+	       median_cost(pc, &regs, 10000));
+
+	base = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base != MAP_FAILED) {
+		memcpy(base + pg - 2, mov_store, 5);
+		printf("decode_at, store across two pages:  median %.1f ns/call\n",
+		       median_cost((uint64_t)(uintptr_t)(base + pg - 2), &regs, 1000));
+		munmap(base, 2 * pg);
+	}
+
+	memset(&cache, 0, sizeof(cache));
+	memcpy(fn_buf, fn_code, sizeof(fn_code));
+	decode_find_prev(&cache, (uint64_t)(uintptr_t)fn_buf, (uint64_t)(uintptr_t)fn_buf + 9,
+			 &prev);
+	t0 = now_ns();
+	for (i = 0; i < 1000000; i++)
+		decode_find_prev(&cache, (uint64_t)(uintptr_t)fn_buf,
+				 (uint64_t)(uintptr_t)fn_buf + 9, &prev);
+	hit = (now_ns() - t0) / 1000000;
+	printf("decode_find_prev, cache hit:        mean   %.1f ns/call\n", hit);
+}
+
+int main(void)
+{
+	int rc = decode_init();
+	if (rc != 0) {
+		fprintf(stderr, "decode_init: %d\n", rc);
+		return 1;
+	}
+	run_table();
+	test_find_prev();
+	test_pages();
+	test_ucontext();
+	if (failures) {
+		fprintf(stderr, "test_decode: %d failure(s)\n", failures);
+		return 1;
+	}
+	measure();
+	printf("test_decode: %zu table rows, all checks passed\n", sizeof(rows) / sizeof(rows[0]));
+	return 0;
+}
