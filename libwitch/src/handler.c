@@ -291,7 +291,8 @@ static void sample_look(struct witch_thread *t, ucontext_t *uc)
 static void sample_tick(struct witch_thread *t, ucontext_t *uc)
 {
 	t->stats.ticks++;
-	log_verbose(2, "tick pc %lx stepping %d", (unsigned long)uc->uc_mcontext.gregs[REG_RIP], t->stepping);
+	log_verbose(2, "tick pc %lx", (unsigned long)uc->uc_mcontext.gregs[REG_RIP]);
+	sampler_next_period(&t->sampler, rng_next(&t->rng));
 	if (t->stepping)
 		return; /* still looking for the last tick's access */
 	t->steps_left = h_cfg->max_steps;

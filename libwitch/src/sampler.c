@@ -87,6 +87,24 @@ int sampler_stop(struct sampler *s)
 	return 0;
 }
 
+int sampler_next_period(struct sampler *s, uint64_t random)
+{
+	uint64_t next = s->period_ns / 2 + random % (s->period_ns ? s->period_ns : 1);
+	if (next < 10000)
+		next = 10000; /* the kernel's floor for hrtimer-driven events */
+	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
+		return ioctl(s->fd, PERF_EVENT_IOC_PERIOD, &next) < 0 ? -errno : 0;
+	if (s->clock == SAMPLER_POSIX_TIMER) {
+		struct itimerspec it;
+		it.it_interval.tv_sec = (time_t)(s->period_ns / 1000000000ull);
+		it.it_interval.tv_nsec = (long)(s->period_ns % 1000000000ull);
+		it.it_value.tv_sec = (time_t)(next / 1000000000ull);
+		it.it_value.tv_nsec = (long)(next % 1000000000ull);
+		return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
+	}
+	return -EBADF;
+}
+
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si)
 {
 	if (s->clock == SAMPLER_PERF_TASK_CLOCK)

@@ -9,6 +9,12 @@
  *   int  sampler_start(struct sampler *s);
  *   int  sampler_stop(struct sampler *s);
  *   int  sampler_is_tick(const struct sampler *s, const siginfo_t *si);
+ *   int  sampler_next_period(struct sampler *s, uint64_t random);
+ *        From a tick: set the time to the next tick to a value drawn
+ *        uniformly from [period/2, 3*period/2) using `random`.  A fixed
+ *        period locks onto loops whose length is near a multiple of it and
+ *        samples the same spots over and over; a dithered one cannot.
+ *        Async-signal-safe (one ioctl or timer_settime).
  *   void sampler_close(struct sampler *s);
  *
  * What happens on a tick (decode, single-step to the next access) is the
@@ -35,6 +41,7 @@ int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
 int sampler_start(struct sampler *s);
 int sampler_stop(struct sampler *s);
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si);
+int sampler_next_period(struct sampler *s, uint64_t random);
 void sampler_close(struct sampler *s);
 
 #endif
