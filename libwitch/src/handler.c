@@ -174,16 +174,17 @@ static void stop_stepping(struct witch_thread *t, ucontext_t *uc)
 }
 
 #define LOOKAHEAD_MAX 24
-#define REACH_BUDGET 64
+#define REACH_BUDGET 96
 
-/* Can a wanted access be reached from pc soon?  Explore the code without
- * running it: both sides of forward branches, only the target of backward
- * ones (a loop is assumed to keep looping), into direct calls; a return or
- * an indirect branch might lead anywhere, so it counts as yes.  Saves the
- * single steps a tick in a load-only loop would waste. */
+/* Can a wanted access be reached from pc?  Explore the code without
+ * running it: both sides of conditional branches, into direct calls and
+ * on after them.  A return or an indirect branch ends a path: the ticks of
+ * a load-only loop (that could only reach a store after it returns) are
+ * skipped rather than single-stepped in vain.  The software sampler thus
+ * samples the stores reachable from where the tick lands. */
 static int reach_explore(uint64_t start)
 {
-	uint64_t work[16], seen[REACH_BUDGET];
+	uint64_t work[32], seen[REACH_BUDGET];
 	int n_work = 0, n_seen = 0, budget = REACH_BUDGET;
 	struct decode_regs regs;
 	struct decode_insn in;
@@ -211,12 +212,11 @@ static int reach_explore(uint64_t start)
 				pc += in.len;
 				continue;
 			}
-			uint64_t target = in.branch_target;
-			if ((in.flags & DECODE_F_RET) || target == 0)
-				return 1;
-			if ((in.flags & DECODE_F_COND) && target > pc && n_work < 16)
+			if ((in.flags & (DECODE_F_COND | DECODE_F_CALL)) && n_work < 32)
 				work[n_work++] = pc + in.len;
-			pc = target;
+			if ((in.flags & DECODE_F_RET) || in.branch_target == 0)
+				break;
+			pc = in.branch_target;
 		}
 	}
 	return 0;

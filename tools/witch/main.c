@@ -1,0 +1,103 @@
+/*
+ * main: the `witch` command - dispatch to its subcommands.
+ *
+ * API (command line)
+ *   witch run [options] [--] PROG [ARGS...]   run.h
+ *   witch report [--json] [--top N] FILE...   report.h
+ *   witch help | --help | -h                  this help on stdout, exit 0
+ *   witch --version                           version on stdout, exit 0
+ * An unknown subcommand or option prints one "witch: ..." line and a
+ * usage hint on stderr and exits 2.
+ */
+#include "report.h"
+#include "run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define WITCH_TOOL_VERSION "0.1.0"
+
+static const char help_text[] =
+	"Usage: witch <command> [options]\n"
+	"\n"
+	"A sampling profiler of wasted memory operations (the Witch design):\n"
+	"libwitch.so samples memory accesses, arms hardware watchpoints on them and\n"
+	"attributes dead stores, silent stores or redundant loads to pairs of\n"
+	"calling contexts <watch, trap>.\n"
+	"\n"
+	"Commands:\n"
+	"  run [-c dead|silent|load] [-o FILE] [--json] [--top N] [--] PROG [ARGS...]\n"
+	"      Run PROG with libwitch.so preloaded; when it exits, print the report\n"
+	"      of the profiles it (and its descendants) wrote to stdout, and exit\n"
+	"      with PROG's status (128+N if killed by signal N).\n"
+	"      -c CLIENT   what to look for (default: $WITCH_CLIENT, else dead)\n"
+	"      -o FILE     profile path pattern (default: $WITCH_OUTPUT, else\n"
+	"                  witch-<PROG basename>-%p.prof in the current directory)\n"
+	"      --json, --top N   as for report\n"
+	"      libwitch.so is $WITCH_LIB, else the one next to the witch\n"
+	"      executable, else ../lib/libwitch.so relative to it.\n"
+	"  report [--json] [--top N] FILE...\n"
+	"      Summarize profiles (several files are merged by code address, so\n"
+	"      processes with different load addresses add up) and list the\n"
+	"      pairs with the most waste: N of them (default 10 for text, all\n"
+	"      for --json; 0 means all). Exit status 2 on an unreadable or\n"
+	"      malformed profile.\n"
+	"  help        This text.\n"
+	"\n"
+	"Environment of the profiled program (read by libwitch.so):\n"
+	"  WITCH_CLIENT       dead | silent | load (default dead)\n"
+	"  WITCH_SAMPLER      auto | soft | pmu (default auto)\n"
+	"  WITCH_RATE         soft sampler: samples per second of thread CPU time\n"
+	"                     (default 1000)\n"
+	"  WITCH_PERIOD       pmu sampler: events per sample\n"
+	"  WITCH_WATCHPOINTS  number of debug registers to use (default all\n"
+	"                     available, 1-4 on x86)\n"
+	"  WITCH_OUTPUT       profile path pattern: %p pid, %e executable basename,\n"
+	"                     %% a percent sign (default witch-%e-%p.prof)\n"
+	"  WITCH_SEED         random seed, decimal, for reproducible runs\n"
+	"  WITCH_VERBOSE      0-2 (diagnostics on stderr)\n"
+	"  WITCH_MAX_STEPS    single-step bound of the software sampler (default 32)\n"
+	"  WITCH_DEPTH        maximum calling-context depth (default 128)\n"
+	"  WITCH_SLOW_REARM   1: re-arm watchpoints by close+reopen instead of\n"
+	"                     PERF_EVENT_IOC_MODIFY_ATTRIBUTES\n"
+	"Read by witch run:\n"
+	"  WITCH_LIB          path of libwitch.so to preload\n"
+	"\n"
+	"Metrics: waste and use are estimated bytes; fraction = waste / (waste +\n"
+	"use); a pair's share = its waste / total waste. The profile format is\n"
+	"docs/profile-format.md.\n";
+
+static int usage_hint(void)
+{
+	fputs("Usage: witch run|report|help ... (see 'witch --help')\n", stderr);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	if (argc < 2) {
+		fputs("witch: no command given\n", stderr);
+		return usage_hint();
+	}
+	cmd = argv[1];
+	if (!strcmp(cmd, "run"))
+		return witch_run_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "report"))
+		return witch_report_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") ||
+	    !strcmp(cmd, "-h")) {
+		fputs(help_text, stdout);
+		return fflush(stdout) || ferror(stdout) ? 1 : 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		puts("witch " WITCH_TOOL_VERSION);
+		return fflush(stdout) || ferror(stdout) ? 1 : 0;
+	}
+	if (cmd[0] == '-')
+		fprintf(stderr, "witch: unknown option '%s'\n", cmd);
+	else
+		fprintf(stderr, "witch: unknown command '%s'\n", cmd);
+	return usage_hint();
+}

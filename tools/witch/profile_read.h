@@ -1,0 +1,118 @@
+/*
+ * profile_read: parse libwitch profile files (docs/profile-format.md,
+ * version 1) into one in-memory model; reading several files merges them.
+ *
+ * Merging: profiles of different processes map the same code at
+ * different addresses, so calling contexts are keyed by module-relative
+ * code addresses, not by run-time pcs. Every node pc is turned into
+ * (module, offset = pc - module base) using the module table of its own
+ * file; modules are identified across files by (path, build-id). Two
+ * paths are the same when their chains of (module, offset) tuples from
+ * the leaf up to the root are equal, and pairs are the same when both of
+ * their paths are. Metrics and stats are summed.
+ *
+ * API
+ *   void witch_profile_init(struct witch_profile *p);
+ *       An empty model (no files yet).
+ *   int witch_profile_read(struct witch_profile *p, const char *path,
+ *                          char *err, size_t errlen);
+ *       Parses the profile file at path and merges it into p. Returns 0, or
+ *       a negative errno with a one-line message in err, naming the file
+ *       and, for content errors, the line: "FILE:LINE: what is wrong".
+ *         -EINVAL   malformed content: bad magic, malformed or truncated
+ *                   file, bad ids or references, a different client
+ *         -EPROTONOSUPPORT  a profile version other than 1
+ *         -ENOMEM, or the errno of open/read
+ *       Records of unknown type are skipped (forward compatibility). On
+ *       -EINVAL and -EPROTONOSUPPORT p is unchanged; after -ENOMEM it is
+ *       valid (freeable) but may hold part of the file.
+ *   void witch_profile_free(struct witch_profile *p);
+ *       Releases everything; p is empty again.
+ *   const char *witch_client_name(enum witch_client c);
+ *       "dead", "silent" or "load".
+ *   double witch_profile_stat(const struct witch_profile *p, const char *name);
+ *       Summed value of a stat counter, 0 if no file had it.
+ */
+#ifndef WITCH_TOOL_PROFILE_READ_H
+#define WITCH_TOOL_PROFILE_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum witch_client {
+	WITCH_CLIENT_DEAD,	/* dead stores (DeadCraft) */
+	WITCH_CLIENT_SILENT,	/* silent stores (SilentCraft) */
+	WITCH_CLIENT_LOAD,	/* redundant loads (LoadCraft) */
+};
+
+/* Node.module for a pc that no module of its profile covered. */
+#define WITCH_NO_MODULE UINT32_MAX
+
+struct witch_module {
+	char *path;
+	char *build_id;		/* lowercase hex; NULL when the profile wrote "-" */
+	uint64_t base;		/* load bias in the first file that mapped it */
+	uint64_t start, end;	/* its executable range there (run time) */
+};
+
+struct witch_node {
+	uint32_t parent;	/* node index; 0 is the root */
+	uint32_t module;	/* module index or WITCH_NO_MODULE */
+	uint64_t offset;	/* pc - module base; the absolute pc without module */
+	uint64_t pc;		/* run-time pc, using the module's base above */
+};
+
+struct witch_pair {
+	uint32_t watch, trap;	/* node indices, never 0 */
+	double waste, use;	/* estimated bytes */
+	double waste_approx;	/* part of waste; valid if has_waste_approx */
+	bool has_waste_approx;
+	uint64_t traps;
+};
+
+struct witch_stat {
+	char *name;
+	double value;
+};
+
+struct witch_file_id {
+	dev_t dev;
+	ino_t ino;
+	char *path;
+};
+
+struct witch_profile {
+	size_t nfiles;
+	struct witch_file_id *files;	/* nfiles entries, to refuse duplicates */
+	enum witch_client client;
+	char *sampler;		/* "mixed" when the files disagree */
+	uint64_t period;	/* of the first file with one */
+	bool has_period;
+	bool period_mixed;	/* files with different periods were merged */
+	char *exe;		/* of the first file with an exe record */
+	uint64_t *pids;		/* one per file that had a pid record */
+	size_t npids;
+
+	struct witch_module *modules;
+	size_t nmodules;
+	struct witch_node *nodes;	/* nodes[0] is the root */
+	size_t nnodes;
+	struct witch_pair *pairs;
+	size_t npairs;
+	struct witch_stat *stats;
+	size_t nstats;
+
+	/* Private: lookup of merged nodes and pairs by their keys. */
+	struct witch_profile_index *index;
+};
+
+void witch_profile_init(struct witch_profile *p);
+int witch_profile_read(struct witch_profile *p, const char *path, char *err,
+		       size_t errlen);
+void witch_profile_free(struct witch_profile *p);
+const char *witch_client_name(enum witch_client c);
+double witch_profile_stat(const struct witch_profile *p, const char *name);
+
+#endif

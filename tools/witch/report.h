@@ -1,0 +1,43 @@
+/*
+ * report: `witch report [--json] [--top N] FILE...` - read and merge
+ * profiles, symbolize, and print a summary and the pairs with the most
+ * waste, as text or JSON (schema in witch --help and report.c).
+ *
+ * API
+ *   struct witch_report_options: json output; top = how many pairs to
+ *       print (0: all); top_set = whether top was given (the default is
+ *       10 pairs for text and all pairs for JSON).
+ *   int witch_report_files(char *const *paths, size_t n,
+ *                          const struct witch_report_options *o, FILE *out,
+ *                          bool *input_failed);
+ *       Reads and merges the n profiles and prints the report to out.
+ *       Returns 0; or a negative errno after printing one "witch: ..."
+ *       line on stderr. *input_failed (if not NULL) tells whether the
+ *       failure was reading the profiles (the profile reader's errors, see
+ *       profile_read.h) rather than symbolizing or writing the report.
+ *   int witch_parse_top(const char *s, size_t *out);
+ *       Parses the argument of --top (a decimal count, 0 = all): 0 or -EINVAL.
+ *   int witch_report_main(int argc, char **argv);
+ *       The subcommand; argv[0] is "report". Returns the exit status:
+ *       0 success, 1 output error, 2 bad usage or unreadable profile.
+ */
+#ifndef WITCH_TOOL_REPORT_H
+#define WITCH_TOOL_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct witch_report_options {
+	bool json;
+	bool top_set;
+	size_t top;
+};
+
+int witch_report_files(char *const *paths, size_t n,
+		       const struct witch_report_options *o, FILE *out,
+		       bool *input_failed);
+int witch_parse_top(const char *s, size_t *out);
+int witch_report_main(int argc, char **argv);
+
+#endif

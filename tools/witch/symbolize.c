@@ -1,0 +1,392 @@
+/* symbolize: pcs to source frames with libdwfl; see symbolize.h. */
+#include "symbolize.h"
+
+#include "index_table.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char unknown[] = "??";
+
+enum module_state {
+	MODULE_UNTRIED,
+	MODULE_USABLE,
+	MODULE_UNUSABLE,	/* missing, unreadable or another build */
+};
+
+struct sym_module {
+	enum module_state state;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+};
+
+struct sym_entry {
+	uint32_t module;
+	uint64_t offset;
+	struct witch_frame *frames;
+	size_t n;
+};
+
+struct witch_symbolizer {
+	const struct witch_profile *p;
+	struct sym_module *mods;	/* one per model module */
+	struct sym_entry *entries;
+	size_t nentries, capentries;
+	struct index_table cache;	/* (module, offset) -> entry */
+	char **strings;			/* names we had to copy */
+	size_t nstrings, capstrings;
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+	/* report_elf hands the file over, so find_elf is only a fallback. */
+	.find_elf = dwfl_build_id_find_elf,
+	/* Separate debuginfo: /usr/lib/debug by build-id or .gnu_debuglink. */
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+int witch_symbolizer_new(const struct witch_profile *p,
+			 struct witch_symbolizer **out)
+{
+	struct witch_symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->p = p;
+	s->mods = calloc(p->nmodules ? p->nmodules : 1, sizeof(*s->mods));
+	if (!s->mods) {
+		free(s);
+		return -ENOMEM;
+	}
+	index_table_init(&s->cache);
+	*out = s;
+	return 0;
+}
+
+void witch_symbolizer_free(struct witch_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->p->nmodules; i++)
+		if (s->mods[i].dwfl)
+			dwfl_end(s->mods[i].dwfl);
+	free(s->mods);
+	for (size_t i = 0; i < s->nentries; i++)
+		free(s->entries[i].frames);
+	free(s->entries);
+	for (size_t i = 0; i < s->nstrings; i++)
+		free(s->strings[i]);
+	free(s->strings);
+	index_table_free(&s->cache);
+	free(s);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Compare the file's GNU build-id note with the profile's hex string. */
+static int check_build_id(Dwfl_Module *mod, const char *want, char *got,
+			  size_t gotlen)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	Dwarf_Addr bias;
+	int len;
+
+	/* The build-id is only known once the main ELF has been loaded. */
+	if (!dwfl_module_getelf(mod, &bias))
+		return -EIO;
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len <= 0) {
+		snprintf(got, gotlen, "none");
+		return -ENOENT;
+	}
+	got[0] = '\0';
+	for (int i = 0; i < len && (size_t)(2 * i + 2) < gotlen; i++)
+		snprintf(got + 2 * i, 3, "%02x", bits[i]);
+	return strcmp(got, want) ? -ESTALE : 0;
+}
+
+/* Open module mi once; on failure warn once and mark it unusable. */
+static void open_module(struct witch_symbolizer *s, uint32_t mi)
+{
+	const struct witch_module *pm = &s->p->modules[mi];
+	struct sym_module *m = &s->mods[mi];
+	char got[256];
+
+	m->state = MODULE_UNUSABLE;
+	m->dwfl = dwfl_begin(&offline_callbacks);
+	if (!m->dwfl) {
+		fprintf(stderr,
+			"witch: warning: cannot symbolize %s: %s; its frames are shown as ??\n",
+			pm->path, dwfl_errmsg(-1));
+		return;
+	}
+	dwfl_report_begin(m->dwfl);
+	/*
+	 * The profile's base is the load bias (dlpi_addr): file vaddr v is at
+	 * base + v. That is add_p_vaddr = true; with false, libdwfl would take
+	 * base as the address of the first PT_LOAD segment, which differs from
+	 * the bias whenever that segment's p_vaddr is not 0 (prelinked or
+	 * oddly linked objects). For ET_EXEC libdwfl ignores base.
+	 */
+	m->mod = dwfl_report_elf(m->dwfl, base_name(pm->path), pm->path, -1,
+				 pm->base, true);
+	if (!m->mod) {
+		fprintf(stderr,
+			"witch: warning: cannot open module %s: %s; its frames are shown as ??\n",
+			pm->path, dwfl_errmsg(-1));
+		dwfl_report_end(m->dwfl, NULL, NULL);
+		return;
+	}
+	if (dwfl_report_end(m->dwfl, NULL, NULL) != 0) {
+		fprintf(stderr,
+			"witch: warning: cannot load module %s: %s; its frames are shown as ??\n",
+			pm->path, dwfl_errmsg(-1));
+		return;
+	}
+	if (pm->build_id) {
+		int rc = check_build_id(m->mod, pm->build_id, got, sizeof(got));
+
+		if (rc == -EIO) {
+			fprintf(stderr,
+				"witch: warning: cannot read ELF of %s: %s; its frames are shown as ??\n",
+				pm->path, dwfl_errmsg(-1));
+			return;
+		}
+		if (rc) {
+			/* Another build would map pcs to the wrong code. */
+			fprintf(stderr,
+				"witch: warning: %s has build-id %s but the profile recorded %s (rebuilt since the run?); its frames are shown as ??\n",
+				pm->path, got, pm->build_id);
+			return;
+		}
+	}
+	m->state = MODULE_USABLE;
+}
+
+/* DW_AT_name, following abstract_origin/specification (inlined copies). */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+}
+
+/* The source file of an inlined call: DW_AT_call_file indexes its CU's table. */
+static const char *call_file(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word idx;
+	Dwarf_Files *files;
+	size_t nfiles;
+	Dwarf_Die cu;
+
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx))
+		return NULL;
+	if (!dwarf_diecu(die, &cu, NULL, NULL) ||
+	    dwarf_getsrcfiles(&cu, &files, &nfiles) || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static unsigned call_line(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word line;
+
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line))
+		return 0;
+	return line > UINT32_MAX ? 0 : (unsigned)line;
+}
+
+static int push_frame(struct sym_entry *e, size_t *cap,
+		      const struct witch_frame *f)
+{
+	if (e->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4;
+		struct witch_frame *nf = realloc(e->frames, ncap * sizeof(*nf));
+
+		if (!nf)
+			return -ENOMEM;
+		e->frames = nf;
+		*cap = ncap;
+	}
+	e->frames[e->n++] = *f;
+	return 0;
+}
+
+/* A copy of the first len bytes of str, owned by the symbolizer. */
+static const char *keep_string(struct witch_symbolizer *s, const char *str,
+			       size_t len)
+{
+	char *c;
+
+	if (s->nstrings == s->capstrings) {
+		size_t ncap = s->capstrings ? 2 * s->capstrings : 16;
+		char **ns = realloc(s->strings, ncap * sizeof(*ns));
+
+		if (!ns)
+			return NULL;
+		s->strings = ns;
+		s->capstrings = ncap;
+	}
+	c = strndup(str, len);
+	if (c)
+		s->strings[s->nstrings++] = c;
+	return c;
+}
+
+/* Fill e with the frames of pc in a usable module. */
+static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
+		     struct sym_entry *e, const struct witch_frame *proto,
+		     Dwarf_Addr pc)
+{
+	struct witch_frame f = *proto;
+	const char *symname, *file = NULL;
+	Dwarf_Die *cudie, *scopes = NULL;
+	Dwarf_Addr bias;
+	Dwfl_Line *line;
+	GElf_Off symoff;
+	GElf_Sym sym;
+	size_t cap = 0;
+	bool outer_done = false;
+	int lineno = 0, nscopes = 0, rc = 0;
+
+	symname = dwfl_module_addrinfo(mod, pc, &symoff, &sym, NULL, NULL,
+				       NULL);
+	if (symname && strchr(symname, '@') && symname[0] != '@') {
+		/* Drop the symbol version (__libc_start_main@@GLIBC_2.34):
+		 * noise in a report, and not part of the function's name. */
+		symname = keep_string(s, symname, strcspn(symname, "@"));
+		if (!symname)
+			return -ENOMEM;
+	}
+	line = dwfl_module_getsrc(mod, pc);
+	if (line)
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	f.file = file ? file : unknown;
+	f.line = file && lineno > 0 ? (unsigned)lineno : 0;
+
+	cudie = dwfl_module_addrdie(mod, pc, &bias);
+	if (cudie)
+		nscopes = dwarf_getscopes(cudie, pc - bias, &scopes);
+	/* nscopes < 0: no usable DWARF here; fall back to the symbol alone. */
+	for (int i = 0; i < nscopes && !outer_done; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_inlined_subroutine) {
+			const char *name = die_name(&scopes[i]);
+			const char *cf;
+
+			f.function = name ? name : unknown;
+			f.inlined = true;
+			if ((rc = push_frame(e, &cap, &f)))
+				goto out;
+			/* The next frame out is located at this call site. */
+			cf = call_file(&scopes[i]);
+			f.file = cf ? cf : unknown;
+			f.line = cf ? call_line(&scopes[i]) : 0;
+		} else if (tag == DW_TAG_subprogram) {
+			const char *name = die_name(&scopes[i]);
+
+			/* The symbol keeps clone suffixes (.constprop.0 ...),
+			 * which tell which copy of the code ran. */
+			f.function = symname ? symname : name ? name : unknown;
+			f.inlined = false;
+			if ((rc = push_frame(e, &cap, &f)))
+				goto out;
+			outer_done = true;
+		}
+	}
+	if (!outer_done) {
+		f.function = symname ? symname : unknown;
+		f.inlined = false;
+		rc = push_frame(e, &cap, &f);
+	}
+out:
+	free(scopes);
+	return rc;
+}
+
+static uint64_t entry_hash(uint32_t module, uint64_t offset)
+{
+	return index_hash_mix(index_hash_u64(module), offset);
+}
+
+int witch_symbolize_node(struct witch_symbolizer *s, uint32_t node,
+			 const struct witch_frame **frames, size_t *n)
+{
+	const struct witch_node *wn;
+	struct witch_frame proto = { 0 };
+	struct index_probe pr;
+	struct sym_entry *e;
+	uint64_t h;
+	uint32_t idx;
+	int rc;
+
+	if (node == 0 || node >= s->p->nnodes)
+		return -EINVAL;
+	wn = &s->p->nodes[node];
+	h = entry_hash(wn->module, wn->offset);
+	index_table_probe_start(&s->cache, h, &pr);
+	while (index_table_probe_next(&s->cache, &pr, &idx)) {
+		e = &s->entries[idx];
+		if (e->module == wn->module && e->offset == wn->offset) {
+			*frames = e->frames;
+			*n = e->n;
+			return 0;
+		}
+	}
+
+	if (s->nentries == s->capentries) {
+		size_t ncap = s->capentries ? s->capentries * 2 : 64;
+		struct sym_entry *ne = realloc(s->entries, ncap * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		s->entries = ne;
+		s->capentries = ncap;
+	}
+	e = &s->entries[s->nentries];
+	memset(e, 0, sizeof(*e));
+	e->module = wn->module;
+	e->offset = wn->offset;
+
+	proto.function = unknown;
+	proto.file = unknown;
+	proto.address = wn->pc;
+	proto.offset = wn->offset;
+	proto.module = wn->module == WITCH_NO_MODULE ?
+			       unknown : s->p->modules[wn->module].path;
+	if (wn->module != WITCH_NO_MODULE &&
+	    s->mods[wn->module].state == MODULE_UNTRIED)
+		open_module(s, wn->module);
+	if (wn->module != WITCH_NO_MODULE &&
+	    s->mods[wn->module].state == MODULE_USABLE) {
+		rc = frames_of(s, s->mods[wn->module].mod, e, &proto, wn->pc);
+	} else {
+		size_t cap = 0;
+
+		rc = push_frame(e, &cap, &proto);
+	}
+	if (!rc)
+		rc = index_table_insert(&s->cache, h, (uint32_t)s->nentries);
+	if (rc) {
+		free(e->frames);
+		return rc;
+	}
+	s->nentries++;
+	*frames = e->frames;
+	*n = e->n;
+	return 0;
+}
