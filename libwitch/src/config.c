@@ -120,7 +120,8 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 			return bad(err, errlen, name, value, "0 or 1");
 		cfg->slow_rearm = (int)v;
 	} else {
-		return bad(err, errlen, name, value, "no such setting (see witch --help)");
+		log_snprintf(err, errlen, "%s=%s: no such setting (see witch --help)", name, value);
+		return -EINVAL;
 	}
 	return 0;
 }

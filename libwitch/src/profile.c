@@ -90,6 +90,8 @@ int profile_expand_path(const char *pattern, pid_t pid, const char *exe, int add
 	size_t n = 0;
 	int has_pid = 0;
 	char num[32];
+	if (size == 0)
+		return -ENAMETOOLONG;
 	for (const char *p = pattern; *p; p++) {
 		const char *piece = NULL;
 		char c[2] = {*p, 0};

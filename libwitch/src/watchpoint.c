@@ -100,7 +100,10 @@ static int watchpoint_reopen(struct watchpoint_set *s, struct watchpoint *w, uin
 	w->fd = watchpoint_open_one(s, addr, len, type, 0);
 	if (w->fd < 0) {
 		int rc = w->fd;
-		w->fd = -1;
+		/* Keep the debug register: park the slot again, disabled. */
+		w->fd = watchpoint_open_one(s, s->parking_addr, 1, WATCHPOINT_W, 1);
+		if (w->fd < 0)
+			w->fd = -1;
 		return rc;
 	}
 	s->rearm_slow++;
@@ -118,9 +121,15 @@ int watchpoint_arm(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t l
 			s->rearm_fast++;
 			goto armed;
 		}
-		/* Kernels before 4.17 lack the ioctl: use the slow path from now on. */
-		if (errno == ENOTTY || errno == EINVAL)
+		/* Kernels before 4.17 lack the ioctl (ENOTTY): use the slow path
+		 * from now on.  EINVAL only refuses this address. */
+		if (errno == ENOTTY)
 			s->slow_rearm = 1;
+		else {
+			s->arm_errors++;
+			w->armed = 0;
+			return -errno;
+		}
 	}
 	rc = watchpoint_reopen(s, w, addr, len, type);
 	if (rc < 0) {

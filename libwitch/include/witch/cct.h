@@ -4,7 +4,8 @@
  *   int     cct_init(struct cct *t, struct arena *a, uint32_t max_nodes);
  *   int64_t cct_insert_path(struct cct *t, const uint64_t *pcs, int n);
  *           pcs[0] is the leaf (the accessing instruction), pcs[n-1] the
- *           outermost caller.  Returns the leaf's node id (> 0), or -ENOMEM
+ *           outermost caller.  Returns the leaf's node id (> 0 when n > 0;
+ *           the root, 0, when n == 0), or -ENOMEM
  *           when the tree is full (counted in t->dropped).  Async-signal-safe.
  *   int     cct_path(const struct cct *t, uint32_t node, uint64_t *pcs, int max);
  *           The path of a node, leaf first; returns its length.

@@ -1,0 +1,508 @@
+/* Unit test of the watchpoint module on real debug registers
+ * (perf_event_open PERF_TYPE_BREAKPOINT).
+ *
+ * The test thread opens a watchpoint set on itself, routed to a real-time
+ * signal whose SA_SIGINFO handler records every delivery: si_fd and the
+ * RIP of the interrupted context.  Accesses are made by tiny assembly
+ * helpers with a global label right after the accessing instruction, so
+ * the test can check the trap is reported right after that instruction.
+ * Everything runs twice: MODIFY_ATTRIBUTES re-arming, then slow_rearm = 1
+ * (close + reopen).  watchpoint_align is checked from a table.
+ *
+ * Failures print the line of the check.  Exit status 0 on success; when
+ * the kernel gives no breakpoint at all (no perf_event_open, no debug
+ * registers, not permitted), the hardware part prints SKIP and passes.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "witch/watchpoint.h"
+
+static int failures;
+
+#define FAIL(line, ...)                                                   \
+	do {                                                              \
+		fprintf(stderr, "test_watchpoint.c:%d: ", (line));        \
+		fprintf(stderr, __VA_ARGS__);                             \
+		fputc('\n', stderr);                                      \
+		failures++;                                               \
+	} while (0)
+
+#define CHECK(line, cond, ...)                                            \
+	do {                                                              \
+		if (!(cond))                                              \
+			FAIL(line, __VA_ARGS__);                          \
+	} while (0)
+
+/* ------------------------------------------------------------------ */
+/* watchpoint_align                                                      */
+
+static const struct {
+	int line;
+	uint64_t addr;
+	uint32_t len;
+	uint64_t waddr;
+	uint32_t wlen;
+} align_rows[] = {
+	{__LINE__, 0x1000, 8, 0x1000, 8},
+	{__LINE__, 0x1004, 8, 0x1004, 4},
+	{__LINE__, 0x1001, 4, 0x1001, 1},
+	{__LINE__, 0x1002, 4, 0x1002, 2},
+	{__LINE__, 0x1000, 32, 0x1000, 8},
+	{__LINE__, 0x1000, 1, 0x1000, 1},
+	{__LINE__, 0x1000, 2, 0x1000, 2},
+	{__LINE__, 0x1000, 4, 0x1000, 4},
+	{__LINE__, 0x1000, 3, 0x1000, 2},
+	{__LINE__, 0x1000, 5, 0x1000, 4},
+	{__LINE__, 0x1000, 7, 0x1000, 4},
+	{__LINE__, 0x1000, 16, 0x1000, 8},
+	{__LINE__, 0x1000, 64, 0x1000, 8},
+	{__LINE__, 0x1008, 16, 0x1008, 8},
+	{__LINE__, 0x1006, 8, 0x1006, 2},
+	{__LINE__, 0x1003, 8, 0x1003, 1},
+	{__LINE__, 0x1007, 1, 0x1007, 1},
+	{__LINE__, 0x1004, 2, 0x1004, 2},
+	{__LINE__, 0x1004, 6, 0x1004, 4},
+	{__LINE__, 0x100c, 4, 0x100c, 4},
+	{__LINE__, 0x100c, 8, 0x100c, 4},
+	{__LINE__, 0x100e, 4, 0x100e, 2},
+	{__LINE__, 0x7ffffffff000, 8, 0x7ffffffff000, 8},
+	{__LINE__, 0x7fffffffeff9, 8, 0x7fffffffeff9, 1},
+};
+
+static void test_align(void)
+{
+	for (size_t i = 0; i < sizeof(align_rows) / sizeof(align_rows[0]); i++) {
+		uint64_t waddr = 0xdead;
+		uint32_t wlen = 0xdead;
+		watchpoint_align(align_rows[i].addr, align_rows[i].len, &waddr, &wlen);
+		CHECK(align_rows[i].line, waddr == align_rows[i].waddr && wlen == align_rows[i].wlen,
+		      "align(0x%llx, %u) = (0x%llx, %u), want (0x%llx, %u)",
+		      (unsigned long long)align_rows[i].addr, align_rows[i].len,
+		      (unsigned long long)waddr, wlen, (unsigned long long)align_rows[i].waddr,
+		      align_rows[i].wlen);
+		/* always x86-legal: 1/2/4/8, aligned, inside the access */
+		CHECK(align_rows[i].line,
+		      (wlen == 1 || wlen == 2 || wlen == 4 || wlen == 8) && (waddr & (wlen - 1)) == 0 &&
+			      wlen <= (align_rows[i].len ? align_rows[i].len : 1),
+		      "align(0x%llx, %u) not legal", (unsigned long long)align_rows[i].addr,
+		      align_rows[i].len);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* accesses with a known next instruction                               */
+
+extern char wp_after_store8[], wp_after_load8[], wp_after_store1[];
+
+__attribute__((noinline, noclone)) static void store8(volatile void *p, uint64_t v)
+{
+	__asm__ volatile("movq %1, (%0)\n\t"
+			 ".globl wp_after_store8\n"
+			 "wp_after_store8:\n\t"
+			 : : "r"(p), "r"(v) : "memory");
+}
+
+__attribute__((noinline, noclone)) static uint64_t load8(volatile void *p)
+{
+	uint64_t v;
+	__asm__ volatile("movq (%1), %0\n\t"
+			 ".globl wp_after_load8\n"
+			 "wp_after_load8:\n\t"
+			 : "=r"(v) : "r"(p) : "memory");
+	return v;
+}
+
+__attribute__((noinline, noclone)) static void store1(volatile void *p, uint8_t v)
+{
+	__asm__ volatile("movb %1, (%0)\n\t"
+			 ".globl wp_after_store1\n"
+			 "wp_after_store1:\n\t"
+			 : : "r"(p), "q"(v) : "memory");
+}
+
+/* Watched variables, each on its own cache line. */
+static volatile uint64_t var[6][8] __attribute__((aligned(64)));
+static volatile uint64_t parking __attribute__((aligned(64)));
+
+/* ------------------------------------------------------------------ */
+/* the signal                                                            */
+
+#define MAX_REC 16
+static volatile sig_atomic_t hits;
+static volatile int rec_fd[MAX_REC];
+static volatile int rec_code[MAX_REC];
+static volatile uint64_t rec_rip[MAX_REC];
+static int wp_sig;
+
+static void on_signal(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	int i = hits;
+	if (i < MAX_REC) {
+		rec_fd[i] = si->si_fd;
+		rec_code[i] = si->si_code;
+		rec_rip[i] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	}
+	hits = i + 1;
+}
+
+static void reset(void)
+{
+	hits = 0;
+	for (int i = 0; i < MAX_REC; i++) {
+		rec_fd[i] = -2;
+		rec_rip[i] = 0;
+	}
+}
+
+enum acc { STORE8, LOAD8, STORE1 };
+
+static const char *acc_name(enum acc a)
+{
+	return a == STORE8 ? "store8" : a == LOAD8 ? "load8" : "store1";
+}
+
+/* Access p; then a syscall, so that any signal still pending is delivered
+ * before the count is read. */
+static void access_(enum acc a, volatile void *p)
+{
+	if (a == STORE8)
+		store8(p, 0x1122334455667788ull);
+	else if (a == LOAD8)
+		(void)load8(p);
+	else
+		store1(p, 0x5a);
+	(void)syscall(SYS_getpid);
+}
+
+/* Make one access and check: no signal (slot < 0), or exactly one with
+ * si_fd the slot's fd, found again by watchpoint_slot_of_fd, RIP right
+ * after the accessing instruction. */
+static void expect(int line, struct watchpoint_set *s, enum acc a, volatile void *p, int slot)
+{
+	reset();
+	access_(a, p);
+	int n = hits;
+	if (slot < 0) {
+		CHECK(line, n == 0, "%s %p: %d signal(s), want none (si_fd %d)", acc_name(a),
+		      (void *)p, n, rec_fd[0]);
+		return;
+	}
+	if (n != 1) {
+		FAIL(line, "%s %p: %d signal(s), want 1 from slot %d (fd %d)", acc_name(a),
+		     (void *)p, n, slot, s->wp[slot].fd);
+		return;
+	}
+	uint64_t after = (uint64_t)(uintptr_t)(a == STORE8  ? wp_after_store8
+					       : a == LOAD8 ? wp_after_load8
+							    : wp_after_store1);
+	CHECK(line, rec_fd[0] == s->wp[slot].fd, "%s %p: si_fd %d, want slot %d's fd %d",
+	      acc_name(a), (void *)p, rec_fd[0], slot, s->wp[slot].fd);
+	CHECK(line, watchpoint_slot_of_fd(s, rec_fd[0]) == slot,
+	      "watchpoint_slot_of_fd(%d) = %d, want %d", rec_fd[0],
+	      watchpoint_slot_of_fd(s, rec_fd[0]), slot);
+	CHECK(line, rec_rip[0] == after, "%s: RIP 0x%llx, want 0x%llx (right after the access)",
+	      acc_name(a), (unsigned long long)rec_rip[0], (unsigned long long)after);
+	CHECK(line, rec_code[0] == POLL_IN, "si_code %d, want POLL_IN", rec_code[0]);
+}
+
+static void check_counts(int line, const struct watchpoint_set *s, uint64_t fast, uint64_t slow,
+			 uint64_t errors)
+{
+	CHECK(line, s->rearm_fast == fast && s->rearm_slow == slow && s->arm_errors == errors,
+	      "rearm_fast %llu rearm_slow %llu arm_errors %llu, want %llu %llu %llu",
+	      (unsigned long long)s->rearm_fast, (unsigned long long)s->rearm_slow,
+	      (unsigned long long)s->arm_errors, (unsigned long long)fast,
+	      (unsigned long long)slow, (unsigned long long)errors);
+}
+
+static pid_t my_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* Arm and count: each successful arm is one fast or one slow re-arm. */
+struct counts {
+	uint64_t fast, slow, errors;
+};
+
+static void arm_ok(int line, struct watchpoint_set *s, struct counts *c, int slot,
+		   volatile void *p, uint32_t len, int type)
+{
+	int rc = watchpoint_arm(s, slot, (uint64_t)(uintptr_t)p, len, type);
+	CHECK(line, rc == 0, "watchpoint_arm(slot %d, %p, %u, %d) = %d", slot, (void *)p, len, type,
+	      rc);
+	if (s->slow_rearm)
+		c->slow++;
+	else
+		c->fast++;
+	check_counts(line, s, c->fast, c->slow, c->errors);
+	const struct watchpoint *w = &s->wp[slot];
+	CHECK(line, w->armed == 1 && w->addr == (uint64_t)(uintptr_t)p && w->len == len &&
+			    w->type == type && w->fd >= 0,
+	      "slot %d after arm: armed %d addr 0x%llx len %u type %d fd %d", slot, w->armed,
+	      (unsigned long long)w->addr, w->len, w->type, w->fd);
+}
+
+/* The main scenario, on a set of n >= 1 slots. */
+static void scenario(int slow)
+{
+	struct watchpoint_set s;
+	struct counts c = {0, 0, 0};
+	int n = watchpoint_set_open(&s, 0, wp_sig, my_tid(), slow,
+				    (uint64_t)(uintptr_t)&parking);
+	CHECK(__LINE__, n >= 1 && n <= 4 && n == s.n, "open(want 0): %d, set n %d", n, s.n);
+	if (n < 1)
+		return;
+	CHECK(__LINE__, s.sig == wp_sig && s.tid == my_tid() && s.slow_rearm == slow &&
+			    s.parking_addr == (uint64_t)(uintptr_t)&parking,
+	      "set fields");
+	for (int i = 0; i < n; i++) {
+		CHECK(__LINE__, s.wp[i].fd >= 0 && !s.wp[i].armed, "slot %d: fd %d armed %d", i,
+		      s.wp[i].fd, s.wp[i].armed);
+		CHECK(__LINE__, watchpoint_slot_of_fd(&s, s.wp[i].fd) == i, "slot_of_fd(slot %d)", i);
+		for (int j = 0; j < i; j++)
+			CHECK(__LINE__, s.wp[i].fd != s.wp[j].fd, "slots %d and %d share fd", i, j);
+	}
+	CHECK(__LINE__, watchpoint_slot_of_fd(&s, -1) == -1, "slot_of_fd(-1)");
+	CHECK(__LINE__, watchpoint_slot_of_fd(&s, 0) == -1, "slot_of_fd(0)");
+	CHECK(__LINE__, watchpoint_slot_of_fd(&s, 100000) == -1, "slot_of_fd(100000)");
+	check_counts(__LINE__, &s, 0, 0, 0);
+
+	/* parked and disabled: nothing fires, not even on the parking address */
+	expect(__LINE__, &s, STORE8, &parking, -1);
+	expect(__LINE__, &s, STORE8, var[0], -1);
+
+	/* W watchpoint: a write traps, a read does not */
+	arm_ok(__LINE__, &s, &c, 0, var[0], 8, WATCHPOINT_W);
+	expect(__LINE__, &s, STORE8, var[0], 0);
+	expect(__LINE__, &s, LOAD8, var[0], -1);
+	expect(__LINE__, &s, STORE8, var[1], -1);
+	expect(__LINE__, &s, STORE8, &parking, -1);
+	expect(__LINE__, &s, STORE8, var[0], 0); /* and again: every hit signals */
+
+	/* two writes: two signals, both from slot 0 */
+	reset();
+	store8(var[0], 1);
+	store8(var[0], 2);
+	(void)syscall(SYS_getpid);
+	CHECK(__LINE__, hits == 2 && rec_fd[0] == s.wp[0].fd && rec_fd[1] == s.wp[0].fd,
+	      "two stores: %d signals (fds %d %d)", (int)hits, rec_fd[0], rec_fd[1]);
+
+	/* the same slot as RW: a read traps too */
+	arm_ok(__LINE__, &s, &c, 0, var[0], 8, WATCHPOINT_RW);
+	expect(__LINE__, &s, LOAD8, var[0], 0);
+	expect(__LINE__, &s, STORE8, var[0], 0);
+
+	/* disarm: no signal */
+	CHECK(__LINE__, watchpoint_disarm(&s, 0) == 0, "disarm");
+	CHECK(__LINE__, s.wp[0].armed == 0, "armed after disarm");
+	expect(__LINE__, &s, STORE8, var[0], -1);
+	expect(__LINE__, &s, LOAD8, var[0], -1);
+	check_counts(__LINE__, &s, c.fast, c.slow, c.errors);
+
+	/* re-arm to another address: the old one is quiet, the new one traps */
+	arm_ok(__LINE__, &s, &c, 0, var[2], 8, WATCHPOINT_W);
+	expect(__LINE__, &s, STORE8, var[0], -1);
+	expect(__LINE__, &s, STORE8, var[2], 0);
+	/* re-arm an armed slot straight to another address */
+	arm_ok(__LINE__, &s, &c, 0, var[3], 8, WATCHPOINT_W);
+	expect(__LINE__, &s, STORE8, var[2], -1);
+	expect(__LINE__, &s, STORE8, var[3], 0);
+
+	/* a narrower range: 4 bytes at +4 and 1 byte at +3 */
+	arm_ok(__LINE__, &s, &c, 0, (volatile char *)var[4] + 4, 4, WATCHPOINT_W);
+	expect(__LINE__, &s, STORE1, (volatile char *)var[4] + 5, 0);
+	expect(__LINE__, &s, STORE1, (volatile char *)var[4] + 3, -1);
+	expect(__LINE__, &s, STORE8, var[4], 0); /* overlaps */
+	arm_ok(__LINE__, &s, &c, 0, (volatile char *)var[4] + 3, 1, WATCHPOINT_W);
+	expect(__LINE__, &s, STORE1, (volatile char *)var[4] + 3, 0);
+	expect(__LINE__, &s, STORE1, (volatile char *)var[4] + 2, -1);
+	expect(__LINE__, &s, STORE8, var[4], 0);
+
+	/* every slot on its own variable: each write names its slot */
+	for (int i = 0; i < n; i++)
+		arm_ok(__LINE__, &s, &c, i, var[i], 8, WATCHPOINT_W);
+	for (int i = 0; i < n; i++)
+		expect(__LINE__, &s, STORE8, var[i], i);
+	for (int i = n - 1; i >= 0; i--)
+		expect(__LINE__, &s, STORE8, var[i], i);
+	expect(__LINE__, &s, STORE8, var[5], -1);
+
+	/* two slots on the same variable: two signals */
+	if (n >= 2) {
+		arm_ok(__LINE__, &s, &c, 1, var[0], 8, WATCHPOINT_W);
+		reset();
+		store8(var[0], 3);
+		(void)syscall(SYS_getpid);
+		int a = rec_fd[0], b = rec_fd[1];
+		CHECK(__LINE__, hits == 2 && ((a == s.wp[0].fd && b == s.wp[1].fd) ||
+					      (a == s.wp[1].fd && b == s.wp[0].fd)),
+		      "two slots on one variable: %d signal(s), fds %d %d (slots' %d %d)", (int)hits,
+		      a, b, s.wp[0].fd, s.wp[1].fd);
+		arm_ok(__LINE__, &s, &c, 1, var[1], 8, WATCHPOINT_W);
+	}
+
+	/* pause keeps the state but stops traps; resume brings them back */
+	int ps = n >= 2 ? 1 : 0;
+	CHECK(__LINE__, watchpoint_pause(&s, ps) == 0, "pause");
+	CHECK(__LINE__, s.wp[ps].armed == 1, "paused slot lost its armed state");
+	expect(__LINE__, &s, STORE8, var[ps], -1);
+	CHECK(__LINE__, watchpoint_resume(&s, ps) == 0, "resume");
+	expect(__LINE__, &s, STORE8, var[ps], ps);
+	check_counts(__LINE__, &s, c.fast, c.slow, c.errors);
+
+	/* disarm all: quiet */
+	for (int i = 0; i < n; i++)
+		CHECK(__LINE__, watchpoint_disarm(&s, i) == 0, "disarm %d", i);
+	for (int i = 0; i < n; i++)
+		expect(__LINE__, &s, STORE8, var[i], -1);
+
+	if (!slow)
+		CHECK(__LINE__, c.fast > 0 && c.slow == 0, "fast path never used");
+	else
+		CHECK(__LINE__, c.slow > 0 && c.fast == 0, "slow path never used");
+
+	watchpoint_set_close(&s);
+	CHECK(__LINE__, s.n == 0, "n %d after close", s.n);
+	for (int i = 0; i < WATCHPOINT_MAX; i++)
+		CHECK(__LINE__, s.wp[i].armed == 0, "slot %d armed after close", i);
+	expect(__LINE__, &s, STORE8, var[0], -1);
+}
+
+/* How many slots the kernel hands out. */
+static void test_open_counts(void)
+{
+	static const struct {
+		int line;
+		uint32_t want;
+		int expect; /* -1: min(4, what the hardware has) */
+	} rows[] = {
+		{__LINE__, 0, -1}, {__LINE__, 1, 1}, {__LINE__, 2, 2}, {__LINE__, 3, 3},
+		{__LINE__, 4, -1}, {__LINE__, 5, -1}, {__LINE__, 100, -1},
+	};
+	struct watchpoint_set a, b, c;
+	int all = watchpoint_set_open(&a, 0, wp_sig, my_tid(), 0, (uint64_t)(uintptr_t)&parking);
+	watchpoint_set_close(&a);
+	CHECK(__LINE__, all >= 1 && all <= 4, "open(want 0) = %d", all);
+	if (all < 1)
+		return;
+	printf("test_watchpoint: %d debug registers\n", all);
+	fflush(stdout);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int want = rows[i].expect < 0 ? all : rows[i].expect;
+		if (want > all)
+			want = all;
+		int n = watchpoint_set_open(&a, rows[i].want, wp_sig, my_tid(), 0,
+					    (uint64_t)(uintptr_t)&parking);
+		CHECK(rows[i].line, n == want && a.n == want, "open(want %u) = %d (n %d), want %d",
+		      rows[i].want, n, a.n, want);
+		watchpoint_set_close(&a);
+	}
+
+	/* debug registers held elsewhere (another set of this thread) leave
+	 * fewer; none left gives a negative errno */
+	if (all >= 2) {
+		int na = watchpoint_set_open(&a, 1, wp_sig, my_tid(), 0,
+					     (uint64_t)(uintptr_t)&parking);
+		int nb = watchpoint_set_open(&b, 0, wp_sig, my_tid(), 0,
+					     (uint64_t)(uintptr_t)&parking);
+		CHECK(__LINE__, na == 1 && nb == all - 1 && b.n == all - 1,
+		      "with 1 held: open(want 0) = %d, want %d", nb, all - 1);
+		int nc = watchpoint_set_open(&c, 0, wp_sig, my_tid(), 0,
+					     (uint64_t)(uintptr_t)&parking);
+		CHECK(__LINE__, nc < 0 && c.n == 0, "with all held: open(want 0) = %d (n %d), want < 0",
+		      nc, c.n);
+		if (nc > 0)
+			watchpoint_set_close(&c);
+		/* the sets are independent: b's slots trap with b's fds */
+		struct counts cb = {0, 0, 0};
+		arm_ok(__LINE__, &b, &cb, 0, var[0], 8, WATCHPOINT_W);
+		expect(__LINE__, &b, STORE8, var[0], 0);
+		watchpoint_set_close(&b);
+		watchpoint_set_close(&a);
+	}
+}
+
+/* A request the kernel refuses (a misaligned range) fails cleanly and the
+ * slot works again afterwards. */
+static void test_bad_arm(int slow)
+{
+	struct watchpoint_set s;
+	int n = watchpoint_set_open(&s, 1, wp_sig, my_tid(), slow, (uint64_t)(uintptr_t)&parking);
+	CHECK(__LINE__, n == 1, "open(want 1) = %d", n);
+	if (n != 1)
+		return;
+	struct counts c = {0, 0, 0};
+	arm_ok(__LINE__, &s, &c, 0, var[0], 8, WATCHPOINT_W);
+	int rc = watchpoint_arm(&s, 0, (uint64_t)(uintptr_t)var[0] + 1, 8, WATCHPOINT_W);
+	CHECK(__LINE__, rc < 0, "arm on a misaligned 8-byte range: %d, want < 0", rc);
+	CHECK(__LINE__, s.wp[0].armed == 0, "slot armed after a failed arm");
+	CHECK(__LINE__, s.arm_errors == 1, "arm_errors %llu, want 1",
+	      (unsigned long long)s.arm_errors);
+	c.errors = s.arm_errors;
+	/* a good arm afterwards: the slot traps again */
+	rc = watchpoint_arm(&s, 0, (uint64_t)(uintptr_t)var[1], 8, WATCHPOINT_W);
+	CHECK(__LINE__, rc == 0, "arm after a failed arm: %d", rc);
+	expect(__LINE__, &s, STORE8, var[1], 0);
+	expect(__LINE__, &s, STORE8, var[0], -1);
+	/* MODIFY_ATTRIBUTES is there (the scenario used it): one refused range
+	 * must not switch the set to close+reopen for good */
+	if (!slow) {
+		CHECK(__LINE__, s.slow_rearm == 0,
+		      "one refused arm switched the set to slow re-arming for good "
+		      "(slow_rearm %d; rearm_fast %llu rearm_slow %llu)",
+		      s.slow_rearm, (unsigned long long)s.rearm_fast,
+		      (unsigned long long)s.rearm_slow);
+	}
+	watchpoint_set_close(&s);
+}
+
+int main(void)
+{
+	test_align();
+
+	wp_sig = SIGRTMIN + 2;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(wp_sig, &sa, NULL) < 0) {
+		perror("sigaction");
+		return 1;
+	}
+
+	struct watchpoint_set probe;
+	int n = watchpoint_set_open(&probe, 0, wp_sig, my_tid(), 0, (uint64_t)(uintptr_t)&parking);
+	if (n < 0) {
+		printf("test_watchpoint: SKIP hardware part: no breakpoint events (%s)\n",
+		       strerror(-n));
+	} else {
+		watchpoint_set_close(&probe);
+		test_open_counts();
+		scenario(0);
+		scenario(1);
+		test_bad_arm(1);
+		test_bad_arm(0);
+	}
+
+	if (failures) {
+		fprintf(stderr, "test_watchpoint: %d failure(s)\n", failures);
+		return 1;
+	}
+	printf("test_watchpoint: all passed\n");
+	return 0;
+}
