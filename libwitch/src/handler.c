@@ -18,6 +18,22 @@
 
 static const struct witch_config *h_cfg;
 static const struct craft *h_craft;
+static uint64_t h_runtime_lo, h_runtime_hi;
+volatile sig_atomic_t handler_off;
+
+void handler_set_runtime_text(uint64_t lo, uint64_t hi)
+{
+	h_runtime_lo = lo;
+	h_runtime_hi = hi;
+}
+
+static int path_in_runtime(const uint64_t *pcs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (pcs[i] >= h_runtime_lo && pcs[i] < h_runtime_hi)
+			return 1;
+	return 0;
+}
 
 void handler_init(const struct witch_config *cfg, const struct craft *craft)
 {
@@ -124,6 +140,10 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct dec
 	int n = context_of(t, uc, in->pc, 0, pcs, (int)h_cfg->depth);
 	if (n <= 0) {
 		t->stats.skip_unwind++;
+		return;
+	}
+	if (path_in_runtime(pcs, n)) {
+		t->stats.skip_runtime_addr++; /* a store the runtime made, e.g. in its pthread_create */
 		return;
 	}
 	int64_t node = cct_insert_path(&t->cct, pcs, n);
@@ -449,12 +469,22 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		}
 		return;
 	}
-	t->stats.traps++;
 	if (rc < 0) {
+		t->stats.traps++;
 		t->stats.traps_unresolved++;
 		release_slot(t, slot);
 		return;
 	}
+	int n = context_of(t, uc, leaf, skip, pcs, (int)h_cfg->depth);
+	if (n <= 0) {
+		t->stats.skip_unwind++;
+		return;
+	}
+	if (path_in_runtime(pcs, n)) {
+		t->stats.traps_runtime++; /* the profiler's own access: keep watching */
+		return;
+	}
+	t->stats.traps++;
 	enum craft_verdict v = h_craft->on_trap(w, &ct, &approx);
 	if (v == CRAFT_KEEP) {
 		t->stats.traps_kept++;
@@ -471,11 +501,6 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	double bytes = (double)ct.overlap_len * ((double)w->sample_len / (double)w->len);
 	release_slot(t, slot);
 
-	int n = context_of(t, uc, leaf, skip, pcs, (int)h_cfg->depth);
-	if (n <= 0) {
-		t->stats.skip_unwind++;
-		return;
-	}
 	int64_t trap_ctx = cct_insert_path(&t->cct, pcs, n);
 	if (trap_ctx < 0) {
 		t->stats.skip_cct_full++;
@@ -492,7 +517,7 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 void handler_on_signal(int sig, siginfo_t *si, void *ucv)
 {
 	struct witch_thread *t = thread_self();
-	if (!t || !t->active)
+	if (handler_off || !t || !t->active)
 		return;
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
@@ -513,7 +538,7 @@ int handler_on_sigtrap(siginfo_t *si, void *ucv)
 		return 0;
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
-	if (!t->active) {
+	if (handler_off || !t->active) {
 		stop_stepping(t, uc);
 	} else {
 		t->stats.steps++;

@@ -18,6 +18,9 @@
 #define THREAD_MAX_PAIRS (1u << 12)
 #define THREAD_ALTSTACK_SIZE ((size_t)128 << 10)
 
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static pthread_create_fn thread_real_create;
+
 static __thread struct witch_thread *thread_tls __attribute__((tls_model("initial-exec")));
 
 static const struct witch_config *thread_cfg;
@@ -41,6 +44,8 @@ int thread_module_init(const struct witch_config *cfg, int sig)
 {
 	thread_cfg = cfg;
 	thread_sig = sig;
+	/* Resolve now: dlsym inside the wrapper would run while sampling. */
+	thread_real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	int rc = pthread_key_create(&thread_key, thread_key_destructor);
 	return rc ? -rc : 0;
 }
@@ -263,14 +268,13 @@ static void *thread_trampoline(void *p)
 	return box.fn(box.arg);
 }
 
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 							  void *(*fn)(void *), void *arg)
 {
-	static pthread_create_fn real;
+	pthread_create_fn real = thread_real_create;
 	if (!real)
-		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		real = thread_real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	if (!real)
 		return EAGAIN;
 	if (!thread_cfg)

@@ -14,6 +14,7 @@
 #include "witch/unwind.h"
 
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -60,6 +61,29 @@ static int witch_pick_signal(void)
 			return sig;
 	}
 	return -EBUSY;
+}
+
+/* The runtime's own code range, so handlers can tell its accesses apart. */
+static int witch_text_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uint64_t *range = data; /* in: an address in our text; out: [lo, hi) */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && range[0] >= lo && range[0] < hi) {
+			range[0] = lo;
+			range[1] = hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void witch_find_runtime_text(void)
+{
+	uint64_t range[2] = {(uint64_t)(uintptr_t)&witch_text_cb, 0};
+	if (dl_iterate_phdr(witch_text_cb, range) == 1)
+		handler_set_runtime_text(range[0], range[1]);
 }
 
 static int witch_install_handlers(void)
@@ -136,6 +160,7 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	handler_init(&witch_cfg, craft);
+	witch_find_runtime_text();
 	if ((rc = witch_install_handlers()) < 0) {
 		log_line("cannot install signal handlers (%s); running without profiling",
 			 strerror(-rc));
@@ -151,6 +176,7 @@ __attribute__((constructor)) static void witch_init(void)
 
 __attribute__((destructor)) static void witch_fini(void)
 {
+	handler_off = 1; /* first, before any call: exit-time stores are not the program's */
 	if (!witch_running)
 		return;
 	witch_running = 0;

@@ -1,9 +1,18 @@
 /* handler: what runs in the runtime's signal handlers.
  *
  * API
- *   void handler_init(const struct witch_config *cfg, const struct craft *craft);
+ *   extern volatile sig_atomic_t handler_off;
+
+void handler_init(const struct witch_config *cfg, const struct craft *craft);
+void handler_set_runtime_text(uint64_t lo, uint64_t hi);
  *   void handler_on_signal(int sig, siginfo_t *si, void *uc);   the runtime's RT signal
  *   int  handler_on_sigtrap(siginfo_t *si, void *uc);           1 if the trap was ours
+ *   void handler_set_runtime_text(uint64_t lo, uint64_t hi);
+ *        The runtime's own code: samples and traps whose calling context
+ *        passes through it are the profiler's, not the program's, and are
+ *        dropped (a trap there leaves the watchpoint armed).
+ *   handler_off: set (a plain store, no call) to make every handler return
+ *        at once, from the moment the runtime starts shutting down.
  *
  * The path, top to bottom: sampler tick -> decode (single-step to the next
  * wanted access) -> calling context -> client -> reservoir -> watchpoint;
@@ -14,11 +23,15 @@
 #define WITCH_HANDLER_H
 
 #include <signal.h>
+#include <stdint.h>
 
 #include "witch/config.h"
 #include "witch/craft.h"
 
+extern volatile sig_atomic_t handler_off;
+
 void handler_init(const struct witch_config *cfg, const struct craft *craft);
+void handler_set_runtime_text(uint64_t lo, uint64_t hi);
 void handler_on_signal(int sig, siginfo_t *si, void *uc);
 int handler_on_sigtrap(siginfo_t *si, void *uc);
 

@@ -23,6 +23,7 @@
 	X(traps_kept)         /* no verdict yet: kept watching */                \
 	X(traps_unresolved)   /* trapping instruction not found: dropped */      \
 	X(traps_spurious)     /* signal for a watchpoint no longer armed */      \
+	X(traps_runtime)      /* the runtime's own access (exit, wrappers) */    \
 	X(steps)              /* single steps taken looking for an access */     \
 	X(skip_no_access)     /* no wanted access reachable from the tick */      \
 	X(skip_steps)         /* no wanted access within WITCH_MAX_STEPS */      \

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""overhead.py: runtime and memory overhead of libwitch (see overhead.sh).
+
+usage: overhead.py BUILD_DIR [RUNS] [CLIENT...]
+  BUILD_DIR  has libwitch.so and tests/programs/<known-answer programs>
+  RUNS       runs of each configuration (default 5)
+  CLIENT...  clients to measure (default: dead)
+
+For every program and client: RUNS native and RUNS profiled runs,
+interleaved (native, profiled, native, profiled, ...) so drift in machine
+speed hits both alike; wall time from time.perf_counter() around each run,
+peak RSS from os.wait4()'s rusage of that very child (ru_maxrss, KiB).
+Prints a markdown table of medians and ratios.  Profiled runs get
+LD_PRELOAD, WITCH_CLIENT and WITCH_OUTPUT (a temporary directory) and
+otherwise inherit the environment: WITCH_RATE is not set, so the runtime's
+default rate is measured unless you export one.  Native runs get neither
+LD_PRELOAD nor any WITCH_* variable.  A run whose exit status or stdout
+differs from the first native run's, or a profiled run that leaves no
+profile, is counted in the notes column.  No timing is asserted.
+"""
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# (name, path relative to BUILD_DIR or None for bench sources, args)
+# Repeat counts are ~2x the known-answer defaults (~1 s native each).
+PROGRAMS = [
+    ("dead_two_loops", "tests/programs/dead_two_loops", ["20"]),
+    ("fig42", "tests/programs/fig42", ["16"]),
+    ("no_dead", "tests/programs/no_dead", ["80"]),
+    ("dead_threads", "tests/programs/dead_threads", ["40"]),
+    ("stack_case", "tests/programs/stack_case", ["1400"]),
+    ("hashsort", None, ["8"]),
+]
+BENCH_SOURCES = {"hashsort": "hashsort.c"}
+
+
+def run(argv, env, stdout_path):
+    """Run argv; return (wall seconds, exit status, max RSS KiB)."""
+    with open(stdout_path, "wb") as out, open(os.devnull, "wb") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, env=env, stdout=out, stderr=err)
+        _, status, ru = os.wait4(p.pid, 0)
+        t1 = time.perf_counter()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return t1 - t0, p.returncode, ru.ru_maxrss
+
+
+def build_bench(name, tmp):
+    cc = os.environ.get("CC", "cc")
+    src = os.path.join(HERE, BENCH_SOURCES[name])
+    exe = os.path.join(tmp, name)
+    r = subprocess.run([cc, "-O2", "-g", src, "-o", exe], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(f"overhead: cannot build {src}:\n{r.stderr}")
+        return None
+    return exe
+
+
+def fmt_ratio(a, b):
+    return f"{b / a:.2f}" if a > 0 else "n/a"
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    build = os.path.abspath(argv[0])
+    try:
+        runs = int(argv[1]) if len(argv) > 1 else 5
+    except ValueError:
+        sys.stderr.write(f"overhead: RUNS must be a number, got {argv[1]!r}\n")
+        return 2
+    if runs < 1:
+        sys.stderr.write("overhead: RUNS must be >= 1\n")
+        return 2
+    clients = argv[2:] or ["dead"]
+    lib = os.path.join(build, "libwitch.so")
+    if not os.path.exists(lib):
+        sys.stderr.write(f"overhead: {lib} not found\n")
+        return 1
+
+    base_env = {k: v for k, v in os.environ.items()
+                if k != "LD_PRELOAD" and not k.startswith("WITCH_")}
+    inherited = {k: v for k, v in os.environ.items() if k.startswith("WITCH_")}
+    tmp = tempfile.mkdtemp(prefix="witch-overhead.")
+    try:
+        programs = []
+        for name, rel, args in PROGRAMS:
+            exe = build_bench(name, tmp) if rel is None else os.path.join(build, rel)
+            if exe is None or not os.access(exe, os.X_OK):
+                sys.stderr.write(f"overhead: skipping {name}: {exe} not found\n")
+                continue
+            programs.append((name, exe, args))
+
+        print(f"# libwitch overhead: {runs} native + {runs} profiled runs each, interleaved; "
+              f"medians")
+        print()
+        print(f"build: {build}; WITCH_RATE: "
+              f"{inherited.get('WITCH_RATE', 'runtime default (not set)')}"
+              + "".join(f"; {k}={v}" for k, v in sorted(inherited.items())
+                        if k not in ("WITCH_RATE", "WITCH_CLIENT", "WITCH_OUTPUT")))
+        print()
+        print("| program | client | native s | profiled s | ratio | native RSS MiB "
+              "| profiled RSS MiB | RSS ratio | notes |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+        sys.stdout.flush()
+        for name, exe, args in programs:
+            for client in clients:
+                outdir = os.path.join(tmp, f"prof-{name}-{client}")
+                os.makedirs(outdir)
+                penv = dict(inherited)
+                penv.update(base_env)
+                penv.update(LD_PRELOAD=lib, WITCH_CLIENT=client,
+                            WITCH_OUTPUT=os.path.join(outdir, "p-%p.prof"))
+                nt, pt, nr, pr = [], [], [], []
+                ref = None
+                bad_native = bad_prof = 0
+                for i in range(runs):
+                    so = os.path.join(tmp, "out")
+                    t, rc, rss = run([exe] + args, base_env, so)
+                    with open(so, "rb") as f:
+                        got = (rc, f.read())
+                    if ref is None:
+                        ref = got
+                    bad_native += got != ref
+                    nt.append(t); nr.append(rss)
+                    t, rc, rss = run([exe] + args, penv, so)
+                    with open(so, "rb") as f:
+                        got = (rc, f.read())
+                    bad_prof += got != ref
+                    pt.append(t); pr.append(rss)
+                nprof = len(os.listdir(outdir))
+                notes = []
+                if ref[0] != 0:
+                    notes.append(f"native exit {ref[0]}")
+                if bad_native:
+                    notes.append(f"{bad_native} native run(s) differ")
+                if bad_prof:
+                    notes.append(f"{bad_prof} profiled run(s) differ in output/status")
+                if nprof != runs:
+                    notes.append(f"{nprof} profile(s) for {runs} runs")
+                mn, mp = statistics.median(nt), statistics.median(pt)
+                rn, rp = statistics.median(nr) / 1024, statistics.median(pr) / 1024
+                print(f"| {name} | {client} | {mn:.3f} | {mp:.3f} | {fmt_ratio(mn, mp)} "
+                      f"| {rn:.1f} | {rp:.1f} | {fmt_ratio(rn, rp)} | {'; '.join(notes)} |")
+                sys.stdout.flush()
+                shutil.rmtree(outdir, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

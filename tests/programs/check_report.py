@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""check_report.py: check a `witch report --json` output against known answers.
+
+usage: check_report.py JSON [--fraction F --tol T] [--fraction-below X]
+                       [--top-pair WATCHFN TRAPFN]
+                       [--shares FN1:FN2=S1,FN3:FN4=S2,... --tol T]
+                       [--no-trap-in-module M] [--no-watch-in-module M]
+                       [--trap-fns-for WATCHFN=TRAPFN[,TRAPFN...]]
+                       [--min-samples N] [--min-traps N] [--max-stat NAME=N]
+                       [--client NAME] [--sampler NAME] [--match-depth K] [-v]
+
+JSON is the report file ('-' = stdin):
+  {"client":..., "sampler":..., "samples":N, "watchpoints_armed":N, "traps":N,
+   "waste":B, "use":B, "fraction":F,
+   "pairs":[{"waste":B, "use":B, "share":S, "traps":N,
+             "watch":[FRAME,...], "trap":[FRAME,...]}, ...]}
+  FRAME = {"function":..., "file":..., "line":N, "module":..., "address":"0x..."},
+  frames leaf first, pairs sorted by waste (largest first).
+
+Matching.  A function key FN matches a call path when one of the path's first
+K frames (K = --match-depth, default 3) is function FN; K > 1 tolerates a
+checked function whose leaf is something it called or that got inlined into
+it (e.g. a store loop turned into memset: leaf memset, frame 2 the function).
+Function names are compared after dropping gcc clone suffixes (`fill.isra.0`,
+`fill.constprop.0`, `fill.part.0`, `fill.cold` all compare as `fill`).  A pair
+matches WATCHFN:TRAPFN when its watch path matches WATCHFN and its trap path
+matches TRAPFN.  --match-depth 1 makes every match leaf-only.
+
+Checks (each failure prints what was expected and what was found):
+  format            always: required keys present, numbers are numbers, pairs
+                    sorted by waste, fraction == waste/(waste+use) (+-1e-3)
+  --fraction F      |fraction - F| <= tol
+  --fraction-below X  fraction < X
+  --top-pair W T    the pair with the most waste (waste > 0) matches W:T
+  --shares K=S,...  for each key W:T, the sum of `share` over the pairs that
+                    match it is within tol of S (a pair may count for several
+                    keys).  `share` is the report's field (for the dead
+                    client: the pair's part of all waste); a pair without it
+                    gets waste/total waste.
+  --no-trap-in-module M   no frame of any trap path is in module M (compared
+                    by file name: M, or M followed by a version suffix)
+  --no-watch-in-module M  the same for watch paths
+  --trap-fns-for W=T1,T2  every pair whose watch path matches W has a trap
+                    path matching one of T1, T2, ... (repeatable)
+  --min-samples N, --min-traps N   samples >= N, traps >= N
+  --max-stat NAME=N  the report's "stats" object has counter NAME <= N
+                    (repeatable; e.g. traps_spurious=0).  A missing "stats"
+                    object or counter is a failure.
+  --client NAME, --sampler NAME    the report's client/sampler field
+--tol defaults to 0.1.  Exit status: 0 if every check passed, 1 if any failed
+(or the report is unreadable), 2 on a usage error.  The last line printed is
+a one-line summary starting `check_report: PASS` or `check_report: FAIL`.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+
+REQUIRED = {
+    "client": str, "sampler": str, "samples": (int,), "watchpoints_armed": (int,),
+    "traps": (int,), "waste": (int, float), "use": (int, float),
+    "fraction": (int, float), "pairs": list,
+}
+
+
+def norm_fn(name):
+    if not isinstance(name, str):
+        return ""
+    return name.split(".", 1)[0]
+
+
+def frames(pair, side):
+    fr = pair.get(side)
+    return fr if isinstance(fr, list) else []
+
+
+def path_matches(path, fn, depth):
+    return any(isinstance(f, dict) and norm_fn(f.get("function")) == fn
+               for f in path[:depth])
+
+
+def pair_matches(pair, wfn, tfn, depth):
+    return (path_matches(frames(pair, "watch"), wfn, depth) and
+            path_matches(frames(pair, "trap"), tfn, depth))
+
+
+def module_matches(module, want):
+    if not isinstance(module, str) or not module:
+        return False
+    base = os.path.basename(module)
+    return base == want or base.startswith(want + ".") or module == want
+
+
+def frame_name(f):
+    if not isinstance(f, dict):
+        return "?"
+    n = f.get("function")
+    mod = os.path.basename(f.get("module") or "")
+    return (n if isinstance(n, str) and n else "??") + (f"@{mod}" if mod else "")
+
+
+def path_desc(path, depth=3):
+    if not path:
+        return "[]"
+    more = ", ..." if len(path) > depth else ""
+    return "[" + ", ".join(frame_name(f) for f in path[:depth]) + more + "]"
+
+
+def describe(pair):
+    return (f"watch {path_desc(frames(pair, 'watch'))} -> trap {path_desc(frames(pair, 'trap'))}"
+            f" waste={num(pair.get('waste'))} use={num(pair.get('use'))}"
+            f" share={num(pair.get('share'))} traps={pair.get('traps')}")
+
+
+def num(x):
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return repr(x)
+    if isinstance(x, int):
+        return str(x)
+    return f"{x:.4g}"
+
+
+def is_num(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def parse_key(key, what):
+    if ":" not in key:
+        raise argparse.ArgumentTypeError(f"{what}: expected WATCHFN:TRAPFN, got {key!r}")
+    w, t = key.split(":", 1)
+    if not w or not t:
+        raise argparse.ArgumentTypeError(f"{what}: expected WATCHFN:TRAPFN, got {key!r}")
+    return w, t
+
+
+def parse_shares(text):
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if "=" not in item:
+            raise argparse.ArgumentTypeError(f"--shares: expected FN1:FN2=S, got {item!r}")
+        key, val = item.rsplit("=", 1)
+        w, t = parse_key(key, "--shares")
+        try:
+            s = float(val)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--shares: {val!r} is not a number")
+        out.append((w, t, s))
+    if not out:
+        raise argparse.ArgumentTypeError("--shares: empty list")
+    return out
+
+
+def parse_trap_fns(text):
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(
+            f"--trap-fns-for: expected WATCHFN=TRAPFN[,TRAPFN...], got {text!r}")
+    w, ts = text.split("=", 1)
+    tl = [t for t in (x.strip() for x in ts.split(",")) if t]
+    if not w or not tl:
+        raise argparse.ArgumentTypeError(
+            f"--trap-fns-for: expected WATCHFN=TRAPFN[,TRAPFN...], got {text!r}")
+    return w, tl
+
+
+def parse_stat(text):
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--max-stat: expected NAME=N, got {text!r}")
+    name, val = text.split("=", 1)
+    try:
+        return name, float(val)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--max-stat: {val!r} is not a number")
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(
+        description="Check a `witch report --json` output against known answers.")
+    ap.add_argument("json", metavar="JSON")
+    ap.add_argument("--fraction", type=float)
+    ap.add_argument("--tol", type=float, default=0.1)
+    ap.add_argument("--fraction-below", type=float)
+    ap.add_argument("--top-pair", nargs=2, metavar=("WATCHFN", "TRAPFN"))
+    ap.add_argument("--shares", type=parse_shares)
+    ap.add_argument("--no-trap-in-module", action="append", default=[], metavar="M")
+    ap.add_argument("--no-watch-in-module", action="append", default=[], metavar="M")
+    ap.add_argument("--trap-fns-for", type=parse_trap_fns, action="append", default=[],
+                    metavar="WATCHFN=TRAPFN[,...]")
+    ap.add_argument("--min-samples", type=int)
+    ap.add_argument("--min-traps", type=int)
+    ap.add_argument("--max-stat", type=parse_stat, action="append", default=[],
+                    metavar="NAME=N")
+    ap.add_argument("--client")
+    ap.add_argument("--sampler")
+    ap.add_argument("--match-depth", type=int, default=3)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    if args.match_depth < 1:
+        ap.error("--match-depth must be >= 1")
+
+    name = args.json
+    try:
+        if name == "-":
+            rep = json.load(sys.stdin)
+            name = "<stdin>"
+        else:
+            with open(name) as f:
+                rep = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"FAIL read: cannot read a JSON report from {name}: {e}")
+        print(f"check_report: FAIL {name}: unreadable report")
+        return 1
+    if not isinstance(rep, dict):
+        print(f"FAIL format: expected a JSON object at the top level, found {type(rep).__name__}")
+        print(f"check_report: FAIL {name}: not a report object")
+        return 1
+
+    n_checks = 0
+    failures = []
+
+    def check(what, ok, expected, found):
+        nonlocal n_checks
+        n_checks += 1
+        if not ok:
+            failures.append(what)
+            print(f"FAIL {what}: expected {expected}; found {found}")
+        return ok
+
+    # ---- format ----
+    fmt_ok = True
+    for key, typ in REQUIRED.items():
+        v = rep.get(key)
+        good = key in rep and isinstance(v, typ) and not isinstance(v, bool)
+        if good and typ in ((int,), (int, float)):
+            good = math.isfinite(v)
+        if not good:
+            fmt_ok = False
+            check(f"format.{key}", False,
+                  f"key {key!r} of type {'/'.join(t.__name__ for t in (typ if isinstance(typ, tuple) else (typ,)))}",
+                  "missing" if key not in rep else f"{v!r}")
+    pairs = rep.get("pairs") if isinstance(rep.get("pairs"), list) else []
+    bad_pairs = [i for i, p in enumerate(pairs)
+                 if not (isinstance(p, dict) and is_num(p.get("waste")) and is_num(p.get("use"))
+                         and isinstance(p.get("watch"), list) and isinstance(p.get("trap"), list))]
+    check("format.pairs", not bad_pairs,
+          "every pair an object with numeric waste/use and watch/trap frame lists",
+          f"bad pairs at index {bad_pairs[:5]}")
+    pairs = [p for i, p in enumerate(pairs) if i not in set(bad_pairs)]
+    wastes = [p["waste"] for p in pairs]
+    check("format.sorted", all(wastes[i] >= wastes[i + 1] for i in range(len(wastes) - 1)),
+          "pairs sorted by waste, largest first",
+          "first out-of-order index " + str(next((i for i in range(len(wastes) - 1)
+                                                  if wastes[i] < wastes[i + 1]), None)))
+    waste = rep.get("waste") if is_num(rep.get("waste")) else 0
+    use = rep.get("use") if is_num(rep.get("use")) else 0
+    frac = rep.get("fraction") if is_num(rep.get("fraction")) else None
+    if is_num(rep.get("waste")) and is_num(rep.get("use")) and frac is not None:
+        if waste + use > 0:
+            want = waste / (waste + use)
+            check("format.fraction", abs(frac - want) <= 1e-3,
+                  f"fraction = waste/(waste+use) = {want:.6f}", f"{frac:.6f}")
+        else:
+            check("format.fraction", frac == 0, "fraction 0 when waste+use = 0", num(frac))
+
+    # ---- header fields ----
+    if args.client is not None:
+        check("client", rep.get("client") == args.client, repr(args.client), repr(rep.get("client")))
+    if args.sampler is not None:
+        check("sampler", rep.get("sampler") == args.sampler, repr(args.sampler),
+              repr(rep.get("sampler")))
+    if args.min_samples is not None:
+        s = rep.get("samples")
+        check("min-samples", is_num(s) and s >= args.min_samples,
+              f"samples >= {args.min_samples}", num(s))
+    if args.min_traps is not None:
+        t = rep.get("traps")
+        check("min-traps", is_num(t) and t >= args.min_traps, f"traps >= {args.min_traps}", num(t))
+
+    for sname, limit in args.max_stat:
+        stats = rep.get("stats")
+        v = stats.get(sname) if isinstance(stats, dict) else None
+        if not isinstance(stats, dict):
+            found = "no \"stats\" object in the report"
+        elif sname not in stats:
+            found = f"no counter {sname!r} in stats"
+        else:
+            found = num(v)
+        check(f"max-stat {sname}", is_num(v) and v <= limit, f"stats.{sname} <= {num(limit)}",
+              found)
+
+    # ---- fraction ----
+    fdesc = (f"{num(frac) if frac is None else f'{frac:.4f}'} "
+             f"(waste {num(waste)} B, use {num(use)} B)")
+    if args.fraction is not None:
+        check("fraction", frac is not None and abs(frac - args.fraction) <= args.tol,
+              f"fraction {args.fraction:.4f} +- {args.tol:.4f}", fdesc)
+    if args.fraction_below is not None:
+        check("fraction-below", frac is not None and frac < args.fraction_below,
+              f"fraction < {args.fraction_below:.4f}", fdesc)
+
+    # ---- pairs ----
+    depth = args.match_depth
+    top = None
+    for p in pairs:
+        if top is None or p["waste"] > top["waste"]:
+            top = p
+    if args.top_pair:
+        w, t = args.top_pair
+        if top is None or top["waste"] <= 0:
+            check("top-pair", False, f"top waste pair {w} -> {t}",
+                  "no pair with waste > 0" if pairs else "no pairs at all")
+        else:
+            check("top-pair", pair_matches(top, w, t, depth),
+                  f"top waste pair {w} -> {t} (within the first {depth} frames)",
+                  describe(top))
+
+    if args.shares:
+        total_waste = sum(p["waste"] for p in pairs)
+        basis = set()
+
+        def share_of(p):
+            s = p.get("share")
+            if is_num(s):
+                basis.add("share field")
+                return s
+            basis.add("waste/total waste")
+            return p["waste"] / total_waste if total_waste > 0 else 0.0
+
+        for w, t, want in args.shares:
+            got = sum(share_of(p) for p in pairs if pair_matches(p, w, t, depth))
+            n = sum(1 for p in pairs if pair_matches(p, w, t, depth))
+            check(f"share {w}:{t}", abs(got - want) <= args.tol,
+                  f"share {want:.4f} +- {args.tol:.4f}",
+                  f"{got:.4f} from {n} matching pair(s) [{', '.join(sorted(basis)) or 'no pairs'}]")
+
+    for mod in args.no_trap_in_module:
+        bad = [p for p in pairs
+               if any(isinstance(f, dict) and module_matches(f.get("module"), mod)
+                      for f in frames(p, "trap"))]
+        check(f"no-trap-in-module {mod}", not bad, f"no trap path through {mod}",
+              f"{len(bad)} pair(s), e.g. {describe(bad[0])}" if bad else "none")
+    for mod in args.no_watch_in_module:
+        bad = [p for p in pairs
+               if any(isinstance(f, dict) and module_matches(f.get("module"), mod)
+                      for f in frames(p, "watch"))]
+        check(f"no-watch-in-module {mod}", not bad, f"no watch path through {mod}",
+              f"{len(bad)} pair(s), e.g. {describe(bad[0])}" if bad else "none")
+
+    for w, tl in args.trap_fns_for:
+        mine = [p for p in pairs if path_matches(frames(p, "watch"), w, depth)]
+        bad = [p for p in mine
+               if not any(path_matches(frames(p, "trap"), t, depth) for t in tl)]
+        check(f"trap-fns-for {w}", not bad,
+              f"every pair watched in {w} trapped in {' or '.join(tl)}",
+              f"{len(bad)} of {len(mine)} such pair(s) trap elsewhere, e.g. {describe(bad[0])}"
+              if bad else f"{len(mine)} pair(s), all fine")
+
+    summary = (f"client={rep.get('client')} sampler={rep.get('sampler')} "
+               f"samples={num(rep.get('samples'))} traps={num(rep.get('traps'))} "
+               f"fraction={'?' if frac is None else f'{frac:.4f}'} pairs={len(pairs)}")
+    if failures or args.verbose:
+        print("top pairs by waste (first 3 frames of each path, leaf first):")
+        for p in pairs[:8]:
+            print("  " + describe(p))
+    if failures:
+        print(f"check_report: FAIL {len(failures)} of {n_checks} checks ({', '.join(failures)}); "
+              f"{summary}")
+        return 1
+    print(f"check_report: PASS {n_checks} checks; {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,137 @@
+#!/bin/bash
+# test_check_report.sh: self-test of check_report.py on hand-written reports.
+# Each case runs check_report.py and expects an exit status and, for failing
+# cases, a FAIL line naming the check.  Prints PASS/FAIL per case and a final
+# line; exit 0 when every case behaves as expected.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+CHECK="$HERE/check_report.py"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/witch-ckself.XXXXXX")
+trap '[ -n "${KEEP_TMP-}" ] || rm -rf "$tmp"' EXIT
+
+frame() { # function module [file line]
+	printf '{"function":"%s","file":"%s","line":%s,"module":"%s","address":"0x401000"}' \
+		"$1" "${3:-/src/prog.c}" "${4:-10}" "$2"
+}
+P=/build/tests/programs/prog
+W=/build/libwitch.so
+MAIN=$(frame main $P)
+START=$(frame __libc_start_call_main /lib/x86_64-linux-gnu/libc.so.6)
+
+# A fig42-like report: fraction 0.5, shares 0.5/0.333/0.167, plus use pairs.
+# waste 600 = 300 + 200 + 100; use 600.
+cat >"$tmp/good.json" <<EOF
+{"client":"dead","sampler":"soft","samples":1200,"watchpoints_armed":400,"traps":380,
+ "waste":600,"use":600,"fraction":0.5,"stats":{"traps_spurious":0,"steps":2000},
+ "pairs":[
+  {"waste":300,"use":0,"share":0.5,"traps":20,
+   "watch":[$(frame dead_a $P),$MAIN,$START],"trap":[$(frame kill_a $P),$MAIN,$START]},
+  {"waste":200,"use":0,"share":0.3333,"traps":30,
+   "watch":[$(frame dead_b.isra.0 $P),$MAIN],"trap":[$(frame kill_b $P),$MAIN]},
+  {"waste":60,"use":0,"share":0.1,"traps":200,
+   "watch":[$(frame dead_x $P),$MAIN],"trap":[$(frame kill_x $P),$MAIN]},
+  {"waste":40,"use":0,"share":0.0667,"traps":100,
+   "watch":[$(frame memset /lib/x86_64-linux-gnu/libc.so.6),$(frame dead_x $P),$MAIN],
+   "trap":[$(frame kill_x $P),$MAIN]},
+  {"waste":0,"use":600,"share":0,"traps":30,
+   "watch":[$(frame kill_a $P),$MAIN],"trap":[$(frame dead_a $P),$MAIN]}
+ ]}
+EOF
+
+# A stack_case-like report with the 4.5 failure: a deep slot trapped in
+# shallow and in the runtime's handler.  Also fraction inconsistent with
+# waste/use, and pairs out of order.
+cat >"$tmp/bad.json" <<EOF
+{"client":"dead","sampler":"soft","samples":10,"watchpoints_armed":5,"traps":3,
+ "waste":100,"use":300,"fraction":0.4,
+ "pairs":[
+  {"waste":10,"use":0,"share":0.1,"traps":1,
+   "watch":[$(frame deep $P),$(frame driver $P),$MAIN],"trap":[$(frame shallow $P),$(frame driver $P),$MAIN]},
+  {"waste":80,"use":0,"share":0.8,"traps":1,
+   "watch":[$(frame deep $P),$(frame driver $P),$MAIN],"trap":[$(frame witch_on_trap $W),$(frame __restore_rt /lib/x86_64-linux-gnu/libc.so.6),$(frame shallow $P)]},
+  {"waste":10,"use":300,"share":0.1,"traps":1,
+   "watch":[$(frame shallow $P),$(frame driver $P)],"trap":[$(frame shallow $P),$(frame driver $P)]}
+ ]}
+EOF
+
+echo '{"client":"dead", "samples":' >"$tmp/broken.json"
+cat >"$tmp/nopairs.json" <<EOF
+{"client":"dead","sampler":"soft","samples":0,"watchpoints_armed":0,"traps":0,
+ "waste":0,"use":0,"fraction":0,"pairs":[]}
+EOF
+
+npass=0 nfail=0
+# case_ NAME EXPECTED_STATUS "substring|!absent-substring|..." -- check_report args
+case_() {
+	local name=$1 want=$2 needles=$3
+	shift 4
+	local out rc
+	out=$(python3 "$CHECK" "$@" 2>&1)
+	rc=$?
+	local ok=1 why=""
+	if [ "$rc" != "$want" ]; then ok=0; why="exit status $rc, expected $want"; fi
+	local last
+	last=$(printf '%s\n' "$out" | tail -n 1)
+	case "$want" in
+	0) [[ $last == "check_report: PASS"* ]] || { ok=0; why="$why; last line not a PASS summary"; } ;;
+	1) [[ $last == "check_report: FAIL"* ]] || { ok=0; why="$why; last line not a FAIL summary"; } ;;
+	esac
+	if [ -n "$needles" ]; then
+		local IFS='|'
+		for n in $needles; do
+			if [[ $n == '!'* ]]; then
+				if grep -qF -- "${n#!}" <<<"$out"; then ok=0; why="$why; unexpected output: ${n#!}"; fi
+			elif ! grep -qF -- "$n" <<<"$out"; then
+				ok=0; why="$why; missing output: $n"
+			fi
+		done
+	fi
+	if [ $ok = 1 ]; then
+		npass=$((npass + 1)); echo "ok   $name"
+	else
+		nfail=$((nfail + 1)); echo "FAIL $name: $why"; printf '%s\n' "$out" | sed 's/^/     | /'
+	fi
+}
+
+G="$tmp/good.json" B="$tmp/bad.json"
+case_ pass.all 0 "" -- "$G" --client dead --sampler soft --fraction 0.5 --tol 0.1 \
+	--top-pair dead_a kill_a \
+	--shares dead_a:kill_a=0.5,dead_b:kill_b=0.333,dead_x:kill_x=0.167 \
+	--no-trap-in-module libwitch.so --no-watch-in-module libwitch.so \
+	--trap-fns-for dead_a=kill_a --trap-fns-for dead_x=kill_x \
+	--min-samples 1000 --min-traps 300
+case_ pass.fraction-below 0 "" -- "$G" --fraction-below 0.6
+case_ pass.stdin 0 "" -- - --fraction 0.5 <"$G"
+case_ fail.fraction 1 "FAIL fraction: expected fraction 0.2000 +- 0.1000; found 0.5000" -- "$G" --fraction 0.2
+case_ fail.fraction-below 1 "FAIL fraction-below: expected fraction < 0.0500; found 0.5000" -- "$G" --fraction-below 0.05
+case_ fail.top-pair 1 "FAIL top-pair: expected top waste pair fill -> overwrite|found watch [dead_a@prog, main@prog, __libc_start_call_main@libc.so.6] -> trap [kill_a@prog" -- "$G" --top-pair fill overwrite
+case_ fail.shares 1 "FAIL share dead_x:kill_x: expected share 0.5000|FAIL share dead_a:kill_a" -- "$G" \
+	--shares dead_a:kill_a=0.167,dead_x:kill_x=0.5 --tol 0.05
+# memset leaf + dead_x in frame 2 counts only with the default depth 3:
+case_ fail.match-depth-1 1 "FAIL share dead_x:kill_x: expected share 0.1670 +- 0.0100; found 0.1000 from 1 matching pair" -- "$G" \
+	--shares dead_x:kill_x=0.167 --tol 0.01 --match-depth 1
+case_ pass.match-depth-3 0 "" -- "$G" --shares dead_x:kill_x=0.167 --tol 0.01
+case_ fail.min 1 "FAIL min-samples: expected samples >= 5000; found 1200|FAIL min-traps: expected traps >= 1000; found 380" -- "$G" \
+	--min-samples 5000 --min-traps 1000
+case_ pass.max-stat 0 "" -- "$G" --max-stat traps_spurious=0 --max-stat steps=2000
+case_ fail.max-stat 1 "FAIL max-stat steps: expected stats.steps <= 10; found 2000|FAIL max-stat nosuch: expected stats.nosuch <= 0; found no counter 'nosuch' in stats" -- "$G" \
+	--max-stat steps=10 --max-stat nosuch=0
+case_ fail.max-stat-no-stats 1 "found no \"stats\" object in the report" -- "$B" --max-stat traps_spurious=0
+case_ fail.client 1 "FAIL client: expected 'load'; found 'dead'" -- "$G" --client load
+case_ fail.stack 1 "FAIL no-trap-in-module libwitch.so|FAIL trap-fns-for deep: expected every pair watched in deep trapped in deep; found 2 of 2|FAIL format.fraction|FAIL format.sorted" -- "$B" \
+	--no-trap-in-module libwitch.so --trap-fns-for deep=deep
+case_ fail.format-only 1 "FAIL format.fraction|!FAIL no-watch-in-module|!FAIL trap-fns-for" -- "$B" \
+	--no-watch-in-module libwitch.so --trap-fns-for shallow=shallow
+case_ fail.broken-json 1 "FAIL read: cannot read a JSON report" -- "$tmp/broken.json" --fraction 0.5
+case_ fail.missing-file 1 "FAIL read" -- "$tmp/does-not-exist.json"
+case_ fail.no-pairs 1 "FAIL top-pair: expected top waste pair fill -> overwrite; found no pairs at all" -- "$tmp/nopairs.json" --top-pair fill overwrite
+case_ pass.no-pairs 0 "" -- "$tmp/nopairs.json" --fraction-below 0.05
+case_ usage.bad-shares 2 "" -- "$G" --shares dead_a=0.5
+
+echo "check_report.selftest: $npass passed, $nfail failed"
+if [ $nfail = 0 ]; then
+	echo "PASS check_report.selftest"
+	exit 0
+fi
+echo "FAIL check_report.selftest"
+exit 1
