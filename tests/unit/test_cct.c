@@ -1,5 +1,5 @@
 /* Unit test of the calling context tree (cct.h) and the context-pair table
- * (pairtab.h), both in arena memory.  Table rows carry __LINE__; failures
+ * (pairtab.h), both in arena memory.  Table rows carry __LINE__; check_failures
  * print it.  Exit status 0 on success.
  */
 #ifndef _GNU_SOURCE
@@ -17,23 +17,7 @@
 #include "witch/pairtab.h"
 #include "witch/rng.h"
 
-static int failures;
-
-#define FAIL(line, ...)                                                   \
-	do {                                                              \
-		if (failures < 100) {                                     \
-			fprintf(stderr, "test_cct.c:%d: ", (line));       \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-		}                                                         \
-		failures++;                                               \
-	} while (0)
-
-#define CHECK(line, cond, ...)                                            \
-	do {                                                              \
-		if (!(cond))                                              \
-			FAIL(line, __VA_ARGS__);                          \
-	} while (0)
+#include "check.h"
 
 #define MAXP 8
 
@@ -381,8 +365,8 @@ int main(void)
 	test_cct_small_arena();
 	test_pairtab();
 	test_pairtab_random();
-	if (failures) {
-		fprintf(stderr, "test_cct: %d failure(s)\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "test_cct: %d failure(s)\n", check_failures);
 		return 1;
 	}
 	printf("test_cct: all passed\n");

@@ -17,21 +17,7 @@
 
 #include "witch/config.h"
 
-static int failures;
-
-#define FAIL(line, ...)                                                   \
-	do {                                                              \
-		fprintf(stderr, "test_config.c:%d: ", (line));            \
-		fprintf(stderr, __VA_ARGS__);                             \
-		fputc('\n', stderr);                                      \
-		failures++;                                               \
-	} while (0)
-
-#define CHECK(line, cond, ...)                                            \
-	do {                                                              \
-		if (!(cond))                                              \
-			FAIL(line, __VA_ARGS__);                          \
-	} while (0)
+#include "check.h"
 
 /* Which field of struct witch_config an accepted row sets. */
 enum field {
@@ -505,8 +491,8 @@ int main(void)
 	test_table();
 	test_output_length();
 	test_env();
-	if (failures) {
-		fprintf(stderr, "test_config: %d failure(s)\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "test_config: %d failure(s)\n", check_failures);
 		return 1;
 	}
 	printf("test_config: %zu parse rows, %zu environment rows, all passed\n",

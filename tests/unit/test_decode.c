@@ -22,21 +22,7 @@
 
 #include "witch/decode.h"
 
-static int failures;
-
-#define FAIL(line, ...)                                                   \
-	do {                                                              \
-		fprintf(stderr, "test_decode.c:%d: ", (line));            \
-		fprintf(stderr, __VA_ARGS__);                             \
-		fputc('\n', stderr);                                      \
-		failures++;                                               \
-	} while (0)
-
-#define CHECK(line, cond, ...)                                            \
-	do {                                                              \
-		if (!(cond))                                              \
-			FAIL(line, __VA_ARGS__);                          \
-	} while (0)
+#include "check.h"
 
 /* ------------------------------------------------------------------ */
 /* Table                                                              */
@@ -705,8 +691,8 @@ int main(void)
 	test_find_prev();
 	test_pages();
 	test_ucontext();
-	if (failures) {
-		fprintf(stderr, "test_decode: %d failure(s)\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "test_decode: %d failure(s)\n", check_failures);
 		return 1;
 	}
 	measure();

@@ -15,21 +15,7 @@
 
 #include "witch/profile.h"
 
-static int failures;
-
-#define FAIL(line, ...)                                                   \
-	do {                                                              \
-		fprintf(stderr, "test_profile_path.c:%d: ", (line));      \
-		fprintf(stderr, __VA_ARGS__);                             \
-		fputc('\n', stderr);                                      \
-		failures++;                                               \
-	} while (0)
-
-#define CHECK(line, cond, ...)                                            \
-	do {                                                              \
-		if (!(cond))                                              \
-			FAIL(line, __VA_ARGS__);                          \
-	} while (0)
+#include "check.h"
 
 struct row {
 	int line;
@@ -168,8 +154,8 @@ int main(void)
 {
 	test_table();
 	test_long();
-	if (failures) {
-		fprintf(stderr, "test_profile_path: %d failure(s)\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "test_profile_path: %d failure(s)\n", check_failures);
 		return 1;
 	}
 	printf("test_profile_path: %zu rows, all passed\n", sizeof(rows) / sizeof(rows[0]));

@@ -43,25 +43,7 @@
 #include "witch/reservoir.h"
 #include "witch/rng.h"
 
-static int failures;
-
-/* At most 100 messages: a broken pick fails in every one of millions of
- * trials. */
-#define FAIL(line, ...)                                                   \
-	do {                                                              \
-		if (failures < 100) {                                     \
-			fprintf(stderr, "test_reservoir.c:%d: ", (line)); \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-		}                                                         \
-		failures++;                                               \
-	} while (0)
-
-#define CHECK(line, cond, ...)                                            \
-	do {                                                              \
-		if (!(cond))                                              \
-			FAIL(line, __VA_ARGS__);                          \
-	} while (0)
+#include "check.h"
 
 /* sqrt without libm (the test links only the runtime's libraries) */
 static double my_sqrt(double x)
@@ -397,8 +379,8 @@ int main(void)
 	test_four_registers();
 	test_trap_frees_slot();
 	test_fill_order();
-	if (failures) {
-		fprintf(stderr, "test_reservoir: %d failure(s)\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "test_reservoir: %d failure(s)\n", check_failures);
 		return 1;
 	}
 	printf("test_reservoir: all passed\n");

@@ -29,21 +29,7 @@
 
 #include "witch/watchpoint.h"
 
-static int failures;
-
-#define FAIL(line, ...)                                                   \
-	do {                                                              \
-		fprintf(stderr, "test_watchpoint.c:%d: ", (line));        \
-		fprintf(stderr, __VA_ARGS__);                             \
-		fputc('\n', stderr);                                      \
-		failures++;                                               \
-	} while (0)
-
-#define CHECK(line, cond, ...)                                            \
-	do {                                                              \
-		if (!(cond))                                              \
-			FAIL(line, __VA_ARGS__);                          \
-	} while (0)
+#include "check.h"
 
 /* ------------------------------------------------------------------ */
 /* watchpoint_align                                                      */
@@ -499,8 +485,8 @@ int main(void)
 		test_bad_arm(0);
 	}
 
-	if (failures) {
-		fprintf(stderr, "test_watchpoint: %d failure(s)\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "test_watchpoint: %d failure(s)\n", check_failures);
 		return 1;
 	}
 	printf("test_watchpoint: all passed\n");
