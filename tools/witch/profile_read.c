@@ -403,36 +403,32 @@ static int rec_sampler(struct raw_profile *r, char *cur)
 	return 0;
 }
 
-static int rec_period(struct raw_profile *r, char *cur)
+/* A header record holding one number: "period <n>", "pid <n>". */
+static int rec_number(struct raw_profile *r, char *cur, const char *name,
+		      const char *usage, uint64_t *out, bool *has)
 {
 	char *f[1] = { NULL };
-	int rc = fields_exact(r, &cur, f, 1, "period", "period <n>");
+	int rc = fields_exact(r, &cur, f, 1, name, usage);
 
 	if (rc)
 		return rc;
-	if (r->has_period)
-		return duplicate(r, "period");
-	rc = field_number(r, "period", "period", f[0], &r->period);
+	if (*has)
+		return duplicate(r, name);
+	rc = field_number(r, name, name, f[0], out);
 	if (rc)
 		return rc;
-	r->has_period = true;
+	*has = true;
 	return 0;
+}
+
+static int rec_period(struct raw_profile *r, char *cur)
+{
+	return rec_number(r, cur, "period", "period <n>", &r->period, &r->has_period);
 }
 
 static int rec_pid(struct raw_profile *r, char *cur)
 {
-	char *f[1] = { NULL };
-	int rc = fields_exact(r, &cur, f, 1, "pid", "pid <n>");
-
-	if (rc)
-		return rc;
-	if (r->has_pid)
-		return duplicate(r, "pid");
-	rc = field_number(r, "pid", "pid", f[0], &r->pid);
-	if (rc)
-		return rc;
-	r->has_pid = true;
-	return 0;
+	return rec_number(r, cur, "pid", "pid <n>", &r->pid, &r->has_pid);
 }
 
 static int rec_exe(struct raw_profile *r, char *cur)
