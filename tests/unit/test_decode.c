@@ -680,6 +680,65 @@ static void measure(void)
 	printf("decode_find_prev, cache hit:        mean   %.1f ns/call\n", hit);
 }
 
+/* What the sampler's look-ahead relies on: registers an instruction writes,
+ * registers an access's address uses, and direct branch targets. */
+#define R(x) (1u << DECODE_##x)
+static const struct {
+	int line;
+	uint8_t code[15];
+	uint8_t len;
+	uint16_t regs_written, addr_regs0;
+	int64_t target_off; /* branch_target - pc, 0: none */
+} lookahead_rows[] = {
+	/* add rax, 1 */
+	{ __LINE__, {0x48, 0x83, 0xc0, 0x01}, 4, R(RAX), 0, 0 },
+	/* mov [rdx+rax*4], ecx: writes no register, address from rdx and rax */
+	{ __LINE__, {0x89, 0x0c, 0x82}, 3, 0, R(RDX) | R(RAX), 0 },
+	/* mov al, 1: a byte register counts as its full register */
+	{ __LINE__, {0xb0, 0x01}, 2, R(RAX), 0, 0 },
+	/* push rbx: moves rsp; the stack slot's address uses rsp */
+	{ __LINE__, {0x53}, 1, R(RSP), R(RSP), 0 },
+	/* jne rel32 +0x12c: target = pc + 6 + 0x12c */
+	{ __LINE__, {0x0f, 0x85, 0x2c, 0x01, 0x00, 0x00}, 6, 0, 0, 6 + 0x12c },
+	/* jmp rel8 -2: a one-instruction loop */
+	{ __LINE__, {0xeb, 0xfe}, 2, 0, 0, 0 - 0 },
+	/* call rel32 0: target = next instruction; writes rsp */
+	{ __LINE__, {0xe8, 0x00, 0x00, 0x00, 0x00}, 5, R(RSP), R(RSP), 5 },
+	/* rep stosq: writes rdi and rcx, address from rdi */
+	{ __LINE__, {0xf3, 0x48, 0xab}, 3, R(RDI) | R(RCX), R(RDI), 0 },
+};
+
+static void test_lookahead_fields(void)
+{
+	for (size_t i = 0; i < sizeof(lookahead_rows) / sizeof(lookahead_rows[0]); i++) {
+		struct decode_regs regs;
+		struct decode_insn out;
+		uint64_t pc = (uint64_t)(uintptr_t)code_buf;
+		int line = lookahead_rows[i].line;
+
+		memset(code_buf, 0xcc, sizeof(code_buf));
+		memcpy(code_buf, lookahead_rows[i].code, lookahead_rows[i].len);
+		memset(&regs, 0, sizeof(regs));
+		regs.rip = pc;
+		regs.gpr[DECODE_RCX] = 1;
+		regs.gpr[DECODE_RSP] = 0x7fff0000;
+		CHECK(line, decode_at(pc, &regs, &out) == 0, "decode failed");
+		CHECK(line, out.regs_written == lookahead_rows[i].regs_written,
+		      "regs_written 0x%x, expected 0x%x", out.regs_written,
+		      lookahead_rows[i].regs_written);
+		if (lookahead_rows[i].addr_regs0)
+			CHECK(line, out.n_access > 0 &&
+				    out.access[0].addr_regs == lookahead_rows[i].addr_regs0,
+			      "addr_regs 0x%x, expected 0x%x",
+			      out.n_access ? out.access[0].addr_regs : 0, lookahead_rows[i].addr_regs0);
+		uint64_t want = lookahead_rows[i].target_off ? pc + (uint64_t)lookahead_rows[i].target_off : 0;
+		if (lookahead_rows[i].code[0] == 0xeb)
+			want = pc; /* jmp $ */
+		CHECK(line, out.branch_target == want, "branch_target %+lld, expected %+lld",
+		      (long long)(out.branch_target - pc), (long long)(want - pc));
+	}
+}
+
 int main(void)
 {
 	int rc = decode_init();
@@ -688,6 +747,7 @@ int main(void)
 		return 1;
 	}
 	run_table();
+	test_lookahead_fields();
 	test_find_prev();
 	test_pages();
 	test_ucontext();
