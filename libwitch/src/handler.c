@@ -107,12 +107,18 @@ static int context_of(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int
 	return n;
 }
 
-static void release_slot(struct witch_thread *t, int slot)
+/* The slot's sample no longer counts as armed in its context. */
+static void forget_slot(struct witch_thread *t, int slot)
 {
 	struct watchpoint *w = &t->wps.wp[slot];
 	struct cct_node *c = cct_node(&t->cct, w->ctx);
 	if (w->armed && c->armed > 0)
 		c->armed--;
+}
+
+static void release_slot(struct witch_thread *t, int slot)
+{
+	forget_slot(t, slot);
 	watchpoint_disarm(&t->wps, slot);
 }
 
@@ -170,10 +176,12 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct dec
 		t->stats.not_monitored++;
 		return;
 	}
-	release_slot(t, slot);
+	forget_slot(t, slot); /* re-arming replaces the victim: no disarm needed */
 	watchpoint_align(a->addr, a->len, &waddr, &wlen);
-	if (watchpoint_arm(&t->wps, slot, waddr, wlen, h_craft->watch_type) < 0)
+	if (watchpoint_arm(&t->wps, slot, waddr, wlen, h_craft->watch_type) < 0) {
+		watchpoint_disarm(&t->wps, slot); /* the victim may still be live */
 		return;
+	}
 	struct watchpoint *w = &t->wps.wp[slot];
 	w->ctx = cand.ctx;
 	w->sample_pc = cand.sample_pc;

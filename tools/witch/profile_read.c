@@ -241,59 +241,44 @@ static int parse_metric(const char *s, double *out)
 	return 0;
 }
 
-/* Field parsers that produce the error message on failure. */
-static int field_number(struct raw_profile *r, const char *rec,
-			const char *what, const char *tok, uint64_t *out)
+/* Field parsers that produce the error message on failure: `expected`
+ * says what a good token looks like. */
+static int field_error(struct raw_profile *r, const char *rec, const char *what,
+		       const char *tok, int rc, const char *expected)
 {
 	char q[64];
-	int rc = parse_number(tok, out);
 
-	if (!rc)
-		return 0;
 	quote_token(q, sizeof(q), tok);
 	if (rc == -ERANGE)
 		return raw_error(r, -EINVAL,
 				 "malformed '%s' record: %s '%s' is out of range",
 				 rec, what, q);
-	return raw_error(r, -EINVAL,
-			 "malformed '%s' record: %s '%s' is not a number",
-			 rec, what, q);
+	return raw_error(r, -EINVAL, "malformed '%s' record: %s '%s' is not %s",
+			 rec, what, q, expected);
+}
+
+static int field_number(struct raw_profile *r, const char *rec,
+			const char *what, const char *tok, uint64_t *out)
+{
+	int rc = parse_number(tok, out);
+
+	return rc ? field_error(r, rec, what, tok, rc, "a number") : 0;
 }
 
 static int field_hex(struct raw_profile *r, const char *rec, const char *what,
 		     const char *tok, uint64_t *out)
 {
-	char q[64];
 	int rc = parse_hex_addr(tok, out);
 
-	if (!rc)
-		return 0;
-	quote_token(q, sizeof(q), tok);
-	if (rc == -ERANGE)
-		return raw_error(r, -EINVAL,
-				 "malformed '%s' record: %s '%s' is out of range",
-				 rec, what, q);
-	return raw_error(r, -EINVAL,
-			 "malformed '%s' record: %s '%s' is not a 0x-prefixed hex address",
-			 rec, what, q);
+	return rc ? field_error(r, rec, what, tok, rc, "a 0x-prefixed hex address") : 0;
 }
 
 static int field_metric(struct raw_profile *r, const char *rec,
 			const char *what, const char *tok, double *out)
 {
-	char q[64];
 	int rc = parse_metric(tok, out);
 
-	if (!rc)
-		return 0;
-	quote_token(q, sizeof(q), tok);
-	if (rc == -ERANGE)
-		return raw_error(r, -EINVAL,
-				 "malformed '%s' record: %s '%s' is out of range",
-				 rec, what, q);
-	return raw_error(r, -EINVAL,
-			 "malformed '%s' record: %s '%s' is not a non-negative number",
-			 rec, what, q);
+	return rc ? field_error(r, rec, what, tok, rc, "a non-negative number") : 0;
 }
 
 /*
