@@ -12,6 +12,11 @@ static int dead_on_sample(struct watchpoint *w)
 	return 0;
 }
 
+static int dead_on_self(struct watchpoint *w)
+{
+	return 0;
+}
+
 static enum craft_verdict dead_on_trap(struct watchpoint *w, const struct craft_trap *t,
 				       int *approx)
 {
@@ -22,7 +27,9 @@ static enum craft_verdict dead_on_trap(struct watchpoint *w, const struct craft_
 const struct craft craft_dead = {
 	.name = "dead",
 	.sample_kind = DECODE_STORE,
+	.sample_stack_ops = 1,
 	.watch_type = WATCHPOINT_RW,
 	.on_sample = dead_on_sample,
+	.on_self = dead_on_self,
 	.on_trap = dead_on_trap,
 };

@@ -15,6 +15,7 @@ void config_defaults(struct witch_config *cfg)
 	strcpy(cfg->output, "witch-%e-%p.prof");
 	cfg->max_steps = CONFIG_DEFAULT_MAX_STEPS;
 	cfg->depth = CONFIG_DEFAULT_DEPTH;
+	cfg->fp_tolerance = CONFIG_DEFAULT_FP_TOLERANCE;
 }
 
 const char *config_client_name(enum config_client c)
@@ -45,6 +46,24 @@ static int parse_range(const char *value, uint64_t lo, uint64_t hi, uint64_t *ou
 {
 	uint64_t v;
 	if (parse_u64(value, &v) < 0 || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* A plain decimal number in [0, 1] (1e-4 allowed); no sign, spaces,
+ * hex, inf or nan. */
+static int parse_fraction(const char *s, double *out)
+{
+	char *end;
+	if (!((*s >= '0' && *s <= '9') || *s == '.'))
+		return -EINVAL;
+	for (const char *c = s; *c; c++)
+		if (*c == 'x' || *c == 'X' || *c == 'p' || *c == 'P')
+			return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end != '\0' || end == s || !(v >= 0.0 && v <= 1.0))
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -119,6 +138,10 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		if (parse_range(value, 0, 1, &v) < 0)
 			return bad(err, errlen, name, value, "0 or 1");
 		cfg->slow_rearm = (int)v;
+	} else if (!strcmp(name, "WITCH_FP_TOLERANCE")) {
+		if (parse_fraction(value, &cfg->fp_tolerance) < 0)
+			return bad(err, errlen, name, value,
+				   "a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)");
 	} else {
 		log_snprintf(err, errlen, "%s=%s: no such setting (see witch --help)", name, value);
 		return -EINVAL;
@@ -129,7 +152,7 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 static const char *const config_names[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
-	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM",
+	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE",
 };
 
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen)

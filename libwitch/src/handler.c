@@ -50,9 +50,15 @@ static void regs_of(const struct witch_thread *t, const ucontext_t *uc, struct d
 
 static const struct decode_access *wanted_access(const struct decode_insn *in)
 {
-	for (int i = 0; i < in->n_access; i++)
-		if (in->access[i].kind & h_craft->sample_kind)
-			return &in->access[i];
+	for (int i = 0; i < in->n_access; i++) {
+		const struct decode_access *a = &in->access[i];
+		if (!(a->kind & h_craft->sample_kind))
+			continue;
+		if (!h_craft->sample_stack_ops && (in->flags & DECODE_F_STACK) &&
+		    (a->flags & DECODE_ACC_IMPLICIT))
+			continue;
+		return a;
+	}
 	return NULL;
 }
 
@@ -124,12 +130,26 @@ static void release_slot(struct witch_thread *t, int slot)
 
 /* --- sampling -------------------------------------------------------------- */
 
+/* An armed slot takes what the runtime and the client keep with a sample;
+ * the watchpoint module's own fields (fd, armed, range) stay. */
+static void watch_take_owner(struct watchpoint *w, const struct watchpoint *cand)
+{
+	w->ctx = cand->ctx;
+	w->sample_pc = cand->sample_pc;
+	w->sample_addr = cand->sample_addr;
+	w->sample_len = cand->sample_len;
+	w->sample_elem = cand->sample_elem;
+	w->pending_self = cand->pending_self;
+	w->value_len = cand->value_len;
+	w->value_addr = cand->value_addr;
+	memcpy(w->value, cand->value, cand->value_len);
+	memcpy(w->shadow, cand->shadow, cand->value_len);
+}
+
 static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct decode_insn *in,
 			const struct decode_access *a)
 {
 	uint64_t pcs[CONFIG_MAX_DEPTH];
-	uint64_t waddr;
-	uint32_t wlen;
 
 	if (a->flags & DECODE_ACC_UNKNOWN_ADDR) {
 		t->stats.skip_unknown_addr++;
@@ -162,14 +182,17 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct dec
 
 	struct watchpoint cand;
 	memset(&cand, 0, sizeof(cand));
+	watchpoint_align(a->addr, a->len, &cand.addr, &cand.len);
 	cand.ctx = (uint32_t)node;
 	cand.sample_pc = in->pc;
 	cand.sample_addr = a->addr;
 	cand.sample_len = a->len;
 	cand.sample_elem = a->elem;
 	cand.pending_self = 1; /* the sampled instruction has not run yet */
-	if (h_craft->on_sample(&cand) < 0)
+	if (h_craft->on_sample(&cand) < 0) {
+		t->stats.skip_unreadable++;
 		return;
+	}
 
 	int slot = reservoir_pick_slot(&t->reservoir, armed_mask(t), t->wps.n, &t->rng);
 	if (slot < 0) {
@@ -177,20 +200,11 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct dec
 		return;
 	}
 	forget_slot(t, slot); /* re-arming replaces the victim: no disarm needed */
-	watchpoint_align(a->addr, a->len, &waddr, &wlen);
-	if (watchpoint_arm(&t->wps, slot, waddr, wlen, h_craft->watch_type) < 0) {
+	if (watchpoint_arm(&t->wps, slot, cand.addr, cand.len, h_craft->watch_type) < 0) {
 		watchpoint_disarm(&t->wps, slot); /* the victim may still be live */
 		return;
 	}
-	struct watchpoint *w = &t->wps.wp[slot];
-	w->ctx = cand.ctx;
-	w->sample_pc = cand.sample_pc;
-	w->sample_addr = cand.sample_addr;
-	w->sample_len = cand.sample_len;
-	w->sample_elem = cand.sample_elem;
-	w->pending_self = cand.pending_self;
-	w->value_len = cand.value_len;
-	memcpy(w->value, cand.value, cand.value_len);
+	watch_take_owner(&t->wps.wp[slot], &cand);
 	c->armed++;
 	t->stats.watchpoints_armed++;
 }
@@ -231,9 +245,8 @@ static int reach_explore(uint64_t start)
 			seen[n_seen++] = pc;
 			if (decode_at(pc, &regs, &in) < 0)
 				break;
-			for (int i = 0; i < in.n_access; i++)
-				if (in.access[i].kind & h_craft->sample_kind)
-					return 1;
+			if (wanted_access(&in))
+				return 1;
 			if (in.flags & DECODE_F_NO_STEP)
 				break;
 			if (!(in.flags & DECODE_F_BRANCH)) {
@@ -472,6 +485,10 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		if (rc < 0 || leaf == w->sample_pc) {
 			w->pending_self = 0;
 			t->stats.traps_self++;
+			if (h_craft->on_self(w) < 0) {
+				t->stats.skip_unreadable++;
+				release_slot(t, slot);
+			}
 		} else {
 			t->stats.traps_early++;
 		}
@@ -481,6 +498,20 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		t->stats.traps++;
 		t->stats.traps_unresolved++;
 		release_slot(t, slot);
+		return;
+	}
+	/* The client first: a trap that is no verdict yet (a store under
+	 * LoadCraft) or cannot be judged needs no calling context. */
+	ct.tolerance = h_cfg->fp_tolerance;
+	enum craft_verdict v = h_craft->on_trap(w, &ct, &approx);
+	if (v == CRAFT_KEEP || v == CRAFT_DROP) {
+		t->stats.traps++;
+		if (v == CRAFT_KEEP) {
+			t->stats.traps_kept++;
+		} else {
+			t->stats.traps_unreadable++;
+			release_slot(t, slot);
+		}
 		return;
 	}
 	int n = context_of(t, uc, leaf, skip, pcs, (int)h_cfg->depth);
@@ -493,11 +524,6 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		return;
 	}
 	t->stats.traps++;
-	enum craft_verdict v = h_craft->on_trap(w, &ct, &approx);
-	if (v == CRAFT_KEEP) {
-		t->stats.traps_kept++;
-		return;
-	}
 
 	/* Witch 4.4.2: this trap stands for every sample taken in C_watch
 	 * since the last trap there, shared among the watchpoints armed from

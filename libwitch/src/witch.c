@@ -133,11 +133,6 @@ __attribute__((constructor)) static void witch_init(void)
 	}
 	log_set_verbosity(witch_cfg.verbose);
 	const struct craft *craft = craft_get(witch_cfg.client);
-	if (!craft) {
-		log_line("WITCH_CLIENT=%s: this client is not built yet; running without profiling",
-			 config_client_name(witch_cfg.client));
-		return;
-	}
 	if (witch_cfg.sampler == CONFIG_SAMPLER_PMU) {
 		log_line("WITCH_SAMPLER=pmu: no precise PMU address sampler in this build; "
 			 "use WITCH_SAMPLER=soft or auto; running without profiling");

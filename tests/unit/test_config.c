@@ -33,6 +33,7 @@ enum field {
 	F_MAX_STEPS,
 	F_DEPTH,
 	F_SLOW_REARM,
+	F_FP_TOLERANCE, /* expected: fwant */
 };
 
 struct row {
@@ -42,6 +43,7 @@ struct row {
 	const char *err; /* NULL: accepted; else the exact message, rc -EINVAL */
 	enum field field;
 	uint64_t want;   /* the field's value when accepted */
+	double fwant;    /* F_FP_TOLERANCE's value when accepted */
 };
 
 /* Expected-text fragments, exactly as config.c words them. */
@@ -56,11 +58,13 @@ struct row {
 #define E_STEPS "0 to 1000 single steps"
 #define E_DEPTH "1 to 512 frames"
 #define E_SLOW "0 or 1"
+#define E_TOL "a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)"
 #define E_UNKNOWN "no such setting (see witch --help)"
 
-#define OK(n, v, f, w) {__LINE__, n, v, NULL, f, w}
-#define BAD(n, v, e) {__LINE__, n, v, n "=" v ": expected " e, F_NONE, 0}
-#define UNKNOWN(n, v) {__LINE__, n, v, n "=" v ": " E_UNKNOWN, F_NONE, 0}
+#define OK(n, v, f, w) {__LINE__, n, v, NULL, f, w, 0}
+#define OKF(n, v, d) {__LINE__, n, v, NULL, F_FP_TOLERANCE, 0, d}
+#define BAD(n, v, e) {__LINE__, n, v, n "=" v ": expected " e, F_NONE, 0, 0}
+#define UNKNOWN(n, v) {__LINE__, n, v, n "=" v ": " E_UNKNOWN, F_NONE, 0, 0}
 
 static const struct row rows[] = {
 	/* WITCH_CLIENT */
@@ -186,6 +190,23 @@ static const struct row rows[] = {
 	BAD("WITCH_SLOW_REARM", "yes", E_SLOW),
 	BAD("WITCH_SLOW_REARM", "", E_SLOW),
 
+	/* WITCH_FP_TOLERANCE: a plain decimal in [0, 1] */
+	OKF("WITCH_FP_TOLERANCE", "0.01", 0.01),
+	OKF("WITCH_FP_TOLERANCE", "0", 0.0),
+	OKF("WITCH_FP_TOLERANCE", "1", 1.0),
+	OKF("WITCH_FP_TOLERANCE", ".5", 0.5),
+	OKF("WITCH_FP_TOLERANCE", "1e-4", 0.0001),
+	BAD("WITCH_FP_TOLERANCE", "", E_TOL),
+	BAD("WITCH_FP_TOLERANCE", "1.5", E_TOL),
+	BAD("WITCH_FP_TOLERANCE", "-0.01", E_TOL),
+	BAD("WITCH_FP_TOLERANCE", "+0.01", E_TOL),
+	BAD("WITCH_FP_TOLERANCE", " 0.01", E_TOL),
+	BAD("WITCH_FP_TOLERANCE", "0.01 ", E_TOL),
+	BAD("WITCH_FP_TOLERANCE", "1%", E_TOL),
+	BAD("WITCH_FP_TOLERANCE", "nan", E_TOL),
+	BAD("WITCH_FP_TOLERANCE", "0x1p-4", E_TOL),
+	BAD("WITCH_FP_TOLERANCE", "1e400", E_TOL),
+
 	/* not a setting */
 	UNKNOWN("WITCH_FOO", "1"),
 	UNKNOWN("WITCH_rate", "200"),
@@ -210,6 +231,7 @@ static void poison(struct witch_config *c)
 	c->max_steps = 7777;
 	c->depth = 7777;
 	c->slow_rearm = 77;
+	c->fp_tolerance = 77.0;
 }
 
 /* Apply what an accepted row should set to a copy of the poisoned config. */
@@ -228,6 +250,7 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_MAX_STEPS: c->max_steps = (uint32_t)r->want; break;
 	case F_DEPTH: c->depth = (uint32_t)r->want; break;
 	case F_SLOW_REARM: c->slow_rearm = (int)r->want; break;
+	case F_FP_TOLERANCE: c->fp_tolerance = r->fwant; break;
 	}
 }
 
@@ -254,6 +277,8 @@ static void check_same(int line, const struct witch_config *got, const struct wi
 	CHECK(line, got->depth == want->depth, "depth %u, want %u", got->depth, want->depth);
 	CHECK(line, got->slow_rearm == want->slow_rearm, "slow_rearm %d, want %d",
 	      got->slow_rearm, want->slow_rearm);
+	CHECK(line, got->fp_tolerance == want->fp_tolerance, "fp_tolerance %g, want %g",
+	      got->fp_tolerance, want->fp_tolerance);
 }
 
 /* One config_parse call checked against (expected error or NULL). */
@@ -332,7 +357,7 @@ static void test_output_length(void)
 static const char *const all_vars[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
-	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM",
+	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE",
 };
 
 static void clear_env(void)
@@ -440,6 +465,7 @@ static void test_env(void)
 		CHECK(__LINE__, d.max_steps == CONFIG_DEFAULT_MAX_STEPS, "default max_steps %u",
 		      d.max_steps);
 		CHECK(__LINE__, d.depth == CONFIG_DEFAULT_DEPTH, "default depth %u", d.depth);
+		CHECK(__LINE__, d.fp_tolerance == 0.01, "default fp_tolerance %g", d.fp_tolerance);
 		CHECK(__LINE__, strcmp(config_client_name(CONFIG_CLIENT_DEAD), "dead") == 0 &&
 				    strcmp(config_client_name(CONFIG_CLIENT_SILENT), "silent") == 0 &&
 				    strcmp(config_client_name(CONFIG_CLIENT_LOAD), "load") == 0,

@@ -70,6 +70,8 @@ struct raw_profile {
 	char *sampler;
 	uint64_t period;
 	bool has_period;
+	double tolerance;
+	bool has_tolerance;
 	uint64_t pid;
 	char *exe;
 
@@ -411,6 +413,22 @@ static int rec_period(struct raw_profile *r, char *cur)
 	return rec_number(r, cur, "period", "period <n>", &r->period, &r->has_period);
 }
 
+static int rec_tolerance(struct raw_profile *r, char *cur)
+{
+	char *f[1] = { NULL };
+	int rc = fields_exact(r, &cur, f, 1, "tolerance", "tolerance <relative>");
+
+	if (rc)
+		return rc;
+	if (r->has_tolerance)
+		return duplicate(r, "tolerance");
+	rc = field_metric(r, "tolerance", "tolerance", f[0], &r->tolerance);
+	if (rc)
+		return rc;
+	r->has_tolerance = true;
+	return 0;
+}
+
 static int rec_pid(struct raw_profile *r, char *cur)
 {
 	return rec_number(r, cur, "pid", "pid <n>", &r->pid, &r->has_pid);
@@ -692,6 +710,8 @@ static int dispatch(struct raw_profile *r, char *line)
 		return rec_sampler(r, cur);
 	if (!strcmp(type, "period"))
 		return rec_period(r, cur);
+	if (!strcmp(type, "tolerance"))
+		return rec_tolerance(r, cur);
 	if (!strcmp(type, "stat"))
 		return rec_stat(r, cur);
 	if (!strcmp(type, "pid"))
@@ -1091,6 +1111,14 @@ static int merge_raw(struct witch_profile *p, struct raw_profile *r,
 			p->has_period = true;
 		} else if (p->period != r->period) {
 			p->period_mixed = true;
+		}
+	}
+	if (r->has_tolerance) {
+		if (!p->has_tolerance) {
+			p->tolerance = r->tolerance;
+			p->has_tolerance = true;
+		} else if (p->tolerance != r->tolerance) {
+			p->tolerance_mixed = true;
 		}
 	}
 	if (r->has_exe && !p->exe) {

@@ -91,6 +91,9 @@ struct witch_profile {
 	uint64_t period;	/* of the first file with one */
 	bool has_period;
 	bool period_mixed;	/* files with different periods were merged */
+	double tolerance;	/* silent/load: WITCH_FP_TOLERANCE of the first file */
+	bool has_tolerance;
+	bool tolerance_mixed;
 	char *exe;		/* of the first file with an exe record */
 	uint64_t *pids;		/* one per file that had a pid record */
 	size_t npids;

@@ -6,6 +6,7 @@
  *    "samples":N, "watchpoints_armed":N, "traps":N,
  *    "waste":BYTES, "use":BYTES, "fraction":F,   F = waste/(waste+use), 0 if both 0
  *    ["waste_approx":BYTES,]                     when any pair has it
+ *    ["tolerance":T,]                            silent/load: FP relative tolerance
  *    "profiles":N, "pids":[...], ["exe":"...",] ["period":N,]
  *    "stats":{"name":value,...},                 every stat counter, summed
  *    "pairs":[{"waste":B, "use":B, "share":S,    S = waste/total waste (0 if none)
@@ -317,6 +318,11 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 		fputs(", approximate part ", out);
 		print_bytes(out, t->waste_approx);
 	}
+	if (p->has_tolerance && !p->tolerance_mixed)
+		fprintf(out, " (floating point within %g%% counts as the same value)",
+			p->tolerance * 100);
+	else if (p->tolerance_mixed)
+		fputs(" (FP tolerances differ between profiles)", out);
 	fprintf(out, "\n%-19s", "use:");
 	print_bytes(out, t->use);
 	fprintf(out, "\n%-19s%.4f (waste / (waste + use))\n", "fraction:",
@@ -431,6 +437,10 @@ static int json_report(FILE *out, const struct witch_profile *p,
 	if (t->has_waste_approx) {
 		fputs(", \"waste_approx\":", out);
 		print_num(out, t->waste_approx);
+	}
+	if (p->has_tolerance && !p->tolerance_mixed) {
+		fputs(", \"tolerance\":", out);
+		print_num(out, p->tolerance);
 	}
 	fprintf(out, ",\n \"profiles\":%zu, \"pids\":[", p->nfiles);
 	for (size_t i = 0; i < p->npids; i++)

@@ -2,12 +2,28 @@
  *
  * API
  *   const struct craft *craft_get(enum config_client client);
+ *   int  craft_read_location(struct watchpoint *w, uint8_t *buf);
+ *        Copy the sampled location into buf (w->value or w->shadow):
+ *        the whole sampled access (up to WATCHPOINT_VALUE_MAX bytes) when
+ *        it can be read, else only the watched bytes; sets w->value_addr
+ *        and w->value_len the first time.  Never faults (reads through
+ *        process_vm_readv, which also does not trip the watchpoint).
+ *        Returns 0 or -EFAULT.
+ *   enum craft_verdict craft_judge(const struct watchpoint *w, const uint8_t *now,
+ *                                  const struct craft_trap *t, int *approx);
+ *        Same value (w->value vs now, over the trap's overlap) is waste,
+ *        approximately the same (FP) is waste with *approx = 1, else use.
  *
- * A craft says which accesses to sample and how to watch them; on a
- * sample it may remember data with the watchpoint (on_sample); on a trap
- * it gives a verdict (on_trap): waste, use, or keep watching.  The runtime
- * does everything else: decoding, contexts, reservoir, proportional
- * attribution.  Both callbacks run in a signal handler.
+ * A craft says which accesses to sample and how to watch them.  The
+ * runtime calls it at three moments, all in a signal handler:
+ *   on_sample  the access is chosen and about to run (x86 watchpoints are
+ *              armed before it): remember what it will read, or refuse;
+ *   on_self    the sampled instruction has run (its own trap): remember
+ *              what it wrote;
+ *   on_trap    a later access touched the watched bytes: waste, use, or
+ *              keep watching.
+ * The runtime does everything else: decoding, contexts, reservoir,
+ * proportional attribution.
  */
 #ifndef WITCH_CRAFT_H
 #define WITCH_CRAFT_H
@@ -21,6 +37,7 @@ enum craft_verdict {
 	CRAFT_KEEP = 0,  /* no verdict yet: leave the watchpoint armed */
 	CRAFT_WASTE = 1, /* redundant: credit waste, disarm */
 	CRAFT_USE = 2,   /* useful: credit use, disarm */
+	CRAFT_DROP = 3,  /* cannot tell (bytes unreadable): disarm, no credit */
 };
 
 /* The access that trapped, as far as the runtime could tell. */
@@ -31,20 +48,33 @@ struct craft_trap {
 	uint32_t len;
 	uint64_t overlap_addr; /* bytes both watched and touched by the trap */
 	uint32_t overlap_len;
+	double tolerance;      /* WITCH_FP_TOLERANCE */
 };
 
 struct craft {
 	const char *name;
 	uint8_t sample_kind; /* DECODE_STORE or DECODE_LOAD: what to sample */
 	int watch_type;      /* WATCHPOINT_W or WATCHPOINT_RW */
-	/* Returns 0 to arm, negative errno to skip this sample. */
+	/* Also sample the stack slots push, pop, call and ret touch by
+	 * themselves.  Silent and load leave them out: a return address or a
+	 * saved register is rewritten or reloaded with the same value on
+	 * every call from the same site, which is redundant but not
+	 * something a programmer can change. */
+	uint8_t sample_stack_ops;
+	/* Each returns 0 to go on, a negative errno to drop the sample. */
 	int (*on_sample)(struct watchpoint *w);
+	int (*on_self)(struct watchpoint *w);
 	/* *approx is set to 1 when a waste verdict is only approximate (FP). */
 	enum craft_verdict (*on_trap)(struct watchpoint *w, const struct craft_trap *t, int *approx);
 };
 
 const struct craft *craft_get(enum config_client client);
+int craft_read_location(struct watchpoint *w, uint8_t *buf);
+enum craft_verdict craft_judge(const struct watchpoint *w, const uint8_t *now,
+			       const struct craft_trap *t, int *approx);
 
 extern const struct craft craft_dead;
+extern const struct craft craft_silent;
+extern const struct craft craft_load;
 
 #endif

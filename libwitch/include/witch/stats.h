@@ -24,6 +24,7 @@
 	X(traps_unresolved)   /* trapping instruction not found: dropped */      \
 	X(traps_spurious)     /* signal for a watchpoint no longer armed */      \
 	X(traps_runtime)      /* the runtime's own access (exit, wrappers) */    \
+	X(traps_unreadable)   /* watched bytes no longer readable: dropped */    \
 	X(steps)              /* single steps taken looking for an access */     \
 	X(skip_no_access)     /* no wanted access reachable from the tick */      \
 	X(skip_steps)         /* no wanted access within WITCH_MAX_STEPS */      \
@@ -31,6 +32,7 @@
 	X(skip_decode)        /* undecodable or unreadable instruction */        \
 	X(skip_unknown_addr)  /* address not computable (gather/scatter) */      \
 	X(skip_runtime_addr)  /* access to the runtime's own memory */           \
+	X(skip_unreadable)    /* the client could not read the sampled bytes */  \
 	X(skip_unwind)        /* stack walk failed */                            \
 	X(skip_cct_full)      /* calling context tree full: context dropped */   \
 	X(skip_pairs_full)    /* pair table full: attribution dropped */         \

@@ -48,8 +48,14 @@ struct watchpoint {
 	uint32_t sample_len;
 	uint8_t sample_elem;    /* enum decode_elem */
 	uint8_t pending_self;   /* the sampled instruction itself has not trapped yet */
+	/* The client's copy of the location: value_len bytes from value_addr
+	 * (the sampled access, or just the watched range if the rest cannot
+	 * be read).  value: as the sampled access left it (or found it, for a
+	 * load); shadow: as it is now, as far as the traps tell (LoadCraft). */
 	uint8_t value_len;
+	uint64_t value_addr;
 	uint8_t value[WATCHPOINT_VALUE_MAX];
+	uint8_t shadow[WATCHPOINT_VALUE_MAX];
 };
 
 struct watchpoint_set {

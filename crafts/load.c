@@ -1,0 +1,60 @@
+/* LoadCraft (Witch 4.6, LoadSpy): a load that reads the value the previous
+ * load of that location read.
+ *
+ * Sample loads; remember the value before the sampled load runs (the value
+ * it reads) and watch read-write (x86 has no read-only watchpoint).  A store
+ * is no verdict (the value may change, or change back): keep watching, and
+ * keep a shadow of what the location now holds.  The next load decides: the
+ * overlapping bytes as remembered is waste, changed is use; FP loads within
+ * WITCH_FP_TOLERANCE are approximately redundant.
+ */
+#include "witch/craft.h"
+#include "witch/decode.h"
+
+#include <string.h>
+
+static int load_on_sample(struct watchpoint *w)
+{
+	int rc = craft_read_location(w, w->value);
+	if (rc < 0)
+		return rc;
+	memcpy(w->shadow, w->value, w->value_len);
+	return 0;
+}
+
+static int load_on_self(struct watchpoint *w)
+{
+	/* A read-modify-write sample has just changed the location. */
+	return craft_read_location(w, w->shadow);
+}
+
+static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_trap *t,
+				       int *approx)
+{
+	uint8_t now[WATCHPOINT_VALUE_MAX];
+
+	*approx = 0;
+	if (!(t->kind & DECODE_LOAD)) {
+		if (craft_read_location(w, w->shadow) < 0)
+			return CRAFT_DROP;
+		return CRAFT_KEEP;
+	}
+	/* A read-modify-write has already stored: what it loaded is the shadow. */
+	const uint8_t *loaded = w->shadow;
+	if (!(t->kind & DECODE_STORE)) {
+		if (craft_read_location(w, now) < 0)
+			return CRAFT_DROP;
+		loaded = now;
+	}
+	return craft_judge(w, loaded, t, approx);
+}
+
+const struct craft craft_load = {
+	.name = "load",
+	.sample_kind = DECODE_LOAD,
+	.sample_stack_ops = 0,
+	.watch_type = WATCHPOINT_RW,
+	.on_sample = load_on_sample,
+	.on_self = load_on_self,
+	.on_trap = load_on_trap,
+};

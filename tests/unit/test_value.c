@@ -1,0 +1,305 @@
+/* Unit test of the same-value decisions of SilentCraft and LoadCraft.
+ *
+ * Part 1, value_compare, table-driven (a row per case, __LINE__ kept):
+ * two 8-byte images (old = remembered, now) of [BASE, BASE+8), the bytes
+ * that overlap the deciding access, its element type and start, the
+ * tolerance, and the verdict derived by hand in the row's comment.
+ *
+ * Part 2, the crafts on real memory (craft_read_location reads it through
+ * process_vm_readv, as in the handler): the sequences of sample, own trap
+ * and later traps the runtime feeds them, with mixed access sizes.  The
+ * issue's case: a 4-byte store into an 8-byte watched location compares
+ * only the 4 overlapping bytes.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "witch/craft.h"
+#include "witch/decode.h"
+#include "witch/value.h"
+
+#include "check.h"
+
+#define BASE 0x1000u
+
+/* Byte images: little-endian u64 or two f32 / one f64 spelled as values. */
+union img {
+	uint8_t b[8];
+	uint64_t u;
+	uint32_t u32[2];
+	float f[2];
+	double d;
+};
+
+struct row {
+	int line;
+	union img old, now;
+	uint32_t ov_off, ov_len;  /* overlap: [BASE+ov_off, +ov_len) */
+	uint8_t elem;
+	int32_t access_off;       /* the deciding access starts at BASE+access_off */
+	double tol;
+	enum value_verdict want;
+};
+
+#define U(x) {.u = (x)}
+#define F2(a, b) {.f = {(a), (b)}}
+#define D(x) {.d = (x)}
+#define INT DECODE_ELEM_INT
+#define F32 DECODE_ELEM_F32
+#define F64 DECODE_ELEM_F64
+
+static const struct row rows[] = {
+	/* integers: exact bytes of the overlap only */
+	{__LINE__, U(0x1122334455667788), U(0x1122334455667788), 0, 8, INT, 0, 0.01, VALUE_SAME},
+	{__LINE__, U(0x1122334455667788), U(0x1122334455667789), 0, 8, INT, 0, 0.01, VALUE_DIFFERENT},
+	/* a 4-byte access to the high half: a changed low half does not count */
+	{__LINE__, U(0x1122334455667788), U(0x11223344aaaaaaaa), 4, 4, INT, 4, 0.01, VALUE_SAME},
+	{__LINE__, U(0x1122334455667788), U(0x11223345aaaaaaaa), 4, 4, INT, 4, 0.01, VALUE_DIFFERENT},
+	/* one byte */
+	{__LINE__, U(0x00000000000000ff), U(0xffffffffffffffff), 0, 1, INT, 0, 0.01, VALUE_SAME},
+	/* an access starting 4 bytes before the location (overlap = its tail) */
+	{__LINE__, U(0x1122334455667788), U(0x99223344aa667788), 0, 2, INT, -4, 0.01, VALUE_SAME},
+	/* integers never get a tolerance: 1000 vs 1001 */
+	{__LINE__, U(1000), U(1001), 0, 8, INT, 0, 0.5, VALUE_DIFFERENT},
+
+	/* doubles: |a-b| <= tol * max(|a|,|b|) */
+	{__LINE__, D(1.0), D(1.0), 0, 8, F64, 0, 0.01, VALUE_SAME},
+	/* 0.1% change: within 1% */
+	{__LINE__, D(100.0), D(100.1), 0, 8, F64, 0, 0.01, VALUE_APPROX},
+	/* 0.1% change: not within 0.01% */
+	{__LINE__, D(100.0), D(100.1), 0, 8, F64, 0, 0.0001, VALUE_DIFFERENT},
+	/* 2% change at 1%: different */
+	{__LINE__, D(100.0), D(102.0), 0, 8, F64, 0, 0.01, VALUE_DIFFERENT},
+	/* exactly at the bound: |100-99| = 1 <= 0.01*100 */
+	{__LINE__, D(100.0), D(99.0), 0, 8, F64, 0, 0.01, VALUE_APPROX},
+	/* sign change is never close: |1-(-1)| = 2 > 0.01 */
+	{__LINE__, D(1.0), D(-1.0), 0, 8, F64, 0, 0.01, VALUE_DIFFERENT},
+	/* zero against zero of the other sign: bytes differ, |0-0| <= 0 */
+	{__LINE__, D(0.0), D(-0.0), 0, 8, F64, 0, 0.01, VALUE_APPROX},
+	/* NaN: bit-equal is the same, otherwise never close */
+	{__LINE__, U(0x7ff8000000000000), U(0x7ff8000000000000), 0, 8, F64, 0, 0.01, VALUE_SAME},
+	{__LINE__, U(0x7ff8000000000000), U(0x7ff8000000000001), 0, 8, F64, 0, 0.5, VALUE_DIFFERENT},
+	{__LINE__, D(1.0), U(0x7ff8000000000000), 0, 8, F64, 0, 0.5, VALUE_DIFFERENT},
+	/* tolerance 0: exact only */
+	{__LINE__, D(100.0), D(100.0000001), 0, 8, F64, 0, 0.0, VALUE_DIFFERENT},
+
+	/* floats: each element on its own */
+	{__LINE__, F2(1.0f, 2.0f), F2(1.0f, 2.0f), 0, 8, F32, 0, 0.01, VALUE_SAME},
+	{__LINE__, F2(1.0f, 2.0f), F2(1.001f, 2.0f), 0, 8, F32, 0, 0.01, VALUE_APPROX},
+	{__LINE__, F2(1.0f, 2.0f), F2(1.001f, 2.5f), 0, 8, F32, 0, 0.01, VALUE_DIFFERENT},
+	/* only the second float is touched: the first may differ */
+	{__LINE__, F2(1.0f, 2.0f), F2(9.0f, 2.001f), 4, 4, F32, 4, 0.01, VALUE_APPROX},
+	/* an 8-byte vector access (two floats) starting 4 bytes early: element
+	 * [BASE-4, BASE) is outside the overlap, [BASE, BASE+4) inside */
+	{__LINE__, F2(1.0f, 2.0f), F2(1.001f, 7.0f), 0, 4, F32, -4, 0.01, VALUE_APPROX},
+	/* a float access 2 bytes into a double image: element [BASE+2, BASE+6)
+	 * lies inside the image, compared as a float (reinterpreted bytes):
+	 * identical bytes are the same whatever their meaning */
+	{__LINE__, U(0x1122334455667788), U(0x1122334455667788), 2, 4, F32, 2, 0.01, VALUE_SAME},
+	/* a double access starting 4 bytes before the image: its element sticks
+	 * out, so the 4 overlapping bytes compare exactly, no tolerance */
+	{__LINE__, D(100.0), D(100.1), 0, 4, F64, -4, 0.5, VALUE_DIFFERENT},
+	{__LINE__, U(0x11223344aabbccdd), U(0x99999999aabbccdd), 0, 4, F64, -4, 0.5, VALUE_SAME},
+};
+
+static const char *verdict_name(enum value_verdict v)
+{
+	return v == VALUE_SAME ? "same" : v == VALUE_APPROX ? "approx" : "different";
+}
+
+static void test_rows(void)
+{
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct value_view v = {BASE, 8, r->old.b, r->now.b};
+		enum value_verdict got = value_compare(&v, BASE + r->ov_off, r->ov_len, r->elem,
+						       (uint64_t)((int64_t)BASE + r->access_off),
+						       r->tol);
+		CHECK(r->line, got == r->want, "verdict %s, want %s", verdict_name(got),
+		      verdict_name(r->want));
+	}
+}
+
+/* --- the crafts on real memory ------------------------------------------- */
+
+static volatile union img loc; /* the watched location */
+
+/* A watchpoint as sample_take leaves it: an 8-byte access at &loc. */
+static void sampled(struct watchpoint *w, uint32_t len, uint8_t elem)
+{
+	memset(w, 0, sizeof(*w));
+	w->addr = w->sample_addr = (uint64_t)(uintptr_t)&loc;
+	w->len = w->sample_len = len;
+	w->sample_elem = elem;
+	w->pending_self = 1;
+}
+
+static struct craft_trap access_at(uint8_t kind, uint8_t elem, uint32_t off, uint32_t len,
+				   const struct watchpoint *w)
+{
+	struct craft_trap t;
+	memset(&t, 0, sizeof(t));
+	t.kind = kind;
+	t.elem = elem;
+	t.addr = w->addr + off;
+	t.len = len;
+	t.overlap_addr = t.addr; /* the tests keep accesses inside the watched 8 bytes */
+	t.overlap_len = len;
+	t.tolerance = 0.01;
+	return t;
+}
+
+static const char *craft_verdict_name(enum craft_verdict v)
+{
+	static const char *const names[] = {"keep", "waste", "use", "drop"};
+	return names[v];
+}
+
+#define EXPECT(line, craft, w, t, want_v, want_approx)                                     \
+	do {                                                                               \
+		int approx_ = -1;                                                          \
+		enum craft_verdict v_ = (craft)->on_trap((w), &(t), &approx_);             \
+		CHECK(line, v_ == (want_v) && approx_ == (want_approx),                   \
+		      "%s: verdict %s approx %d, want %s approx %d", (craft)->name,        \
+		      craft_verdict_name(v_), approx_, craft_verdict_name(want_v), want_approx); \
+	} while (0)
+
+static void test_silent(void)
+{
+	const struct craft *c = craft_get(CONFIG_CLIENT_SILENT);
+	struct watchpoint w;
+	struct craft_trap t;
+
+	CHECK(__LINE__, c == &craft_silent && c->watch_type == WATCHPOINT_W &&
+			    c->sample_kind == DECODE_STORE, "silent craft table");
+
+	/* 8-byte store of 0x1122334455667788; it runs, then its own trap. */
+	loc.u = 0;
+	sampled(&w, 8, INT);
+	CHECK(__LINE__, c->on_sample(&w) == 0, "on_sample");
+	loc.u = 0x1122334455667788;
+	CHECK(__LINE__, c->on_self(&w) == 0 && w.value_len == 8, "on_self, value_len %u",
+	      w.value_len);
+
+	/* A 4-byte store of the same high half: silent, though the low half
+	 * (not touched by this store, and unwatched by it) now differs. */
+	loc.u32[0] = 0xdeadbeef;
+	loc.u32[1] = 0x11223344;
+	t = access_at(DECODE_STORE, INT, 4, 4, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_WASTE, 0);
+	/* A 4-byte store of a different low half: not silent. */
+	t = access_at(DECODE_STORE, INT, 0, 4, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_USE, 0);
+	/* A 2-byte store over bytes 2..3 that still hold 0x5566: silent */
+	loc.u = 0x1122334455667788;
+	t = access_at(DECODE_STORE, INT, 2, 2, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_WASTE, 0);
+
+	/* Doubles: 0.1% apart is approximately silent at 1%, not at 0.01% */
+	loc.d = 100.0;
+	sampled(&w, 8, F64);
+	CHECK(__LINE__, c->on_sample(&w) == 0 && c->on_self(&w) == 0, "sample a double");
+	loc.d = 100.1;
+	t = access_at(DECODE_STORE, F64, 0, 8, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_WASTE, 1);
+	t.tolerance = 0.0001;
+	EXPECT(__LINE__, c, &w, t, CRAFT_USE, 0);
+	/* ...and the same bits as an integer store: exact only */
+	t = access_at(DECODE_STORE, INT, 0, 8, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_USE, 0);
+	loc.d = 100.0;
+	EXPECT(__LINE__, c, &w, t, CRAFT_WASTE, 0);
+}
+
+static void test_load(void)
+{
+	const struct craft *c = craft_get(CONFIG_CLIENT_LOAD);
+	struct watchpoint w;
+	struct craft_trap t;
+
+	CHECK(__LINE__, c == &craft_load && c->watch_type == WATCHPOINT_RW &&
+			    c->sample_kind == DECODE_LOAD, "load craft table");
+
+	/* An 8-byte load of 0x1122334455667788: remembered before it runs. */
+	loc.u = 0x1122334455667788;
+	sampled(&w, 8, INT);
+	CHECK(__LINE__, c->on_sample(&w) == 0 && w.value_len == 8, "on_sample");
+	CHECK(__LINE__, c->on_self(&w) == 0, "on_self");
+
+	/* A store to the low half is no verdict. */
+	loc.u32[0] = 0xdeadbeef;
+	t = access_at(DECODE_STORE, INT, 0, 4, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_KEEP, 0);
+	/* A 4-byte load of the high half: same value as first loaded -> redundant */
+	t = access_at(DECODE_LOAD, INT, 4, 4, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_WASTE, 0);
+	/* A 4-byte load of the low half: changed -> not redundant */
+	t = access_at(DECODE_LOAD, INT, 0, 4, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_USE, 0);
+
+	/* Changed and changed back before the next load: redundant (the value
+	 * loaded is the value loaded before). */
+	loc.u = 0x1122334455667788;
+	sampled(&w, 8, INT);
+	CHECK(__LINE__, c->on_sample(&w) == 0 && c->on_self(&w) == 0, "sample again");
+	loc.u = 7;
+	t = access_at(DECODE_STORE, INT, 0, 8, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_KEEP, 0);
+	loc.u = 0x1122334455667788;
+	EXPECT(__LINE__, c, &w, t, CRAFT_KEEP, 0);
+	t = access_at(DECODE_LOAD, INT, 0, 8, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_WASTE, 0);
+
+	/* A read-modify-write decides with what it loaded, which it has
+	 * overwritten by the time it traps: the shadow kept at the last store.
+	 * add [loc], 1 on 5: loads 5 (as remembered) -> redundant. */
+	loc.u = 5;
+	sampled(&w, 8, INT);
+	CHECK(__LINE__, c->on_sample(&w) == 0 && c->on_self(&w) == 0, "sample 5");
+	loc.u = 6; /* the rmw ran */
+	t = access_at(DECODE_RMW, INT, 0, 8, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_WASTE, 0);
+	/* store 9 (kept), then the rmw loads 9, stores 10 -> not redundant */
+	loc.u = 9;
+	t = access_at(DECODE_STORE, INT, 0, 8, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_KEEP, 0);
+	loc.u = 10;
+	t = access_at(DECODE_RMW, INT, 0, 8, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_USE, 0);
+
+	/* Floats loaded as a pair, decided by one 4-byte float load. */
+	loc.f[0] = 1.0f;
+	loc.f[1] = 2.0f;
+	sampled(&w, 8, F32);
+	CHECK(__LINE__, c->on_sample(&w) == 0 && c->on_self(&w) == 0, "sample floats");
+	loc.f[1] = 2.001f;
+	t = access_at(DECODE_LOAD, F32, 4, 4, &w);
+	EXPECT(__LINE__, c, &w, t, CRAFT_WASTE, 1);
+	loc.f[1] = 3.0f;
+	EXPECT(__LINE__, c, &w, t, CRAFT_USE, 0);
+}
+
+/* The location cannot be read (an unmapped page): the sample is refused,
+ * never a fault. */
+static void test_unreadable(void)
+{
+	struct watchpoint w;
+	memset(&w, 0, sizeof(w));
+	w.addr = w.sample_addr = 8; /* page 0 is never mapped */
+	w.len = w.sample_len = 8;
+	CHECK(__LINE__, craft_load.on_sample(&w) < 0, "load on_sample of page 0 accepted");
+	CHECK(__LINE__, craft_silent.on_self(&w) < 0, "silent on_self of page 0 accepted");
+}
+
+int main(void)
+{
+	test_rows();
+	test_silent();
+	test_load();
+	test_unreadable();
+	if (check_failures)
+		return 1;
+	printf("test_value: %zu compare rows and the silent/load crafts passed\n",
+	       sizeof(rows) / sizeof(rows[0]));
+	return 0;
+}
