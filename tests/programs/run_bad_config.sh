@@ -31,6 +31,9 @@ set -u
 SUFFIX='; running without profiling'
 CASES='
 WITCH_CLIENT|dead|ok|
+WITCH_CLIENT|silent|ok|
+WITCH_CLIENT|load|ok|
+WITCH_FP_TOLERANCE|2|exact|expected a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)
 WITCH_CLIENT|bogus|exact|expected dead, silent or load
 WITCH_SAMPLER|fast|exact|expected auto, soft or pmu
 WITCH_RATE|0|exact|expected a whole number of samples per second from 1 to 100000
