@@ -142,6 +142,12 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		if (parse_fraction(value, &cfg->fp_tolerance) < 0)
 			return bad(err, errlen, name, value,
 				   "a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)");
+	} else if (!strcmp(name, "WITCH_EVENT")) {
+		/* Only the length here: pmu_event_encode judges the event itself. */
+		if (!*value || strlen(value) >= sizeof(cfg->event))
+			return bad(err, errlen, name, value,
+				   "a libpfm4 event of 1 to 255 bytes, e.g. MEM_INST_RETIRED:ALL_STORES");
+		strcpy(cfg->event, value);
 	} else {
 		log_snprintf(err, errlen, "%s=%s: no such setting (see witch --help)", name, value);
 		return -EINVAL;
@@ -153,6 +159,7 @@ static const char *const config_names[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
 	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE",
+	"WITCH_EVENT",
 };
 
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen)

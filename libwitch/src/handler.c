@@ -146,8 +146,11 @@ static void watch_take_owner(struct watchpoint *w, const struct watchpoint *cand
 	memcpy(w->shadow, cand->shadow, cand->value_len);
 }
 
+/* Sample access a of instruction in: calling context, client, reservoir,
+ * watchpoint.  ran: the access has already happened (a PMU sample), so the
+ * client sees it run at once instead of at the instruction's own trap. */
 static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct decode_insn *in,
-			const struct decode_access *a)
+			const struct decode_access *a, int ran)
 {
 	uint64_t pcs[CONFIG_MAX_DEPTH];
 
@@ -188,8 +191,8 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct dec
 	cand.sample_addr = a->addr;
 	cand.sample_len = a->len;
 	cand.sample_elem = a->elem;
-	cand.pending_self = 1; /* the sampled instruction has not run yet */
-	if (h_craft->on_sample(&cand) < 0) {
+	cand.pending_self = !ran;
+	if (h_craft->on_sample(&cand) < 0 || (ran && h_craft->on_self(&cand) < 0)) {
 		t->stats.skip_unreadable++;
 		return;
 	}
@@ -295,7 +298,7 @@ static void sample_look(struct witch_thread *t, ucontext_t *uc)
 		const struct decode_access *a = wanted_access(&in);
 		if (a && !(a->addr_regs & written)) {
 			stop_stepping(t, uc);
-			sample_take(t, uc, &in, a);
+			sample_take(t, uc, &in, a, 0);
 			return;
 		}
 		if (a) {
@@ -338,6 +341,40 @@ static void sample_tick(struct witch_thread *t, ucontext_t *uc)
 		return; /* still looking for the last tick's access */
 	t->steps_left = h_cfg->max_steps;
 	sample_look(t, uc);
+}
+
+/* A PMU sample: the instruction and data address are exact, the access
+ * has retired.  Only its width and element type come from decoding it; the
+ * calling context is the one the overflow signal interrupted, with the
+ * sampled instruction as its leaf (as Witch and HPCToolkit do). */
+struct pmu_visit {
+	struct witch_thread *t;
+	ucontext_t *uc;
+};
+
+static void sample_pmu(const struct pmu_sample *s, void *arg)
+{
+	struct pmu_visit *v = arg;
+	struct witch_thread *t = v->t;
+	struct decode_regs regs;
+	struct decode_insn in;
+
+	t->stats.ticks++;
+	memset(&regs, 0, sizeof(regs));
+	regs.gpr[DECODE_RCX] = 1; /* rep ops: report their access */
+	if (decode_at(s->ip, &regs, &in) < 0) {
+		t->stats.skip_decode++;
+		return;
+	}
+	const struct decode_access *a = wanted_access(&in);
+	if (!a) {
+		t->stats.skip_no_access++;
+		return;
+	}
+	struct decode_access acc = *a;
+	acc.addr = s->addr;
+	acc.flags &= (uint8_t)~DECODE_ACC_UNKNOWN_ADDR;
+	sample_take(t, v->uc, &in, &acc, 1);
 }
 
 /* --- traps ----------------------------------------------------------------- */
@@ -556,7 +593,12 @@ void handler_on_signal(int sig, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
 	if (sampler_is_tick(&t->sampler, si)) {
-		sample_tick(t, uc);
+		if (t->sampler.clock == SAMPLER_PMU) {
+			struct pmu_visit v = {t, uc};
+			pmu_drain(&t->sampler.pmu, sample_pmu, &v);
+		} else {
+			sample_tick(t, uc);
+		}
 	} else {
 		int slot = watchpoint_slot_of_fd(&t->wps, si->si_fd);
 		if (slot >= 0)

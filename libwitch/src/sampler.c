@@ -61,8 +61,21 @@ int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid)
 	return sampler_open_timer(s, sig, tid);
 }
 
+int sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig, pid_t tid)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	int rc = pmu_open(&s->pmu, ev, sig, tid, 0);
+	if (rc < 0)
+		return rc;
+	s->clock = SAMPLER_PMU;
+	return 0;
+}
+
 int sampler_start(struct sampler *s)
 {
+	if (s->clock == SAMPLER_PMU)
+		return pmu_start(&s->pmu);
 	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
 		return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
 	if (s->clock == SAMPLER_POSIX_TIMER) {
@@ -77,6 +90,8 @@ int sampler_start(struct sampler *s)
 
 int sampler_stop(struct sampler *s)
 {
+	if (s->clock == SAMPLER_PMU)
+		return pmu_stop(&s->pmu);
 	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
 		return ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0) < 0 ? -errno : 0;
 	if (s->clock == SAMPLER_POSIX_TIMER) {
@@ -89,6 +104,8 @@ int sampler_stop(struct sampler *s)
 
 int sampler_next_period(struct sampler *s, uint64_t random)
 {
+	if (s->clock == SAMPLER_PMU)
+		return 0;
 	uint64_t next = s->period_ns / 2 + random % (s->period_ns ? s->period_ns : 1);
 	if (next < 10000)
 		next = 10000; /* the kernel's floor for hrtimer-driven events */
@@ -107,6 +124,8 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si)
 {
+	if (s->clock == SAMPLER_PMU)
+		return pmu_is_tick(&s->pmu, si);
 	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
 		return si->si_code != SI_TIMER && si->si_fd == s->fd;
 	if (s->clock == SAMPLER_POSIX_TIMER)
@@ -120,6 +139,8 @@ void sampler_close(struct sampler *s)
 		close(s->fd);
 	else if (s->clock == SAMPLER_POSIX_TIMER)
 		timer_delete(s->timer);
+	else if (s->clock == SAMPLER_PMU)
+		pmu_close(&s->pmu);
 	s->clock = SAMPLER_NONE;
 	s->fd = -1;
 }

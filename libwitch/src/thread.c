@@ -24,6 +24,7 @@ static pthread_create_fn thread_real_create;
 static __thread struct witch_thread *thread_tls __attribute__((tls_model("initial-exec")));
 
 static const struct witch_config *thread_cfg;
+static const struct pmu_event *thread_pmu_ev; /* NULL: the software sampler */
 static int thread_sig;
 static pthread_key_t thread_key;
 static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -40,9 +41,10 @@ static void thread_key_destructor(void *p)
 	thread_end(p);
 }
 
-int thread_module_init(const struct witch_config *cfg, int sig)
+int thread_module_init(const struct witch_config *cfg, int sig, const struct pmu_event *pmu_ev)
 {
 	thread_cfg = cfg;
+	thread_pmu_ev = pmu_ev;
 	thread_sig = sig;
 	/* Resolve now: dlsym inside the wrapper would run while sampling. */
 	thread_real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
@@ -120,6 +122,16 @@ static int thread_setup(struct witch_thread *t)
 		log_line("using %d debug registers, %u requested by WITCH_WATCHPOINTS: the others are in use",
 			 rc, cfg->watchpoints);
 
+	if (thread_pmu_ev) {
+		rc = sampler_open_pmu(&t->sampler, thread_pmu_ev, thread_sig, t->tid);
+		if (rc < 0) {
+			if (!__atomic_exchange_n(&thread_warned_sampler, 1, __ATOMIC_RELAXED))
+				log_line("cannot open the PMU sampler for a thread (%s); "
+					 "that thread runs without profiling", strerror(-rc));
+			return rc;
+		}
+		return 0;
+	}
 	rc = sampler_open(&t->sampler, cfg->rate, thread_sig, t->tid);
 	if (rc < 0) {
 		if (!__atomic_exchange_n(&thread_warned_sampler, 1, __ATOMIC_RELAXED))
@@ -180,6 +192,17 @@ static void thread_quiesce(struct witch_thread *t)
 	t->stats.rearm_slow = t->wps.rearm_slow;
 	t->stats.arm_errors += t->wps.arm_errors;
 	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = 0;
+	if (t->sampler.clock == SAMPLER_PMU) {
+		struct pmu_ring_stats r;
+		pmu_stats(&t->sampler.pmu, &r);
+		t->stats.pmu_records = r.samples;
+		t->stats.pmu_not_exact = r.not_exact;
+		t->stats.pmu_kernel = r.kernel;
+		t->stats.pmu_wrong_op = r.wrong_op;
+		t->stats.pmu_addr_zero = r.addr_zero;
+		t->stats.pmu_lost = r.lost;
+		t->stats.pmu_throttle = r.throttle;
+	}
 }
 
 static void thread_unlink(struct witch_thread *t)

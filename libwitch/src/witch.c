@@ -9,6 +9,7 @@
 #include "witch/decode.h"
 #include "witch/handler.h"
 #include "witch/log.h"
+#include "witch/pmu_event.h"
 #include "witch/profile.h"
 #include "witch/thread.h"
 #include "witch/unwind.h"
@@ -22,6 +23,7 @@
 
 static struct witch_config witch_cfg;
 static int witch_sig;
+static struct pmu_event witch_pmu_ev;
 static int witch_running;
 static struct sigaction witch_old_sigtrap;
 
@@ -121,6 +123,42 @@ static void witch_postfork_child(void)
 	thread_postfork_child();
 }
 
+/* WITCH_SAMPLER: 1 to use the PMU (witch_pmu_ev encoded and probed), 0 for
+ * the software sampler, -1 to run unprofiled.  auto says once why it
+ * falls back; pmu without a usable PMU is an error. */
+static int witch_choose_sampler(void)
+{
+	char why[512];
+	const char *event = witch_cfg.event[0] ? witch_cfg.event : NULL;
+
+	if (witch_cfg.sampler == CONFIG_SAMPLER_SOFT)
+		return 0;
+	int rc = pmu_event_encode(witch_cfg.client, event, witch_cfg.period, &witch_pmu_ev, why,
+				  sizeof(why));
+	if (rc == -EINVAL) {
+		if (event)
+			log_line("WITCH_EVENT=%s: %s; running without profiling", event, why);
+		else
+			log_line("WITCH_PERIOD=%llu: %s; running without profiling",
+				 (unsigned long long)witch_cfg.period, why);
+		return -1;
+	}
+	if (rc == 0)
+		rc = pmu_event_probe(&witch_pmu_ev, why, sizeof(why));
+	if (rc == 0)
+		return 1;
+	/* Name the setting that asked for this event, if one did. */
+	char what[CONFIG_EVENT_MAX + 16] = "";
+	if (event)
+		log_snprintf(what, sizeof(what), "WITCH_EVENT=%s: ", event);
+	if (witch_cfg.sampler == CONFIG_SAMPLER_PMU) {
+		log_line("WITCH_SAMPLER=pmu: %s%s; running without profiling", what, why);
+		return -1;
+	}
+	log_line("%s%s; using software sampling", what, why);
+	return 0;
+}
+
 __attribute__((constructor)) static void witch_init(void)
 {
 	char err[CONFIG_PATH_MAX + 256];
@@ -133,11 +171,9 @@ __attribute__((constructor)) static void witch_init(void)
 	}
 	log_set_verbosity(witch_cfg.verbose);
 	const struct craft *craft = craft_get(witch_cfg.client);
-	if (witch_cfg.sampler == CONFIG_SAMPLER_PMU) {
-		log_line("WITCH_SAMPLER=pmu: no precise PMU address sampler in this build; "
-			 "use WITCH_SAMPLER=soft or auto; running without profiling");
+	int use_pmu = witch_choose_sampler();
+	if (use_pmu < 0)
 		return;
-	}
 	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0) {
 		log_line("cannot initialize the decoder or unwinder (%s); running without profiling",
 			 strerror(-rc));
@@ -148,9 +184,9 @@ __attribute__((constructor)) static void witch_init(void)
 		log_line("every real-time signal is in use by the program; running without profiling");
 		return;
 	}
-	uint64_t period = 1000000000ull / witch_cfg.rate;
-	if ((rc = profile_init(&witch_cfg, "soft", period)) < 0 ||
-	    (rc = thread_module_init(&witch_cfg, witch_sig)) < 0) {
+	uint64_t period = use_pmu ? witch_pmu_ev.period : 1000000000ull / witch_cfg.rate;
+	if ((rc = profile_init(&witch_cfg, use_pmu ? "pmu" : "soft", period)) < 0 ||
+	    (rc = thread_module_init(&witch_cfg, witch_sig, use_pmu ? &witch_pmu_ev : NULL)) < 0) {
 		log_line("cannot allocate the profile (%s); running without profiling", strerror(-rc));
 		return;
 	}
@@ -162,8 +198,12 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	pthread_atfork(witch_prefork, witch_postfork_parent, witch_postfork_child);
-	log_verbose(1, "client %s, software sampler at %u samples/s, signal %d",
-		    craft->name, witch_cfg.rate, witch_sig);
+	if (use_pmu)
+		log_verbose(1, "client %s, PMU sampler (%s, period %llu), signal %d", craft->name,
+			    witch_pmu_ev.name[0], (unsigned long long)witch_pmu_ev.period, witch_sig);
+	else
+		log_verbose(1, "client %s, software sampler at %u samples/s, signal %d",
+			    craft->name, witch_cfg.rate, witch_sig);
 	if (!thread_begin())
 		return;
 	witch_running = 1;

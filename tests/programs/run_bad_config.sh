@@ -7,7 +7,8 @@
 #
 # For each case in the table below the program runs under
 # LD_PRELOAD=BUILD_DIR/libwitch.so with a valid base configuration
-# (WITCH_CLIENT=dead, WITCH_OUTPUT=<tmp>/out/p-%p.prof) plus the case's
+# (WITCH_CLIENT=dead, WITCH_SAMPLER=soft, WITCH_OUTPUT=<tmp>/out/p-%p.prof)
+# plus the case's
 # VAR=VALUE, and must
 #   - print the same stdout and exit with the same status as the unprofiled run,
 #   - write exactly the expected line(s) to stderr (see the kinds below).
@@ -21,9 +22,13 @@ set -u
 #   exact   stderr is exactly one line:
 #             witch: VAR=VALUE: TEXT${SUFFIX}
 #           and no profile is written (the program runs without profiling)
-#   pmu     on a machine without a usable PMU: stderr is exactly one line that
-#           starts with "witch: " and contains "VAR=VALUE" (TEXT unused);
-#           skipped where a CPU PMU is present
+#   pmu     on a machine without a usable PMU: stderr is exactly one line
+#             witch: VAR=VALUE: TEXT...; running without profiling
+#           and no profile; skipped where a CPU PMU is present
+#   fallback  on a machine without a usable PMU: the program runs profiled
+#           by the software sampler; stderr is exactly one line
+#             witch: TEXT...; using software sampling
+#           and one profile is written; skipped where a CPU PMU is present
 #   output  the program runs profiled; at exit stderr is exactly one line
 #           starting with "witch: TEXT" (and nothing else)
 #   ok      a valid setting: no stderr line starting "witch: ", and exactly
@@ -40,7 +45,9 @@ WITCH_RATE|0|exact|expected a whole number of samples per second from 1 to 10000
 WITCH_RATE|abc|exact|expected a whole number of samples per second from 1 to 100000
 WITCH_WATCHPOINTS|9|exact|expected 1 to 4
 WITCH_SEED|-1|exact|expected a decimal unsigned 64-bit number
-WITCH_SAMPLER|pmu|pmu|
+WITCH_SAMPLER|pmu|pmu|no precise store event on this CPU (
+WITCH_SAMPLER|auto|fallback|no precise store event on this CPU (
+WITCH_EVENT||exact|expected a libpfm4 event of 1 to 255 bytes, e.g. MEM_INST_RETIRED:ALL_STORES
 WITCH_OUTPUT|/nonexistent-dir/x-%p.prof|output|cannot write profile
 '
 # ---------------------------------------------------------------------------
@@ -81,14 +88,14 @@ while IFS='|' read -r var value kind text; do
 	[ -n "$var" ] || continue
 	i=$((i + 1))
 	label="$var=$value"
-	if [ "$kind" = pmu ] && have_pmu; then
+	if { [ "$kind" = pmu ] || [ "$kind" = fallback ]; } && have_pmu; then
 		echo "skip $label: this machine has a CPU PMU"
 		nskip=$((nskip + 1))
 		continue
 	fi
 	out="$tmp/case$i"
 	mkdir -p "$out/out"
-	env LD_PRELOAD="$LIB" WITCH_CLIENT=dead WITCH_OUTPUT="$out/out/p-%p.prof" \
+	env LD_PRELOAD="$LIB" WITCH_CLIENT=dead WITCH_SAMPLER=soft WITCH_OUTPUT="$out/out/p-%p.prof" \
 		"$var=$value" "$PROGRAM" >"$out/stdout" 2>"$out/stderr"
 	rc=$?
 	why=()
@@ -107,8 +114,16 @@ while IFS='|' read -r var value kind text; do
 		[ "$nprof" = 0 ] || why+=("a profile was written ($nprof file(s)), expected none")
 		;;
 	pmu)
-		[ "$nlines" = 1 ] && [[ $line == "witch: "* ]] && [[ $line == *"$var=$value"* ]] ||
-			why+=("stderr should be exactly one line starting 'witch: ' containing '$var=$value'")
+		[ "$nlines" = 1 ] && [[ $line == "witch: $var=$value: $text"* ]] &&
+			[[ $line == *"$SUFFIX" ]] ||
+			why+=("stderr should be exactly one line 'witch: $var=$value: $text...$SUFFIX'")
+		[ "$nprof" = 0 ] || why+=("a profile was written ($nprof file(s)), expected none")
+		;;
+	fallback)
+		[ "$nlines" = 1 ] && [[ $line == "witch: $text"* ]] &&
+			[[ $line == *"; using software sampling" ]] ||
+			why+=("stderr should be exactly one line 'witch: $text...; using software sampling'")
+		[ "$nprof" = 1 ] || why+=("expected exactly one profile, found $nprof")
 		;;
 	output)
 		[ "$nlines" = 1 ] && [[ $line == "witch: $text"* ]] ||

@@ -34,6 +34,7 @@ enum field {
 	F_DEPTH,
 	F_SLOW_REARM,
 	F_FP_TOLERANCE, /* expected: fwant */
+	F_EVENT,        /* expected: the value itself */
 };
 
 struct row {
@@ -59,6 +60,7 @@ struct row {
 #define E_DEPTH "1 to 512 frames"
 #define E_SLOW "0 or 1"
 #define E_TOL "a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)"
+#define E_EVENT "a libpfm4 event of 1 to 255 bytes, e.g. MEM_INST_RETIRED:ALL_STORES"
 #define E_UNKNOWN "no such setting (see witch --help)"
 
 #define OK(n, v, f, w) {__LINE__, n, v, NULL, f, w, 0}
@@ -207,6 +209,12 @@ static const struct row rows[] = {
 	BAD("WITCH_FP_TOLERANCE", "0x1p-4", E_TOL),
 	BAD("WITCH_FP_TOLERANCE", "1e400", E_TOL),
 
+	/* WITCH_EVENT: only its length here (pmu_event_encode judges it) */
+	OK("WITCH_EVENT", "MEM_INST_RETIRED:ALL_STORES@5000011", F_EVENT, 0),
+	OK("WITCH_EVENT", "ibs_op", F_EVENT, 0),
+	OK("WITCH_EVENT", "x", F_EVENT, 0),
+	BAD("WITCH_EVENT", "", E_EVENT),
+
 	/* not a setting */
 	UNKNOWN("WITCH_FOO", "1"),
 	UNKNOWN("WITCH_rate", "200"),
@@ -232,6 +240,7 @@ static void poison(struct witch_config *c)
 	c->depth = 7777;
 	c->slow_rearm = 77;
 	c->fp_tolerance = 77.0;
+	strcpy(c->event, "poison");
 }
 
 /* Apply what an accepted row should set to a copy of the poisoned config. */
@@ -251,6 +260,7 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_DEPTH: c->depth = (uint32_t)r->want; break;
 	case F_SLOW_REARM: c->slow_rearm = (int)r->want; break;
 	case F_FP_TOLERANCE: c->fp_tolerance = r->fwant; break;
+	case F_EVENT: strcpy(c->event, r->value); break;
 	}
 }
 
@@ -279,6 +289,8 @@ static void check_same(int line, const struct witch_config *got, const struct wi
 	      got->slow_rearm, want->slow_rearm);
 	CHECK(line, got->fp_tolerance == want->fp_tolerance, "fp_tolerance %g, want %g",
 	      got->fp_tolerance, want->fp_tolerance);
+	CHECK(line, strcmp(got->event, want->event) == 0, "event \"%.60s\", want \"%.60s\"",
+	      got->event, want->event);
 }
 
 /* One config_parse call checked against (expected error or NULL). */
@@ -357,7 +369,7 @@ static void test_output_length(void)
 static const char *const all_vars[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
-	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE",
+	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE", "WITCH_EVENT",
 };
 
 static void clear_env(void)
@@ -466,6 +478,7 @@ static void test_env(void)
 		      d.max_steps);
 		CHECK(__LINE__, d.depth == CONFIG_DEFAULT_DEPTH, "default depth %u", d.depth);
 		CHECK(__LINE__, d.fp_tolerance == 0.01, "default fp_tolerance %g", d.fp_tolerance);
+		CHECK(__LINE__, d.event[0] == '\0', "default event \"%s\"", d.event);
 		CHECK(__LINE__, strcmp(config_client_name(CONFIG_CLIENT_DEAD), "dead") == 0 &&
 				    strcmp(config_client_name(CONFIG_CLIENT_SILENT), "silent") == 0 &&
 				    strcmp(config_client_name(CONFIG_CLIENT_LOAD), "load") == 0,

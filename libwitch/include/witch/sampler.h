@@ -1,4 +1,8 @@
-/* sampler: the software address sampler's clock, per thread.
+/* sampler: what tells a thread to take an address sample.
+ *
+ * Either the software sampler's clock (a CPU-time tick: the handler then
+ * finds the next access itself) or the PMU sampler (pmu.h: overflow of a
+ * precise memory event; the samples carry their instruction and address).
  *
  * API
  *   int  sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
@@ -16,6 +20,13 @@
  *        samples the same spots over and over; a dithered one cannot.
  *        Async-signal-safe (one ioctl or timer_settime).
  *   void sampler_close(struct sampler *s);
+int sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig, pid_t tid);
+ *   int  sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig,
+ *                         pid_t tid);
+ *        The PMU instead of the clock (ev encoded and probed at start-up):
+ *        start, stop, is_tick and close then act on its events, and
+ *        next_period does nothing (the event period is fixed).  Samples
+ *        are read with pmu_drain(&s->pmu, ...) in the handler.
  *
  * What happens on a tick (decode, single-step to the next access) is the
  * runtime's job (witch.c); this module only keeps time.
@@ -28,13 +39,16 @@
 #include <sys/types.h>
 #include <time.h>
 
-enum sampler_clock { SAMPLER_NONE, SAMPLER_PERF_TASK_CLOCK, SAMPLER_POSIX_TIMER };
+#include "witch/pmu.h"
+
+enum sampler_clock { SAMPLER_NONE, SAMPLER_PERF_TASK_CLOCK, SAMPLER_POSIX_TIMER, SAMPLER_PMU };
 
 struct sampler {
 	enum sampler_clock clock;
 	int fd;
 	timer_t timer;
 	uint64_t period_ns;
+	struct pmu pmu;
 };
 
 int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
@@ -43,5 +57,6 @@ int sampler_stop(struct sampler *s);
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si);
 int sampler_next_period(struct sampler *s, uint64_t random);
 void sampler_close(struct sampler *s);
+int sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig, pid_t tid);
 
 #endif

@@ -39,7 +39,14 @@
 	X(arm_errors)         /* perf_event refused to arm */                    \
 	X(rearm_fast)         /* re-armed with PERF_EVENT_IOC_MODIFY_ATTRIBUTES */ \
 	X(rearm_slow)         /* re-armed by close + reopen */                   \
-	X(threads)            /* threads profiled */
+	X(threads)            /* threads profiled */                            \
+	X(pmu_records)        /* PMU sampler: sample records read */            \
+	X(pmu_not_exact)      /* ... without an exact IP: not used */            \
+	X(pmu_kernel)         /* ... taken in the kernel: not used */            \
+	X(pmu_wrong_op)       /* ... IBS op not the client's access kind */      \
+	X(pmu_addr_zero)      /* ... without a data address */                   \
+	X(pmu_lost)           /* ... the kernel dropped (ring full) */           \
+	X(pmu_throttle)       /* ... throttling records (rate too high) */
 
 struct witch_stats {
 #define WITCH_STATS_DECLARE(name) uint64_t name;
