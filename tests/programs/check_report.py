@@ -4,6 +4,7 @@
 usage: check_report.py JSON [--fraction F --tol T] [--fraction-below X]
                        [--top-pair WATCHFN TRAPFN]
                        [--shares FN1:FN2=S1,FN3:FN4=S2,... --tol T]
+                       [--approx-fraction F] [--approx-shares FN1:FN2=S1,...]
                        [--no-trap-in-module M] [--no-watch-in-module M]
                        [--trap-fns-for WATCHFN=TRAPFN[,TRAPFN...]]
                        [--min-samples N] [--min-traps N] [--max-stat NAME=N]
@@ -11,11 +12,14 @@ usage: check_report.py JSON [--fraction F --tol T] [--fraction-below X]
 
 JSON is the report file ('-' = stdin):
   {"client":..., "sampler":..., "samples":N, "watchpoints_armed":N, "traps":N,
-   "waste":B, "use":B, "fraction":F,
-   "pairs":[{"waste":B, "use":B, "share":S, "traps":N,
+   "waste":B, "use":B, "fraction":F, ["waste_approx":B,]
+   "pairs":[{"waste":B, "use":B, "share":S, "traps":N, ["waste_approx":B,]
              "watch":[FRAME,...], "trap":[FRAME,...]}, ...]}
   FRAME = {"function":..., "file":..., "line":N, "module":..., "address":"0x..."},
-  frames leaf first, pairs sorted by waste (largest first).
+  frames leaf first, pairs sorted by waste (largest first).  waste_approx
+  (silent client: the part of waste that was only approximately silent,
+  floating-point values within WITCH_FP_TOLERANCE) appears only when
+  nonzero; a missing one counts as 0.
 
 Matching.  A function key FN matches a call path when one of the path's first
 K frames (K = --match-depth, default 3) is function FN; K > 1 tolerates a
@@ -28,7 +32,9 @@ matches TRAPFN.  --match-depth 1 makes every match leaf-only.
 
 Checks (each failure prints what was expected and what was found):
   format            always: required keys present, numbers are numbers, pairs
-                    sorted by waste, fraction == waste/(waste+use) (+-1e-3)
+                    sorted by waste, fraction == waste/(waste+use) (+-1e-3),
+                    every waste_approx (top level, per pair) a number in
+                    [0, the waste beside it]
   --fraction F      |fraction - F| <= tol
   --fraction-below X  fraction < X
   --top-pair W T    the pair with the most waste (waste > 0) matches W:T
@@ -37,6 +43,12 @@ Checks (each failure prints what was expected and what was found):
                     keys).  `share` is the report's field (for the dead
                     client: the pair's part of all waste); a pair without it
                     gets waste/total waste.
+  --approx-fraction F  |waste_approx / waste - F| <= tol, both the report's
+                    top-level totals (0 when waste is 0)
+  --approx-shares K=S,...  like --shares, for waste_approx: for each key
+                    W:T, the sum of the matching pairs' waste_approx over
+                    the total waste_approx is within tol of S (0 when there
+                    is no approximate waste)
   --no-trap-in-module M   no frame of any trap path is in module M (compared
                     by file name: M, or M followed by a version suffix)
   --no-watch-in-module M  the same for watch paths
@@ -111,7 +123,8 @@ def path_desc(path, depth=3):
 def describe(pair):
     return (f"watch {path_desc(frames(pair, 'watch'))} -> trap {path_desc(frames(pair, 'trap'))}"
             f" waste={num(pair.get('waste'))} use={num(pair.get('use'))}"
-            f" share={num(pair.get('share'))} traps={pair.get('traps')}")
+            f" share={num(pair.get('share'))} traps={pair.get('traps')}"
+            + (f" waste_approx={num(pair.get('waste_approx'))}" if "waste_approx" in pair else ""))
 
 
 def num(x):
@@ -135,24 +148,28 @@ def parse_key(key, what):
     return w, t
 
 
-def parse_shares(text):
+def parse_shares(text, opt="--shares"):
     out = []
     for item in text.split(","):
         item = item.strip()
         if not item:
             continue
         if "=" not in item:
-            raise argparse.ArgumentTypeError(f"--shares: expected FN1:FN2=S, got {item!r}")
+            raise argparse.ArgumentTypeError(f"{opt}: expected FN1:FN2=S, got {item!r}")
         key, val = item.rsplit("=", 1)
-        w, t = parse_key(key, "--shares")
+        w, t = parse_key(key, opt)
         try:
             s = float(val)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"--shares: {val!r} is not a number")
+            raise argparse.ArgumentTypeError(f"{opt}: {val!r} is not a number")
         out.append((w, t, s))
     if not out:
-        raise argparse.ArgumentTypeError("--shares: empty list")
+        raise argparse.ArgumentTypeError(f"{opt}: empty list")
     return out
+
+
+def parse_approx_shares(text):
+    return parse_shares(text, "--approx-shares")
 
 
 def parse_trap_fns(text):
@@ -179,13 +196,15 @@ def parse_stat(text):
 
 def main(argv):
     ap = argparse.ArgumentParser(
-        description="Check a `witch report --json` output against known answers.")
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("json", metavar="JSON")
     ap.add_argument("--fraction", type=float)
     ap.add_argument("--tol", type=float, default=0.1)
     ap.add_argument("--fraction-below", type=float)
     ap.add_argument("--top-pair", nargs=2, metavar=("WATCHFN", "TRAPFN"))
     ap.add_argument("--shares", type=parse_shares)
+    ap.add_argument("--approx-fraction", type=float)
+    ap.add_argument("--approx-shares", type=parse_approx_shares)
     ap.add_argument("--no-trap-in-module", action="append", default=[], metavar="M")
     ap.add_argument("--no-watch-in-module", action="append", default=[], metavar="M")
     ap.add_argument("--trap-fns-for", type=parse_trap_fns, action="append", default=[],
@@ -255,6 +274,21 @@ def main(argv):
           "pairs sorted by waste, largest first",
           "first out-of-order index " + str(next((i for i in range(len(wastes) - 1)
                                                   if wastes[i] < wastes[i + 1]), None)))
+    # waste_approx: optional (absent when 0), never negative, never more
+    # than the waste it is part of.
+    def approx_ok(obj):
+        if "waste_approx" not in obj:
+            return True
+        a, w = obj["waste_approx"], obj.get("waste")
+        return is_num(a) and is_num(w) and 0 <= a <= w + 1e-9 * max(1.0, abs(w))
+    if not approx_ok(rep):
+        check("format.waste_approx", False, "top-level waste_approx in [0, waste]",
+              f"waste_approx {num(rep.get('waste_approx'))}, waste {num(rep.get('waste'))}")
+    bad_approx = [i for i, p in enumerate(pairs) if not approx_ok(p)]
+    if bad_approx:
+        check("format.pairs.waste_approx", False, "every pair's waste_approx in [0, its waste]",
+              f"bad pairs at index {bad_approx[:5]}, e.g. {describe(pairs[bad_approx[0]])}"
+              f" waste_approx={num(pairs[bad_approx[0]].get('waste_approx'))}")
     waste = rep.get("waste") if is_num(rep.get("waste")) else 0
     use = rep.get("use") if is_num(rep.get("use")) else 0
     frac = rep.get("fraction") if is_num(rep.get("fraction")) else None
@@ -337,6 +371,27 @@ def main(argv):
                   f"share {want:.4f} +- {args.tol:.4f}",
                   f"{got:.4f} from {n} matching pair(s) [{', '.join(sorted(basis)) or 'no pairs'}]")
 
+    # ---- approximate waste (silent client, floating point) ----
+    def approx_of(obj):
+        a = obj.get("waste_approx", 0)
+        return a if is_num(a) else 0
+
+    total_approx = approx_of(rep)
+    if args.approx_fraction is not None:
+        af = total_approx / waste if waste > 0 else 0.0
+        check("approx-fraction", abs(af - args.approx_fraction) <= args.tol,
+              f"waste_approx/waste {args.approx_fraction:.4f} +- {args.tol:.4f}",
+              f"{af:.4f} (waste_approx {num(total_approx)} B"
+              f"{'' if 'waste_approx' in rep else ' [absent]'}, waste {num(waste)} B)")
+    if args.approx_shares:
+        basis = total_approx if total_approx > 0 else sum(approx_of(p) for p in pairs)
+        for w, t, want in args.approx_shares:
+            mine = [p for p in pairs if pair_matches(p, w, t, depth)]
+            got = sum(approx_of(p) for p in mine) / basis if basis > 0 else 0.0
+            check(f"approx-share {w}:{t}", abs(got - want) <= args.tol,
+                  f"approximate-waste share {want:.4f} +- {args.tol:.4f}",
+                  f"{got:.4f} from {len(mine)} matching pair(s) (total waste_approx {num(basis)} B)")
+
     for mod in args.no_trap_in_module:
         bad = [p for p in pairs
                if any(isinstance(f, dict) and module_matches(f.get("module"), mod)
@@ -361,7 +416,9 @@ def main(argv):
 
     summary = (f"client={rep.get('client')} sampler={rep.get('sampler')} "
                f"samples={num(rep.get('samples'))} traps={num(rep.get('traps'))} "
-               f"fraction={'?' if frac is None else f'{frac:.4f}'} pairs={len(pairs)}")
+               f"fraction={'?' if frac is None else f'{frac:.4f}'}"
+               + (f" approx={total_approx / waste:.4f}" if waste > 0 and total_approx > 0 else "")
+               + f" pairs={len(pairs)}")
     if failures or args.verbose:
         print("top pairs by waste (first 3 frames of each path, leaf first):")
         for p in pairs[:8]:

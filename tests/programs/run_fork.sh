@@ -12,7 +12,7 @@ fail() { echo "FAIL dead_fork: $* (files kept in $tmp)"; exit 1; }
 
 "$PROGRAM" >"$tmp/native.out"; native_rc=$?
 mkdir "$tmp/prof"
-env -u WITCH_RATE LD_PRELOAD="$BUILD/libwitch.so" WITCH_CLIENT=dead WITCH_SEED=4242 \
+env -u WITCH_RATE LD_PRELOAD="$BUILD/libwitch.so" WITCH_CLIENT=dead WITCH_SAMPLER=soft WITCH_SEED=4242 \
     WITCH_RATE=2000 WITCH_OUTPUT="$tmp/prof/p-%p.prof" "$PROGRAM" >"$tmp/prof.out" 2>"$tmp/prof.err"
 prof_rc=$?
 [ "$native_rc" = "$prof_rc" ] || fail "exit status $prof_rc, native $native_rc"

@@ -6,7 +6,9 @@
 #
 #   1. PROGRAM [PROGRAM_ARGS] natively (no LD_PRELOAD, no WITCH_* variables)
 #   2. the same under LD_PRELOAD=BUILD_DIR/libwitch.so with
-#        WITCH_CLIENT=CLIENT WITCH_OUTPUT=<tmpdir>/p-%p.prof
+#        WITCH_CLIENT=CLIENT WITCH_SAMPLER=soft WITCH_OUTPUT=<tmpdir>/p-%p.prof
+#      (soft: the expected values are derived for the software sampler, and
+#      it is the sampler on every machine then, PMU or not)
 #        WITCH_SEED=$KA_WITCH_SEED (default 4242) WITCH_RATE=$KA_WITCH_RATE (default 2000)
 #      and WITCH_<X>=value for every other KA_WITCH_<X>=value in the
 #      environment (e.g. KA_WITCH_WATCHPOINTS=1, KA_WITCH_SLOW_REARM=1)
@@ -72,7 +74,7 @@ t1=$(now)
 
 # 2. profiled
 mkdir "$tmp/prof"
-penv=(LD_PRELOAD="$LIB" WITCH_CLIENT="$CLIENT" WITCH_OUTPUT="$tmp/prof/p-%p.prof"
+penv=(LD_PRELOAD="$LIB" WITCH_CLIENT="$CLIENT" WITCH_SAMPLER=soft WITCH_OUTPUT="$tmp/prof/p-%p.prof"
       WITCH_SEED="$SEED" WITCH_RATE="$RATE")
 extra=""
 for v in $(compgen -e); do

@@ -54,6 +54,30 @@ cat >"$tmp/bad.json" <<EOF
  ]}
 EOF
 
+# A silent_fp-like report: all waste, half of it only approximately silent
+# (nudge's), in two pairs; and a broken one whose waste_approx exceeds waste
+# at the top level and is negative in a pair.
+cat >"$tmp/silent.json" <<EOF
+{"client":"silent","sampler":"soft","samples":1000,"watchpoints_armed":400,"traps":300,
+ "waste":1000,"use":0,"fraction":1.0,"waste_approx":480,"stats":{"traps_spurious":0},
+ "pairs":[
+  {"waste":520,"use":0,"share":0.52,"traps":150,
+   "watch":[$(frame exact $P),$MAIN],"trap":[$(frame exact $P),$MAIN]},
+  {"waste":480,"use":0,"share":0.48,"traps":150,"waste_approx":480,
+   "watch":[$(frame nudge $P),$MAIN],"trap":[$(frame nudge $P),$MAIN]}
+ ]}
+EOF
+cat >"$tmp/badapprox.json" <<EOF
+{"client":"silent","sampler":"soft","samples":10,"watchpoints_armed":5,"traps":3,
+ "waste":100,"use":100,"fraction":0.5,"waste_approx":150,
+ "pairs":[
+  {"waste":100,"use":0,"share":1.0,"traps":2,"waste_approx":-5,
+   "watch":[$(frame nudge $P),$MAIN],"trap":[$(frame nudge $P),$MAIN]},
+  {"waste":0,"use":100,"share":0,"traps":1,
+   "watch":[$(frame exact $P),$MAIN],"trap":[$(frame exact $P),$MAIN]}
+ ]}
+EOF
+
 echo '{"client":"dead", "samples":' >"$tmp/broken.json"
 cat >"$tmp/nopairs.json" <<EOF
 {"client":"dead","sampler":"soft","samples":0,"watchpoints_armed":0,"traps":0,
@@ -127,6 +151,28 @@ case_ fail.missing-file 1 "FAIL read" -- "$tmp/does-not-exist.json"
 case_ fail.no-pairs 1 "FAIL top-pair: expected top waste pair fill -> overwrite; found no pairs at all" -- "$tmp/nopairs.json" --top-pair fill overwrite
 case_ pass.no-pairs 0 "" -- "$tmp/nopairs.json" --fraction-below 0.05
 case_ usage.bad-shares 2 "" -- "$G" --shares dead_a=0.5
+
+# waste_approx (silent client, floating point)
+S="$tmp/silent.json"
+case_ pass.approx 0 "" -- "$S" --client silent --fraction 1.0 --approx-fraction 0.5 \
+	--shares exact:exact=0.5,nudge:nudge=0.5 --approx-shares nudge:nudge=1.0,exact:exact=0 \
+	--top-pair exact exact --trap-fns-for nudge=nudge
+case_ fail.approx-fraction 1 "FAIL approx-fraction: expected waste_approx/waste 0.0000 +- 0.1000; found 0.4800 (waste_approx 480 B, waste 1000 B)" -- "$S" \
+	--approx-fraction 0
+case_ fail.approx-fraction-tol 1 "FAIL approx-fraction: expected waste_approx/waste 0.6000 +- 0.0500; found 0.4800" -- "$S" \
+	--approx-fraction 0.6 --tol 0.05
+# no waste_approx key at all counts as 0
+case_ pass.approx-absent 0 "" -- "$G" --approx-fraction 0 --tol 0.01
+case_ fail.approx-absent 1 "FAIL approx-fraction: expected waste_approx/waste 0.5000 +- 0.1000; found 0.0000 (waste_approx 0 B [absent], waste 600 B)" -- "$G" \
+	--approx-fraction 0.5
+case_ pass.approx-no-waste 0 "" -- "$tmp/nopairs.json" --approx-fraction 0
+case_ fail.approx-shares 1 "FAIL approx-share exact:exact: expected approximate-waste share 0.5000 +- 0.1000; found 0.0000 from 1 matching pair|FAIL approx-share nudge:nudge: expected approximate-waste share 0.5000 +- 0.1000; found 1.0000" -- "$S" \
+	--approx-shares exact:exact=0.5,nudge:nudge=0.5
+case_ fail.approx-shares-absent 1 "FAIL approx-share dead_a:kill_a: expected approximate-waste share 1.0000 +- 0.1000; found 0.0000 from 1 matching pair" -- "$G" \
+	--approx-shares dead_a:kill_a=1.0
+case_ fail.format-approx 1 "FAIL format.waste_approx: expected top-level waste_approx in [0, waste]; found waste_approx 150, waste 100|FAIL format.pairs.waste_approx: expected every pair's waste_approx in [0, its waste]; found bad pairs at index [0]" -- "$tmp/badapprox.json"
+case_ fail.client-silent 1 "FAIL client: expected 'load'; found 'silent'" -- "$S" --client load
+case_ usage.bad-approx-shares 2 "" -- "$S" --approx-shares nudge=1.0
 
 echo "check_report.selftest: $npass passed, $nfail failed"
 if [ $nfail = 0 ]; then

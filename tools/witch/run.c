@@ -466,6 +466,46 @@ static int prepend_preload(const char *lib)
 	return rc;
 }
 
+/*
+ * While any debug register is armed the CPU runs `rep movsb/stosb` without
+ * its fast-string microcode, 16-27x slower on our VMs
+ * (bench/dr_fast_string.c), and Witch keeps samples watched most of the
+ * time.  glibc picks rep movsb/stosb for mid-sized memcpy/memmove/memset;
+ * these tunables make it use its vector loops instead, which run as fast
+ * natively and do not slow down.  Tunables are read by ld.so at start-up,
+ * so only the launcher can set them; one the user already set is kept.
+ */
+static const char *const run_tunables[] = {
+	"glibc.cpu.x86_rep_movsb_threshold=4294967295",
+	"glibc.cpu.x86_rep_stosb_threshold=4294967295",
+};
+
+static int add_tunables(void)
+{
+	const char *old = getenv("GLIBC_TUNABLES");
+	char *val = strdup(old ? old : "");
+
+	if (!val)
+		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(run_tunables) / sizeof(run_tunables[0]); i++) {
+		const char *eq = strchr(run_tunables[i], '=');
+		size_t keylen = (size_t)(eq - run_tunables[i]);
+		char *next;
+
+		if (strstr(val, run_tunables[i]) || memmem(val, strlen(val), run_tunables[i], keylen))
+			continue;
+		if (asprintf(&next, "%s%s%s", val, *val ? ":" : "", run_tunables[i]) < 0) {
+			free(val);
+			return -ENOMEM;
+		}
+		free(val);
+		val = next;
+	}
+	int rc = setenv("GLIBC_TUNABLES", val, 1) ? -errno : 0;
+	free(val);
+	return rc;
+}
+
 /* fork + execvp; exec failure comes back through a close-on-exec pipe. */
 static int spawn(char **argv, const struct saved_signals *sv, pid_t *pid,
 		 int *exec_errno)
@@ -594,7 +634,7 @@ int witch_run_main(int argc, char **argv)
 		free(dflt);
 		return 2;
 	}
-	if ((rc = prepend_preload(lib)) ||
+	if ((rc = prepend_preload(lib)) || (rc = add_tunables()) ||
 	    (setenv("WITCH_CLIENT", client, 1) && (rc = -errno)) ||
 	    (setenv("WITCH_OUTPUT", pattern, 1) && (rc = -errno))) {
 		fprintf(stderr, "witch: run: cannot set the environment: %s\n",
