@@ -10,7 +10,9 @@ For every program and client: RUNS native and RUNS profiled runs,
 interleaved (native, profiled, native, profiled, ...) so drift in machine
 speed hits both alike; wall time from time.perf_counter() around each run,
 peak RSS from os.wait4()'s rusage of that very child (ru_maxrss, KiB).
-Prints a markdown table of medians and ratios.  Profiled runs get
+Prints a markdown table of medians and ratios.  A third run per round,
+"witch run", is profiled as `witch run` launches it: with GLIBC_TUNABLES
+that keep glibc's memcpy/memset off rep movsb/stosb (see RUN_TUNABLES).  Profiled runs get
 LD_PRELOAD, WITCH_CLIENT and WITCH_OUTPUT (a temporary directory) and
 otherwise inherit the environment: WITCH_RATE is not set, so the runtime's
 default rate is measured unless you export one.  Native runs get neither
@@ -37,8 +39,18 @@ PROGRAMS = [
     ("no_dead", "tests/programs/no_dead", ["80"]),
     ("dead_threads", "tests/programs/dead_threads", ["40"]),
     ("stack_case", "tests/programs/stack_case", ["1400"]),
+    ("silent_refresh", "tests/programs/silent_refresh", ["896"]),
+    ("silent_fp", "tests/programs/silent_fp", ["480"]),
+    ("load_search", "tests/programs/load_search", ["320"]),
+    ("load_threads", "tests/programs/load_threads", ["160"]),
     ("hashsort", None, ["8"]),
 ]
+
+# What `witch run` adds for the profiled program (tools/witch/run.c): glibc
+# off rep movsb/stosb, which an armed debug register slows 16-27x here
+# (bench/dr_fast_string.c).  The "witch run" columns use it.
+RUN_TUNABLES = ("glibc.cpu.x86_rep_movsb_threshold=4294967295:"
+                "glibc.cpu.x86_rep_stosb_threshold=4294967295")
 BENCH_SOURCES = {"hashsort": "hashsort.c"}
 
 
@@ -108,9 +120,9 @@ def main(argv):
               + "".join(f"; {k}={v}" for k, v in sorted(inherited.items())
                         if k not in ("WITCH_RATE", "WITCH_CLIENT", "WITCH_OUTPUT")))
         print()
-        print("| program | client | native s | profiled s | ratio | native RSS MiB "
-              "| profiled RSS MiB | RSS ratio | notes |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+        print("| program | client | native s | profiled s | ratio | witch run s | ratio "
+              "| native RSS MiB | profiled RSS MiB | RSS ratio | notes |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         sys.stdout.flush()
         for name, exe, args in programs:
             for client in clients:
@@ -120,7 +132,9 @@ def main(argv):
                 penv.update(base_env)
                 penv.update(LD_PRELOAD=lib, WITCH_CLIENT=client,
                             WITCH_OUTPUT=os.path.join(outdir, "p-%p.prof"))
-                nt, pt, nr, pr = [], [], [], []
+                renv = dict(penv)
+                renv["GLIBC_TUNABLES"] = RUN_TUNABLES
+                nt, pt, rt, nr, pr = [], [], [], [], []
                 ref = None
                 bad_native = bad_prof = 0
                 for i in range(runs):
@@ -137,6 +151,11 @@ def main(argv):
                         got = (rc, f.read())
                     bad_prof += got != ref
                     pt.append(t); pr.append(rss)
+                    t, rc, rss = run([exe] + args, renv, so)
+                    with open(so, "rb") as f:
+                        got = (rc, f.read())
+                    bad_prof += got != ref
+                    rt.append(t)
                 nprof = len(os.listdir(outdir))
                 notes = []
                 if ref[0] != 0:
@@ -145,12 +164,13 @@ def main(argv):
                     notes.append(f"{bad_native} native run(s) differ")
                 if bad_prof:
                     notes.append(f"{bad_prof} profiled run(s) differ in output/status")
-                if nprof != runs:
-                    notes.append(f"{nprof} profile(s) for {runs} runs")
+                if nprof != 2 * runs:
+                    notes.append(f"{nprof} profile(s) for {2 * runs} runs")
                 mn, mp = statistics.median(nt), statistics.median(pt)
+                mr = statistics.median(rt)
                 rn, rp = statistics.median(nr) / 1024, statistics.median(pr) / 1024
                 print(f"| {name} | {client} | {mn:.3f} | {mp:.3f} | {fmt_ratio(mn, mp)} "
-                      f"| {rn:.1f} | {rp:.1f} | {fmt_ratio(rn, rp)} | {'; '.join(notes)} |")
+                      f"| {mr:.3f} | {fmt_ratio(mn, mr)} | {rn:.1f} | {rp:.1f} | {fmt_ratio(rn, rp)} | {'; '.join(notes)} |")
                 sys.stdout.flush()
                 shutil.rmtree(outdir, ignore_errors=True)
     finally:
