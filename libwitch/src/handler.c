@@ -590,11 +590,22 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 
 /* --- entry points ------------------------------------------------------------ */
 
-void handler_on_signal(int sig, siginfo_t *si, void *ucv)
+/* Ours: anything the kernel raised on this signal (perf_event fds signal
+ * with si_code POLL_*; only the runtime points fds at it) and this
+ * thread's own timer ticks.  Signals a process sent (kill, sigqueue, a
+ * program's timer) are the program's. */
+static int signal_is_ours(const struct witch_thread *t, const siginfo_t *si)
+{
+	return si->si_code > 0 || (t && sampler_is_tick(&t->sampler, si));
+}
+
+int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 {
 	struct witch_thread *t = thread_self();
+	if (!signal_is_ours(t, si))
+		return 0;
 	if (handler_off || !t || !t->active)
-		return;
+		return 1;
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
 	if (sampler_is_tick(&t->sampler, si)) {
@@ -610,6 +621,7 @@ void handler_on_signal(int sig, siginfo_t *si, void *ucv)
 			trap(t, slot, uc);
 	}
 	errno = saved_errno;
+	return 1;
 }
 
 int handler_on_sigtrap(siginfo_t *si, void *ucv)

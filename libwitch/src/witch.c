@@ -11,6 +11,7 @@
 #include "witch/log.h"
 #include "witch/pmu_event.h"
 #include "witch/profile.h"
+#include "witch/sigguard.h"
 #include "witch/thread.h"
 #include "witch/unwind.h"
 
@@ -25,45 +26,6 @@ static struct witch_config witch_cfg;
 static int witch_sig;
 static struct pmu_event witch_pmu_ev;
 static int witch_running;
-static struct sigaction witch_old_sigtrap;
-
-static void witch_on_signal(int sig, siginfo_t *si, void *uc)
-{
-	handler_on_signal(sig, si, uc);
-}
-
-/* SIGTRAP is shared with the program and debuggers: take only our single
- * steps, pass everything else to whoever had it before. */
-static void witch_on_sigtrap(int sig, siginfo_t *si, void *uc)
-{
-	if (handler_on_sigtrap(si, uc))
-		return;
-	if (witch_old_sigtrap.sa_flags & SA_SIGINFO) {
-		if (witch_old_sigtrap.sa_sigaction)
-			witch_old_sigtrap.sa_sigaction(sig, si, uc);
-		return;
-	}
-	if (witch_old_sigtrap.sa_handler == SIG_IGN)
-		return;
-	if (witch_old_sigtrap.sa_handler == SIG_DFL) {
-		signal(SIGTRAP, SIG_DFL);
-		raise(SIGTRAP);
-		return;
-	}
-	witch_old_sigtrap.sa_handler(sig);
-}
-
-/* A real-time signal nobody has claimed, so we never steal a handler. */
-static int witch_pick_signal(void)
-{
-	for (int sig = SIGRTMIN + 6; sig <= SIGRTMAX; sig++) {
-		struct sigaction old;
-		if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-		    old.sa_handler == SIG_DFL)
-			return sig;
-	}
-	return -EBUSY;
-}
 
 /* The runtime's own code range, so handlers can tell its accesses apart. */
 static int witch_text_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -86,23 +48,6 @@ static void witch_find_runtime_text(void)
 	uint64_t range[2] = {(uint64_t)(uintptr_t)&witch_text_cb, 0};
 	if (dl_iterate_phdr(witch_text_cb, range) == 1)
 		handler_set_runtime_text(range[0], range[1]);
-}
-
-static int witch_install_handlers(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = witch_on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, witch_sig);
-	sigaddset(&sa.sa_mask, SIGTRAP);
-	if (sigaction(witch_sig, &sa, NULL) < 0)
-		return -errno;
-	sa.sa_sigaction = witch_on_sigtrap;
-	if (sigaction(SIGTRAP, &sa, &witch_old_sigtrap) < 0)
-		return -errno;
-	return 0;
 }
 
 static void witch_prefork(void)
@@ -179,7 +124,7 @@ __attribute__((constructor)) static void witch_init(void)
 			 strerror(-rc));
 		return;
 	}
-	witch_sig = witch_pick_signal();
+	witch_sig = sigguard_pick_signal();
 	if (witch_sig < 0) {
 		log_line("every real-time signal is in use by the program; running without profiling");
 		return;
@@ -192,7 +137,7 @@ __attribute__((constructor)) static void witch_init(void)
 	}
 	handler_init(&witch_cfg, craft);
 	witch_find_runtime_text();
-	if ((rc = witch_install_handlers()) < 0) {
+	if ((rc = sigguard_install(witch_sig)) < 0) {
 		log_line("cannot install signal handlers (%s); running without profiling",
 			 strerror(-rc));
 		return;

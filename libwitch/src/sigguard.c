@@ -1,0 +1,163 @@
+/* sigguard: keep the runtime's signals and share them (see sigguard.h). */
+#include "witch/sigguard.h"
+#include "witch/handler.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#define WITCH_EXPORT __attribute__((visibility("default")))
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef void (*sighandler_fn)(int);
+
+static sigaction_fn guard_real_sigaction;
+static int guard_rt_sig;
+static volatile sig_atomic_t guard_on;
+/* The program's own handlers: [0] SIGTRAP, [1] the runtime's RT signal. */
+static struct sigaction guard_prog[2];
+
+static sigaction_fn real_sigaction(void)
+{
+	if (!guard_real_sigaction)
+		guard_real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	return guard_real_sigaction;
+}
+
+static int guarded_slot(int sig)
+{
+	if (!guard_on)
+		return -1;
+	return sig == SIGTRAP ? 0 : sig == guard_rt_sig ? 1 : -1;
+}
+
+/* Deliver to the program's handler as the kernel would have: its mask
+ * blocked while it runs, SA_RESETHAND honoured, SIG_DFL as default action. */
+static void guard_chain(int slot, int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction a = guard_prog[slot];
+	sigset_t old;
+
+	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN)
+		return;
+	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL) {
+		/* The default action of both signals ends the process: let the
+		 * kernel do it, with the status the program would have had. */
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		real_sigaction()(sig, &dfl, NULL);
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+		raise(sig);
+		return;
+	}
+	if (a.sa_flags & SA_RESETHAND) {
+		memset(&guard_prog[slot], 0, sizeof(guard_prog[slot]));
+		guard_prog[slot].sa_handler = SIG_DFL;
+	}
+	pthread_sigmask(SIG_BLOCK, &a.sa_mask, &old);
+	if (a.sa_flags & SA_SIGINFO)
+		a.sa_sigaction(sig, si, uc);
+	else
+		a.sa_handler(sig);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void guard_on_rt(int sig, siginfo_t *si, void *uc)
+{
+	if (!handler_on_signal(sig, si, uc))
+		guard_chain(1, sig, si, uc);
+}
+
+static void guard_on_sigtrap(int sig, siginfo_t *si, void *uc)
+{
+	if (!handler_on_sigtrap(si, uc))
+		guard_chain(0, sig, si, uc);
+}
+
+int sigguard_pick_signal(void)
+{
+	if (!real_sigaction())
+		return -ENOSYS;
+	for (int sig = SIGRTMIN + 6; sig <= SIGRTMAX; sig++) {
+		struct sigaction old;
+		if (real_sigaction()(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+		    old.sa_handler == SIG_DFL)
+			return sig;
+	}
+	return -EBUSY;
+}
+
+int sigguard_install(int rt_sig)
+{
+	struct sigaction sa;
+
+	if (!real_sigaction())
+		return -ENOSYS;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, rt_sig);
+	sigaddset(&sa.sa_mask, SIGTRAP);
+	sa.sa_sigaction = guard_on_rt;
+	if (real_sigaction()(rt_sig, &sa, &guard_prog[1]) < 0)
+		return -errno;
+	sa.sa_sigaction = guard_on_sigtrap;
+	if (real_sigaction()(SIGTRAP, &sa, &guard_prog[0]) < 0)
+		return -errno;
+	guard_rt_sig = rt_sig;
+	guard_on = 1;
+	return 0;
+}
+
+/* --- interposed ------------------------------------------------------------ */
+
+WITCH_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	int slot = guarded_slot(sig);
+	if (slot < 0) {
+		if (!real_sigaction()) {
+			errno = ENOSYS;
+			return -1;
+		}
+		return real_sigaction()(sig, act, oact);
+	}
+	if (oact)
+		*oact = guard_prog[slot];
+	if (act)
+		guard_prog[slot] = *act;
+	return 0;
+}
+
+/* glibc's signal() calls its sigaction internally, past the interposer:
+ * the BSD and System V flavours are rebuilt on ours. */
+static sighandler_fn guard_signal(int sig, sighandler_fn h, int flags)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+WITCH_EXPORT sighandler_fn signal(int sig, sighandler_fn h)
+{
+	return guard_signal(sig, h, SA_RESTART);
+}
+
+WITCH_EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn h)
+{
+	return guard_signal(sig, h, SA_RESTART);
+}
+
+WITCH_EXPORT sighandler_fn sysv_signal(int sig, sighandler_fn h)
+{
+	return guard_signal(sig, h, SA_RESETHAND | SA_NODEFER);
+}

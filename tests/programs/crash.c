@@ -1,0 +1,32 @@
+/* crash: stores for a while under the profiler, then dies the way argv[1]
+ * says: "segv" (a store through a null pointer: SIGSEGV) or "abort"
+ * (SIGABRT).  run_same_status.sh checks that the profiled run dies the
+ * same way, with the same output, as the native one (issue 6).
+ */
+#include "ka.h"
+
+#include <signal.h>
+
+#define N (4u << 20)
+
+KA_FN void fill(uint32_t *p, uint64_t v)
+{
+	for (uint32_t i = 0; i < N; i++) {
+		KA_LCG(v);
+		p[i] = KA_HI(v);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t *a = ka_alloc((size_t)N * sizeof *a);
+	for (int r = 0; r < 20; r++)
+		fill(a, (uint64_t)r);
+	printf("crash: filled, checksum %08x; now %s\n", a[N / 2], argc > 1 ? argv[1] : "exit");
+	fflush(stdout);
+	if (argc > 1 && !strcmp(argv[1], "segv"))
+		*(volatile uint32_t *)(uintptr_t)(a[0] & 0) = 1;
+	if (argc > 1 && !strcmp(argv[1], "abort"))
+		abort();
+	return 0;
+}

@@ -1,0 +1,138 @@
+/* sig_share: a program that uses signals the way real programs do, while
+ * the profiler samples it (issue 6).  Everything it prints must be the same
+ * with and without libwitch, and the profile must still hold the answer.
+ *
+ *   1. A SIGTRAP handler of its own, installed after the runtime started
+ *      (the runtime single-steps with SIGTRAP): raise(SIGTRAP) 3 times ->
+ *      its handler runs 3 times, and reading the handler back gives its own.
+ *   2. A handler for every real-time signal (signal()), each raised once ->
+ *      each counted once; the runtime's RT signal among them.
+ *   3. Stores while every signal is blocked, then unblocked.
+ *   4. Its own sigaltstack and an SA_ONSTACK SIGUSR1 handler that checks it
+ *      runs on that stack.
+ *   5. siglongjmp out of a SIGUSR2 handler.
+ *   6. The dead_two_loops work (fill, overwrite, sum), so the profile has a
+ *      known answer: fraction 0.5, top pair <fill, overwrite> (derivation in
+ *      dead_two_loops.c), whatever the program did with signals before.
+ *
+ * Usage: sig_share [REPS]      default 6
+ */
+#include "ka.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+
+#define N (8u << 20)
+
+static volatile sig_atomic_t traps, rt_seen[64], usr1_on_stack, usr2_count;
+static char altstack[64 * 1024];
+static sigjmp_buf jump;
+
+static void on_trap(int sig)
+{
+	traps++;
+}
+
+static void on_rt(int sig)
+{
+	rt_seen[sig - SIGRTMIN]++;
+}
+
+static void on_usr1(int sig)
+{
+	char here;
+	usr1_on_stack = &here >= altstack && &here < altstack + sizeof(altstack);
+}
+
+static void on_usr2(int sig)
+{
+	usr2_count++;
+	siglongjmp(jump, 1);
+}
+
+KA_FN void fill(uint32_t *p, uint64_t v)
+{
+	for (uint32_t i = 0; i < N; i++) {
+		KA_LCG(v);
+		p[i] = KA_HI(v);
+	}
+}
+
+KA_FN void overwrite(uint32_t *p, uint64_t v)
+{
+	for (uint32_t i = 0; i < N; i++) {
+		KA_LCG(v);
+		p[i] = KA_HI(v);
+	}
+}
+
+KA_FN uint64_t sum(const uint32_t *p)
+{
+	uint64_t s = 0;
+	for (uint32_t i = 0; i < N; i++)
+		s += p[i];
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	long reps = ka_reps(argc, argv, 6);
+	uint32_t *a = ka_alloc((size_t)N * sizeof *a);
+	uint64_t total = 0;
+	struct sigaction sa, back;
+	sigset_t all, none;
+
+	/* 1. SIGTRAP */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_trap;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTRAP, &sa, NULL);
+	for (int i = 0; i < 3; i++)
+		raise(SIGTRAP);
+	sigaction(SIGTRAP, NULL, &back);
+	printf("sigtrap handler ran %d times, reads back as its own: %s\n", (int)traps,
+	       back.sa_handler == on_trap ? "yes" : "no");
+
+	/* 2. every real-time signal */
+	int nrt = SIGRTMAX - SIGRTMIN + 1, ok = 0;
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		signal(s, on_rt);
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		raise(s);
+	for (int i = 0; i < nrt; i++)
+		ok += rt_seen[i] == 1;
+	printf("real-time signals delivered once each: %d of %d\n", ok, nrt);
+
+	/* 3. all blocked, then not */
+	sigfillset(&all);
+	sigemptyset(&none);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	fill(a, 99);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	/* 4. own alternate stack */
+	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack), .ss_flags = 0};
+	sigaltstack(&ss, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_ONSTACK;
+	sigaction(SIGUSR1, &sa, NULL);
+	raise(SIGUSR1);
+	printf("SIGUSR1 ran on the program's alternate stack: %s\n", usr1_on_stack ? "yes" : "no");
+
+	/* 5. longjmp out of a handler */
+	signal(SIGUSR2, on_usr2);
+	if (sigsetjmp(jump, 1) == 0)
+		raise(SIGUSR2);
+	printf("left SIGUSR2's handler by siglongjmp: %d\n", (int)usr2_count);
+
+	/* 6. the known answer */
+	for (long r = 0; r < reps; r++) {
+		fill(a, 2 * (uint64_t)r + 1);
+		overwrite(a, 2 * (uint64_t)r + 2);
+		total += sum(a);
+	}
+	printf("sig_share reps=%ld checksum=%016llx\n", reps, (unsigned long long)total);
+	return 0;
+}
