@@ -238,20 +238,36 @@ static const char *profile_exe_name(char *buf, size_t size)
 
 int profile_write(void)
 {
-	char path[CONFIG_PATH_MAX + 64], tmp[CONFIG_PATH_MAX + 96], exe[PATH_MAX];
+	return profile_write_suffixed("");
+}
+
+int profile_path(const char *exe, char *path, size_t size)
+{
+	char own[PATH_MAX];
+	pid_t pid = getpid();
+	if (!exe)
+		exe = profile_exe_name(own, sizeof(own));
+	return profile_expand_path(prof.cfg->output, pid, exe, pid != prof.first_pid, path, size);
+}
+
+int profile_write_suffixed(const char *suffix)
+{
+	char path[CONFIG_PATH_MAX + 64], tmp[CONFIG_PATH_MAX + 96];
 	int rc, fd;
 	FILE *f;
 
 	if (!prof.ready)
 		return -ENODEV;
 	pid_t pid = getpid();
-	rc = profile_expand_path(prof.cfg->output, pid, profile_exe_name(exe, sizeof(exe)),
-				 pid != prof.first_pid, path, sizeof(path));
+	rc = profile_path(NULL, path, sizeof(path));
+	if (rc == 0 && strlen(path) + strlen(suffix) >= sizeof(path))
+		rc = -ENAMETOOLONG;
 	if (rc < 0) {
 		log_line("cannot write profile: WITCH_OUTPUT=%s expands to a path that is too long",
 			 prof.cfg->output);
 		return rc;
 	}
+	strcat(path, suffix);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)pid);
 	/* O_EXCL|O_NOFOLLOW: never write through a link planted at the temp name. */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);

@@ -244,6 +244,20 @@ void thread_end_all(void)
 	pthread_mutex_unlock(&thread_lock);
 }
 
+void thread_resume_all(void)
+{
+	pthread_mutex_lock(&thread_lock);
+	for (struct witch_thread *t = thread_list; t; t = t->next) {
+		/* quiesce disarmed every watchpoint: none is armed from any context */
+		for (uint32_t i = 0; i < t->cct.n_nodes; i++)
+			t->cct.nodes[i].armed = 0;
+		t->active = 1;
+		if (sampler_start(&t->sampler) < 0)
+			t->active = 0;
+	}
+	pthread_mutex_unlock(&thread_lock);
+}
+
 /* --- fork ----------------------------------------------------------------- */
 
 void thread_prefork(void)

@@ -7,6 +7,7 @@
 #include "witch/config.h"
 #include "witch/craft.h"
 #include "witch/decode.h"
+#include "witch/execguard.h"
 #include "witch/handler.h"
 #include "witch/log.h"
 #include "witch/pmu_event.h"
@@ -26,6 +27,8 @@ static struct witch_config witch_cfg;
 static int witch_sig;
 static struct pmu_event witch_pmu_ev;
 static int witch_running;
+static pid_t witch_pid;                 /* the process the runtime's state is for */
+static const char *witch_exec_suffix = "";
 
 /* The runtime's own code range, so handlers can tell its accesses apart. */
 static int witch_text_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -64,8 +67,48 @@ static void witch_postfork_parent(void)
 
 static void witch_postfork_child(void)
 {
+	witch_pid = getpid();
 	profile_postfork_child();
 	thread_postfork_child();
+}
+
+/* exec runs no destructors: write what this image measured first.  Not in
+ * a vfork child (it shares the parent's memory and runtime state, which
+ * are the parent's to write), nor when not profiling.  The new image
+ * writes its own profile; when its name would be this one's (the pattern
+ * has no %e, or the program execs itself) this one gets ".exec" added. */
+static int witch_before_exec(const char *file)
+{
+	char mine[CONFIG_PATH_MAX + 64], next[CONFIG_PATH_MAX + 64];
+
+	if (!witch_running || getpid() != witch_pid)
+		return 0;
+	handler_off = 1;
+	witch_running = 0;
+	thread_end_all();
+	const char *base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	int clash = profile_path(NULL, mine, sizeof(mine)) == 0 &&
+		    profile_path(base, next, sizeof(next)) == 0 && strcmp(mine, next) == 0;
+	witch_exec_suffix = clash ? ".exec" : "";
+	profile_write_suffixed(witch_exec_suffix);
+	return 1;
+}
+
+/* The exec failed: the program goes on, and so does profiling; its final
+ * profile, written at exit, holds everything, so the pre-exec one goes. */
+static void witch_exec_failed(void)
+{
+	char path[CONFIG_PATH_MAX + 64];
+
+	if (profile_path(NULL, path, sizeof(path)) == 0 &&
+	    strlen(path) + strlen(witch_exec_suffix) < sizeof(path)) {
+		strcat(path, witch_exec_suffix);
+		unlink(path);
+	}
+	thread_resume_all();
+	handler_off = 0;
+	witch_running = 1;
 }
 
 /* WITCH_SAMPLER: 1 to use the PMU (witch_pmu_ev encoded and probed), 0 for
@@ -143,6 +186,8 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	pthread_atfork(witch_prefork, witch_postfork_parent, witch_postfork_child);
+	witch_pid = getpid();
+	execguard_set_hooks(witch_before_exec, witch_exec_failed);
 	if (use_pmu)
 		log_verbose(1, "client %s, PMU sampler (%s, period %llu), signal %d", craft->name,
 			    witch_pmu_ev.name[0], (unsigned long long)witch_pmu_ev.period, witch_sig);

@@ -9,6 +9,11 @@
  *        Write the profile whole: temp file in the same directory, then
  *        rename, so a reader never sees half a file and a symlink at the
  *        target is replaced, not followed.  On failure one `witch:` line.
+ *   int  profile_write_suffixed(const char *suffix);
+ *        The same, to the path with suffix appended (".exec": see witch.c).
+ *   int  profile_path(const char *exe, char *path, size_t size);
+ *        The path this process's profile gets if its executable is named
+ *        exe (basename; NULL: its own).  0 or -ENAMETOOLONG.
  *   int  profile_expand_path(const char *pattern, pid_t pid, const char *exe,
  *                            int add_pid, char *out, size_t size);
  *        %p pid, %e executable basename, %% percent; add_pid appends
@@ -32,6 +37,8 @@
 int profile_init(const struct witch_config *cfg, const char *sampler, uint64_t period);
 int profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stats *st);
 int profile_write(void);
+int profile_write_suffixed(const char *suffix);
+int profile_path(const char *exe, char *path, size_t size);
 int profile_expand_path(const char *pattern, pid_t pid, const char *exe, int add_pid,
 			char *out, size_t size);
 void profile_prefork(void);

@@ -14,7 +14,11 @@
  *        Stop the thread's sampler and watchpoints, fold what it measured
  *        into the process profile and free its memory.  Runs from the
  *        thread-exit key destructor, so nothing a thread measured is lost.
- *   void thread_end_all(void);   at process exit: stop and fold every thread
+ *   void thread_end_all(void);
+void thread_resume_all(void);   at process exit: stop and fold every thread
+ *   void thread_resume_all(void);
+ *        After thread_end_all, start every thread's sampling again (an exec
+ *        that failed: the process goes on).
  *   struct witch_thread *thread_self(void);   async-signal-safe (TLS)
  *   void thread_prefork(void), thread_postfork_parent(void), thread_postfork_child(void);
  *
@@ -68,6 +72,7 @@ int thread_module_init(const struct witch_config *cfg, int sig, const struct pmu
 struct witch_thread *thread_begin(void);
 void thread_end(struct witch_thread *t);
 void thread_end_all(void);
+void thread_resume_all(void);
 struct witch_thread *thread_self(void);
 int thread_owns_address(const struct witch_thread *t, uint64_t addr);
 void thread_prefork(void);

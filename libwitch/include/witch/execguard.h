@@ -1,0 +1,22 @@
+/* execguard: a profile survives exec (interposes the exec family).
+ *
+ * API
+ *   void execguard_set_hooks(int (*before)(const char *file), void (*failed)(void));
+ *        before(file) runs in the process about to exec `file` (as given
+ *        to the call: a path, or a name execvp searches): the runtime
+ *        writes what this image measured, since exec runs no destructors.
+ *        It returns 1 if it stopped profiling, then failed() runs if the
+ *        exec returns (it failed) to resume.
+ *
+ * Interposed: execve, execv, execvp, execvpe, execl, execlp, execle,
+ * fexecve, execveat.  glibc's own exec functions call its internal
+ * execve, past an execve interposer, so each is wrapped.  posix_spawn and
+ * system() exec only in a new process: nothing to do there (the preload
+ * carries on into the new image, which profiles itself).
+ */
+#ifndef WITCH_EXECGUARD_H
+#define WITCH_EXECGUARD_H
+
+void execguard_set_hooks(int (*before)(const char *file), void (*failed)(void));
+
+#endif

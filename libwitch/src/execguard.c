@@ -1,0 +1,139 @@
+/* execguard: write the profile before exec (see execguard.h). */
+#include "witch/execguard.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <unistd.h>
+
+#define WITCH_EXPORT __attribute__((visibility("default")))
+#define EXEC_MAX_ARGS 4096 /* execl's arguments, gathered on the stack */
+
+extern char **environ;
+
+static int (*guard_before)(const char *file);
+static void (*guard_failed)(void);
+
+void execguard_set_hooks(int (*before)(const char *file), void (*failed)(void))
+{
+	guard_before = before;
+	guard_failed = failed;
+}
+
+static void *real_fn(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+/* Every wrapper: hook, the real call, and on failure resume with errno kept. */
+#define EXEC_GUARDED(file, call)                                                 \
+	do {                                                                     \
+		int stopped_ = guard_before ? guard_before(file) : 0;            \
+		int rc_ = (call);                                                \
+		int err_ = errno;                                                \
+		if (stopped_ && guard_failed)                                    \
+			guard_failed();                                          \
+		errno = err_;                                                    \
+		return rc_;                                                      \
+	} while (0)
+
+WITCH_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	int (*real)(const char *, char *const[], char *const[]) = real_fn("execve");
+	if (!real)
+		return errno = ENOSYS, -1;
+	EXEC_GUARDED(path, real(path, argv, envp));
+}
+
+WITCH_EXPORT int execv(const char *path, char *const argv[])
+{
+	int (*real)(const char *, char *const[]) = real_fn("execv");
+	if (!real)
+		return errno = ENOSYS, -1;
+	EXEC_GUARDED(path, real(path, argv));
+}
+
+WITCH_EXPORT int execvp(const char *file, char *const argv[])
+{
+	int (*real)(const char *, char *const[]) = real_fn("execvp");
+	if (!real)
+		return errno = ENOSYS, -1;
+	EXEC_GUARDED(file, real(file, argv));
+}
+
+WITCH_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	int (*real)(const char *, char *const[], char *const[]) = real_fn("execvpe");
+	if (!real)
+		return errno = ENOSYS, -1;
+	EXEC_GUARDED(file, real(file, argv, envp));
+}
+
+WITCH_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	int (*real)(int, char *const[], char *const[]) = real_fn("fexecve");
+	if (!real)
+		return errno = ENOSYS, -1;
+	EXEC_GUARDED(argv[0] ? argv[0] : "", real(fd, argv, envp));
+}
+
+WITCH_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+			  int flags)
+{
+	int (*real)(int, const char *, char *const[], char *const[], int) = real_fn("execveat");
+	if (!real)
+		return errno = ENOSYS, -1;
+	EXEC_GUARDED(path, real(dirfd, path, argv, envp, flags));
+}
+
+/* execl, execlp, execle: the argument list as an array (NULL-terminated),
+ * and for execle the environment after it. */
+static int gather(const char *arg0, va_list ap, char **argv, char ***envp)
+{
+	int n = 0;
+	argv[n++] = (char *)arg0;
+	while (arg0 && n < EXEC_MAX_ARGS) {
+		argv[n] = va_arg(ap, char *);
+		if (!argv[n++])
+			break;
+	}
+	if (arg0 && argv[n - 1]) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (envp)
+		*envp = va_arg(ap, char **);
+	return 0;
+}
+
+WITCH_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char *argv[EXEC_MAX_ARGS + 1];
+	va_list ap;
+	va_start(ap, arg);
+	int rc = gather(arg, ap, argv, NULL);
+	va_end(ap);
+	return rc < 0 ? rc : execv(path, argv);
+}
+
+WITCH_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char *argv[EXEC_MAX_ARGS + 1];
+	va_list ap;
+	va_start(ap, arg);
+	int rc = gather(arg, ap, argv, NULL);
+	va_end(ap);
+	return rc < 0 ? rc : execvp(file, argv);
+}
+
+WITCH_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char *argv[EXEC_MAX_ARGS + 1];
+	char **envp = NULL;
+	va_list ap;
+	va_start(ap, arg);
+	int rc = gather(arg, ap, argv, &envp);
+	va_end(ap);
+	return rc < 0 ? rc : execve(path, argv, envp);
+}
