@@ -3,6 +3,7 @@
 #include "witch/pmu_ring.h"
 
 #include <cpuid.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -159,13 +160,63 @@ static int sysfs_format_bit(const char *pmu, const char *format, struct perf_eve
 	return 1;
 }
 
-static int pfm_state; /* 0 untried, 1 ready, else the pfm_err_t of pfm_initialize */
+/* libpfm4 is opened only when a PMU may be used: loading it relocates
+ * ~2 MiB of event tables into every profiled process, for nothing on the
+ * (many) machines without a PMU. */
+static struct {
+	int (*initialize)(void);
+	const char *(*strerror)(int);
+	int (*get_pmu_info)(pfm_pmu_t, pfm_pmu_info_t *);
+	int (*get_event_info)(int, pfm_os_t, pfm_event_info_t *);
+	int (*get_event_attr_info)(int, int, pfm_os_t, pfm_event_attr_info_t *);
+	int (*get_os_event_encoding)(const char *, int, pfm_os_t, void *);
+} pfm_fn;
+
+static const char *pfm_load(void)
+{
+	void *h = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return "libpfm.so.4 not found (install libpfm4)";
+	pfm_fn.initialize = (int (*)(void))dlsym(h, "pfm_initialize");
+	pfm_fn.strerror = (const char *(*)(int))dlsym(h, "pfm_strerror");
+	pfm_fn.get_pmu_info = (int (*)(pfm_pmu_t, pfm_pmu_info_t *))dlsym(h, "pfm_get_pmu_info");
+	pfm_fn.get_event_info =
+		(int (*)(int, pfm_os_t, pfm_event_info_t *))dlsym(h, "pfm_get_event_info");
+	pfm_fn.get_event_attr_info = (int (*)(int, int, pfm_os_t, pfm_event_attr_info_t *))dlsym(
+		h, "pfm_get_event_attr_info");
+	pfm_fn.get_os_event_encoding = (int (*)(const char *, int, pfm_os_t, void *))dlsym(
+		h, "pfm_get_os_event_encoding");
+	if (!pfm_fn.initialize || !pfm_fn.strerror || !pfm_fn.get_pmu_info ||
+	    !pfm_fn.get_event_info || !pfm_fn.get_event_attr_info ||
+	    !pfm_fn.get_os_event_encoding)
+		return "libpfm.so.4 lacks a function libwitch needs";
+	return NULL;
+}
+
+#define pfm_initialize pfm_fn.initialize
+#define pfm_strerror pfm_fn.strerror
+#define pfm_get_pmu_info pfm_fn.get_pmu_info
+#define pfm_get_event_info pfm_fn.get_event_info
+#define pfm_get_event_attr_info pfm_fn.get_event_attr_info
+#define pfm_get_os_event_encoding pfm_fn.get_os_event_encoding
+
+static int pfm_state; /* 0 untried, 1 ready, -1 not loadable, else pfm_initialize's pfm_err_t */
+static const char *pfm_load_error;
 
 static int pfm_ready(char *why, size_t whylen)
 {
 	if (pfm_state == 0) {
-		int rc = pfm_initialize();
-		pfm_state = rc == PFM_SUCCESS ? 1 : rc;
+		pfm_load_error = pfm_load();
+		if (pfm_load_error) {
+			pfm_state = -1;
+		} else {
+			int rc = pfm_initialize();
+			pfm_state = rc == PFM_SUCCESS ? 1 : rc;
+		}
+	}
+	if (pfm_state == -1) {
+		say(why, whylen, "cannot load libpfm4: %s", pfm_load_error);
+		return -ENODEV;
 	}
 	if (pfm_state == 1)
 		return 0;
@@ -173,6 +224,20 @@ static int pfm_ready(char *why, size_t whylen)
 	say(why, whylen, "cannot initialize libpfm4: %s%s%s", pfm_strerror(pfm_state),
 	    forced ? ", LIBPFM_FORCE_PMU=" : "", forced ? forced : "");
 	return -ENODEV;
+}
+
+/* Does the kernel drive any PMU that could give precise memory samples?
+ * Without one there is no reason to load libpfm4 at all. */
+static int sysfs_has_cpu_pmu(void)
+{
+	static const char *const names[] = {"cpu", "cpu_core", "cpu_atom", "ibs_op"};
+	char path[512];
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s", sysfs_root, names[i]);
+		if (access(path, F_OK) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 static int cpu_is_amd(void)
@@ -490,6 +555,11 @@ static int encode(enum config_client client, const char *event, uint64_t period,
 	}
 	if ((rc = merge_period(&period, at, "@", why, whylen)) < 0)
 		return rc;
+	if (is_default && !getenv("LIBPFM_FORCE_PMU") && !sysfs_has_cpu_pmu()) {
+		say(why, whylen, "no precise %s event on this CPU (no CPU PMU in "
+				 "%s/bus/event_source/devices)", access_word(client), sysfs_root);
+		return -ENOENT;
+	}
 
 	if (!ibs) {
 		rc = pfm_ready(why, whylen);
