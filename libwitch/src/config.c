@@ -16,6 +16,7 @@ void config_defaults(struct witch_config *cfg)
 	cfg->max_steps = CONFIG_DEFAULT_MAX_STEPS;
 	cfg->depth = CONFIG_DEFAULT_DEPTH;
 	cfg->fp_tolerance = CONFIG_DEFAULT_FP_TOLERANCE;
+	cfg->flush = CONFIG_DEFAULT_FLUSH;
 }
 
 const char *config_client_name(enum config_client c)
@@ -142,6 +143,11 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		if (parse_fraction(value, &cfg->fp_tolerance) < 0)
 			return bad(err, errlen, name, value,
 				   "a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)");
+	} else if (!strcmp(name, "WITCH_FLUSH")) {
+		if (parse_range(value, 0, 86400, &v) < 0)
+			return bad(err, errlen, name, value,
+				   "seconds between profile writes, 0 (only at exit) to 86400");
+		cfg->flush = (uint32_t)v;
 	} else if (!strcmp(name, "WITCH_EVENT")) {
 		/* Only the length here: pmu_event_encode judges the event itself. */
 		if (!*value || strlen(value) >= sizeof(cfg->event))
@@ -159,7 +165,7 @@ static const char *const config_names[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
 	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE",
-	"WITCH_EVENT",
+	"WITCH_EVENT", "WITCH_FLUSH",
 };
 
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen)

@@ -599,12 +599,29 @@ static int signal_is_ours(const struct witch_thread *t, const siginfo_t *si)
 	return si->si_code > 0 || (t && sampler_is_tick(&t->sampler, si));
 }
 
+/* Around every use of the thread's tables: the periodic flush pauses the
+ * thread and waits for in_handler to clear (thread_flush_all).  0: paused,
+ * do nothing. */
+static int handler_enter(struct witch_thread *t)
+{
+	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&t->paused, __ATOMIC_SEQ_CST))
+		return 1;
+	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static void handler_leave(struct witch_thread *t)
+{
+	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
+}
+
 int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 {
 	struct witch_thread *t = thread_self();
 	if (!signal_is_ours(t, si))
 		return 0;
-	if (handler_off || !t || !t->active)
+	if (handler_off || !t || !t->active || !handler_enter(t))
 		return 1;
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
@@ -621,6 +638,7 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 			trap(t, slot, uc);
 	}
 	errno = saved_errno;
+	handler_leave(t);
 	return 1;
 }
 
@@ -631,11 +649,12 @@ int handler_on_sigtrap(siginfo_t *si, void *ucv)
 		return 0;
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
-	if (handler_off || !t->active) {
+	if (handler_off || !t->active || !handler_enter(t)) {
 		stop_stepping(t, uc);
 	} else {
 		t->stats.steps++;
 		sample_look(t, uc);
+		handler_leave(t);
 	}
 	errno = saved_errno;
 	return 1;

@@ -20,6 +20,14 @@ int pairtab_init(struct pairtab *p, struct arena *a, uint32_t max_pairs)
 	return 0;
 }
 
+void pairtab_clear(struct pairtab *p)
+{
+	memset(p->entries, 0, sizeof(p->entries[0]) * (size_t)p->n_entries);
+	memset(p->buckets, 0, sizeof(p->buckets[0]) * ((size_t)p->bucket_mask + 1));
+	p->n_entries = 1;
+	p->dropped = 0;
+}
+
 static struct pair_entry *pairtab_get(struct pairtab *p, uint32_t watch, uint32_t trap)
 {
 	uint32_t b = (uint32_t)((((uint64_t)watch << 32 | trap) * 0x9e3779b97f4a7c15ull) >> 32) &

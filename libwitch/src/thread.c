@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -188,8 +189,8 @@ static void thread_quiesce(struct witch_thread *t)
 	sampler_stop(&t->sampler);
 	for (int i = 0; i < t->wps.n; i++)
 		watchpoint_disarm(&t->wps, i);
-	t->stats.rearm_fast = t->wps.rearm_fast;
-	t->stats.rearm_slow = t->wps.rearm_slow;
+	t->stats.rearm_fast += t->wps.rearm_fast;
+	t->stats.rearm_slow += t->wps.rearm_slow;
 	t->stats.arm_errors += t->wps.arm_errors;
 	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = 0;
 	if (t->sampler.clock == SAMPLER_PMU) {
@@ -229,6 +230,16 @@ void thread_end(struct witch_thread *t)
 	thread_release(t);
 }
 
+/* Fold what t measured so far into the profile and start its tables
+ * afresh (its calling context tree stays: mu and eta carry on). */
+static void thread_fold(struct witch_thread *t)
+{
+	profile_fold(&t->cct, &t->pairs, &t->stats);
+	memset(&t->stats, 0, sizeof(t->stats));
+	pairtab_clear(&t->pairs);
+	t->cct.dropped = 0;
+}
+
 void thread_end_all(void)
 {
 	pthread_mutex_lock(&thread_lock);
@@ -236,12 +247,34 @@ void thread_end_all(void)
 		thread_quiesce(t);
 	/* Other threads may still be inside a handler that started before
 	 * quiesce; their memory stays mapped, only this fold reads it. */
+	for (struct witch_thread *t = thread_list; t; t = t->next)
+		thread_fold(t);
+	pthread_mutex_unlock(&thread_lock);
+}
+
+void thread_flush_all(void)
+{
+	pthread_mutex_lock(&thread_lock);
 	for (struct witch_thread *t = thread_list; t; t = t->next) {
-		profile_fold(&t->cct, &t->pairs, &t->stats);
-		memset(&t->stats, 0, sizeof(t->stats));
-		t->pairs.n_entries = 1;
+		__atomic_store_n(&t->paused, 1, __ATOMIC_SEQ_CST);
+		while (__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
+			sched_yield();
+		t->stats.rearm_fast += t->wps.rearm_fast;
+		t->stats.rearm_slow += t->wps.rearm_slow;
+		t->stats.arm_errors += t->wps.arm_errors;
+		t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = 0;
+		thread_fold(t);
+		__atomic_store_n(&t->paused, 0, __ATOMIC_SEQ_CST);
 	}
 	pthread_mutex_unlock(&thread_lock);
+}
+
+int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	if (!thread_real_create)
+		return -ENOSYS;
+	int rc = thread_real_create(th, NULL, fn, arg);
+	return rc ? -rc : 0;
 }
 
 void thread_resume_all(void)

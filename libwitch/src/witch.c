@@ -8,6 +8,7 @@
 #include "witch/craft.h"
 #include "witch/decode.h"
 #include "witch/execguard.h"
+#include "witch/flush.h"
 #include "witch/handler.h"
 #include "witch/log.h"
 #include "witch/pmu_event.h"
@@ -55,12 +56,14 @@ static void witch_find_runtime_text(void)
 
 static void witch_prefork(void)
 {
+	flush_prefork();
 	thread_prefork();
 	profile_prefork();
 }
 
 static void witch_postfork_parent(void)
 {
+	flush_postfork_parent();
 	profile_postfork_parent();
 	thread_postfork_parent();
 }
@@ -70,6 +73,7 @@ static void witch_postfork_child(void)
 	witch_pid = getpid();
 	profile_postfork_child();
 	thread_postfork_child();
+	flush_postfork_child();
 }
 
 /* exec runs no destructors: write what this image measured first.  Not in
@@ -83,6 +87,7 @@ static int witch_before_exec(const char *file)
 
 	if (!witch_running || getpid() != witch_pid)
 		return 0;
+	flush_stop();
 	handler_off = 1;
 	witch_running = 0;
 	thread_end_all();
@@ -109,6 +114,7 @@ static void witch_exec_failed(void)
 	thread_resume_all();
 	handler_off = 0;
 	witch_running = 1;
+	flush_resume();
 }
 
 /* WITCH_SAMPLER: 1 to use the PMU (witch_pmu_ev encoded and probed), 0 for
@@ -197,6 +203,9 @@ __attribute__((constructor)) static void witch_init(void)
 	if (!thread_begin())
 		return;
 	witch_running = 1;
+	if ((rc = flush_start(witch_cfg.flush)) < 0)
+		log_line("cannot start the periodic profile writer (%s); the profile is written at exit only",
+			 strerror(-rc));
 }
 
 __attribute__((destructor)) static void witch_fini(void)
@@ -205,6 +214,7 @@ __attribute__((destructor)) static void witch_fini(void)
 	if (!witch_running)
 		return;
 	witch_running = 0;
+	flush_stop();
 	thread_end_all();
 	profile_write();
 }

@@ -35,6 +35,7 @@ enum field {
 	F_SLOW_REARM,
 	F_FP_TOLERANCE, /* expected: fwant */
 	F_EVENT,        /* expected: the value itself */
+	F_FLUSH,
 };
 
 struct row {
@@ -61,6 +62,7 @@ struct row {
 #define E_SLOW "0 or 1"
 #define E_TOL "a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)"
 #define E_EVENT "a libpfm4 event of 1 to 255 bytes, e.g. MEM_INST_RETIRED:ALL_STORES"
+#define E_FLUSH "seconds between profile writes, 0 (only at exit) to 86400"
 #define E_UNKNOWN "no such setting (see witch --help)"
 
 #define OK(n, v, f, w) {__LINE__, n, v, NULL, f, w, 0}
@@ -215,6 +217,15 @@ static const struct row rows[] = {
 	OK("WITCH_EVENT", "x", F_EVENT, 0),
 	BAD("WITCH_EVENT", "", E_EVENT),
 
+	/* WITCH_FLUSH: seconds, 0 = only at exit */
+	OK("WITCH_FLUSH", "0", F_FLUSH, 0),
+	OK("WITCH_FLUSH", "1", F_FLUSH, 1),
+	OK("WITCH_FLUSH", "86400", F_FLUSH, 86400),
+	BAD("WITCH_FLUSH", "86401", E_FLUSH),
+	BAD("WITCH_FLUSH", "-1", E_FLUSH),
+	BAD("WITCH_FLUSH", "1s", E_FLUSH),
+	BAD("WITCH_FLUSH", "", E_FLUSH),
+
 	/* not a setting */
 	UNKNOWN("WITCH_FOO", "1"),
 	UNKNOWN("WITCH_rate", "200"),
@@ -241,6 +252,7 @@ static void poison(struct witch_config *c)
 	c->slow_rearm = 77;
 	c->fp_tolerance = 77.0;
 	strcpy(c->event, "poison");
+	c->flush = 777777;
 }
 
 /* Apply what an accepted row should set to a copy of the poisoned config. */
@@ -261,6 +273,7 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_SLOW_REARM: c->slow_rearm = (int)r->want; break;
 	case F_FP_TOLERANCE: c->fp_tolerance = r->fwant; break;
 	case F_EVENT: strcpy(c->event, r->value); break;
+	case F_FLUSH: c->flush = (uint32_t)r->want; break;
 	}
 }
 
@@ -289,6 +302,7 @@ static void check_same(int line, const struct witch_config *got, const struct wi
 	      got->slow_rearm, want->slow_rearm);
 	CHECK(line, got->fp_tolerance == want->fp_tolerance, "fp_tolerance %g, want %g",
 	      got->fp_tolerance, want->fp_tolerance);
+	CHECK(line, got->flush == want->flush, "flush %u, want %u", got->flush, want->flush);
 	CHECK(line, strcmp(got->event, want->event) == 0, "event \"%.60s\", want \"%.60s\"",
 	      got->event, want->event);
 }
@@ -370,6 +384,7 @@ static const char *const all_vars[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
 	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE", "WITCH_EVENT",
+	"WITCH_FLUSH",
 };
 
 static void clear_env(void)
@@ -479,6 +494,7 @@ static void test_env(void)
 		CHECK(__LINE__, d.depth == CONFIG_DEFAULT_DEPTH, "default depth %u", d.depth);
 		CHECK(__LINE__, d.fp_tolerance == 0.01, "default fp_tolerance %g", d.fp_tolerance);
 		CHECK(__LINE__, d.event[0] == '\0', "default event \"%s\"", d.event);
+		CHECK(__LINE__, d.flush == 60, "default flush %u", d.flush);
 		CHECK(__LINE__, strcmp(config_client_name(CONFIG_CLIENT_DEAD), "dead") == 0 &&
 				    strcmp(config_client_name(CONFIG_CLIENT_SILENT), "silent") == 0 &&
 				    strcmp(config_client_name(CONFIG_CLIENT_LOAD), "load") == 0,

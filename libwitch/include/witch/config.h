@@ -12,7 +12,8 @@
  *
  * Variables: WITCH_CLIENT, WITCH_SAMPLER, WITCH_RATE, WITCH_PERIOD,
  * WITCH_WATCHPOINTS, WITCH_OUTPUT, WITCH_SEED, WITCH_VERBOSE,
- * WITCH_MAX_STEPS, WITCH_DEPTH, WITCH_SLOW_REARM, WITCH_FP_TOLERANCE, WITCH_EVENT
+ * WITCH_MAX_STEPS, WITCH_DEPTH, WITCH_SLOW_REARM, WITCH_FP_TOLERANCE, WITCH_EVENT,
+ * WITCH_FLUSH
  * (README lists them).
  */
 #ifndef WITCH_CONFIG_H
@@ -31,6 +32,7 @@ enum config_sampler { CONFIG_SAMPLER_AUTO, CONFIG_SAMPLER_SOFT, CONFIG_SAMPLER_P
 #define CONFIG_MAX_WATCHPOINTS 4
 #define CONFIG_PATH_MAX 1024
 #define CONFIG_EVENT_MAX 256
+#define CONFIG_DEFAULT_FLUSH 60 /* seconds between profile writes */
 #define CONFIG_DEFAULT_FP_TOLERANCE 0.01 /* RedSpy's and LoadSpy's 1% */
 
 struct witch_config {
@@ -47,6 +49,7 @@ struct witch_config {
 	uint32_t depth;
 	int slow_rearm;
 	double fp_tolerance;      /* relative: FP values this close are approximately equal */
+	uint32_t flush;           /* seconds between profile writes, 0 = only at exit */
 	char event[CONFIG_EVENT_MAX]; /* pmu sampler: libpfm4 event; "" = per-client default */
 };
 

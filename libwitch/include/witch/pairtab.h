@@ -9,6 +9,9 @@
  *        Async-signal-safe.
  *   int  pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
  *                      const struct pair_entry *from);  add another table's entry
+ *   void pairtab_clear(struct pairtab *p);
+ *        Empty the table (after its pairs were folded into the profile).
+ *        Not while a handler may use it.
  *
  * Entries live in p->entries[1 .. p->n_entries - 1].
  */
@@ -43,5 +46,7 @@ int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, double waste,
 		double use, double waste_approx);
 int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
 		  const struct pair_entry *from);
+
+void pairtab_clear(struct pairtab *p);
 
 #endif

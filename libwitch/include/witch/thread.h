@@ -15,8 +15,17 @@
  *        into the process profile and free its memory.  Runs from the
  *        thread-exit key destructor, so nothing a thread measured is lost.
  *   void thread_end_all(void);
-void thread_resume_all(void);   at process exit: stop and fold every thread
+void thread_resume_all(void);
+void thread_flush_all(void);
+int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);   at process exit: stop and fold every thread
+ *   void thread_flush_all(void);
+ *        Fold what every live thread measured so far into the profile
+ *        (pausing each one's handlers for the moment it takes); they go on.
+ *   int  thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
+ *        A runtime thread of its own (the flusher): never sampled.
  *   void thread_resume_all(void);
+void thread_flush_all(void);
+int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
  *        After thread_end_all, start every thread's sampling again (an exec
  *        that failed: the process goes on).
  *   struct witch_thread *thread_self(void);   async-signal-safe (TLS)
@@ -27,6 +36,7 @@ void thread_resume_all(void);   at process exit: stop and fold every thread
 #ifndef WITCH_THREAD_H
 #define WITCH_THREAD_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -59,6 +69,11 @@ struct witch_thread {
 	struct rng rng;
 	uint32_t steps_left;
 	int stepping;
+	/* Periodic flush: the flusher sets paused, then waits for in_handler
+	 * to clear before reading the thread's tables (handler.c enters and
+	 * leaves around every use of them). */
+	int paused;
+	int in_handler;
 	struct {
 		uint64_t pc;   /* code position a sample tick looked ahead from */
 		int verdict;   /* 1: a wanted access is reachable, 0: not */
@@ -73,6 +88,8 @@ struct witch_thread *thread_begin(void);
 void thread_end(struct witch_thread *t);
 void thread_end_all(void);
 void thread_resume_all(void);
+void thread_flush_all(void);
+int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
 struct witch_thread *thread_self(void);
 int thread_owns_address(const struct witch_thread *t, uint64_t addr);
 void thread_prefork(void);

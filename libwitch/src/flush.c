@@ -1,0 +1,77 @@
+/* flush: the periodic profile writer (see flush.h). */
+#include "witch/flush.h"
+#include "witch/profile.h"
+#include "witch/thread.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t flush_seconds;
+static int flush_stopped; /* under flush_lock */
+
+static void *flush_main(void *arg)
+{
+	/* Signals sent to the process must go to the program's threads. */
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (;;) {
+		struct timespec ts = {.tv_sec = flush_seconds, .tv_nsec = 0};
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		pthread_mutex_lock(&flush_lock);
+		if (!flush_stopped) {
+			thread_flush_all();
+			profile_write();
+		}
+		pthread_mutex_unlock(&flush_lock);
+	}
+	return NULL;
+}
+
+int flush_start(uint32_t seconds)
+{
+	pthread_t th;
+	flush_seconds = seconds;
+	if (seconds == 0)
+		return 0;
+	int rc = thread_create_unprofiled(&th, flush_main, NULL);
+	if (rc < 0)
+		return rc;
+	pthread_detach(th);
+	return 0;
+}
+
+void flush_stop(void)
+{
+	pthread_mutex_lock(&flush_lock);
+	flush_stopped = 1;
+	pthread_mutex_unlock(&flush_lock);
+}
+
+void flush_resume(void)
+{
+	pthread_mutex_lock(&flush_lock);
+	flush_stopped = 0;
+	pthread_mutex_unlock(&flush_lock);
+}
+
+void flush_prefork(void)
+{
+	pthread_mutex_lock(&flush_lock);
+}
+
+void flush_postfork_parent(void)
+{
+	pthread_mutex_unlock(&flush_lock);
+}
+
+void flush_postfork_child(void)
+{
+	pthread_mutex_init(&flush_lock, NULL);
+	if (!flush_stopped)
+		flush_start(flush_seconds);
+}
