@@ -17,6 +17,7 @@ void config_defaults(struct witch_config *cfg)
 	cfg->depth = CONFIG_DEFAULT_DEPTH;
 	cfg->fp_tolerance = CONFIG_DEFAULT_FP_TOLERANCE;
 	cfg->flush = CONFIG_DEFAULT_FLUSH;
+	cfg->memory_mb = CONFIG_DEFAULT_MEMORY_MB;
 }
 
 const char *config_client_name(enum config_client c)
@@ -148,6 +149,10 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 			return bad(err, errlen, name, value,
 				   "seconds between profile writes, 0 (only at exit) to 86400");
 		cfg->flush = (uint32_t)v;
+	} else if (!strcmp(name, "WITCH_MEMORY_MB")) {
+		if (parse_range(value, 16, 1u << 20, &v) < 0)
+			return bad(err, errlen, name, value, "a memory cap in MiB from 16 to 1048576");
+		cfg->memory_mb = (uint32_t)v;
 	} else if (!strcmp(name, "WITCH_EVENT")) {
 		/* Only the length here: pmu_event_encode judges the event itself. */
 		if (!*value || strlen(value) >= sizeof(cfg->event))
@@ -165,7 +170,7 @@ static const char *const config_names[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
 	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE",
-	"WITCH_EVENT", "WITCH_FLUSH",
+	"WITCH_EVENT", "WITCH_FLUSH", "WITCH_MEMORY_MB",
 };
 
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen)

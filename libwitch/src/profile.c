@@ -205,6 +205,7 @@ static int profile_emit(FILE *f)
 	fprintf(f, "period %llu\n", (unsigned long long)prof.period);
 	if (prof.cfg->client != CONFIG_CLIENT_DEAD)
 		fprintf(f, "tolerance %.17g\n", prof.cfg->fp_tolerance);
+	prof.stats.memory_cap_mb = prof.cfg->memory_mb;
 #define PROFILE_STAT(name) fprintf(f, "stat %s %llu\n", #name, (unsigned long long)prof.stats.name);
 	WITCH_STATS_FIELDS(PROFILE_STAT)
 #undef PROFILE_STAT

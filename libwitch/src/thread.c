@@ -143,8 +143,32 @@ static int thread_setup(struct witch_thread *t)
 	return 0;
 }
 
+/* WITCH_MEMORY_MB caps what threads reserve: each takes its arena,
+ * sigaltstack and state up front, so a thread that would pass the cap runs
+ * unprofiled instead (counted, with one `witch:` line the first time). */
+#define THREAD_FOOTPRINT (THREAD_ARENA_SIZE + THREAD_ALTSTACK_SIZE + sizeof(struct witch_thread))
+static uint64_t thread_reserved;   /* bytes, atomic */
+static uint64_t thread_unprofiled; /* threads the cap turned away since the last fold, atomic */
+static int thread_warned_cap;
+
+static int thread_reserve(void)
+{
+	uint64_t cap = (uint64_t)thread_cfg->memory_mb << 20;
+	if (__atomic_add_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED) <= cap)
+		return 0;
+	__atomic_sub_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&thread_unprofiled, 1, __ATOMIC_RELAXED);
+	if (!__atomic_exchange_n(&thread_warned_cap, 1, __ATOMIC_RELAXED))
+		log_line("memory cap reached (WITCH_MEMORY_MB=%u, %lu MiB per profiled thread): "
+			 "new threads run unprofiled; raise WITCH_MEMORY_MB to profile them",
+			 thread_cfg->memory_mb, (unsigned long)(THREAD_FOOTPRINT >> 20));
+	return -ENOMEM;
+}
+
 static void thread_release(struct witch_thread *t)
 {
+	if (t->reserved)
+		__atomic_sub_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED);
 	sampler_close(&t->sampler);
 	watchpoint_set_close(&t->wps);
 	if (t->altstack) {
@@ -159,10 +183,15 @@ static void thread_release(struct witch_thread *t)
 
 struct witch_thread *thread_begin(void)
 {
+	if (thread_reserve() < 0)
+		return NULL;
 	struct witch_thread *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t == MAP_FAILED)
+	if (t == MAP_FAILED) {
+		__atomic_sub_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED);
 		return NULL;
+	}
+	t->reserved = 1;
 	t->sampler.fd = -1;
 	if (thread_setup(t) < 0) {
 		thread_release(t);
@@ -234,6 +263,7 @@ void thread_end(struct witch_thread *t)
  * afresh (its calling context tree stays: mu and eta carry on). */
 static void thread_fold(struct witch_thread *t)
 {
+	t->stats.threads_unprofiled += __atomic_exchange_n(&thread_unprofiled, 0, __ATOMIC_RELAXED);
 	profile_fold(&t->cct, &t->pairs, &t->stats);
 	memset(&t->stats, 0, sizeof(t->stats));
 	pairtab_clear(&t->pairs);

@@ -7,7 +7,7 @@ usage: check_report.py JSON [--fraction F --tol T] [--fraction-below X]
                        [--approx-fraction F] [--approx-shares FN1:FN2=S1,...]
                        [--no-trap-in-module M] [--no-watch-in-module M]
                        [--trap-fns-for WATCHFN=TRAPFN[,TRAPFN...]]
-                       [--min-samples N] [--min-traps N] [--max-stat NAME=N]
+                       [--min-samples N] [--min-traps N] [--max-stat NAME=N] [--min-stat NAME=N]
                        [--client NAME] [--sampler NAME] [--match-depth K] [-v]
 
 JSON is the report file ('-' = stdin):
@@ -56,6 +56,7 @@ Checks (each failure prints what was expected and what was found):
                     path matching one of T1, T2, ... (repeatable)
   --min-samples N, --min-traps N   samples >= N, traps >= N
   --max-stat NAME=N  the report's "stats" object has counter NAME <= N
+  --min-stat NAME=N  ... and counter NAME >= N
                     (repeatable; e.g. traps_spurious=0).  A missing "stats"
                     object or counter is a failure.
   --client NAME, --sampler NAME    the report's client/sampler field
@@ -213,6 +214,8 @@ def main(argv):
     ap.add_argument("--min-traps", type=int)
     ap.add_argument("--max-stat", type=parse_stat, action="append", default=[],
                     metavar="NAME=N")
+    ap.add_argument("--min-stat", type=parse_stat, action="append", default=[],
+                    metavar="NAME=N")
     ap.add_argument("--client")
     ap.add_argument("--sampler")
     ap.add_argument("--match-depth", type=int, default=3)
@@ -314,7 +317,8 @@ def main(argv):
         t = rep.get("traps")
         check("min-traps", is_num(t) and t >= args.min_traps, f"traps >= {args.min_traps}", num(t))
 
-    for sname, limit in args.max_stat:
+    for (sname, limit), is_max in ([(x, True) for x in args.max_stat] +
+                                   [(x, False) for x in args.min_stat]):
         stats = rep.get("stats")
         v = stats.get(sname) if isinstance(stats, dict) else None
         if not isinstance(stats, dict):
@@ -323,7 +327,9 @@ def main(argv):
             found = f"no counter {sname!r} in stats"
         else:
             found = num(v)
-        check(f"max-stat {sname}", is_num(v) and v <= limit, f"stats.{sname} <= {num(limit)}",
+        ok = is_num(v) and (v <= limit if is_max else v >= limit)
+        op = "<=" if is_max else ">="
+        check(f"{'max' if is_max else 'min'}-stat {sname}", ok, f"stats.{sname} {op} {num(limit)}",
               found)
 
     # ---- fraction ----

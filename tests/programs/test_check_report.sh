@@ -140,6 +140,9 @@ case_ fail.min 1 "FAIL min-samples: expected samples >= 5000; found 1200|FAIL mi
 case_ pass.max-stat 0 "" -- "$G" --max-stat traps_spurious=0 --max-stat steps=2000
 case_ fail.max-stat 1 "FAIL max-stat steps: expected stats.steps <= 10; found 2000|FAIL max-stat nosuch: expected stats.nosuch <= 0; found no counter 'nosuch' in stats" -- "$G" \
 	--max-stat steps=10 --max-stat nosuch=0
+case_ pass.min-stat 0 "" -- "$G" --min-stat steps=2000 --min-stat traps_spurious=0
+case_ fail.min-stat 1 "FAIL min-stat steps: expected stats.steps >= 2001; found 2000" -- "$G" \
+	--min-stat steps=2001
 case_ fail.max-stat-no-stats 1 "found no \"stats\" object in the report" -- "$B" --max-stat traps_spurious=0
 case_ fail.client 1 "FAIL client: expected 'load'; found 'dead'" -- "$G" --client load
 case_ fail.stack 1 "FAIL no-trap-in-module libwitch.so|FAIL trap-fns-for deep: expected every pair watched in deep trapped in deep; found 2 of 2|FAIL format.fraction|FAIL format.sorted" -- "$B" \

@@ -36,6 +36,7 @@ enum field {
 	F_FP_TOLERANCE, /* expected: fwant */
 	F_EVENT,        /* expected: the value itself */
 	F_FLUSH,
+	F_MEMORY,
 };
 
 struct row {
@@ -63,6 +64,7 @@ struct row {
 #define E_TOL "a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)"
 #define E_EVENT "a libpfm4 event of 1 to 255 bytes, e.g. MEM_INST_RETIRED:ALL_STORES"
 #define E_FLUSH "seconds between profile writes, 0 (only at exit) to 86400"
+#define E_MEMORY "a memory cap in MiB from 16 to 1048576"
 #define E_UNKNOWN "no such setting (see witch --help)"
 
 #define OK(n, v, f, w) {__LINE__, n, v, NULL, f, w, 0}
@@ -226,6 +228,13 @@ static const struct row rows[] = {
 	BAD("WITCH_FLUSH", "1s", E_FLUSH),
 	BAD("WITCH_FLUSH", "", E_FLUSH),
 
+	/* WITCH_MEMORY_MB */
+	OK("WITCH_MEMORY_MB", "16", F_MEMORY, 16),
+	OK("WITCH_MEMORY_MB", "1048576", F_MEMORY, 1048576),
+	BAD("WITCH_MEMORY_MB", "15", E_MEMORY),
+	BAD("WITCH_MEMORY_MB", "1048577", E_MEMORY),
+	BAD("WITCH_MEMORY_MB", "1G", E_MEMORY),
+
 	/* not a setting */
 	UNKNOWN("WITCH_FOO", "1"),
 	UNKNOWN("WITCH_rate", "200"),
@@ -253,6 +262,7 @@ static void poison(struct witch_config *c)
 	c->fp_tolerance = 77.0;
 	strcpy(c->event, "poison");
 	c->flush = 777777;
+	c->memory_mb = 7;
 }
 
 /* Apply what an accepted row should set to a copy of the poisoned config. */
@@ -274,6 +284,7 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_FP_TOLERANCE: c->fp_tolerance = r->fwant; break;
 	case F_EVENT: strcpy(c->event, r->value); break;
 	case F_FLUSH: c->flush = (uint32_t)r->want; break;
+	case F_MEMORY: c->memory_mb = (uint32_t)r->want; break;
 	}
 }
 
@@ -303,6 +314,8 @@ static void check_same(int line, const struct witch_config *got, const struct wi
 	CHECK(line, got->fp_tolerance == want->fp_tolerance, "fp_tolerance %g, want %g",
 	      got->fp_tolerance, want->fp_tolerance);
 	CHECK(line, got->flush == want->flush, "flush %u, want %u", got->flush, want->flush);
+	CHECK(line, got->memory_mb == want->memory_mb, "memory_mb %u, want %u", got->memory_mb,
+	      want->memory_mb);
 	CHECK(line, strcmp(got->event, want->event) == 0, "event \"%.60s\", want \"%.60s\"",
 	      got->event, want->event);
 }
@@ -384,7 +397,7 @@ static const char *const all_vars[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
 	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE", "WITCH_EVENT",
-	"WITCH_FLUSH",
+	"WITCH_FLUSH", "WITCH_MEMORY_MB",
 };
 
 static void clear_env(void)
@@ -495,6 +508,7 @@ static void test_env(void)
 		CHECK(__LINE__, d.fp_tolerance == 0.01, "default fp_tolerance %g", d.fp_tolerance);
 		CHECK(__LINE__, d.event[0] == '\0', "default event \"%s\"", d.event);
 		CHECK(__LINE__, d.flush == 60, "default flush %u", d.flush);
+		CHECK(__LINE__, d.memory_mb == 1024, "default memory_mb %u", d.memory_mb);
 		CHECK(__LINE__, strcmp(config_client_name(CONFIG_CLIENT_DEAD), "dead") == 0 &&
 				    strcmp(config_client_name(CONFIG_CLIENT_SILENT), "silent") == 0 &&
 				    strcmp(config_client_name(CONFIG_CLIENT_LOAD), "load") == 0,

@@ -13,7 +13,7 @@
  * Variables: WITCH_CLIENT, WITCH_SAMPLER, WITCH_RATE, WITCH_PERIOD,
  * WITCH_WATCHPOINTS, WITCH_OUTPUT, WITCH_SEED, WITCH_VERBOSE,
  * WITCH_MAX_STEPS, WITCH_DEPTH, WITCH_SLOW_REARM, WITCH_FP_TOLERANCE, WITCH_EVENT,
- * WITCH_FLUSH
+ * WITCH_FLUSH, WITCH_MEMORY_MB
  * (README lists them).
  */
 #ifndef WITCH_CONFIG_H
@@ -33,6 +33,7 @@ enum config_sampler { CONFIG_SAMPLER_AUTO, CONFIG_SAMPLER_SOFT, CONFIG_SAMPLER_P
 #define CONFIG_PATH_MAX 1024
 #define CONFIG_EVENT_MAX 256
 #define CONFIG_DEFAULT_FLUSH 60 /* seconds between profile writes */
+#define CONFIG_DEFAULT_MEMORY_MB 1024 /* ~120 profiled threads at a time */
 #define CONFIG_DEFAULT_FP_TOLERANCE 0.01 /* RedSpy's and LoadSpy's 1% */
 
 struct witch_config {
@@ -50,6 +51,7 @@ struct witch_config {
 	int slow_rearm;
 	double fp_tolerance;      /* relative: FP values this close are approximately equal */
 	uint32_t flush;           /* seconds between profile writes, 0 = only at exit */
+	uint32_t memory_mb;       /* cap on what profiled threads reserve */
 	char event[CONFIG_EVENT_MAX]; /* pmu sampler: libpfm4 event; "" = per-client default */
 };
 

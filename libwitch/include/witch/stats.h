@@ -40,6 +40,8 @@
 	X(rearm_fast)         /* re-armed with PERF_EVENT_IOC_MODIFY_ATTRIBUTES */ \
 	X(rearm_slow)         /* re-armed by close + reopen */                   \
 	X(threads)            /* threads profiled */                            \
+	X(threads_unprofiled) /* threads the memory cap left unprofiled */       \
+	X(memory_cap_mb)      /* WITCH_MEMORY_MB (the profile's, not a sum) */   \
 	X(pmu_records)        /* PMU sampler: sample records read */            \
 	X(pmu_not_exact)      /* ... without an exact IP: not used */            \
 	X(pmu_kernel)         /* ... taken in the kernel: not used */            \

@@ -74,6 +74,7 @@ struct witch_thread {
 	 * leaves around every use of them). */
 	int paused;
 	int in_handler;
+	int reserved;                 /* holds THREAD_FOOTPRINT of WITCH_MEMORY_MB */
 	struct {
 		uint64_t pc;   /* code position a sample tick looked ahead from */
 		int verdict;   /* 1: a wanted access is reachable, 0: not */
