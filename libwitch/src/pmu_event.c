@@ -682,7 +682,7 @@ int pmu_event_open(const struct perf_event_attr *attr, pid_t tid, int *precise)
 	return err;
 }
 
-static int read_paranoid(void)
+int pmu_event_paranoid(void)
 {
 	char buf[32];
 	long long v;
@@ -737,7 +737,7 @@ int pmu_event_probe(struct pmu_event *ev, char *why, size_t whylen)
 		int precise = 0;
 		int fd = pmu_event_open(&ev->attr[i], 0, &precise);
 		if (fd < 0) {
-			pmu_event_explain(fd, read_paranoid(), ev->ibs && !ev->attr[i].exclude_kernel,
+			pmu_event_explain(fd, pmu_event_paranoid(), ev->ibs && !ev->attr[i].exclude_kernel,
 					  ev->client, why, whylen);
 			return fd;
 		}

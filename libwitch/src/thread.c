@@ -1,5 +1,6 @@
 /* thread: per-thread runtime state and its life cycle (see thread.h). */
 #include "witch/thread.h"
+#include "witch/pmu_event.h"
 #include "witch/log.h"
 #include "witch/profile.h"
 
@@ -112,10 +113,20 @@ static int thread_setup(struct witch_thread *t)
 	rc = watchpoint_set_open(&t->wps, cfg->watchpoints, thread_sig, t->tid, cfg->slow_rearm,
 				 (uint64_t)(uintptr_t)&t->parking);
 	if (rc < 0) {
-		if (!__atomic_exchange_n(&thread_warned_wp, 1, __ATOMIC_RELAXED))
-			log_line("no hardware watchpoint available (perf_event_open breakpoint: %s); "
-				 "free a debug register (detach debuggers) or check perf_event_paranoid",
-				 strerror(-rc));
+		if (!__atomic_exchange_n(&thread_warned_wp, 1, __ATOMIC_RELAXED)) {
+			char why[512];
+			if (rc == -EACCES || rc == -EPERM) {
+				/* Its own words: what to change, paranoid level or capability. */
+				pmu_event_explain(rc, pmu_event_paranoid(), 0, cfg->client, why,
+						  sizeof(why));
+				log_line("cannot use hardware watchpoints: %s; running without profiling",
+					 why);
+			} else {
+				log_line("no hardware watchpoint available (perf_event_open breakpoint: %s); "
+					 "free a debug register (detach debuggers); running without profiling",
+					 strerror(-rc));
+			}
+		}
 		return rc;
 	}
 	if (cfg->watchpoints && (uint32_t)rc < cfg->watchpoints &&

@@ -35,6 +35,8 @@
  *        perf_event_open(attr, tid, cpu -1, O_CLOEXEC), lowering precise_ip
  *        from attr's to 1 while the kernel answers EOPNOTSUPP or EINVAL.
  *        Returns the fd (and *precise, if not NULL) or a negative errno.
+ *   int  pmu_event_paranoid(void);
+ *        /proc/sys/kernel/perf_event_paranoid, or PMU_EVENT_PARANOID_UNKNOWN.
  *   void pmu_event_explain(int err, int paranoid, int ibs_kernel,
  *                          enum config_client client, char *why, size_t whylen);
  *        The reason line for a perf_event_open failure err (negative
@@ -98,6 +100,7 @@ int pmu_event_encode(enum config_client client, const char *event, uint64_t peri
 		     struct pmu_event *ev, char *why, size_t whylen);
 int pmu_event_probe(struct pmu_event *ev, char *why, size_t whylen);
 int pmu_event_open(const struct perf_event_attr *attr, pid_t tid, int *precise);
+int pmu_event_paranoid(void);
 void pmu_event_explain(int err, int paranoid, int ibs_kernel, enum config_client client,
 		       char *why, size_t whylen);
 int pmu_event_default(const char *pfm_pmu, enum config_client client, const char **event,
