@@ -132,12 +132,6 @@ int profile_expand_path(const char *pattern, pid_t pid, const char *exe, int add
 
 /* --- module map --------------------------------------------------------- */
 
-struct module_walk {
-	FILE *f;
-	int id;
-	char exe[PATH_MAX];
-};
-
 static void profile_build_id(const struct dl_phdr_info *info, char *hex, size_t size)
 {
 	strcpy(hex, "-");
@@ -163,13 +157,35 @@ static void profile_build_id(const struct dl_phdr_info *info, char *hex, size_t 
 	}
 }
 
+/* Modules: every one the process had loaded when a profile was written or
+ * a library was closed (profile_note_modules), so pcs in a library that was
+ * dlclose'd still symbolize.  Under prof.lock. */
+struct profile_module {
+	uint64_t base, start, end;
+	uint64_t seen;         /* the last walk that found it loaded */
+	char build_id[129];
+	char *path;
+};
+
+static struct {
+	struct profile_module *v;
+	size_t n, cap;
+	uint64_t walk;
+} pmods;
+
+struct module_walk {
+	const char *exe;
+	int first;
+};
+
 static int profile_module_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct module_walk *mw = data;
 	uint64_t start = UINT64_MAX, end = 0;
-	char build_id[129];
 	const char *path = info->dlpi_name;
+	int first = mw->first;
 
+	mw->first = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
@@ -183,21 +199,96 @@ static int profile_module_cb(struct dl_phdr_info *info, size_t size, void *data)
 	if (end == 0)
 		return 0;
 	if (!path || !*path)
-		path = mw->id == 0 ? mw->exe : "[unknown]";
-	profile_build_id(info, build_id, sizeof(build_id));
-	fprintf(mw->f, "module %d 0x%llx 0x%llx 0x%llx %s %s\n", mw->id++,
-		(unsigned long long)info->dlpi_addr, (unsigned long long)start,
-		(unsigned long long)end, build_id, path);
+		path = first ? mw->exe : "[unknown]";
+	for (size_t i = 0; i < pmods.n; i++) {
+		struct profile_module *m = &pmods.v[i];
+		if (m->base == info->dlpi_addr && m->start == start && m->end == end &&
+		    !strcmp(m->path, path)) {
+			m->seen = pmods.walk;
+			return 0;
+		}
+	}
+	if (pmods.n == pmods.cap) {
+		size_t cap = pmods.cap ? 2 * pmods.cap : 64;
+		struct profile_module *v = realloc(pmods.v, cap * sizeof(*v));
+		if (!v)
+			return 1; /* out of memory: stop the walk; modules stay as they were */
+		pmods.v = v;
+		pmods.cap = cap;
+	}
+	struct profile_module *m = &pmods.v[pmods.n];
+	m->path = strdup(path);
+	if (!m->path)
+		return 1;
+	m->base = info->dlpi_addr;
+	m->start = start;
+	m->end = end;
+	m->seen = pmods.walk;
+	profile_build_id(info, m->build_id, sizeof(m->build_id));
+	pmods.n++;
 	return 0;
+}
+
+/* Record the modules loaded now; prof.lock held. */
+static void profile_walk_modules(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	struct module_walk mw = {.exe = exe, .first = 1};
+	pmods.walk++;
+	dl_iterate_phdr(profile_module_cb, &mw);
+}
+
+void profile_note_modules(void)
+{
+	if (!prof.ready)
+		return;
+	pthread_mutex_lock(&prof.lock);
+	profile_walk_modules();
+	pthread_mutex_unlock(&prof.lock);
+}
+
+static int module_overlaps(const struct profile_module *m, size_t upto, int loaded_only)
+{
+	for (size_t i = 0; i < upto; i++) {
+		const struct profile_module *o = &pmods.v[i];
+		if (loaded_only && o->seen != pmods.walk)
+			continue;
+		if (o->start < m->end && m->start < o->end)
+			return 1;
+	}
+	return 0;
+}
+
+/* Loaded modules first, then closed ones whose range nothing since took
+ * (the reader needs one module per pc). */
+static void profile_emit_modules(FILE *f)
+{
+	int id = 0;
+	profile_walk_modules();
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < pmods.n; i++) {
+			const struct profile_module *m = &pmods.v[i];
+			int loaded = m->seen == pmods.walk;
+			if (pass == 0 ? !loaded : loaded)
+				continue;
+			if (pass == 1 && (module_overlaps(m, pmods.n, 1) || module_overlaps(m, i, 0)))
+				continue;
+			fprintf(f, "module %d 0x%llx 0x%llx 0x%llx %s %s\n", id++,
+				(unsigned long long)m->base, (unsigned long long)m->start,
+				(unsigned long long)m->end, m->build_id, m->path);
+		}
+	}
 }
 
 /* --- writer ------------------------------------------------------------- */
 
 static int profile_emit(FILE *f)
 {
-	struct module_walk mw = {.f = f};
-	ssize_t n = readlink("/proc/self/exe", mw.exe, sizeof(mw.exe) - 1);
-	mw.exe[n > 0 ? n : 0] = '\0';
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
 
 	fprintf(f, "witch-profile 1\n");
 	fprintf(f, "client %s\n", config_client_name(prof.cfg->client));
@@ -210,8 +301,8 @@ static int profile_emit(FILE *f)
 	WITCH_STATS_FIELDS(PROFILE_STAT)
 #undef PROFILE_STAT
 	fprintf(f, "pid %d\n", (int)getpid());
-	fprintf(f, "exe %s\n", mw.exe);
-	dl_iterate_phdr(profile_module_cb, &mw);
+	fprintf(f, "exe %s\n", exe);
+	profile_emit_modules(f);
 	for (uint32_t i = 1; i < prof.cct.n_nodes; i++)
 		fprintf(f, "node %u %u 0x%llx\n", i, prof.cct.nodes[i].parent,
 			(unsigned long long)prof.cct.nodes[i].pc);

@@ -19,6 +19,9 @@
  *        %p pid, %e executable basename, %% percent; add_pid appends
  *        ".<pid>" when the pattern has no %p (a forked child must not
  *        overwrite its parent's profile).  0 or -ENAMETOOLONG.
+ *   void profile_note_modules(void);
+ *        Remember the modules loaded now (before a dlclose), so the profile
+ *        still maps pcs in them.
  *   void profile_prefork(void), profile_postfork_parent(void), profile_postfork_child(void);
  *        The child of fork starts with an empty profile of its own.
  */
@@ -41,6 +44,7 @@ int profile_write_suffixed(const char *suffix);
 int profile_path(const char *exe, char *path, size_t size);
 int profile_expand_path(const char *pattern, pid_t pid, const char *exe, int add_pid,
 			char *out, size_t size);
+void profile_note_modules(void);
 void profile_prefork(void);
 void profile_postfork_parent(void);
 void profile_postfork_child(void);

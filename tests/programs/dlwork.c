@@ -1,0 +1,42 @@
+/* dlwork: dead_two_loops' loops in a library that dl_user.c loads with
+ * dlopen and unloads with dlclose (see there). */
+#include "ka.h"
+
+#define N (8u << 20)
+
+KA_FN void fill(uint32_t *p, uint64_t v)
+{
+	for (uint32_t i = 0; i < N; i++) {
+		KA_LCG(v);
+		p[i] = KA_HI(v);
+	}
+}
+
+KA_FN void overwrite(uint32_t *p, uint64_t v)
+{
+	for (uint32_t i = 0; i < N; i++) {
+		KA_LCG(v);
+		p[i] = KA_HI(v);
+	}
+}
+
+KA_FN uint64_t sum(const uint32_t *p)
+{
+	uint64_t s = 0;
+	for (uint32_t i = 0; i < N; i++)
+		s += p[i];
+	return s;
+}
+
+uint64_t dlwork_run(int reps)
+{
+	uint32_t *a = ka_alloc((size_t)N * sizeof(*a));
+	uint64_t total = 0;
+	for (int r = 0; r < reps; r++) {
+		fill(a, 2 * (uint64_t)r + 1);
+		overwrite(a, 2 * (uint64_t)r + 2);
+		total += sum(a);
+	}
+	munmap(a, (size_t)N * sizeof(*a));
+	return total;
+}
