@@ -31,7 +31,7 @@ static int thread_sig;
 static pthread_key_t thread_key;
 static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct witch_thread *thread_list;
-static int thread_warned_wp, thread_warned_fewer, thread_warned_sampler;
+static int thread_warned_wp, thread_warned_fewer, thread_warned_sampler, thread_warned_yield;
 
 struct witch_thread *thread_self(void)
 {
@@ -129,10 +129,11 @@ static int thread_setup(struct witch_thread *t)
 		}
 		return rc;
 	}
-	if (cfg->watchpoints && (uint32_t)rc < cfg->watchpoints &&
-	    !__atomic_exchange_n(&thread_warned_fewer, 1, __ATOMIC_RELAXED))
-		log_line("using %d debug registers, %u requested by WITCH_WATCHPOINTS: the others are in use",
-			 rc, cfg->watchpoints);
+	/* A debugger (or the program) holds some: fewer watchpoints, said once. */
+	uint32_t want = cfg->watchpoints ? cfg->watchpoints : WATCHPOINT_MAX;
+	if ((uint32_t)rc < want && !__atomic_exchange_n(&thread_warned_fewer, 1, __ATOMIC_RELAXED))
+		log_line("using %d of %u debug registers: the others are in use (a debugger?)", rc,
+			 want);
 
 	if (thread_pmu_ev) {
 		rc = sampler_open_pmu(&t->sampler, thread_pmu_ev, thread_sig, t->tid);
@@ -316,6 +317,28 @@ int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg)
 		return -ENOSYS;
 	int rc = thread_real_create(th, NULL, fn, arg);
 	return rc ? -rc : 0;
+}
+
+int thread_yield_watchpoint(void)
+{
+	struct witch_thread *t = thread_tls;
+	sigset_t ours, old;
+	if (!t || t->wps.n == 0)
+		return -ENOSPC;
+	/* The handlers use the set: keep them out while it shrinks. */
+	sigemptyset(&ours);
+	sigaddset(&ours, thread_sig);
+	sigaddset(&ours, SIGTRAP);
+	pthread_sigmask(SIG_BLOCK, &ours, &old);
+	struct watchpoint *w = &t->wps.wp[t->wps.n - 1];
+	if (w->armed && t->cct.nodes[w->ctx].armed > 0)
+		t->cct.nodes[w->ctx].armed--;
+	int rc = watchpoint_set_shrink(&t->wps);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0 && !__atomic_exchange_n(&thread_warned_yield, 1, __ATOMIC_RELAXED))
+		log_line("the program opens hardware breakpoints itself: giving it debug registers "
+			 "(%d left to the profiler in this thread)", t->wps.n);
+	return rc;
 }
 
 void thread_resume_all(void)

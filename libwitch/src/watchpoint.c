@@ -176,6 +176,19 @@ int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd)
 	return -1;
 }
 
+int watchpoint_set_shrink(struct watchpoint_set *s)
+{
+	if (s->n == 0)
+		return -ENOSPC;
+	struct watchpoint *w = &s->wp[s->n - 1];
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	w->armed = 0;
+	s->n--;
+	return 0;
+}
+
 void watchpoint_set_close(struct watchpoint_set *s)
 {
 	for (int i = 0; i < s->n; i++) {

@@ -2,9 +2,7 @@
  *
  * API
  *   extern volatile sig_atomic_t handler_off;
-
-void handler_init(const struct witch_config *cfg, const struct craft *craft);
-void handler_set_runtime_text(uint64_t lo, uint64_t hi);
+ *   void handler_init(const struct witch_config *cfg, const struct craft *craft);
  *   int  handler_on_signal(int sig, siginfo_t *si, void *uc);   the RT signal; 1 if ours
  *   int  handler_on_sigtrap(siginfo_t *si, void *uc);           1 if the trap was ours
  *   void handler_set_runtime_text(uint64_t lo, uint64_t hi);

@@ -20,7 +20,6 @@
  *        samples the same spots over and over; a dithered one cannot.
  *        Async-signal-safe (one ioctl or timer_settime).
  *   void sampler_close(struct sampler *s);
-int sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig, pid_t tid);
  *   int  sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig,
  *                         pid_t tid);
  *        The PMU instead of the clock (ev encoded and probed at start-up):

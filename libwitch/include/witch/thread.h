@@ -14,20 +14,18 @@
  *        Stop the thread's sampler and watchpoints, fold what it measured
  *        into the process profile and free its memory.  Runs from the
  *        thread-exit key destructor, so nothing a thread measured is lost.
- *   void thread_end_all(void);
-void thread_resume_all(void);
-void thread_flush_all(void);
-int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);   at process exit: stop and fold every thread
+ *   void thread_end_all(void);   at process exit: stop and fold every thread
+ *   void thread_resume_all(void);
+ *        After thread_end_all, start every thread's sampling again (an exec
+ *        that failed: the process goes on).
  *   void thread_flush_all(void);
  *        Fold what every live thread measured so far into the profile
  *        (pausing each one's handlers for the moment it takes); they go on.
  *   int  thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
  *        A runtime thread of its own (the flusher): never sampled.
- *   void thread_resume_all(void);
-void thread_flush_all(void);
-int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
- *        After thread_end_all, start every thread's sampling again (an exec
- *        that failed: the process goes on).
+ *   int  thread_yield_watchpoint(void);
+ *        The calling thread gives one of its debug registers back (the
+ *        program wants a breakpoint of its own).  0 or -ENOSPC.
  *   struct witch_thread *thread_self(void);   async-signal-safe (TLS)
  *   void thread_prefork(void), thread_postfork_parent(void), thread_postfork_child(void);
  *
@@ -91,6 +89,7 @@ void thread_end_all(void);
 void thread_resume_all(void);
 void thread_flush_all(void);
 int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
+int thread_yield_watchpoint(void);
 struct witch_thread *thread_self(void);
 int thread_owns_address(const struct witch_thread *t, uint64_t addr);
 void thread_prefork(void);

@@ -17,6 +17,9 @@
  *   int  watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd);
  *   int  watchpoint_pause(struct watchpoint_set *s, int slot);  disable, keep state
  *   int  watchpoint_resume(struct watchpoint_set *s, int slot);
+ *   int  watchpoint_set_shrink(struct watchpoint_set *s);
+ *        Close the highest slot, giving its debug register back to the
+ *        kernel (for the program).  0, or -ENOSPC when none is left.
  *   void watchpoint_set_close(struct watchpoint_set *s);
  *   void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen);
  *        The x86-legal range to watch for an access [addr, addr+len): the
@@ -75,6 +78,7 @@ int watchpoint_disarm(struct watchpoint_set *s, int slot);
 int watchpoint_pause(struct watchpoint_set *s, int slot);
 int watchpoint_resume(struct watchpoint_set *s, int slot);
 int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd);
+int watchpoint_set_shrink(struct watchpoint_set *s);
 void watchpoint_set_close(struct watchpoint_set *s);
 void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen);
 
