@@ -134,19 +134,19 @@ expect 2 "witch: trunc.prof:8: truncated profile: no 'end' record after the last
 
 # Command line.
 expect 2 "witch: unknown command 'frobnicate'
-Usage: witch run|report|help ... (see 'witch --help')" frobnicate
+Usage: witch run|report|diff|check|help ... (see 'witch --help')" frobnicate
 expect 2 "witch: unknown option '--frob'
-Usage: witch run|report|help ... (see 'witch --help')" --frob
+Usage: witch run|report|diff|check|help ... (see 'witch --help')" --frob
 expect 2 "witch: no command given
-Usage: witch run|report|help ... (see 'witch --help')"
+Usage: witch run|report|diff|check|help ... (see 'witch --help')"
 expect 2 "witch: report: unknown option '--frob'
-Usage: witch report [--json] [--top N] FILE...
+Usage: witch report [--format text|json|folded|pprof] [--json] [--top N] [-o FILE] FILE...
 (see 'witch --help')" report --frob good.prof
 expect 2 "witch: report: no profile file given
-Usage: witch report [--json] [--top N] FILE...
+Usage: witch report [--format text|json|folded|pprof] [--json] [--top N] [-o FILE] FILE...
 (see 'witch --help')" report
 expect 2 "witch: report: --top: 'x' is not a count (0 for all)
-Usage: witch report [--json] [--top N] FILE...
+Usage: witch report [--format text|json|folded|pprof] [--json] [--top N] [-o FILE] FILE...
 (see 'witch --help')" report --top x good.prof
 expect 2 "witch: run: unknown option '--frob'
 Usage: witch run [-c dead|silent|load] [-o FILE] [--json] [--top N] [--] PROG [ARGS...]

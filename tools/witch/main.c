@@ -3,12 +3,17 @@
  *
  * API (command line)
  *   witch run [options] [--] PROG [ARGS...]   run.h
- *   witch report [--json] [--top N] FILE...   report.h
+ *   witch report [--format F] [--json] [--top N] [-o FILE] FILE...   report.h
+ *   witch diff [--json] [--top N] BASE NEW     diff.h
+ *   witch check [--max-fraction F] [--baseline BASE --max-increase D] PROFILE...
+ *                                              check.h
  *   witch help | --help | -h                  this help on stdout, exit 0
  *   witch --version                           version on stdout, exit 0
  * An unknown subcommand or option prints one "witch: ..." line and a
  * usage hint on stderr and exits 2.
  */
+#include "check.h"
+#include "diff.h"
 #include "report.h"
 #include "run.h"
 
@@ -36,12 +41,25 @@ static const char help_text[] =
 	"      --json, --top N   as for report\n"
 	"      libwitch.so is $WITCH_LIB, else the one next to the witch\n"
 	"      executable, else ../lib/libwitch.so relative to it.\n"
-	"  report [--json] [--top N] FILE...\n"
+	"  report [--format text|json|folded|pprof] [--json] [--top N] [-o FILE] FILE...\n"
 	"      Summarize profiles (several files are merged by code address, so\n"
 	"      processes with different load addresses add up) and list the\n"
 	"      pairs with the most waste: N of them (default 10 for text, all\n"
-	"      for --json; 0 means all). Exit status 2 on an unreadable or\n"
-	"      malformed profile.\n"
+	"      for the other formats; 0 means all). Exit status 2 on an\n"
+	"      unreadable or malformed profile.\n"
+	"      --json        same as --format json\n"
+	"      --format folded   folded stacks for flamegraph.pl and speedscope:\n"
+	"                    watch frames;KILLED_BY;trap frames WASTE-BYTES\n"
+	"      --format pprof    gzipped profile.proto for go tool pprof (needs -o)\n"
+	"      -o FILE       write to FILE instead of stdout\n"
+	"  diff [--json] [--top N] BASE NEW\n"
+	"      Compare two profiles pair by pair (matched by function, file and\n"
+	"      line of both contexts): pairs that grew, shrank, appeared or\n"
+	"      vanished, and both fractions.\n"
+	"  check [--max-fraction F] [--baseline BASE --max-increase D] PROFILE...\n"
+	"      CI gate: print one verdict line; exit 0 (PASS) if the fraction of\n"
+	"      the merged PROFILEs is at most F and at most D above BASE's, 1\n"
+	"      (FAIL) otherwise, 2 on bad input.\n"
 	"  help        This text.\n"
 	"\n"
 	"Environment of the profiled program (read by libwitch.so):\n"
@@ -70,11 +88,11 @@ static const char help_text[] =
 	"\n"
 	"Metrics: waste and use are estimated bytes; fraction = waste / (waste +\n"
 	"use); a pair's share = its waste / total waste. The profile format is\n"
-	"docs/profile-format.md.\n";
+	"docs/profile-format.md, the output formats docs/report-formats.md.\n";
 
 static int usage_hint(void)
 {
-	fputs("Usage: witch run|report|help ... (see 'witch --help')\n", stderr);
+	fputs("Usage: witch run|report|diff|check|help ... (see 'witch --help')\n", stderr);
 	return 2;
 }
 
@@ -91,6 +109,10 @@ int main(int argc, char **argv)
 		return witch_run_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "report"))
 		return witch_report_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "diff"))
+		return witch_diff_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "check"))
+		return witch_check_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") ||
 	    !strcmp(cmd, "-h")) {
 		fputs(help_text, stdout);

@@ -20,127 +20,22 @@
 #include "report.h"
 
 #include "profile_read.h"
+#include "folded.h"
+#include "json_out.h"
+#include "pprof.h"
+#include "summary.h"
 #include "symbolize.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define DEFAULT_TEXT_TOP 10
 
-/* Ordering of pairs: by waste, then use, then traps, then stable. */
-static int cmp_pairs(const void *a, const void *b, void *arg)
-{
-	const struct witch_pair *pairs = arg;
-	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
-	const struct witch_pair *x = &pairs[ia], *y = &pairs[ib];
-
-	if (x->waste != y->waste)
-		return x->waste > y->waste ? -1 : 1;
-	if (x->use != y->use)
-		return x->use > y->use ? -1 : 1;
-	if (x->traps != y->traps)
-		return x->traps > y->traps ? -1 : 1;
-	return ia < ib ? -1 : ia > ib;
-}
-
 /* ---- output helpers ---- */
-
-/* Shortest of %.15g / %.17g that reads back as the same double. */
-static void print_num(FILE *out, double v)
-{
-	char buf[40];
-
-	snprintf(buf, sizeof(buf), "%.15g", v);
-	if (strtod(buf, NULL) != v)
-		snprintf(buf, sizeof(buf), "%.17g", v);
-	fputs(buf, out);
-}
-
-/* Length of a valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned c = s[0];
-	size_t n;
-	unsigned cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
-/*
- * A JSON string. Paths and names come from files and DWARF and may hold
- * any bytes; JSON must be valid UTF-8, so invalid bytes become U+FFFD.
- */
-static void json_str(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', out);
-	while (*p) {
-		size_t n;
-
-		switch (*p) {
-		case '"':
-			fputs("\\\"", out);
-			p++;
-			continue;
-		case '\\':
-			fputs("\\\\", out);
-			p++;
-			continue;
-		case '\n':
-			fputs("\\n", out);
-			p++;
-			continue;
-		case '\r':
-			fputs("\\r", out);
-			p++;
-			continue;
-		case '\t':
-			fputs("\\t", out);
-			p++;
-			continue;
-		}
-		if (*p < 0x20 || *p == 0x7f) {
-			fprintf(out, "\\u%04x", *p);
-			p++;
-			continue;
-		}
-		n = utf8_len(p);
-		if (!n) {
-			fputs("\\ufffd", out);
-			p++;
-			continue;
-		}
-		fwrite(p, 1, n, out);
-		p += n;
-	}
-	fputc('"', out);
-}
 
 /* Bytes for people: exact-ish number, and a binary-unit hint when large. */
 static void print_bytes(FILE *out, double v)
@@ -161,55 +56,14 @@ static void print_bytes(FILE *out, double v)
 		fprintf(out, " (%.1f %s)", h, units[u]);
 }
 
-struct path_buf {
-	const struct witch_frame **frames;
-	size_t n, cap;
-};
-
-/* The frames of the path ending at node, leaf first. */
-static int collect_path(struct witch_symbolizer *sym,
-			const struct witch_profile *p, uint32_t node,
-			struct path_buf *pb)
+static double fraction(const struct witch_totals *t)
 {
-	pb->n = 0;
-	/* Parents always have smaller indices, so this walk ends at 0. */
-	for (; node != 0; node = p->nodes[node].parent) {
-		const struct witch_frame *fr;
-		size_t nfr;
-		int rc = witch_symbolize_node(sym, node, &fr, &nfr);
-
-		if (rc)
-			return rc;
-		for (size_t i = 0; i < nfr; i++) {
-			if (pb->n == pb->cap) {
-				size_t ncap = pb->cap ? pb->cap * 2 : 32;
-				const struct witch_frame **nf =
-					realloc(pb->frames, ncap * sizeof(*nf));
-
-				if (!nf)
-					return -ENOMEM;
-				pb->frames = nf;
-				pb->cap = ncap;
-			}
-			pb->frames[pb->n++] = &fr[i];
-		}
-	}
-	return 0;
+	return witch_fraction(t->waste, t->use);
 }
 
-struct totals {
-	double waste, use, waste_approx;
-	bool has_waste_approx;
-};
-
-static double fraction(const struct totals *t)
+static double share(const struct witch_totals *t, double waste)
 {
-	return t->waste + t->use > 0 ? t->waste / (t->waste + t->use) : 0;
-}
-
-static double share(const struct totals *t, double waste)
-{
-	return t->waste > 0 ? waste / t->waste : 0;
+	return witch_share(waste, t->waste);
 }
 
 /* ---- text ---- */
@@ -272,7 +126,7 @@ static bool is_summary_stat(const char *name)
 	       !strcmp(name, "traps");
 }
 
-static void text_frames(FILE *out, const struct path_buf *pb)
+static void text_frames(FILE *out, const struct witch_path *pb)
 {
 	for (size_t i = 0; i < pb->n; i++) {
 		const struct witch_frame *f = pb->frames[i];
@@ -286,7 +140,7 @@ static void text_frames(FILE *out, const struct path_buf *pb)
 }
 
 static void text_summary(FILE *out, const struct witch_profile *p,
-			 const struct totals *t)
+			 const struct witch_totals *t)
 {
 	bool others = false;
 
@@ -332,7 +186,7 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 			continue;
 		fprintf(out, "%s%s ", others ? ", " : "other counters:    ",
 			p->stats[i].name);
-		print_num(out, p->stats[i].value);
+		json_out_num(out, p->stats[i].value);
 		others = true;
 	}
 	if (others)
@@ -341,9 +195,9 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 
 static int text_report(FILE *out, const struct witch_profile *p,
 		       struct witch_symbolizer *sym, const uint32_t *order,
-		       size_t shown, const struct totals *t)
+		       size_t shown, const struct witch_totals *t)
 {
-	struct path_buf pb = { 0 };
+	struct witch_path pb = { 0 };
 	int rc = 0;
 
 	text_summary(out, p, t);
@@ -374,22 +228,22 @@ static int text_report(FILE *out, const struct witch_profile *p,
 		fprintf(out, "  traps %" PRIu64 "\n", q->traps);
 
 		fprintf(out, "    %s\n", watch_words(p->client, q->waste > 0));
-		if ((rc = collect_path(sym, p, q->watch, &pb)))
+		if ((rc = witch_path_collect(sym, p, q->watch, &pb)))
 			goto out;
 		text_frames(out, &pb);
 		fprintf(out, "    %s\n", trap_words(p->client, q->waste > 0));
-		if ((rc = collect_path(sym, p, q->trap, &pb)))
+		if ((rc = witch_path_collect(sym, p, q->trap, &pb)))
 			goto out;
 		text_frames(out, &pb);
 	}
 out:
-	free(pb.frames);
+	witch_path_free(&pb);
 	return rc;
 }
 
 /* ---- JSON ---- */
 
-static void json_frames(FILE *out, const struct path_buf *pb)
+static void json_frames(FILE *out, const struct witch_path *pb)
 {
 	fputc('[', out);
 	for (size_t i = 0; i < pb->n; i++) {
@@ -397,11 +251,11 @@ static void json_frames(FILE *out, const struct path_buf *pb)
 
 		fputs(i ? ",\n      {" : "\n      {", out);
 		fputs("\"function\":", out);
-		json_str(out, f->function);
+		json_out_str(out, f->function);
 		fputs(", \"file\":", out);
-		json_str(out, f->file);
+		json_out_str(out, f->file);
 		fprintf(out, ", \"line\":%u, \"module\":", f->line);
-		json_str(out, f->module);
+		json_out_str(out, f->module);
 		fprintf(out, ", \"address\":\"0x%" PRIx64 "\", \"offset\":\"0x%" PRIx64 "\"",
 			f->address, f->offset);
 		if (f->inlined)
@@ -413,34 +267,34 @@ static void json_frames(FILE *out, const struct path_buf *pb)
 
 static int json_report(FILE *out, const struct witch_profile *p,
 		       struct witch_symbolizer *sym, const uint32_t *order,
-		       size_t shown, const struct totals *t)
+		       size_t shown, const struct witch_totals *t)
 {
-	struct path_buf pb = { 0 };
+	struct witch_path pb = { 0 };
 	int rc = 0;
 
 	fputs("{\"client\":", out);
-	json_str(out, witch_client_name(p->client));
+	json_out_str(out, witch_client_name(p->client));
 	fputs(", \"sampler\":", out);
-	json_str(out, p->sampler);
+	json_out_str(out, p->sampler);
 	fputs(",\n \"samples\":", out);
-	print_num(out, witch_profile_stat(p, "samples"));
+	json_out_num(out, witch_profile_stat(p, "samples"));
 	fputs(", \"watchpoints_armed\":", out);
-	print_num(out, witch_profile_stat(p, "watchpoints_armed"));
+	json_out_num(out, witch_profile_stat(p, "watchpoints_armed"));
 	fputs(", \"traps\":", out);
-	print_num(out, witch_profile_stat(p, "traps"));
+	json_out_num(out, witch_profile_stat(p, "traps"));
 	fputs(",\n \"waste\":", out);
-	print_num(out, t->waste);
+	json_out_num(out, t->waste);
 	fputs(", \"use\":", out);
-	print_num(out, t->use);
+	json_out_num(out, t->use);
 	fputs(", \"fraction\":", out);
-	print_num(out, fraction(t));
+	json_out_num(out, fraction(t));
 	if (t->has_waste_approx) {
 		fputs(", \"waste_approx\":", out);
-		print_num(out, t->waste_approx);
+		json_out_num(out, t->waste_approx);
 	}
 	if (p->has_tolerance && !p->tolerance_mixed) {
 		fputs(", \"tolerance\":", out);
-		print_num(out, p->tolerance);
+		json_out_num(out, p->tolerance);
 	}
 	fprintf(out, ",\n \"profiles\":%zu, \"pids\":[", p->nfiles);
 	for (size_t i = 0; i < p->npids; i++)
@@ -448,45 +302,45 @@ static int json_report(FILE *out, const struct witch_profile *p,
 	fputc(']', out);
 	if (p->exe) {
 		fputs(", \"exe\":", out);
-		json_str(out, p->exe);
+		json_out_str(out, p->exe);
 	}
 	if (p->has_period && !p->period_mixed)
 		fprintf(out, ", \"period\":%" PRIu64, p->period);
 	fputs(",\n \"stats\":{", out);
 	for (size_t i = 0; i < p->nstats; i++) {
 		fputs(i ? ", " : "", out);
-		json_str(out, p->stats[i].name);
+		json_out_str(out, p->stats[i].name);
 		fputc(':', out);
-		print_num(out, p->stats[i].value);
+		json_out_num(out, p->stats[i].value);
 	}
 	fputs("},\n \"pairs\":[", out);
 	for (size_t k = 0; k < shown; k++) {
 		const struct witch_pair *q = &p->pairs[order[k]];
 
 		fputs(k ? ",\n  {\"waste\":" : "\n  {\"waste\":", out);
-		print_num(out, q->waste);
+		json_out_num(out, q->waste);
 		fputs(", \"use\":", out);
-		print_num(out, q->use);
+		json_out_num(out, q->use);
 		fputs(", \"share\":", out);
-		print_num(out, share(t, q->waste));
+		json_out_num(out, share(t, q->waste));
 		fprintf(out, ", \"traps\":%" PRIu64, q->traps);
 		if (q->has_waste_approx) {
 			fputs(", \"waste_approx\":", out);
-			print_num(out, q->waste_approx);
+			json_out_num(out, q->waste_approx);
 		}
 		fputs(",\n   \"watch\":", out);
-		if ((rc = collect_path(sym, p, q->watch, &pb)))
+		if ((rc = witch_path_collect(sym, p, q->watch, &pb)))
 			goto out;
 		json_frames(out, &pb);
 		fputs(",\n   \"trap\":", out);
-		if ((rc = collect_path(sym, p, q->trap, &pb)))
+		if ((rc = witch_path_collect(sym, p, q->trap, &pb)))
 			goto out;
 		json_frames(out, &pb);
 		fputc('}', out);
 	}
 	fputs("]}\n", out);
 out:
-	free(pb.frames);
+	witch_path_free(&pb);
 	return rc;
 }
 
@@ -507,52 +361,123 @@ int witch_parse_top(const char *s, size_t *out)
 	return 0;
 }
 
+/* Where the report goes: out, or the -o file (made whole before rename). */
+struct sink {
+	FILE *f;
+	char *tmp;		/* temp path while writing -o FILE, else NULL */
+};
+
+static int sink_open(struct sink *k, const struct witch_report_options *o,
+		     FILE *out)
+{
+	int fd;
+
+	k->f = out;
+	k->tmp = NULL;
+	if (!o->output || !strcmp(o->output, "-"))
+		return 0;
+	/* A temp file next to the target, renamed at the end, so a failed
+	 * run never leaves a half-written profile where a viewer finds it. */
+	if (asprintf(&k->tmp, "%s.XXXXXX", o->output) < 0) {
+		k->tmp = NULL;
+		fprintf(stderr, "witch: out of memory\n");
+		return -ENOMEM;
+	}
+	fd = mkstemp(k->tmp);
+	if (fd >= 0) {
+		/* mkstemp makes it 0600; the output is an ordinary file,
+		 * so give it the mode creat() would (0666 less the umask). */
+		mode_t mask = umask(0);
+
+		umask(mask);
+		if (fchmod(fd, 0666 & ~mask)) {
+			close(fd);
+			unlink(k->tmp);
+			fd = -1;
+		}
+	}
+	if (fd < 0 || !(k->f = fdopen(fd, "w"))) {
+		int e = errno;
+
+		fprintf(stderr, "witch: cannot create %s: %s\n", o->output,
+			strerror(e));
+		if (fd >= 0) {
+			close(fd);
+			unlink(k->tmp);
+		}
+		free(k->tmp);
+		k->tmp = NULL;
+		k->f = NULL;
+		return -e;
+	}
+	return 0;
+}
+
+/* Finish the output: flush, and rename the temp file into place when ok. */
+static int sink_close(struct sink *k, const struct witch_report_options *o,
+		      int rc)
+{
+	const char *name = k->tmp ? o->output : "the report";
+	int e = 0;
+
+	if (!k->f)
+		return rc;
+	/* Output errors stick in the stream; check once, at the end. */
+	errno = 0;
+	if (fflush(k->f) || ferror(k->f))
+		e = errno ? errno : EIO;
+	if (k->tmp) {
+		if (fclose(k->f) && !e)
+			e = errno ? errno : EIO;
+		if (!rc && !e && rename(k->tmp, o->output))
+			e = errno;
+		if (rc || e)
+			unlink(k->tmp);
+		free(k->tmp);
+	}
+	k->f = NULL;
+	k->tmp = NULL;
+	if (!rc && e) {
+		fprintf(stderr, "witch: cannot write %s: %s\n", name, strerror(e));
+		rc = -e;
+	}
+	return rc;
+}
+
 int witch_report_files(char *const *paths, size_t n,
 		       const struct witch_report_options *o, FILE *out,
 		       bool *input_failed)
 {
 	struct witch_profile p;
 	struct witch_symbolizer *sym = NULL;
-	struct totals t = { 0 };
+	struct witch_totals t;
+	struct sink k = { 0 };
+	enum witch_report_format fmt = o->json ? WITCH_FORMAT_JSON : o->format;
 	uint32_t *order = NULL;
-	char err[1024];
 	size_t shown;
 	int rc = 0;
 
 	if (input_failed)
 		*input_failed = false;
 	witch_profile_init(&p);
-	for (size_t i = 0; i < n; i++) {
-		rc = witch_profile_read(&p, paths[i], err, sizeof(err));
-		if (rc) {
-			fprintf(stderr, "witch: %s\n", err);
-			if (input_failed)
-				*input_failed = true;
-			goto out;
-		}
+	rc = witch_load_profiles(&p, paths, n);
+	if (rc) {
+		if (input_failed)
+			*input_failed = true;
+		goto out;
 	}
 
-	order = malloc((p.npairs ? p.npairs : 1) * sizeof(*order));
-	if (!order) {
-		rc = -ENOMEM;
+	rc = witch_pairs_by_waste(&p, &order);
+	if (rc) {
 		fprintf(stderr, "witch: out of memory\n");
 		goto out;
 	}
-	for (size_t i = 0; i < p.npairs; i++) {
-		order[i] = (uint32_t)i;
-		t.waste += p.pairs[i].waste;
-		t.use += p.pairs[i].use;
-		if (p.pairs[i].has_waste_approx) {
-			t.waste_approx += p.pairs[i].waste_approx;
-			t.has_waste_approx = true;
-		}
-	}
-	qsort_r(order, p.npairs, sizeof(*order), cmp_pairs, p.pairs);
+	witch_totals_of(&p, &t);
 
 	if (o->top_set)
 		shown = o->top;
 	else
-		shown = o->json ? 0 : DEFAULT_TEXT_TOP;
+		shown = fmt == WITCH_FORMAT_TEXT ? DEFAULT_TEXT_TOP : 0;
 	if (shown == 0 || shown > p.npairs)
 		shown = p.npairs;	/* 0 means all */
 
@@ -561,21 +486,28 @@ int witch_report_files(char *const *paths, size_t n,
 		fprintf(stderr, "witch: out of memory\n");
 		goto out;
 	}
-	if (o->json)
-		rc = json_report(out, &p, sym, order, shown, &t);
-	else
-		rc = text_report(out, &p, sym, order, shown, &t);
-	if (rc) {
-		fprintf(stderr, "witch: symbolization failed: %s\n",
-			strerror(-rc));
+	rc = sink_open(&k, o, out);
+	if (rc)
 		goto out;
+	switch (fmt) {
+	case WITCH_FORMAT_JSON:
+		rc = json_report(k.f, &p, sym, order, shown, &t);
+		break;
+	case WITCH_FORMAT_FOLDED:
+		rc = witch_folded_write(k.f, &p, sym, order, shown);
+		break;
+	case WITCH_FORMAT_PPROF:
+		rc = witch_pprof_write(k.f, &p, sym, order, shown);
+		break;
+	case WITCH_FORMAT_TEXT:
+	default:
+		rc = text_report(k.f, &p, sym, order, shown, &t);
+		break;
 	}
-	/* Output errors stick in the stream; check once, at the end. */
-	if (fflush(out) || ferror(out)) {
-		rc = -EIO;
-		fprintf(stderr, "witch: cannot write the report: %s\n",
-			strerror(errno ? errno : EIO));
-	}
+	if (rc)
+		fprintf(stderr, "witch: cannot build the report: %s\n",
+			strerror(-rc));
+	rc = sink_close(&k, o, rc);
 out:
 	witch_symbolizer_free(sym);
 	free(order);
@@ -583,8 +515,29 @@ out:
 	return rc;
 }
 
+int witch_parse_format(const char *s, enum witch_report_format *out)
+{
+	static const struct {
+		const char *name;
+		enum witch_report_format f;
+	} names[] = {
+		{ "text", WITCH_FORMAT_TEXT },
+		{ "json", WITCH_FORMAT_JSON },
+		{ "folded", WITCH_FORMAT_FOLDED },
+		{ "pprof", WITCH_FORMAT_PPROF },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i].name)) {
+			*out = names[i].f;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 static const char report_usage[] =
-	"Usage: witch report [--json] [--top N] FILE...\n";
+	"Usage: witch report [--format text|json|folded|pprof] [--json] [--top N] [-o FILE] FILE...\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -619,11 +572,42 @@ int witch_report_main(int argc, char **argv)
 			opts_done = true;
 		} else if (!strcmp(a, "--json")) {
 			o.json = true;
+		} else if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
+			if (a[8] == '=')
+				val = a + 9;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			else {
+				free(files);
+				return usage_error("%s needs text, json, folded or pprof", a);
+			}
+			if (witch_parse_format(val, &o.format)) {
+				free(files);
+				return usage_error("--format: '%s' is not text, json, folded or pprof",
+						   val);
+			}
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
+			   !strncmp(a, "--output=", 9)) {
+			if (a[1] == '-' && a[8] == '=')
+				o.output = a + 9;
+			else if (i + 1 < argc)
+				o.output = argv[++i];
+			else {
+				free(files);
+				return usage_error("%s needs a file name", a);
+			}
+			if (!*o.output) {
+				free(files);
+				return usage_error("%s", "-o: empty file name");
+			}
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(report_usage, stdout);
 			fputs("Prints a summary and the pairs of calling contexts with the most\n"
-			      "waste (default 10; --top 0 for all; --json lists all by default).\n"
-			      "Several files are merged. See 'witch --help'.\n",
+			      "waste (default 10; --top 0 for all; the other formats list all by\n"
+			      "default). Several files are merged. Formats: text, json (same as\n"
+			      "--json), folded (stacks for flamegraph.pl and speedscope), pprof\n"
+			      "(gzipped profile.proto for go tool pprof; needs -o FILE). -o FILE\n"
+			      "writes there instead of stdout. See docs/report-formats.md.\n",
 			      stdout);
 			free(files);
 			return 0;
@@ -650,6 +634,17 @@ int witch_report_main(int argc, char **argv)
 	if (!nfiles) {
 		free(files);
 		return usage_error("%s", "no profile file given");
+	}
+	if (o.json && o.format != WITCH_FORMAT_TEXT &&
+	    o.format != WITCH_FORMAT_JSON) {
+		free(files);
+		return usage_error("%s", "--json contradicts --format");
+	}
+	/* gzip bytes on a terminal help nobody and may confuse it. */
+	if (o.format == WITCH_FORMAT_PPROF &&
+	    (!o.output || (!strcmp(o.output, "-") && isatty(STDOUT_FILENO)))) {
+		free(files);
+		return usage_error("%s", "--format pprof writes a binary file: give -o FILE");
 	}
 	rc = witch_report_files(files, nfiles, &o, stdout, &input_failed);
 	free(files);

@@ -1,12 +1,18 @@
 /*
- * report: `witch report [--json] [--top N] FILE...` - read and merge
- * profiles, symbolize, and print a summary and the pairs with the most
- * waste, as text or JSON (schema in witch --help and report.c).
+ * report: `witch report [--format text|json|folded|pprof] [--json]
+ * [--top N] [-o FILE] FILE...` - read and merge profiles, symbolize, and
+ * print a summary and the pairs with the most waste, as text or JSON
+ * (schema in witch --help and report.c), or write them as folded stacks
+ * (folded.h) or a gzipped pprof profile (pprof.h). docs/report-formats.md
+ * describes the formats.
  *
  * API
- *   struct witch_report_options: json output; top = how many pairs to
- *       print (0: all); top_set = whether top was given (the default is
- *       10 pairs for text and all pairs for JSON).
+ *   struct witch_report_options: format (json = true is the same as
+ *       WITCH_FORMAT_JSON); top = how many pairs to print (0: all);
+ *       top_set = whether top was given (the default is 10 pairs for text
+ *       and all pairs for the other formats); output = a file to write
+ *       instead of the given stream (written to a temp file and renamed
+ *       into place, so it is whole or absent).
  *   int witch_report_files(char *const *paths, size_t n,
  *                          const struct witch_report_options *o, FILE *out,
  *                          bool *input_failed);
@@ -15,6 +21,8 @@
  *       line on stderr. *input_failed (if not NULL) tells whether the
  *       failure was reading the profiles (the profile reader's errors, see
  *       profile_read.h) rather than symbolizing or writing the report.
+ *   int witch_parse_format(const char *s, enum witch_report_format *out);
+ *       "text", "json", "folded" or "pprof": 0, else -EINVAL.
  *   int witch_parse_top(const char *s, size_t *out);
  *       Parses the argument of --top (a decimal count, 0 = all): 0 or -EINVAL.
  *   int witch_report_main(int argc, char **argv);
@@ -28,15 +36,25 @@
 #include <stddef.h>
 #include <stdio.h>
 
+enum witch_report_format {
+	WITCH_FORMAT_TEXT,
+	WITCH_FORMAT_JSON,
+	WITCH_FORMAT_FOLDED,	/* folded.h */
+	WITCH_FORMAT_PPROF,	/* pprof.h */
+};
+
 struct witch_report_options {
-	bool json;
+	bool json;		/* same as format = WITCH_FORMAT_JSON */
 	bool top_set;
 	size_t top;
+	enum witch_report_format format;
+	const char *output;	/* -o FILE; NULL or "-": the given stream */
 };
 
 int witch_report_files(char *const *paths, size_t n,
 		       const struct witch_report_options *o, FILE *out,
 		       bool *input_failed);
+int witch_parse_format(const char *s, enum witch_report_format *out);
 int witch_parse_top(const char *s, size_t *out);
 int witch_report_main(int argc, char **argv);
 

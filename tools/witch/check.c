@@ -1,0 +1,220 @@
+/* check: the CI gate on the fraction of waste; see check.h. */
+#include "check.h"
+
+#include "summary.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Rounding noise of sums (0.1 + 0.2 > 0.3) must not fail a build: values
+ * this close to their limit count as equal to it.
+ */
+#define CHECK_EPSILON 1e-9
+
+/*
+ * Print a and b with two decimals, or more (up to 6) when they differ
+ * but would print alike: "0.30 > 0.30" would read as a contradiction.
+ */
+static void two_numbers(double a, double b, bool sign_a, char *sa, char *sb,
+			size_t len)
+{
+	for (int d = 2; d <= 6; d++) {
+		snprintf(sa, len, sign_a ? "%+.*f" : "%.*f", d, a);
+		snprintf(sb, len, "%.*f", d, b);
+		if (fabs(a - b) <= CHECK_EPSILON || strcmp(sa + (sign_a && a >= 0), sb))
+			break;
+	}
+}
+
+int witch_check_verdict(double fraction, bool has_max, double max,
+			bool has_base, double base_fraction,
+			double max_increase, char *line, size_t len)
+{
+	char a[32], b[32], c[32], d[32];
+	bool fail = false;
+	size_t n;
+
+	n = (size_t)snprintf(line, len, "witch check: ");
+	if (has_max) {
+		bool over = fraction > max + CHECK_EPSILON;
+
+		two_numbers(fraction, max, false, a, b, sizeof(a));
+		n += (size_t)snprintf(line + (n < len ? n : len), n < len ? len - n : 0,
+				      "fraction %s %s %s (max)", a,
+				      over ? ">" : "<=", b);
+		fail |= over;
+	}
+	if (has_base) {
+		double inc = fraction - base_fraction;
+		bool over = inc > max_increase + CHECK_EPSILON;
+
+		two_numbers(fraction, base_fraction, false, a, b, sizeof(a));
+		two_numbers(inc, max_increase, true, c, d, sizeof(c));
+		if (has_max)
+			n += (size_t)snprintf(line + (n < len ? n : len),
+					      n < len ? len - n : 0,
+					      "; baseline %s: increase %s %s %s (max)",
+					      b, c, over ? ">" : "<=", d);
+		else
+			n += (size_t)snprintf(line + (n < len ? n : len),
+					      n < len ? len - n : 0,
+					      "fraction %s, baseline %s: increase %s %s %s (max)",
+					      a, b, c, over ? ">" : "<=", d);
+		fail |= over;
+	}
+	snprintf(line + (n < len ? n : len), n < len ? len - n : 0, ": %s",
+		 fail ? "FAIL" : "PASS");
+	return fail ? 1 : 0;
+}
+
+static const char check_usage[] =
+	"Usage: witch check [--max-fraction F] [--baseline BASE --max-increase D] PROFILE...\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("witch: check: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s(see 'witch --help')\n", check_usage);
+	return 2;
+}
+
+/* A fraction limit: a plain decimal number from 0 to 1. */
+static int parse_limit(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!*s || !(s[0] == '.' || (s[0] >= '0' && s[0] <= '9')))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno || !isfinite(v) || v < 0 || v > 1)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* The fraction of the merged files, or a negative errno (message printed). */
+static int fraction_of(char **files, size_t n, double *out)
+{
+	struct witch_profile p;
+	struct witch_totals t;
+	int rc;
+
+	witch_profile_init(&p);
+	rc = witch_load_profiles(&p, files, n);
+	if (!rc) {
+		witch_totals_of(&p, &t);
+		*out = witch_fraction(t.waste, t.use);
+	}
+	witch_profile_free(&p);
+	return rc;
+}
+
+int witch_check_main(int argc, char **argv)
+{
+	char **files = NULL, **bases = NULL, line[256];
+	size_t nfiles = 0, nbases = 0;
+	bool has_max = false, has_inc = false, opts_done = false;
+	double max = 0, inc = 0, fraction = 0, base = 0;
+	int status = 2;
+
+	files = calloc(argc > 0 ? (size_t)argc : 1, sizeof(*files));
+	bases = calloc(argc > 0 ? (size_t)argc : 1, sizeof(*bases));
+	if (!files || !bases) {
+		fprintf(stderr, "witch: out of memory\n");
+		goto out;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		const char *opts[] = { "--max-fraction", "--baseline", "--max-increase" };
+		int which = -1;
+
+		if (opts_done || a[0] != '-' || !strcmp(a, "-")) {
+			files[nfiles++] = argv[i];
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			opts_done = true;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(check_usage, stdout);
+			fputs("Exit 0 (PASS) or 1 (FAIL) on the fraction waste / (waste + use)\n"
+			      "of the merged PROFILEs, with a one-line verdict; 2 on bad input.\n"
+			      "--max-increase D compares with the --baseline profiles' fraction.\n",
+			      stdout);
+			status = 0;
+			goto out;
+		}
+		for (int k = 0; k < 3; k++) {
+			size_t l = strlen(opts[k]);
+
+			if (!strncmp(a, opts[k], l) && (a[l] == '\0' || a[l] == '=')) {
+				which = k;
+				if (a[l] == '=')
+					val = a + l + 1;
+				else if (i + 1 < argc)
+					val = argv[++i];
+				else {
+					status = usage_error("%s needs a value", opts[k]);
+					goto out;
+				}
+			}
+		}
+		switch (which) {
+		case 0:
+			if (parse_limit(val, &max)) {
+				status = usage_error("--max-fraction: '%s' is not a fraction from 0 to 1", val);
+				goto out;
+			}
+			has_max = true;
+			break;
+		case 1:
+			bases[nbases++] = (char *)val;
+			break;
+		case 2:
+			if (parse_limit(val, &inc)) {
+				status = usage_error("--max-increase: '%s' is not a fraction from 0 to 1", val);
+				goto out;
+			}
+			has_inc = true;
+			break;
+		default:
+			status = usage_error("unknown option '%s'", a);
+			goto out;
+		}
+	}
+	if (!nfiles) {
+		status = usage_error("%s", "no profile file given");
+		goto out;
+	}
+	if (has_inc != (nbases > 0)) {
+		status = usage_error("%s", has_inc ? "--max-increase needs --baseline BASE" :
+					       "--baseline needs --max-increase D");
+		goto out;
+	}
+	if (!has_max && !has_inc) {
+		status = usage_error("%s", "nothing to check: give --max-fraction F and/or --baseline BASE --max-increase D");
+		goto out;
+	}
+	if (fraction_of(files, nfiles, &fraction) ||
+	    (nbases && fraction_of(bases, nbases, &base)))
+		goto out;	/* status 2; the reader said why */
+	status = witch_check_verdict(fraction, has_max, max, nbases > 0, base,
+				     inc, line, sizeof(line));
+	printf("%s\n", line);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "witch: cannot write the verdict: %s\n",
+			strerror(errno ? errno : EIO));
+		/* The exit status still carries the verdict. */
+	}
+out:
+	free(files);
+	free(bases);
+	return status;
+}

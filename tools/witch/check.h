@@ -1,0 +1,41 @@
+/*
+ * check: `witch check [--max-fraction F] [--baseline BASE]...
+ * [--max-increase D] PROFILE...` - a pass/fail gate for CI on the
+ * fraction of wasted operations, waste / (waste + use) (Witch Eq. 4.1).
+ *
+ * PROFILE... are merged (as witch report does), and so are several
+ * --baseline files. Criteria, at least one:
+ *   --max-fraction F   fail if the fraction is above F (0 <= F <= 1)
+ *   --baseline BASE --max-increase D
+ *                      fail if the fraction exceeds BASE's by more than D
+ *                      (0 <= D <= 1, in fraction units: 0.05 allows 0.30
+ *                      to become 0.35)
+ * Prints one verdict line on stdout, e.g.
+ *   witch check: fraction 0.42 > 0.30 (max): FAIL
+ *   witch check: fraction 0.31, baseline 0.30: increase +0.01 <= 0.05 (max): PASS
+ * (both criteria: both parts, separated by "; "). Numbers have two
+ * decimals, more when two of them would otherwise print alike.
+ *
+ * API
+ *   int witch_check_main(int argc, char **argv);
+ *       The subcommand; argv[0] is "check". Returns the exit status: 0
+ *       pass, 1 fail, 2 bad usage or an unreadable profile (one "witch:
+ *       ..." line on stderr, no verdict).
+ *   int witch_check_verdict(double fraction, bool has_max, double max,
+ *                           bool has_base, double base_fraction,
+ *                           double max_increase, char *line, size_t len);
+ *       The verdict without the files: writes the line (no newline) and
+ *       returns 0 (pass) or 1 (fail).
+ */
+#ifndef WITCH_TOOL_CHECK_H
+#define WITCH_TOOL_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+int witch_check_main(int argc, char **argv);
+int witch_check_verdict(double fraction, bool has_max, double max,
+			bool has_base, double base_fraction,
+			double max_increase, char *line, size_t len);
+
+#endif

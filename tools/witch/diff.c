@@ -1,0 +1,476 @@
+/*
+ * diff: compare two profiles pair by pair; see diff.h.
+ *
+ * JSON schema:
+ *   {"client":"dead|silent|load",
+ *    "base":SIDE, "new":SIDE, "fraction_change":F,       new - base
+ *    "counts":{"grew":N, "shrank":N, "appeared":N, "vanished":N, "unchanged":N},
+ *    "pairs":[{"status":"grew|shrank|appeared|vanished|unchanged",
+ *              "waste_change":B,                           new - base waste
+ *              "base":METRICS|null, "new":METRICS|null,    null: absent there
+ *              "watch":[FRAME...], "trap":[FRAME...]}]}    frames leaf first
+ *   SIDE = {"profile":"PATH", "waste":B, "use":B, "fraction":F, "pairs":N}
+ *   METRICS = {"waste":B, "use":B, "share":S, "traps":N}   S = waste / that profile's waste
+ *   FRAME = {"function":"...", "file":"...", "line":N, "module":"...", ["inlined":true]}
+ */
+#include "diff.h"
+
+#include "index_table.h"
+#include "json_out.h"
+#include "report.h"
+#include "summary.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_TEXT_TOP 10
+
+enum { BASE, NEW };
+
+struct side {
+	const char *path;
+	struct witch_profile p;
+	struct witch_symbolizer *sym;
+	struct witch_totals t;
+};
+
+struct metrics {
+	bool present;
+	double waste, use;
+	uint64_t traps;
+};
+
+enum status { GREW, SHRANK, APPEARED, VANISHED, UNCHANGED, NSTATUS };
+
+static const char *const status_names[NSTATUS] = {
+	"grew", "shrank", "appeared", "vanished", "unchanged",
+};
+
+struct entry {
+	char *key;
+	struct metrics m[2];
+	int side;		/* where the frames shown come from */
+	uint32_t pair;		/* a pair of that side with this key */
+	enum status status;
+};
+
+struct diff {
+	struct side s[2];
+	struct entry *e;
+	size_t n, cap;
+	struct index_table ix;	/* hash(key) -> entry */
+	struct witch_path watch, trap;	/* scratch */
+};
+
+/* The key of one path: its frames, one per line. */
+static void key_path(FILE *k, const struct witch_path *path)
+{
+	for (size_t i = 0; i < path->n; i++) {
+		const struct witch_frame *f = path->frames[i];
+
+		/* Names cannot hold '\n' from DWARF in practice, and the
+		 * key only has to be equal for equal frames. */
+		if (!strcmp(f->function, "??"))
+			fprintf(k, "??\t%s\t0x%" PRIx64 "\n", f->module, f->offset);
+		else
+			fprintf(k, "%s\t%s\t%u\t%d\n", f->function, f->file,
+				f->line, f->inlined);
+	}
+}
+
+static int pair_key(struct diff *d, int side, const struct witch_pair *q,
+		    char **key)
+{
+	struct side *s = &d->s[side];
+	size_t len;
+	FILE *k;
+	int rc;
+
+	if ((rc = witch_path_collect(s->sym, &s->p, q->watch, &d->watch)) ||
+	    (rc = witch_path_collect(s->sym, &s->p, q->trap, &d->trap)))
+		return rc;
+	*key = NULL;
+	k = open_memstream(key, &len);
+	if (!k)
+		return -ENOMEM;
+	key_path(k, &d->watch);
+	fputs("|\n", k);	/* no frame line is "|": watch/trap boundary */
+	key_path(k, &d->trap);
+	if (ferror(k)) {
+		fclose(k);
+		free(*key);
+		*key = NULL;
+		return -ENOMEM;
+	}
+	if (fclose(k)) {
+		free(*key);
+		*key = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int add_side(struct diff *d, int side)
+{
+	const struct witch_profile *p = &d->s[side].p;
+
+	for (size_t i = 0; i < p->npairs; i++) {
+		const struct witch_pair *q = &p->pairs[i];
+		struct index_probe pr;
+		struct entry *e = NULL;
+		uint32_t idx;
+		uint64_t h;
+		char *key;
+		int rc = pair_key(d, side, q, &key);
+
+		if (rc)
+			return rc;
+		h = index_hash_str(0, key);
+		index_table_probe_start(&d->ix, h, &pr);
+		while (index_table_probe_next(&d->ix, &pr, &idx)) {
+			if (!strcmp(d->e[idx].key, key)) {
+				e = &d->e[idx];
+				free(key);
+				break;
+			}
+		}
+		if (!e) {
+			if (d->n == d->cap) {
+				size_t ncap = d->cap ? d->cap * 2 : 64;
+				struct entry *ne = realloc(d->e, ncap * sizeof(*ne));
+
+				if (!ne) {
+					free(key);
+					return -ENOMEM;
+				}
+				d->e = ne;
+				d->cap = ncap;
+			}
+			if ((rc = index_table_insert(&d->ix, h, (uint32_t)d->n))) {
+				free(key);
+				return rc;
+			}
+			e = &d->e[d->n++];
+			memset(e, 0, sizeof(*e));
+			e->key = key;
+			e->side = side;
+			e->pair = (uint32_t)i;
+		}
+		/* NEW's frames are shown when a pair is in both: it is the
+		 * code as it is now. */
+		if (side == NEW && e->side != NEW) {
+			e->side = NEW;
+			e->pair = (uint32_t)i;
+		}
+		e->m[side].present = true;
+		e->m[side].waste += q->waste;
+		e->m[side].use += q->use;
+		e->m[side].traps += q->traps;
+	}
+	return 0;
+}
+
+static double change(const struct entry *e)
+{
+	return e->m[NEW].waste - e->m[BASE].waste;
+}
+
+static int cmp_entries(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	double cx = fabs(change(x)), cy = fabs(change(y));
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	if (x->m[NEW].waste != y->m[NEW].waste)
+		return x->m[NEW].waste > y->m[NEW].waste ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static void classify(struct entry *e)
+{
+	if (!e->m[BASE].present)
+		e->status = APPEARED;
+	else if (!e->m[NEW].present)
+		e->status = VANISHED;
+	else if (e->m[NEW].waste > e->m[BASE].waste)
+		e->status = GREW;
+	else if (e->m[NEW].waste < e->m[BASE].waste)
+		e->status = SHRANK;
+	else
+		e->status = UNCHANGED;
+}
+
+/* ---- output ---- */
+
+static void text_path(FILE *out, const struct witch_path *path)
+{
+	for (size_t i = 0; i < path->n; i++) {
+		const struct witch_frame *f = path->frames[i];
+
+		fprintf(out, "      #%-2zu %s%s at %s", i, f->function,
+			f->inlined ? " (inlined)" : "", f->file);
+		if (f->line)
+			fprintf(out, ":%u", f->line);
+		if (!strcmp(f->function, "??"))
+			fprintf(out, " in %s+0x%" PRIx64, f->module, f->offset);
+		fputc('\n', out);
+	}
+}
+
+static int entry_paths(struct diff *d, const struct entry *e)
+{
+	struct side *s = &d->s[e->side];
+	const struct witch_pair *q = &s->p.pairs[e->pair];
+	int rc = witch_path_collect(s->sym, &s->p, q->watch, &d->watch);
+
+	return rc ? rc : witch_path_collect(s->sym, &s->p, q->trap, &d->trap);
+}
+
+static int text_diff(FILE *out, struct diff *d, size_t shown,
+		     const size_t *counts)
+{
+	double fb = witch_fraction(d->s[BASE].t.waste, d->s[BASE].t.use);
+	double fn = witch_fraction(d->s[NEW].t.waste, d->s[NEW].t.use);
+	const char *marker = witch_marker_frame(d->s[NEW].p.client);
+	int rc;
+
+	for (int i = 0; i < 2; i++)
+		fprintf(out, "%-10s%s: fraction %.4f, waste %.0f bytes, use %.0f bytes, %zu pairs\n",
+			i == BASE ? "base:" : "new:", d->s[i].path,
+			witch_fraction(d->s[i].t.waste, d->s[i].t.use),
+			d->s[i].t.waste, d->s[i].t.use, d->s[i].p.npairs);
+	fprintf(out, "%-10s%.4f -> %.4f (%+.4f)\n", "fraction:", fb, fn, fn - fb);
+	fprintf(out, "%-10s", "pairs:");
+	for (int k = 0; k < NSTATUS; k++)
+		fprintf(out, "%s%zu %s", k ? ", " : "", counts[k], status_names[k]);
+	fputc('\n', out);
+	if (shown < d->n)
+		fprintf(out, "\ntop %zu of %zu pairs by waste change:\n", shown, d->n);
+	for (size_t k = 0; k < shown; k++) {
+		const struct entry *e = &d->e[k];
+
+		fprintf(out, "\n#%zu  %s  waste %.0f -> %.0f bytes (%+.0f)  share %.2f%% -> %.2f%%  traps %" PRIu64 " -> %" PRIu64 "\n",
+			k + 1, status_names[e->status], e->m[BASE].waste,
+			e->m[NEW].waste, change(e),
+			100 * witch_share(e->m[BASE].waste, d->s[BASE].t.waste),
+			100 * witch_share(e->m[NEW].waste, d->s[NEW].t.waste),
+			e->m[BASE].traps, e->m[NEW].traps);
+		if ((rc = entry_paths(d, e)))
+			return rc;
+		fputs("    watch\n", out);
+		text_path(out, &d->watch);
+		fprintf(out, "    %s\n", marker);
+		text_path(out, &d->trap);
+	}
+	return 0;
+}
+
+static void json_path(FILE *out, const struct witch_path *path)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < path->n; i++) {
+		const struct witch_frame *f = path->frames[i];
+
+		fputs(i ? ", {\"function\":" : "{\"function\":", out);
+		json_out_str(out, f->function);
+		fputs(", \"file\":", out);
+		json_out_str(out, f->file);
+		fprintf(out, ", \"line\":%u, \"module\":", f->line);
+		json_out_str(out, f->module);
+		if (f->inlined)
+			fputs(", \"inlined\":true", out);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static void json_metrics(FILE *out, const struct metrics *m, double total)
+{
+	if (!m->present) {
+		fputs("null", out);
+		return;
+	}
+	fputs("{\"waste\":", out);
+	json_out_num(out, m->waste);
+	fputs(", \"use\":", out);
+	json_out_num(out, m->use);
+	fputs(", \"share\":", out);
+	json_out_num(out, witch_share(m->waste, total));
+	fprintf(out, ", \"traps\":%" PRIu64 "}", m->traps);
+}
+
+static int json_diff(FILE *out, struct diff *d, size_t shown,
+		     const size_t *counts)
+{
+	double f[2];
+	int rc;
+
+	fputs("{\"client\":", out);
+	json_out_str(out, witch_client_name(d->s[NEW].p.client));
+	for (int i = 0; i < 2; i++) {
+		const struct side *s = &d->s[i];
+
+		f[i] = witch_fraction(s->t.waste, s->t.use);
+		fputs(i == BASE ? ",\n \"base\":{\"profile\":" : ",\n \"new\":{\"profile\":", out);
+		json_out_str(out, s->path);
+		fputs(", \"waste\":", out);
+		json_out_num(out, s->t.waste);
+		fputs(", \"use\":", out);
+		json_out_num(out, s->t.use);
+		fputs(", \"fraction\":", out);
+		json_out_num(out, f[i]);
+		fprintf(out, ", \"pairs\":%zu}", s->p.npairs);
+	}
+	fputs(",\n \"fraction_change\":", out);
+	json_out_num(out, f[NEW] - f[BASE]);
+	fputs(",\n \"counts\":{", out);
+	for (int k = 0; k < NSTATUS; k++)
+		fprintf(out, "%s\"%s\":%zu", k ? ", " : "", status_names[k], counts[k]);
+	fputs("},\n \"pairs\":[", out);
+	for (size_t k = 0; k < shown; k++) {
+		const struct entry *e = &d->e[k];
+
+		if ((rc = entry_paths(d, e)))
+			return rc;
+		fprintf(out, "%s{\"status\":\"%s\", \"waste_change\":",
+			k ? ",\n  " : "\n  ", status_names[e->status]);
+		json_out_num(out, change(e));
+		fputs(",\n   \"base\":", out);
+		json_metrics(out, &e->m[BASE], d->s[BASE].t.waste);
+		fputs(", \"new\":", out);
+		json_metrics(out, &e->m[NEW], d->s[NEW].t.waste);
+		fputs(",\n   \"watch\":", out);
+		json_path(out, &d->watch);
+		fputs(",\n   \"trap\":", out);
+		json_path(out, &d->trap);
+		fputc('}', out);
+	}
+	fputs("]}\n", out);
+	return 0;
+}
+
+/* ---- entry point ---- */
+
+static const char diff_usage[] = "Usage: witch diff [--json] [--top N] BASE NEW\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("witch: diff: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s(see 'witch --help')\n", diff_usage);
+	return 2;
+}
+
+static void diff_free(struct diff *d)
+{
+	for (int i = 0; i < 2; i++) {
+		witch_symbolizer_free(d->s[i].sym);
+		witch_profile_free(&d->s[i].p);
+	}
+	for (size_t i = 0; i < d->n; i++)
+		free(d->e[i].key);
+	free(d->e);
+	index_table_free(&d->ix);
+	witch_path_free(&d->watch);
+	witch_path_free(&d->trap);
+}
+
+int witch_diff_main(int argc, char **argv)
+{
+	struct diff d = { 0 };
+	const char *files[2];
+	size_t nfiles = 0, top = 0, shown, counts[NSTATUS] = { 0 };
+	bool json = false, top_set = false, opts_done = false;
+	int rc, status = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val;
+
+		if (opts_done || a[0] != '-' || !strcmp(a, "-")) {
+			if (nfiles == 2)
+				return usage_error("one BASE and one NEW profile, not '%s' too", a);
+			files[nfiles++] = a;
+		} else if (!strcmp(a, "--")) {
+			opts_done = true;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(diff_usage, stdout);
+			fputs("Compares two profiles pair by pair (matched by function, file and\n"
+			      "line of both contexts): which pairs grew, shrank, appeared or\n"
+			      "vanished, with both fractions. See docs/report-formats.md.\n",
+			      stdout);
+			return 0;
+		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
+			if (a[5] == '=')
+				val = a + 6;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			else
+				return usage_error("%s needs a number", a);
+			if (witch_parse_top(val, &top))
+				return usage_error("--top: '%s' is not a count (0 for all)", val);
+			top_set = true;
+		} else {
+			return usage_error("unknown option '%s'", a);
+		}
+	}
+	if (nfiles != 2)
+		return usage_error("%s", "needs two profiles, BASE and NEW");
+
+	index_table_init(&d.ix);
+	for (int i = 0; i < 2; i++) {
+		char *one[1] = { (char *)files[i] };
+
+		d.s[i].path = files[i];
+		witch_profile_init(&d.s[i].p);
+		if (witch_load_profiles(&d.s[i].p, one, 1)) {
+			status = 2;
+			goto out;
+		}
+		witch_totals_of(&d.s[i].p, &d.s[i].t);
+	}
+	if (d.s[BASE].p.client != d.s[NEW].p.client) {
+		fprintf(stderr,
+			"witch: diff: %s is a '%s' profile and %s a '%s' one; compare profiles of one client\n",
+			files[BASE], witch_client_name(d.s[BASE].p.client),
+			files[NEW], witch_client_name(d.s[NEW].p.client));
+		status = 2;
+		goto out;
+	}
+	for (int i = 0; i < 2; i++) {
+		if ((rc = witch_symbolizer_new(&d.s[i].p, &d.s[i].sym)) ||
+		    (rc = add_side(&d, i)))
+			goto fail;
+	}
+	for (size_t i = 0; i < d.n; i++) {
+		classify(&d.e[i]);
+		counts[d.e[i].status]++;
+	}
+	qsort(d.e, d.n, sizeof(*d.e), cmp_entries);
+	shown = top_set ? top : (json ? 0 : DEFAULT_TEXT_TOP);
+	if (shown == 0 || shown > d.n)
+		shown = d.n;
+	rc = json ? json_diff(stdout, &d, shown, counts) :
+		    text_diff(stdout, &d, shown, counts);
+	if (rc)
+		goto fail;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "witch: cannot write the diff: %s\n",
+			strerror(errno ? errno : EIO));
+		status = 1;
+	}
+	goto out;
+fail:
+	fprintf(stderr, "witch: cannot build the diff: %s\n", strerror(-rc));
+	status = 1;
+out:
+	diff_free(&d);
+	return status;
+}
