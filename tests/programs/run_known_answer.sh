@@ -16,6 +16,8 @@
 #      file written to the output directory, named p-<pid of the profiled
 #      process>.prof; BUILD_DIR/witch report --json on it succeeds
 #   4. check_report.py REPORT [check args]
+# KA_EXPECT_WITCH="line": the profiled run's stderr must hold exactly that
+# one `witch:` line (else `witch:` lines are only shown as a note).
 # Prints one final line "PASS known_answer <program> ..." or
 # "FAIL known_answer <program>: <reason>".  Exit 0 on PASS, 1 on FAIL.
 # Set KA_KEEP=1 to keep the temporary directory (it is always kept, and its
@@ -128,7 +130,11 @@ if ! python3 "$HERE/check_report.py" "$tmp/report.json" "${CHECK_ARGS[@]}" >"$tm
 	fail "$(tail -n 1 "$tmp/check.out")"
 fi
 cat "$tmp/check.out"
-if grep -q '^witch: ' "$tmp/profiled.err"; then
+if [ -n "${KA_EXPECT_WITCH-}" ]; then
+	got=$(grep '^witch: ' "$tmp/profiled.err")
+	[ "$got" = "$KA_EXPECT_WITCH" ] ||
+		fail "runtime lines on stderr: '$got', expected exactly '$KA_EXPECT_WITCH'"
+elif grep -q '^witch: ' "$tmp/profiled.err"; then
 	echo "note: the profiled run printed runtime messages:"
 	grep '^witch: ' "$tmp/profiled.err" | head -n 5 | sed 's/^/    /'
 fi
