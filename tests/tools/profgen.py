@@ -5,6 +5,7 @@ MARK_* lines (nm + the line table, as test_report.sh does) and writes
 profiles whose pcs point there, so reports of them have known frames.
 
     g = Prog(src_dir, work_dir)     # builds work_dir/prog
+    g = Prog(src_dir, work_dir, cflags=[...])   # with more compiler flags
     g.addr["kill"]                  # file address of MARK_KILL in store_again
     g.module_line(1, base)          # a 'module' record for prog at base
     g.write(name, [records...])     # header lines are up to the caller
@@ -48,12 +49,12 @@ class Prog:
         "load": ("LOAD", "sum"),
     }
 
-    def __init__(self, src_dir, work_dir):
+    def __init__(self, src_dir, work_dir, cflags=()):
         self.src = os.path.join(src_dir, "prog.c")
         self.prog = os.path.join(work_dir, "prog")
         self.dir = work_dir
-        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-g", "-o", self.prog, self.src],
-                       check=True)
+        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-g"] + list(cflags) +
+                       ["-o", self.prog, self.src], check=True)
         self.marks = {}
         for i, l in enumerate(open(self.src), 1):
             m = re.search(r"MARK_(\w+) \*/", l)

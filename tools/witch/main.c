@@ -3,7 +3,8 @@
  *
  * API (command line)
  *   witch run [options] [--] PROG [ARGS...]   run.h
- *   witch report [--format F] [--json] [--top N] [-o FILE] FILE...   report.h
+ *   witch report [--format F] [--json] [--top N] [--width N] [-o FILE] FILE...
+ *                                              report.h
  *   witch diff [--json] [--top N] BASE NEW     diff.h
  *   witch check [--max-fraction F] [--baseline BASE --max-increase D] PROFILE...
  *                                              check.h
@@ -41,7 +42,8 @@ static const char help_text[] =
 	"      --json, --top N   as for report\n"
 	"      libwitch.so is $WITCH_LIB, else the one next to the witch\n"
 	"      executable, else ../lib/libwitch.so relative to it.\n"
-	"  report [--format text|json|folded|pprof] [--json] [--top N] [-o FILE] FILE...\n"
+	"  report [--format text|json|folded|pprof|html] [--json] [--top N] [--width N]\n"
+	"         [-o FILE] FILE...\n"
 	"      Summarize profiles (several files are merged by code address, so\n"
 	"      processes with different load addresses add up) and list the\n"
 	"      pairs with the most waste: N of them (default 10 for text, all\n"
@@ -51,6 +53,10 @@ static const char help_text[] =
 	"      --format folded   folded stacks for flamegraph.pl and speedscope:\n"
 	"                    watch frames;KILLED_BY;trap frames WASTE-BYTES\n"
 	"      --format pprof    gzipped profile.proto for go tool pprof (needs -o)\n"
+	"      --format html     one self-contained page: summary, interactive flame\n"
+	"                    graph of the pairs, pair table with source lines\n"
+	"      --width N     text: cut frame lines to N columns (default: the\n"
+	"                    terminal's width on a terminal, else no limit; 0 = none)\n"
 	"      -o FILE       write to FILE instead of stdout\n"
 	"  diff [--json] [--top N] BASE NEW\n"
 	"      Compare two profiles pair by pair (matched by function, file and\n"

@@ -21,6 +21,7 @@
 
 #include "profile_read.h"
 #include "folded.h"
+#include "html.h"
 #include "json_out.h"
 #include "pprof.h"
 #include "summary.h"
@@ -30,6 +31,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,7 +40,7 @@
 /* ---- output helpers ---- */
 
 /* Bytes for people: exact-ish number, and a binary-unit hint when large. */
-static void print_bytes(FILE *out, double v)
+void witch_print_bytes(FILE *out, double v)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
 	double h = v;
@@ -68,7 +70,7 @@ static double share(const struct witch_totals *t, double waste)
 
 /* ---- text ---- */
 
-static const char *client_what(enum witch_client c)
+const char *witch_client_what(enum witch_client c)
 {
 	switch (c) {
 	case WITCH_CLIENT_DEAD:
@@ -82,7 +84,7 @@ static const char *client_what(enum witch_client c)
 }
 
 /* A pair with no waste is a useful access: word it so. */
-static const char *watch_words(enum witch_client c, bool wasted)
+const char *witch_watch_words(enum witch_client c, bool wasted)
 {
 	if (!wasted)
 		return c == WITCH_CLIENT_LOAD ? "load" : "store";
@@ -97,7 +99,7 @@ static const char *watch_words(enum witch_client c, bool wasted)
 	return "?";
 }
 
-static const char *trap_words(enum witch_client c, bool wasted)
+const char *witch_trap_words(enum witch_client c, bool wasted)
 {
 	if (!wasted) {
 		switch (c) {
@@ -126,17 +128,52 @@ static bool is_summary_stat(const char *name)
 	       !strcmp(name, "traps");
 }
 
-static void text_frames(FILE *out, const struct witch_path *pb)
+/*
+ * line, cut to width columns with "..." as the last three when longer
+ * (0: no limit). A column is a UTF-8 character (a byte that is not a
+ * continuation byte), so a cut never splits one; wide characters count
+ * as one, which errs on the side of a line that wraps.
+ */
+static void put_cut(FILE *out, const char *line, size_t width)
+{
+	const unsigned char *p = (const unsigned char *)line;
+	size_t cols = 0, keep = 0;
+
+	if (width) {
+		for (size_t i = 0; p[i]; i++) {
+			if ((p[i] & 0xc0) == 0x80)
+				continue;
+			if (cols == width - 3)
+				keep = i;
+			cols++;
+		}
+	}
+	if (!width || cols <= width) {
+		fputs(line, out);
+		return;
+	}
+	fwrite(line, 1, keep, out);
+	fputs("...", out);
+}
+
+static int text_frames(FILE *out, const struct witch_path *pb, size_t width)
 {
 	for (size_t i = 0; i < pb->n; i++) {
 		const struct witch_frame *f = pb->frames[i];
+		char ln[16] = "";
+		char *line;
 
-		fprintf(out, "      #%-2zu %s%s at %s", i, f->function,
-			f->inlined ? " (inlined)" : "", f->file);
 		if (f->line)
-			fprintf(out, ":%u", f->line);
-		fprintf(out, " in %s [0x%" PRIx64 "]\n", f->module, f->address);
+			snprintf(ln, sizeof(ln), ":%u", f->line);
+		if (asprintf(&line, "      #%-2zu %s%s at %s%s in %s [0x%" PRIx64 "]",
+			     i, f->function, f->inlined ? " (inlined)" : "",
+			     f->file, ln, f->module, f->address) < 0)
+			return -ENOMEM;
+		put_cut(out, line, width);
+		fputc('\n', out);
+		free(line);
 	}
+	return 0;
 }
 
 static void text_summary(FILE *out, const struct witch_profile *p,
@@ -155,7 +192,7 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 	if (p->exe)
 		fprintf(out, "%-19s%s\n", "program:", p->exe);
 	fprintf(out, "%-19s%s (%s)\n", "client:", witch_client_name(p->client),
-		client_what(p->client));
+		witch_client_what(p->client));
 	fprintf(out, "%-19s%s", "sampler:", p->sampler);
 	if (p->has_period && !p->period_mixed)
 		fprintf(out, " (period %" PRIu64 ")", p->period);
@@ -167,10 +204,10 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 		witch_profile_stat(p, "watchpoints_armed"));
 	fprintf(out, "%-19s%.0f\n", "traps:", witch_profile_stat(p, "traps"));
 	fprintf(out, "%-19s", "waste:");
-	print_bytes(out, t->waste);
+	witch_print_bytes(out, t->waste);
 	if (t->has_waste_approx) {
 		fputs(", approximate part ", out);
-		print_bytes(out, t->waste_approx);
+		witch_print_bytes(out, t->waste_approx);
 	}
 	if (p->has_tolerance && !p->tolerance_mixed)
 		fprintf(out, " (floating point within %g%% counts as the same value)",
@@ -178,7 +215,7 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 	else if (p->tolerance_mixed)
 		fputs(" (FP tolerances differ between profiles)", out);
 	fprintf(out, "\n%-19s", "use:");
-	print_bytes(out, t->use);
+	witch_print_bytes(out, t->use);
 	fprintf(out, "\n%-19s%.4f (waste / (waste + use))\n", "fraction:",
 		fraction(t));
 	for (size_t i = 0; i < p->nstats; i++) {
@@ -195,7 +232,7 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 
 static int text_report(FILE *out, const struct witch_profile *p,
 		       struct witch_symbolizer *sym, const uint32_t *order,
-		       size_t shown, const struct witch_totals *t)
+		       size_t shown, const struct witch_totals *t, size_t width)
 {
 	struct witch_path pb = { 0 };
 	int rc = 0;
@@ -217,24 +254,24 @@ static int text_report(FILE *out, const struct witch_profile *p,
 
 		fprintf(out, "\n#%zu  share %.2f%%  waste ", k + 1,
 			100 * share(t, q->waste));
-		print_bytes(out, q->waste);
+		witch_print_bytes(out, q->waste);
 		if (q->has_waste_approx) {
 			fputs(" (approximate ", out);
-			print_bytes(out, q->waste_approx);
+			witch_print_bytes(out, q->waste_approx);
 			fputc(')', out);
 		}
 		fputs("  use ", out);
-		print_bytes(out, q->use);
+		witch_print_bytes(out, q->use);
 		fprintf(out, "  traps %" PRIu64 "\n", q->traps);
 
-		fprintf(out, "    %s\n", watch_words(p->client, q->waste > 0));
-		if ((rc = witch_path_collect(sym, p, q->watch, &pb)))
+		fprintf(out, "    %s\n", witch_watch_words(p->client, q->waste > 0));
+		if ((rc = witch_path_collect(sym, p, q->watch, &pb)) ||
+		    (rc = text_frames(out, &pb, width)))
 			goto out;
-		text_frames(out, &pb);
-		fprintf(out, "    %s\n", trap_words(p->client, q->waste > 0));
-		if ((rc = witch_path_collect(sym, p, q->trap, &pb)))
+		fprintf(out, "    %s\n", witch_trap_words(p->client, q->waste > 0));
+		if ((rc = witch_path_collect(sym, p, q->trap, &pb)) ||
+		    (rc = text_frames(out, &pb, width)))
 			goto out;
-		text_frames(out, &pb);
 	}
 out:
 	witch_path_free(&pb);
@@ -361,6 +398,24 @@ int witch_parse_top(const char *s, size_t *out)
 	return 0;
 }
 
+size_t witch_terminal_width(int fd)
+{
+	struct winsize ws;
+	const char *env;
+	size_t cols;
+
+	if (fd < 0 || !isatty(fd))
+		return 0;
+	if (!ioctl(fd, TIOCGWINSZ, &ws) && ws.ws_col > 0)
+		return ws.ws_col;
+	/* A terminal that does not say its size (a serial line, some
+	 * emulators): the shell's idea of it, if it exported one. */
+	env = getenv("COLUMNS");
+	if (env && !witch_parse_top(env, &cols) && cols > 0)
+		return cols;
+	return 0;
+}
+
 /* Where the report goes: out, or the -o file (made whole before rename). */
 struct sink {
 	FILE *f;
@@ -454,7 +509,7 @@ int witch_report_files(char *const *paths, size_t n,
 	struct sink k = { 0 };
 	enum witch_report_format fmt = o->json ? WITCH_FORMAT_JSON : o->format;
 	uint32_t *order = NULL;
-	size_t shown;
+	size_t shown, width;
 	int rc = 0;
 
 	if (input_failed)
@@ -489,6 +544,11 @@ int witch_report_files(char *const *paths, size_t n,
 	rc = sink_open(&k, o, out);
 	if (rc)
 		goto out;
+	/* Only a report read on a terminal is cut to it: files and pipes
+	 * keep whole lines for grep and diff. */
+	width = o->width_set ? o->width : k.tmp ? 0 : witch_terminal_width(fileno(k.f));
+	if (width && width < WITCH_MIN_WIDTH)
+		width = WITCH_MIN_WIDTH;
 	switch (fmt) {
 	case WITCH_FORMAT_JSON:
 		rc = json_report(k.f, &p, sym, order, shown, &t);
@@ -499,9 +559,12 @@ int witch_report_files(char *const *paths, size_t n,
 	case WITCH_FORMAT_PPROF:
 		rc = witch_pprof_write(k.f, &p, sym, order, shown);
 		break;
+	case WITCH_FORMAT_HTML:
+		rc = witch_html_write(k.f, &p, sym, &t, order, shown);
+		break;
 	case WITCH_FORMAT_TEXT:
 	default:
-		rc = text_report(k.f, &p, sym, order, shown, &t);
+		rc = text_report(k.f, &p, sym, order, shown, &t, width);
 		break;
 	}
 	if (rc)
@@ -525,6 +588,7 @@ int witch_parse_format(const char *s, enum witch_report_format *out)
 		{ "json", WITCH_FORMAT_JSON },
 		{ "folded", WITCH_FORMAT_FOLDED },
 		{ "pprof", WITCH_FORMAT_PPROF },
+		{ "html", WITCH_FORMAT_HTML },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -537,7 +601,7 @@ int witch_parse_format(const char *s, enum witch_report_format *out)
 }
 
 static const char report_usage[] =
-	"Usage: witch report [--format text|json|folded|pprof] [--json] [--top N] [-o FILE] FILE...\n";
+	"Usage: witch report [--format text|json|folded|pprof|html] [--json] [--top N] [--width N] [-o FILE] FILE...\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -579,11 +643,11 @@ int witch_report_main(int argc, char **argv)
 				val = argv[++i];
 			else {
 				free(files);
-				return usage_error("%s needs text, json, folded or pprof", a);
+				return usage_error("%s needs text, json, folded, pprof or html", a);
 			}
 			if (witch_parse_format(val, &o.format)) {
 				free(files);
-				return usage_error("--format: '%s' is not text, json, folded or pprof",
+				return usage_error("--format: '%s' is not text, json, folded, pprof or html",
 						   val);
 			}
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
@@ -606,8 +670,11 @@ int witch_report_main(int argc, char **argv)
 			      "waste (default 10; --top 0 for all; the other formats list all by\n"
 			      "default). Several files are merged. Formats: text, json (same as\n"
 			      "--json), folded (stacks for flamegraph.pl and speedscope), pprof\n"
-			      "(gzipped profile.proto for go tool pprof; needs -o FILE). -o FILE\n"
-			      "writes there instead of stdout. See docs/report-formats.md.\n",
+			      "(gzipped profile.proto for go tool pprof; needs -o FILE), html (one\n"
+			      "self-contained page: summary, flame graph, pair table). -o FILE\n"
+			      "writes there instead of stdout. On a terminal, text frame lines are\n"
+			      "cut to its width; --width N sets the width (0: no limit).\n"
+			      "See docs/report-formats.md.\n",
 			      stdout);
 			free(files);
 			return 0;
@@ -626,6 +693,23 @@ int witch_report_main(int argc, char **argv)
 						   val);
 			}
 			o.top_set = true;
+		} else if (!strcmp(a, "--width") || !strncmp(a, "--width=", 8)) {
+			if (a[7] == '=')
+				val = a + 8;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			else {
+				free(files);
+				return usage_error("%s needs a number", a);
+			}
+			_Static_assert(WITCH_MIN_WIDTH == 20, "the message below says 20");
+			if (witch_parse_top(val, &o.width) ||
+			    (o.width && o.width < WITCH_MIN_WIDTH)) {
+				free(files);
+				return usage_error("--width: '%s' is not a column count of at least "
+						   "20 (0 for no limit)", val);
+			}
+			o.width_set = true;
 		} else {
 			free(files);
 			return usage_error("unknown option '%s'", a);

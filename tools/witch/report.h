@@ -1,10 +1,10 @@
 /*
- * report: `witch report [--format text|json|folded|pprof] [--json]
- * [--top N] [-o FILE] FILE...` - read and merge profiles, symbolize, and
- * print a summary and the pairs with the most waste, as text or JSON
- * (schema in witch --help and report.c), or write them as folded stacks
- * (folded.h) or a gzipped pprof profile (pprof.h). docs/report-formats.md
- * describes the formats.
+ * report: `witch report [--format text|json|folded|pprof|html] [--json]
+ * [--top N] [--width N] [-o FILE] FILE...` - read and merge profiles,
+ * symbolize, and print a summary and the pairs with the most waste, as
+ * text or JSON (schema in witch --help and report.c), or write them as
+ * folded stacks (folded.h), a gzipped pprof profile (pprof.h) or an HTML
+ * page (html.h). docs/report-formats.md describes the formats.
  *
  * API
  *   struct witch_report_options: format (json = true is the same as
@@ -12,7 +12,12 @@
  *       top_set = whether top was given (the default is 10 pairs for text
  *       and all pairs for the other formats); output = a file to write
  *       instead of the given stream (written to a temp file and renamed
- *       into place, so it is whole or absent).
+ *       into place, so it is whole or absent); width_set and width:
+ *       text only, frame lines longer than width columns (UTF-8
+ *       characters) are cut to width with "..." at the end, 0 = no limit.
+ *       Without width_set the width is the terminal's when the report
+ *       goes to a terminal (TIOCGWINSZ, else $COLUMNS, else no limit) and
+ *       no limit otherwise. Widths below WITCH_MIN_WIDTH count as it.
  *   int witch_report_files(char *const *paths, size_t n,
  *                          const struct witch_report_options *o, FILE *out,
  *                          bool *input_failed);
@@ -22,15 +27,35 @@
  *       failure was reading the profiles (the profile reader's errors, see
  *       profile_read.h) rather than symbolizing or writing the report.
  *   int witch_parse_format(const char *s, enum witch_report_format *out);
- *       "text", "json", "folded" or "pprof": 0, else -EINVAL.
+ *       "text", "json", "folded", "pprof" or "html": 0, else -EINVAL.
  *   int witch_parse_top(const char *s, size_t *out);
  *       Parses the argument of --top (a decimal count, 0 = all): 0 or -EINVAL.
- *   int witch_report_main(int argc, char **argv);
+ *   size_t witch_terminal_width(int fd);
+ *       The column count of the terminal on fd (TIOCGWINSZ, else a
+ *       positive $COLUMNS), or 0 (no limit) when fd is no terminal or
+ *       neither tells.
+ *   void witch_print_bytes(FILE *out, double v);
+ *       v bytes for people: "300 bytes", "2.50 bytes", "4096 bytes (4.0 KiB)".
+ *   const char *witch_client_what(enum witch_client c);
+ *       "dead stores", "silent stores" or "redundant loads".
+ *   const char *witch_watch_words(enum witch_client c, bool wasted);
+ *   const char *witch_trap_words(enum witch_client c, bool wasted);
+ *       How the text report heads a pair's C_watch and C_trap ("dead
+ *       store" ... "killed by"; a pair without waste is a use: "store"
+ *       ... "read by").
+ *   size_t witch_terminal_width(int fd);
+void witch_print_bytes(FILE *out, double v);
+const char *witch_client_what(enum witch_client c);
+const char *witch_watch_words(enum witch_client c, bool wasted);
+const char *witch_trap_words(enum witch_client c, bool wasted);
+int witch_report_main(int argc, char **argv);
  *       The subcommand; argv[0] is "report". Returns the exit status:
  *       0 success, 1 output error, 2 bad usage or unreadable profile.
  */
 #ifndef WITCH_TOOL_REPORT_H
 #define WITCH_TOOL_REPORT_H
+
+#include "profile_read.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,7 +66,11 @@ enum witch_report_format {
 	WITCH_FORMAT_JSON,
 	WITCH_FORMAT_FOLDED,	/* folded.h */
 	WITCH_FORMAT_PPROF,	/* pprof.h */
+	WITCH_FORMAT_HTML,	/* html.h */
 };
+
+/* Narrower than this, a cut frame line would keep too little to read. */
+#define WITCH_MIN_WIDTH 20
 
 struct witch_report_options {
 	bool json;		/* same as format = WITCH_FORMAT_JSON */
@@ -49,6 +78,8 @@ struct witch_report_options {
 	size_t top;
 	enum witch_report_format format;
 	const char *output;	/* -o FILE; NULL or "-": the given stream */
+	bool width_set;		/* false: the terminal's width, if any */
+	size_t width;		/* text frame lines; 0 = no limit */
 };
 
 int witch_report_files(char *const *paths, size_t n,
@@ -56,6 +87,11 @@ int witch_report_files(char *const *paths, size_t n,
 		       bool *input_failed);
 int witch_parse_format(const char *s, enum witch_report_format *out);
 int witch_parse_top(const char *s, size_t *out);
+size_t witch_terminal_width(int fd);
+void witch_print_bytes(FILE *out, double v);
+const char *witch_client_what(enum witch_client c);
+const char *witch_watch_words(enum witch_client c, bool wasted);
+const char *witch_trap_words(enum witch_client c, bool wasted);
 int witch_report_main(int argc, char **argv);
 
 #endif

@@ -28,7 +28,6 @@
  *       the root). path is reused: its old contents are replaced. 0 or a
  *       negative errno from the symbolizer.
  *   void witch_path_free(struct witch_path *path);
-const char *witch_marker_frame(enum witch_client c);
  *   const char *witch_marker_frame(enum witch_client c);
  *       The synthetic frame between C_watch and C_trap in stack views
  *       (Witch 4.6.5): KILLED_BY (dead), OVERWRITTEN_BY_SAME_VALUE
