@@ -35,29 +35,7 @@ static int open_event(struct perf_event_attr *a)
 	return (int)syscall(SYS_perf_event_open, a, 0, -1, -1, 0);
 }
 
-KA_FN void fill(uint32_t *p, uint64_t v)
-{
-	for (uint32_t i = 0; i < N; i++) {
-		KA_LCG(v);
-		p[i] = KA_HI(v);
-	}
-}
-
-KA_FN void overwrite(uint32_t *p, uint64_t v)
-{
-	for (uint32_t i = 0; i < N; i++) {
-		KA_LCG(v);
-		p[i] = KA_HI(v);
-	}
-}
-
-KA_FN uint64_t sum(const uint32_t *p)
-{
-	uint64_t s = 0;
-	for (uint32_t i = 0; i < N; i++)
-		s += p[i];
-	return s;
-}
+#include "dead_loops.h"
 
 static void *work(void *arg)
 {

@@ -51,29 +51,7 @@ static void on_usr2(int sig)
 	siglongjmp(jump, 1);
 }
 
-KA_FN void fill(uint32_t *p, uint64_t v)
-{
-	for (uint32_t i = 0; i < N; i++) {
-		KA_LCG(v);
-		p[i] = KA_HI(v);
-	}
-}
-
-KA_FN void overwrite(uint32_t *p, uint64_t v)
-{
-	for (uint32_t i = 0; i < N; i++) {
-		KA_LCG(v);
-		p[i] = KA_HI(v);
-	}
-}
-
-KA_FN uint64_t sum(const uint32_t *p)
-{
-	uint64_t s = 0;
-	for (uint32_t i = 0; i < N; i++)
-		s += p[i];
-	return s;
-}
+#include "dead_loops.h"
 
 int main(int argc, char **argv)
 {

@@ -13,36 +13,6 @@
 
 /* ---- escaping ---- */
 
-/* Length of a valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_seq_len(const unsigned char *s)
-{
-	unsigned c = s[0], cp;
-	size_t n;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
 
 /*
  * s as HTML text or a quoted attribute value. Names and paths come from
@@ -84,7 +54,7 @@ static void html_text(FILE *out, const char *s)
 			p++;
 			continue;
 		}
-		n = utf8_seq_len(p);
+		n = json_out_utf8_len(p);
 		if (!n) {
 			fputs("&#xfffd;", out);
 			p++;

@@ -16,7 +16,7 @@ void json_out_num(FILE *out, double v)
 }
 
 /* Length of a valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
+size_t json_out_utf8_len(const unsigned char *s)
 {
 	unsigned c = s[0];
 	size_t n;
@@ -87,7 +87,7 @@ void json_out_str(FILE *out, const char *s)
 			p++;
 			continue;
 		}
-		n = utf8_len(p);
+		n = json_out_utf8_len(p);
 		if (!n) {
 			fputs("\\ufffd", out);
 			p++;
