@@ -140,6 +140,7 @@ static void watch_take_owner(struct watchpoint *w, const struct watchpoint *cand
 	w->sample_len = cand->sample_len;
 	w->sample_elem = cand->sample_elem;
 	w->pending_self = cand->pending_self;
+	w->last_trap_hash = 0;
 	w->value_len = cand->value_len;
 	w->value_addr = cand->value_addr;
 	memcpy(w->value, cand->value, cand->value_len);
@@ -506,6 +507,14 @@ static int trap_resolve(struct witch_thread *t, const struct watchpoint *w, ucon
 	return -ENOENT;
 }
 
+static uint64_t context_hash(const ucontext_t *uc)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (int i = REG_R8; i <= REG_EFL; i++) /* the registers, rip and flags */
+		h = (h ^ (uint64_t)uc->uc_mcontext.gregs[i]) * 0x100000001b3ull;
+	return h;
+}
+
 static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 {
 	struct watchpoint *w = &t->wps.wp[slot];
@@ -517,6 +526,16 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		t->stats.traps_spurious++; /* queued before it was disarmed */
 		return;
 	}
+	/* Two traps with the program's registers unchanged: it ran nothing in
+	 * between, so the access was the runtime's own (a word its handlers or
+	 * libraries touch); watching on would trap on every handler run. */
+	uint64_t hash = context_hash(uc);
+	if (hash == w->last_trap_hash) {
+		t->stats.traps_runtime++;
+		release_slot(t, slot);
+		return;
+	}
+	w->last_trap_hash = hash;
 	memset(&ct, 0, sizeof(ct));
 	int rc = trap_resolve(t, w, uc, &leaf, &skip, &ct);
 	if (w->pending_self) {

@@ -54,9 +54,18 @@ int thread_module_init(const struct witch_config *cfg, int sig, const struct pmu
 	return rc ? -rc : 0;
 }
 
+/* The thread-control block's head (x86-64: tcb, dtv, self, ..., stack
+ * canary at %fs:0x28, pointer guard at %fs:0x30) and errno: the C library
+ * and every -fstack-protector function the handler runs read them, so a
+ * watchpoint there would trap on the handler itself, which would trap on
+ * itself again (seen: the real-time queue filled and the kernel sent SIGIO). */
+#define THREAD_TCB_HEAD 0x80
+
 int thread_owns_address(const struct witch_thread *t, uint64_t addr)
 {
-	return arena_contains(&t->arena, addr) ||
+	return (addr >= t->fs_base && addr < t->fs_base + THREAD_TCB_HEAD) ||
+	       (addr >= t->errno_addr && addr < t->errno_addr + sizeof(int)) ||
+	       arena_contains(&t->arena, addr) ||
 	       (addr >= (uint64_t)(uintptr_t)t->altstack &&
 		addr < (uint64_t)(uintptr_t)t->altstack + t->altstack_size) ||
 	       (addr >= (uint64_t)(uintptr_t)t && addr < (uint64_t)(uintptr_t)(t + 1));
@@ -85,6 +94,7 @@ static int thread_setup(struct witch_thread *t)
 	t->tid = (pid_t)syscall(SYS_gettid);
 	syscall(SYS_arch_prctl, ARCH_GET_FS, &t->fs_base);
 	syscall(SYS_arch_prctl, ARCH_GET_GS, &t->gs_base);
+	t->errno_addr = (uint64_t)(uintptr_t)&errno;
 	thread_stack_bounds(t);
 	rng_seed(&t->rng, (cfg->seed_set ? cfg->seed : (uint64_t)getpid() << 20 ^
 							 (uint64_t)(uintptr_t)t) ^

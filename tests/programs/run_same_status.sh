@@ -2,6 +2,7 @@
 # run_same_status.sh BUILD_DIR PROGRAM [ARGS...]: the program ends the same
 # way under the profiler: same stdout, same exit status (a signal death is
 # 128+N from bash), and the profiled run's stderr has no `witch:` line.
+# SAME_STATUS_CLIENT picks the client (default dead).
 set -u
 BUILD=$1 PROGRAM=$2
 shift 2
@@ -13,9 +14,10 @@ for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
 ( ulimit -c 0; exec "$PROGRAM" "$@" ) >"$tmp/native.out" 2>"$tmp/native.err"
 nrc=$?
 ( ulimit -c 0; exec env LD_PRELOAD="$BUILD/libwitch.so" WITCH_SAMPLER=soft WITCH_RATE=2000 \
+	WITCH_CLIENT="${SAME_STATUS_CLIENT:-dead}" \
 	WITCH_OUTPUT="$tmp/p-%p.prof" "$PROGRAM" "$@" ) >"$tmp/prof.out" 2>"$tmp/prof.err"
 prc=$?
-name="$(basename "$PROGRAM") $*"
+name="$(basename "$PROGRAM") $* (client ${SAME_STATUS_CLIENT:-dead})"
 [ "$nrc" = "$prc" ] || { echo "FAIL $name: profiled status $prc, native $nrc"; cat "$tmp/prof.err"; exit 1; }
 cmp -s "$tmp/native.out" "$tmp/prof.out" || { echo "FAIL $name: stdout differs"; exit 1; }
 if grep -q '^witch: ' "$tmp/prof.err"; then

@@ -54,6 +54,7 @@ struct witch_thread {
 	pid_t tid;
 	volatile sig_atomic_t active; /* handlers do nothing unless set */
 	uint64_t fs_base, gs_base;
+	uint64_t errno_addr;          /* this thread's errno (the handler saves it) */
 	uint64_t stack_lo, stack_hi;  /* the thread's own stack, 0 when unknown */
 	char *altstack;
 	size_t altstack_size;
@@ -91,6 +92,9 @@ void thread_flush_all(void);
 int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
 int thread_yield_watchpoint(void);
 struct witch_thread *thread_self(void);
+/* 1 if addr is the runtime's (arena, signal stack, thread state) or a word
+ * its handler touches (the TCB head with the stack canary, errno): never
+ * sampled. */
 int thread_owns_address(const struct witch_thread *t, uint64_t addr);
 void thread_prefork(void);
 void thread_postfork_parent(void);

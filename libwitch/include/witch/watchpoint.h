@@ -51,6 +51,7 @@ struct watchpoint {
 	uint32_t sample_len;
 	uint8_t sample_elem;    /* enum decode_elem */
 	uint8_t pending_self;   /* the sampled instruction itself has not trapped yet */
+	uint64_t last_trap_hash; /* the program's registers at the last trap */
 	/* The client's copy of the location: value_len bytes from value_addr
 	 * (the sampled access, or just the watched range if the rest cannot
 	 * be read).  value: as the sampled access left it (or found it, for a
