@@ -213,11 +213,13 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct dec
 	t->stats.watchpoints_armed++;
 }
 
-/* (Restarting the clock's interval here, so that stepping time would not
- * count towards the next tick, made the kernel kill about one run in 16
- * with SIGIO on our VMs: not done.  See README, "Bias".) */
+/* Single steps run on the thread's CPU clock: restart the interval when
+ * they end, or code that needs more steps per sample would get more
+ * samples (the next tick would come early by the time spent stepping). */
 static void stop_stepping(struct witch_thread *t, ucontext_t *uc)
 {
+	if (t->stepping)
+		sampler_next_period(&t->sampler, rng_next(&t->rng));
 	t->stepping = 0;
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 }

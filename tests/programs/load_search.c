@@ -35,9 +35,10 @@
  * Under the profiler: a tick that lands after the load must single-step
  * round the loop to it, and gcc lays the two loops out differently, so
  * search needs ~6.7 steps per sample and scan ~4.8 (WITCH_VERBOSE=2).
- * Steps run on the thread's CPU clock like the program's own code and pull
- * the next tick earlier, so search gets ~53% of the samples and the
- * fraction reads 0.52-0.55 rather than 0.5, inside the 0.1 tolerance.
+ * Steps run on the thread's CPU clock; the runtime restarts the sampling
+ * interval when stepping ends so they do not pull the next tick earlier
+ * (before it did, search got ~53% of the samples and the fraction read
+ * 0.52-0.55; now 0.51-0.52).
  * Size: as in silent_refresh.c, a repetition (~3.4 ms, ~5 load samples at
  * WITCH_RATE=2000) short enough that many watchpoints decide; with 8M
  * elements a run had ~25 deciding traps and one run of eleven gave 0.32.
