@@ -38,7 +38,7 @@
  * Steps run on the thread's CPU clock; the runtime restarts the sampling
  * interval when stepping ends so they do not pull the next tick earlier
  * (before it did, search got ~53% of the samples and the fraction read
- * 0.52-0.55; now 0.51-0.52).
+ * 0.52-0.55; now 0.51-0.53).
  * Size: as in silent_refresh.c, a repetition (~3.4 ms, ~5 load samples at
  * WITCH_RATE=2000) short enough that many watchpoints decide; with 8M
  * elements a run had ~25 deciding traps and one run of eleven gave 0.32.
