@@ -1,9 +1,12 @@
 /* tls_words: a loop over malloc/free, whose glibc code reads errno and the
  * stack canary (%fs:0x28) on every call: words in the thread's TLS that
- * the runtime's own handler reads too (bench/real/load_tls_repro.c has
- * the story).  Under WITCH_CLIENT=load such a sample used to make every
- * handler run trap on itself, and the kernel killed the program with
- * SIGIO.  run_same_status.sh checks it now ends as natively.
+ * the runtime's own handler reads too (errno saved and restored, the canary
+ * checked by every -fstack-protector function in libc, libunwind, Zydis).
+ * Under WITCH_CLIENT=load such a sample used to make every handler run trap
+ * on itself; the real-time signal queue filled (SigQ 92192/96365 seen) and
+ * the kernel fell back to plain SIGIO, which killed the program (found by
+ * bench/real_programs.sh on sqlite3 and cc1).  run_same_status.sh checks
+ * that it now ends as natively.
  *
  * Usage: tls_words [ITERATIONS]      default 30000000 (~0.3 s)
  */
