@@ -9,7 +9,8 @@ usage: overhead.py BUILD_DIR [RUNS] [CLIENT...]
 For every program and client: RUNS native and RUNS profiled runs,
 interleaved (native, profiled, native, profiled, ...) so drift in machine
 speed hits both alike; wall time from time.perf_counter() around each run,
-peak RSS from os.wait4()'s rusage of that very child (ru_maxrss, KiB).
+peak RSS from bench/real/rusage_run (wait4's ru_maxrss of the program
+alone, KiB; see run()).
 Prints a markdown table of medians and ratios.  A third run per round,
 "witch run", is profiled as `witch run` launches it: with GLIBC_TUNABLES
 that keep glibc's memcpy/memset off rep movsb/stosb (see RUN_TUNABLES).  Profiled runs get
@@ -54,15 +55,43 @@ RUN_TUNABLES = ("glibc.cpu.x86_rep_movsb_threshold=4294967295:"
 BENCH_SOURCES = {"hashsort": "hashsort.c"}
 
 
+LAUNCHER = None  # bench/real/rusage_run, built in main()
+
+
 def run(argv, env, stdout_path):
-    """Run argv; return (wall seconds, exit status, max RSS KiB)."""
+    """Run argv; return (wall seconds, exit status, max RSS KiB).
+
+    Through bench/real/rusage_run: a child forked from this Python process
+    would report Python's own RSS as its peak (the kernel keeps the
+    pre-exec high-water mark), which hides small programs' memory.  The
+    launcher is small, forks, execs and waits; LD_PRELOAD is handed to it as
+    RUSAGE_RUN_LD_PRELOAD so the launcher itself runs unprofiled."""
+    env = dict(env)
+    if "LD_PRELOAD" in env:
+        env["RUSAGE_RUN_LD_PRELOAD"] = env.pop("LD_PRELOAD")
+    stat = stdout_path + ".rusage"
     with open(stdout_path, "wb") as out, open(os.devnull, "wb") as err:
         t0 = time.perf_counter()
-        p = subprocess.Popen(argv, env=env, stdout=out, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
+        p = subprocess.run([LAUNCHER, stat] + argv, env=env, stdout=out, stderr=err)
         t1 = time.perf_counter()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return t1 - t0, p.returncode, ru.ru_maxrss
+    rss = 0
+    with open(stat) as f:
+        for line in f:
+            k, _, v = line.partition(" ")
+            if k == "maxrss":
+                rss = int(v)
+    return t1 - t0, p.returncode, rss
+
+
+def build_launcher(tmp):
+    cc = os.environ.get("CC", "cc")
+    exe = os.path.join(tmp, "rusage_run")
+    src = os.path.join(HERE, "real", "rusage_run.c")
+    r = subprocess.run([cc, "-O2", src, "-o", exe], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(f"overhead: cannot build {src}:\n{r.stderr}")
+        return None
+    return exe
 
 
 def build_bench(name, tmp):
@@ -103,7 +132,11 @@ def main(argv):
                 if k != "LD_PRELOAD" and not k.startswith("WITCH_")}
     inherited = {k: v for k, v in os.environ.items() if k.startswith("WITCH_")}
     tmp = tempfile.mkdtemp(prefix="witch-overhead.")
+    global LAUNCHER
     try:
+        LAUNCHER = build_launcher(tmp)
+        if LAUNCHER is None:
+            return 1
         programs = []
         for name, rel, args in PROGRAMS:
             exe = build_bench(name, tmp) if rel is None else os.path.join(build, rel)
