@@ -609,15 +609,6 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 
 /* --- entry points ------------------------------------------------------------ */
 
-/* Ours: anything the kernel raised on this signal (perf_event fds signal
- * with si_code POLL_*; only the runtime points fds at it) and this
- * thread's own timer ticks.  Signals a process sent (kill, sigqueue, a
- * program's timer) are the program's. */
-static int signal_is_ours(const struct witch_thread *t, const siginfo_t *si)
-{
-	return si->si_code > 0 || (t && sampler_is_tick(&t->sampler, si));
-}
-
 /* Around every use of the thread's tables: the periodic flush pauses the
  * thread and waits for in_handler to clear (thread_flush_all).  0: paused,
  * do nothing. */
@@ -635,16 +626,21 @@ static void handler_leave(struct witch_thread *t)
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 }
 
+/* Ours: this thread's sampler ticks, and anything else the kernel raised
+ * on this signal (perf_event fds signal with si_code POLL_*; only the
+ * runtime points fds at it).  Signals a process sent (kill, sigqueue, a
+ * program's timer: si_code <= 0) are the program's: return 0. */
 int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 {
 	struct witch_thread *t = thread_self();
-	if (!signal_is_ours(t, si))
+	int tick = t && sampler_is_tick(&t->sampler, si);
+	if (!tick && si->si_code <= 0)
 		return 0;
 	if (handler_off || !t || !t->active || !handler_enter(t))
 		return 1;
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
-	if (sampler_is_tick(&t->sampler, si)) {
+	if (tick) {
 		if (t->sampler.clock == SAMPLER_PMU) {
 			struct pmu_visit v = {t, uc};
 			pmu_drain(&t->sampler.pmu, sample_pmu, &v);

@@ -240,10 +240,6 @@ static void thread_quiesce(struct witch_thread *t)
 	sampler_stop(&t->sampler);
 	for (int i = 0; i < t->wps.n; i++)
 		watchpoint_disarm(&t->wps, i);
-	t->stats.rearm_fast += t->wps.rearm_fast;
-	t->stats.rearm_slow += t->wps.rearm_slow;
-	t->stats.arm_errors += t->wps.arm_errors;
-	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = 0;
 	if (t->sampler.clock == SAMPLER_PMU) {
 		struct pmu_ring_stats r;
 		pmu_stats(&t->sampler.pmu, &r);
@@ -269,27 +265,31 @@ static void thread_unlink(struct witch_thread *t)
 	pthread_mutex_unlock(&thread_lock);
 }
 
-void thread_end(struct witch_thread *t)
-{
-	if (!t)
-		return;
-	thread_quiesce(t);
-	profile_fold(&t->cct, &t->pairs, &t->stats);
-	thread_unlink(t);
-	if (thread_tls == t)
-		thread_tls = NULL;
-	thread_release(t);
-}
-
 /* Fold what t measured so far into the profile and start its tables
  * afresh (its calling context tree stays: mu and eta carry on). */
 static void thread_fold(struct witch_thread *t)
 {
+	t->stats.rearm_fast += t->wps.rearm_fast;
+	t->stats.rearm_slow += t->wps.rearm_slow;
+	t->stats.arm_errors += t->wps.arm_errors;
+	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = 0;
 	t->stats.threads_unprofiled += __atomic_exchange_n(&thread_unprofiled, 0, __ATOMIC_RELAXED);
 	profile_fold(&t->cct, &t->pairs, &t->stats);
 	memset(&t->stats, 0, sizeof(t->stats));
 	pairtab_clear(&t->pairs);
 	t->cct.dropped = 0;
+}
+
+void thread_end(struct witch_thread *t)
+{
+	if (!t)
+		return;
+	thread_quiesce(t);
+	thread_fold(t);
+	thread_unlink(t);
+	if (thread_tls == t)
+		thread_tls = NULL;
+	thread_release(t);
 }
 
 void thread_end_all(void)
@@ -311,10 +311,6 @@ void thread_flush_all(void)
 		__atomic_store_n(&t->paused, 1, __ATOMIC_SEQ_CST);
 		while (__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
 			sched_yield();
-		t->stats.rearm_fast += t->wps.rearm_fast;
-		t->stats.rearm_slow += t->wps.rearm_slow;
-		t->stats.arm_errors += t->wps.arm_errors;
-		t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = 0;
 		thread_fold(t);
 		__atomic_store_n(&t->paused, 0, __ATOMIC_SEQ_CST);
 	}
