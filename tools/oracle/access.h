@@ -1,0 +1,41 @@
+/* access: what every load and store means to the three clients, decided
+ * byte by byte against shadow state (DeadSpy, RedSpy, LoadSpy; Witch 4.7):
+ *
+ *  dead   a stored byte's next access decides: a store kills it (waste),
+ *         a load uses it (use); pair <last store, that access>.
+ *  silent a store to bytes a non-stack store wrote last: bytes unchanged
+ *         (FP elements within the tolerance) are waste, else use; pair
+ *         <last store, this store>.
+ *  load   a load of bytes a non-stack load read last: the same value
+ *         (same rule) is waste, else use; pair <last load, this load>.
+ *
+ * silent and load judge a run of bytes that share their last access's
+ * context as one value, as libwitch judges the bytes a watchpoint covers
+ * (value.c): an 8-byte counter incremented is one changed value, not seven
+ * silent bytes and one used one.
+ *
+ *   void access_load(Addr a, UInt n, UInt cls, Addr pc);
+ *       before a load of n bytes at a (its value is read from memory)
+ *   void access_store(Addr a, UInt n, UInt cls, Addr pc,
+ *                     const UChar *old, const UChar *now);
+ *       a store of n bytes: the bytes before it and the bytes it writes
+ *   cls: insn_class_of() of the accessing instruction.
+ */
+#ifndef ORACLE_ACCESS_H
+#define ORACLE_ACCESS_H
+
+#include "pub_tool_basics.h"
+#include "pairs.h"
+
+struct access_totals {
+	ULong stores, loads, bytes_stored, bytes_loaded, bytes_untracked;
+};
+
+extern struct pairs access_dead, access_silent, access_load_pairs;
+extern struct access_totals access_totals;
+extern double access_tolerance;
+
+void access_load(Addr a, UInt n, UInt cls, Addr pc);
+void access_store(Addr a, UInt n, UInt cls, Addr pc, const UChar *old, const UChar *now);
+
+#endif

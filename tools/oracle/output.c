@@ -1,0 +1,240 @@
+/* output: JSON writer for one client's pairs; see output.h. */
+#include "output.h"
+
+#include "callstack.h"
+
+#include "pub_tool_clientstate.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_vki.h"
+
+#define MAX_FRAMES 512
+
+/* --- a buffered writer that remembers its first error ---------------------- */
+
+struct writer {
+	Int fd;
+	Int err;
+	UInt len;
+	HChar buf[1 << 16];
+};
+
+static void w_flush(struct writer *w)
+{
+	UInt off = 0;
+	while (off < w->len && !w->err) {
+		Int n = VG_(write)(w->fd, w->buf + off, (Int)(w->len - off));
+		if (n <= 0)
+			w->err = n < 0 ? n : -VKI_EIO;
+		else
+			off += (UInt)n;
+	}
+	w->len = 0;
+}
+
+static void w_put(struct writer *w, const HChar *s, UInt n)
+{
+	if (w->len + n > sizeof(w->buf))
+		w_flush(w);
+	if (n > sizeof(w->buf)) {
+		for (UInt i = 0; i < n; i++)
+			w_put(w, s + i, 1);
+		return;
+	}
+	VG_(memcpy)(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+static void w_printf(struct writer *w, const HChar *fmt, ...)
+{
+	HChar tmp[256];
+	va_list ap;
+	va_start(ap, fmt);
+	UInt n = VG_(vsnprintf)(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	w_put(w, tmp, n < sizeof(tmp) ? n : sizeof(tmp) - 1);
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void w_string(struct writer *w, const HChar *s)
+{
+	w_put(w, "\"", 1);
+	for (; *s; s++) {
+		UChar c = (UChar)*s;
+		if (c == '"' || c == '\\') {
+			HChar e[2] = { '\\', (HChar)c };
+			w_put(w, e, 2);
+		} else if (c < 0x20) {
+			w_printf(w, "\\u%04x", c);
+		} else {
+			w_put(w, s, 1);
+		}
+	}
+	w_put(w, "\"", 1);
+}
+
+/* num/den with six decimals, in integers (no FP formatting in the core). */
+static void w_ratio(struct writer *w, ULong num, ULong den)
+{
+	if (den == 0 || num == 0) {
+		w_put(w, "0", 1);
+		return;
+	}
+	ULong micro = (ULong)(((unsigned __int128)num * 1000000 + den / 2) / den);
+	w_printf(w, "%llu.%06llu", micro / 1000000, micro % 1000000);
+}
+
+/* --- frames ------------------------------------------------------------------- */
+
+static void w_frame(struct writer *w, DiEpoch ep, Addr pc, Bool leaf)
+{
+	/* A return address points after the call: name the call itself. */
+	Addr at = leaf ? pc : pc - 1;
+	const HChar *s, *dir;
+	UInt line = 0;
+
+	w_put(w, "{\"function\":", 12);
+	w_string(w, VG_(get_fnname)(ep, at, &s) && *s ? s : "??");
+	w_put(w, ",\"file\":", 8);
+	if (VG_(get_filename_linenum)(ep, at, &s, &dir, &line)) {
+		if (dir && *dir && *s != '/') {
+			HChar path[1024];
+			VG_(snprintf)(path, sizeof(path), "%s/%s", dir, s);
+			w_string(w, path);
+		} else {
+			w_string(w, s);
+		}
+	} else {
+		w_string(w, "");
+	}
+	w_printf(w, ",\"line\":%u,\"module\":", line);
+	w_string(w, VG_(get_objname)(ep, at, &s) ? s : "");
+	DebugInfo *di = VG_(find_DebugInfo)(ep, at);
+	Addr offset = di ? pc - (Addr)VG_(DebugInfo_get_text_bias)(di) : pc;
+	w_printf(w, ",\"address\":\"0x%lx\",\"offset\":\"0x%lx\"}", pc, offset);
+}
+
+static void w_context(struct writer *w, DiEpoch ep, UInt ctx)
+{
+	static Addr pcs[MAX_FRAMES];
+	Int n = context_frames(ctx, pcs, MAX_FRAMES);
+
+	w_put(w, "[", 1);
+	for (Int i = 0; i < n; i++) {
+		if (i)
+			w_put(w, ",", 1);
+		w_frame(w, ep, pcs[i], i == 0);
+	}
+	w_put(w, "]", 1);
+}
+
+/* --- pairs, merged at the output depth and sorted as witch report does ----- */
+
+static Int by_waste(const void *a, const void *b)
+{
+	const struct pair_count *x = *(struct pair_count *const *)a;
+	const struct pair_count *y = *(struct pair_count *const *)b;
+	if (x->waste != y->waste)
+		return x->waste > y->waste ? -1 : 1;
+	if (x->use != y->use)
+		return x->use > y->use ? -1 : 1;
+	if (x->traps != y->traps)
+		return x->traps > y->traps ? -1 : 1;
+	return 0;
+}
+
+static void w_pairs(struct writer *w, const struct output_client *c)
+{
+	struct pairs cut;
+	VG_(memset)(&cut, 0, sizeof(cut));
+	for (UInt i = 0; i < c->pairs->cap; i++) {
+		const struct pair_count *p = pairs_at(c->pairs, i);
+		if (p->watch)
+			pairs_add(&cut, context_cut(p->watch, c->depth), context_cut(p->trap, c->depth),
+				  p->waste, p->use, p->approx, p->traps);
+	}
+	struct pair_count **order = VG_(malloc)("oracle.order", (cut.n + 1) * sizeof(*order));
+	UInt n = 0;
+	for (UInt i = 0; i < cut.cap; i++)
+		if (pairs_at(&cut, i)->watch)
+			order[n++] = pairs_at(&cut, i);
+	VG_(ssort)(order, n, sizeof(*order), by_waste);
+
+	DiEpoch ep = VG_(current_DiEpoch)();
+	w_put(w, "\"pairs\":[", 9);
+	for (UInt i = 0; i < n; i++) {
+		const struct pair_count *p = order[i];
+		w_printf(w, "%s\n{\"waste\":%llu,\"use\":%llu,\"share\":", i ? "," : "", p->waste,
+			 p->use);
+		w_ratio(w, p->waste, c->pairs->waste);
+		w_printf(w, ",\"traps\":%llu,", p->traps);
+		if (c->values)
+			w_printf(w, "\"waste_approx\":%llu,", p->approx);
+		w_put(w, "\"watch\":", 8);
+		w_context(w, ep, p->watch);
+		w_put(w, ",\"trap\":", 8);
+		w_context(w, ep, p->trap);
+		w_put(w, "}", 1);
+	}
+	w_put(w, "]", 1);
+	VG_(free)(order);
+	if (cut.e)
+		VG_(free)(cut.e);
+}
+
+static void w_document(struct writer *w, const struct output_client *c)
+{
+	const struct pairs *p = c->pairs;
+	const struct access_totals *t = c->totals;
+
+	w_printf(w, "{\"client\":\"%s\",\"sampler\":\"oracle\",\"samples\":0,", c->name);
+	w_printf(w, "\"watchpoints_armed\":0,\"traps\":%llu,\"waste\":%llu,\"use\":%llu,",
+		 p->traps, p->waste, p->use);
+	w_put(w, "\"fraction\":", 11);
+	w_ratio(w, p->waste, p->waste + p->use);
+	if (c->values) {
+		w_printf(w, ",\"waste_approx\":%llu,\"tolerance\":", p->approx);
+		w_put(w, c->tolerance, (UInt)VG_(strlen)(c->tolerance));
+	}
+	w_printf(w, ",\"profiles\":1,\"pids\":[%d],\"exe\":", VG_(getpid)());
+	w_string(w, VG_(args_the_exename) ? VG_(args_the_exename) : "");
+	w_printf(w, ",\"depth\":%u,\"stats\":{},\n\"oracle\":{", c->depth);
+	w_printf(w, "\"bytes_stored\":%llu,\"bytes_loaded\":%llu,", t->bytes_stored,
+		 t->bytes_loaded);
+	w_printf(w, "\"stores\":%llu,\"loads\":%llu,", t->stores, t->loads);
+	w_printf(w, "\"undecided\":%llu,\"bytes_untracked\":%llu,",
+		 c->decidable - p->waste - p->use, t->bytes_untracked);
+	w_printf(w, "\"shadow_mib\":%llu,\"wall_ms\":%llu},\n", c->shadow_bytes >> 20,
+		 c->wall_ms);
+	w_pairs(w, c);
+	w_put(w, "}\n", 2);
+}
+
+Int output_write(const HChar *path, const struct output_client *c)
+{
+	HChar tmp[4200];
+	VG_(snprintf)(tmp, sizeof(tmp), "%s.tmp.%d", path, VG_(getpid)());
+	/* O_EXCL: never write through a symlink someone left at the temp name. */
+	SysRes sr = VG_(open)(tmp, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_EXCL, 0644);
+	if (sr_isError(sr))
+		return -(Int)sr_Err(sr);
+
+	struct writer *w = VG_(malloc)("oracle.writer", sizeof(*w));
+	w->fd = (Int)sr_Res(sr);
+	w->err = 0;
+	w->len = 0;
+	w_document(w, c);
+	w_flush(w);
+	Int err = w->err;
+	VG_(close)(w->fd);
+	VG_(free)(w);
+	if (err == 0 && VG_(rename)(tmp, path) != 0)
+		err = -VKI_EIO;
+	if (err)
+		VG_(unlink)(tmp);
+	return err;
+}

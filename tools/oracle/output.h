@@ -1,0 +1,30 @@
+/* output: one client's result as a JSON file in the schema of
+ * `witch report --json` (tools/witch/report.c), so one script compares the
+ * oracle with libwitch.  "sampler" is "oracle", frames are physical (no
+ * inlined ones), and an "oracle" object adds what sampling cannot see.
+ *
+ *   Int output_write(const HChar *path, const struct output_client *c);
+ *       whole file through PATH.tmp renamed into place; 0 or -errno.
+ */
+#ifndef ORACLE_OUTPUT_H
+#define ORACLE_OUTPUT_H
+
+#include "pub_tool_basics.h"
+#include "access.h"
+#include "pairs.h"
+
+struct output_client {
+	const HChar *name;        /* dead, silent, load */
+	const struct pairs *pairs;
+	const struct access_totals *totals;
+	ULong decidable;          /* bytes stored (dead, silent) or loaded (load) */
+	Bool values;              /* silent/load: print waste_approx and tolerance */
+	const HChar *tolerance;   /* as given */
+	UInt depth;               /* frames per context */
+	ULong shadow_bytes;
+	ULong wall_ms;
+};
+
+Int output_write(const HChar *path, const struct output_client *c);
+
+#endif
