@@ -21,8 +21,11 @@ static unsigned map_0f(unsigned op, unsigned pp)
 	case 0x58: case 0x59: case 0x5a: case 0x5c: case 0x5d: case 0x5e: case 0x5f:
 	case 0xc2:                        /* cmpps/pd/ss/sd */
 		return by_pp(pp);
-	case 0x12: case 0x13: case 0x16: case 0x17: /* movlps/hps/lpd/hpd, movddup, movs[hl]dup */
-	case 0x14: case 0x15:             /* unpck[lh]ps/pd */
+	case 0x12: case 0x13: case 0x16: case 0x17:
+		/* movlps/movhps and movs[hl]dup are floats; Zydis (so libwitch)
+		 * types movlpd/hpd's and movddup's memory operand as integer,
+		 * and unpck[lh]ps/pd's (below). */
+		return pp == PP_NONE || pp == PP_F3 ? INSN_ELEM_F32 : INSN_ELEM_INT;
 	case 0x2e: case 0x2f:             /* (u)comiss/sd */
 	case 0xc6:                        /* shufps/pd */
 		return pp == PP_66 || pp == PP_F2 ? INSN_ELEM_F64 : INSN_ELEM_F32;
