@@ -7,7 +7,8 @@
  *
  *   void callstack_switch_thread(ThreadId tid);   the thread now running
  *   void callstack_call(Addr ret, Addr sp);       after a call pushed ret at sp
- *   void callstack_ret(Addr sp);                  after a return, sp its new rsp
+ *   void callstack_ret(Addr sp);                  after a return or an indirect
+ *                                                 jump (longjmp), sp its new rsp
  *   UInt callstack_context(Addr pc);              id (>= 1) of the running
  *                                                 thread's stack + leaf pc
  *   UInt context_cut(UInt ctx, UInt depth);       the same context with only

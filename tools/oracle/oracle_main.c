@@ -290,8 +290,11 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayo
 		instrument_stmt(sb, st, pc, cls);
 	}
 	/* Calls end a block (guest chasing is off): the shadow stack follows the
-	 * block's exit, with rsp as the call or return left it. */
-	if (in->jumpkind == Ijk_Call || in->jumpkind == Ijk_Ret) {
+	 * block's exit, with rsp as the call or return left it.  An indirect
+	 * jump may be longjmp's: frames below its rsp are gone too. */
+	Bool leaves = in->jumpkind == Ijk_Ret ||
+		      (in->jumpkind == Ijk_Boring && in->next->tag != Iex_Const);
+	if (in->jumpkind == Ijk_Call || leaves) {
 		IRTemp sp = newIRTemp(sb->tyenv, Ity_I64);
 		addStmtToIRSB(sb, IRStmt_WrTmp(sp, IRExpr_Get(layout->offset_SP, Ity_I64)));
 		if (in->jumpkind == Ijk_Call)
