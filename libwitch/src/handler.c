@@ -461,11 +461,16 @@ static int trap_resolve(struct witch_thread *t, const struct watchpoint *w, ucon
 	if (fn_start == pc) {
 		/* A call stored its return address into the watched slot; the
 		 * trap lands on the callee's first instruction. */
-		uint64_t ret;
+		uint64_t ret, caller_start, call_pc;
 		if (decode_read_memory(rsp, &ret, sizeof(ret)) < 0 ||
 		    !match_stack_slot(rsp, DECODE_STORE, w, ct))
 			return -ENOENT;
+		/* The call itself is the leaf: a sampled call must know its own
+		 * trap, or the ret that reads the slot is taken for it. */
 		*leaf = ret - 1;
+		if (unwind_proc_start(ret - 1, &caller_start) == 0 &&
+		    decode_find_prev(t->dcache, caller_start, ret, &call_pc) == 0)
+			*leaf = call_pc;
 		*skip = 1;
 		return 0;
 	}
