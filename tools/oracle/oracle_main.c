@@ -11,7 +11,8 @@
  *
  * Options: --depth=N (frames per context, default 128 as WITCH_DEPTH),
  * --tolerance=T (FP relative tolerance, default 0.01 as
- * WITCH_FP_TOLERANCE), --out=PREFIX (default witch-oracle.PID).
+ * WITCH_FP_TOLERANCE), --top=N (pairs written, default 1000; totals count
+ * all), --out=PREFIX (default witch-oracle.PID).
  */
 #include "pub_tool_basics.h"
 #include "pub_tool_libcbase.h"
@@ -30,6 +31,7 @@
 /* --- options ------------------------------------------------------------------- */
 
 static Long opt_depth = 128;
+static Long opt_top = 1000;
 static const HChar *opt_tolerance = "0.01";
 static const HChar *opt_out = NULL;
 
@@ -44,6 +46,9 @@ static Bool process_option(const HChar *arg)
 		if (*end || end == opt_tolerance || !(t >= 0 && t < 1))
 			VG_(fmsg_bad_option)(arg, "--tolerance must be a number from 0 to below 1\n");
 		access_tolerance = t;
+	} else if VG_INT_CLO(arg, "--top", opt_top) {
+		if (opt_top < 0)
+			VG_(fmsg_bad_option)(arg, "--top must be 0 (all) or more\n");
 	} else if VG_STR_CLO(arg, "--out", opt_out) {
 	} else {
 		return False;
@@ -55,6 +60,7 @@ static void print_usage(void)
 {
 	VG_(printf)("    --depth=N         frames per calling context [128]\n"
 		    "    --tolerance=T     FP relative tolerance of silent/load [0.01]\n"
+		    "    --top=N           pairs written per file, largest waste first; 0 = all [1000]\n"
 		    "    --out=PREFIX      write PREFIX.{dead,silent,load}.json "
 		    "[witch-oracle.PID]\n");
 }
@@ -341,6 +347,7 @@ static void write_client(const HChar *prefix, const HChar *name, const struct pa
 	struct output_client c = {
 		.name = name, .pairs = p, .totals = &access_totals, .decidable = decidable,
 		.values = values, .tolerance = opt_tolerance, .depth = (UInt)opt_depth,
+		.top = (UInt)opt_top,
 		.shadow_bytes = shadow_bytes_allocated(),
 		.wall_ms = VG_(read_millisecond_timer)() - start_ms,
 	};

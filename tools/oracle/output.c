@@ -163,10 +163,11 @@ static void w_pairs(struct writer *w, const struct output_client *c)
 		if (pairs_at(&cut, i)->watch)
 			order[n++] = pairs_at(&cut, i);
 	VG_(ssort)(order, n, sizeof(*order), by_waste);
+	UInt written = c->top && c->top < n ? c->top : n;
 
 	DiEpoch ep = VG_(current_DiEpoch)();
 	w_put(w, "\"pairs\":[", 9);
-	for (UInt i = 0; i < n; i++) {
+	for (UInt i = 0; i < written; i++) {
 		const struct pair_count *p = order[i];
 		w_printf(w, "%s\n{\"waste\":%llu,\"use\":%llu,\"share\":", i ? "," : "", p->waste,
 			 p->use);
@@ -180,7 +181,7 @@ static void w_pairs(struct writer *w, const struct output_client *c)
 		w_context(w, ep, p->trap);
 		w_put(w, "}", 1);
 	}
-	w_put(w, "]", 1);
+	w_printf(w, "],\n\"pairs_total\":%u", n);
 	VG_(free)(order);
 	if (cut.e)
 		VG_(free)(cut.e);

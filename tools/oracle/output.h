@@ -2,6 +2,8 @@
  * `witch report --json` (tools/witch/report.c), so one script compares the
  * oracle with libwitch.  "sampler" is "oracle", frames are physical (no
  * inlined ones), and an "oracle" object adds what sampling cannot see.
+ * Totals count every pair; the file lists the `top` largest (recursion
+ * can make millions of distinct contexts: glibc's qsort).
  *
  *   Int output_write(const HChar *path, const struct output_client *c);
  *       whole file through PATH.tmp renamed into place; 0 or -errno.
@@ -21,6 +23,7 @@ struct output_client {
 	Bool values;              /* silent/load: print waste_approx and tolerance */
 	const HChar *tolerance;   /* as given */
 	UInt depth;               /* frames per context */
+	UInt top;                 /* pairs written, largest waste first; 0 = all */
 	ULong shadow_bytes;
 	ULong wall_ms;
 };
