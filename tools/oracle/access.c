@@ -116,28 +116,32 @@ static void load_segment(Addr a, UInt n, UInt cls, UInt ctx)
 	UInt sprev[SEG], lprev[SEG];
 	Bool open[SEG], judged[SEG];
 	UChar was[SEG], is[SEG];
-	struct shadow_chunk *ch[SEG];
-	Bool stack = (cls & INSN_STACK) != 0;
+	UChar stack = (cls & INSN_STACK) ? SH_LOAD_STACK : 0;
 
 	VG_(memcpy)(is, (const void *)a, n);
-	for (UInt i = 0; i < n; i++) {
-		ch[i] = shadow_chunk_of(a + i);
-		if (ch[i] == NULL) {
-			access_totals.bytes_untracked++;
-			open[i] = judged[i] = False;
+	for (UInt i = 0; i < n;) {
+		/* Bytes in one chunk are done in one go; a segment crosses a
+		 * chunk boundary at most once. */
+		struct shadow_chunk *ch = shadow_chunk_of(a + i);
+		UInt k = SHADOW_INDEX(a + i);
+		UInt end = i + (SHADOW_CHUNK - k) < n ? i + (SHADOW_CHUNK - k) : n;
+		if (ch == NULL) {
+			access_totals.bytes_untracked += end - i;
+			for (; i < end; i++)
+				open[i] = judged[i] = False;
 			continue;
 		}
-		UInt k = SHADOW_INDEX(a + i);
-		UChar f = ch[i]->flags[k];
-		open[i] = (f & SH_DEAD_OPEN) != 0;
-		judged[i] = (f & (SH_LOADED | SH_LOAD_STACK)) == SH_LOADED;
-		sprev[i] = ch[i]->sctx[k];
-		lprev[i] = ch[i]->lctx[k];
-		was[i] = ch[i]->lval[k];
-		ch[i]->flags[k] = (UChar)((f & ~(SH_DEAD_OPEN | SH_LOAD_STACK)) | SH_LOADED |
-					  (stack ? SH_LOAD_STACK : 0));
-		ch[i]->lctx[k] = ctx;
-		ch[i]->lval[k] = is[i];
+		for (; i < end; i++, k++) {
+			UChar f = ch->flags[k];
+			open[i] = (f & SH_DEAD_OPEN) != 0;
+			judged[i] = (f & (SH_LOADED | SH_LOAD_STACK)) == SH_LOADED;
+			sprev[i] = ch->sctx[k];
+			lprev[i] = ch->lctx[k];
+			was[i] = ch->lval[k];
+			ch->flags[k] = (UChar)((f & ~(SH_DEAD_OPEN | SH_LOAD_STACK)) | SH_LOADED | stack);
+			ch->lctx[k] = ctx;
+			ch->lval[k] = is[i];
+		}
 	}
 	decide_dead(sprev, open, n, ctx, False);
 	decide_value(&access_load_pairs, lprev, judged, was, is, n, cls, ctx);
@@ -148,23 +152,26 @@ static void store_segment(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old,
 {
 	UInt sprev[SEG];
 	Bool open[SEG], judged[SEG];
-	Bool stack = (cls & INSN_STACK) != 0;
+	UChar stack = (cls & INSN_STACK) ? SH_STORE_STACK : 0;
 
-	for (UInt i = 0; i < n; i++) {
+	for (UInt i = 0; i < n;) {
 		struct shadow_chunk *ch = shadow_chunk_of(a + i);
+		UInt k = SHADOW_INDEX(a + i);
+		UInt end = i + (SHADOW_CHUNK - k) < n ? i + (SHADOW_CHUNK - k) : n;
 		if (ch == NULL) {
-			access_totals.bytes_untracked++;
-			open[i] = judged[i] = False;
+			access_totals.bytes_untracked += end - i;
+			for (; i < end; i++)
+				open[i] = judged[i] = False;
 			continue;
 		}
-		UInt k = SHADOW_INDEX(a + i);
-		UChar f = ch->flags[k];
-		open[i] = (f & SH_DEAD_OPEN) != 0;
-		judged[i] = (f & (SH_STORED | SH_STORE_STACK)) == SH_STORED;
-		sprev[i] = ch->sctx[k];
-		ch->flags[k] = (UChar)((f & ~SH_STORE_STACK) | SH_DEAD_OPEN | SH_STORED |
-				       (stack ? SH_STORE_STACK : 0));
-		ch->sctx[k] = ctx;
+		for (; i < end; i++, k++) {
+			UChar f = ch->flags[k];
+			open[i] = (f & SH_DEAD_OPEN) != 0;
+			judged[i] = (f & (SH_STORED | SH_STORE_STACK)) == SH_STORED;
+			sprev[i] = ch->sctx[k];
+			ch->flags[k] = (UChar)((f & ~SH_STORE_STACK) | SH_DEAD_OPEN | SH_STORED | stack);
+			ch->sctx[k] = ctx;
+		}
 	}
 	decide_dead(sprev, open, n, ctx, True);
 	decide_value(&access_silent, sprev, judged, old, now, n, cls, ctx);
