@@ -48,6 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_common.h"
+
 #define NTHREADS 2
 #define KEY_UNIVERSE (1u << 17)   /* distinct keys that may be requested */
 #define MAX_LIVE (1u << 14)       /* cache capacity in entries */
@@ -88,27 +90,12 @@ struct worker {
 
 static uint64_t xorshift64(uint64_t *state)
 {
-	uint64_t x = *state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *state = x;
+	return bench_xorshift64(state);
 }
 
 static long parse_scale(int argc, char **argv)
 {
-	if (argc == 1)
-		return 1;
-	if (argc == 2) {
-		char *end;
-		errno = 0;
-		long v = strtol(argv[1], &end, 10);
-		if (errno == 0 && end != argv[1] && *end == '\0' && v > 0 &&
-		    v <= 1000000)
-			return v;
-	}
-	fprintf(stderr, "usage: hashtab [SCALE]\n");
-	exit(2);
+	return bench_parse_scale("hashtab", argc, argv);
 }
 
 /* A key id with a Zipf-like (exponent 1) distribution of ranks: inversion

@@ -53,6 +53,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_common.h"
+
 #define STACK_MAX 256
 #define FRAMES_MAX 64
 #define NLOCALS 16
@@ -138,18 +140,7 @@ struct vm {
 
 static long parse_scale(int argc, char **argv)
 {
-	if (argc == 1)
-		return 1;
-	if (argc == 2) {
-		char *end;
-		errno = 0;
-		long v = strtol(argv[1], &end, 10);
-		if (errno == 0 && end != argv[1] && *end == '\0' && v > 0 &&
-		    v <= 1000000)
-			return v;
-	}
-	fprintf(stderr, "usage: interp [SCALE]\n");
-	exit(2);
+	return bench_parse_scale("interp", argc, argv);
 }
 
 /* ---- assembler ---- */

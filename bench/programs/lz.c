@@ -57,6 +57,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_common.h"
+
 #define INPUT_SIZE (2u << 20)   /* bytes of text per round */
 #define BLOCK_SIZE (64u << 10)  /* independent blocks; also the window */
 #define HASH_BITS 15
@@ -84,34 +86,17 @@ static uint64_t rng_state;
 
 static uint64_t xorshift64(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return rng_state = x;
+	return bench_xorshift64(&rng_state);
 }
 
 static void seed_rng(uint64_t seed)
 {
-	rng_state = seed * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL;
-	if (rng_state == 0)
-		rng_state = 1;
+	rng_state = bench_seed_state(seed);
 }
 
 static long parse_scale(int argc, char **argv)
 {
-	if (argc == 1)
-		return 1;
-	if (argc == 2) {
-		char *end;
-		errno = 0;
-		long v = strtol(argv[1], &end, 10);
-		if (errno == 0 && end != argv[1] && *end == '\0' && v > 0 &&
-		    v <= 1000000)
-			return v;
-	}
-	fprintf(stderr, "usage: lz [SCALE]\n");
-	exit(2);
+	return bench_parse_scale("lz", argc, argv);
 }
 
 static void build_vocabulary(struct vocabulary *v)

@@ -48,6 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_common.h"
+
 #define N 512                   /* grid points per side, edges included */
 #define STEPS_PER_SCENARIO 100
 #define SCENARIOS_PER_SCALE 26
@@ -76,27 +78,12 @@ static uint64_t rng_state = 0x853c49e6748fea9bULL;
 
 static uint64_t xorshift64(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return rng_state = x;
+	return bench_xorshift64(&rng_state);
 }
 
 static long parse_scale(int argc, char **argv)
 {
-	if (argc == 1)
-		return 1;
-	if (argc == 2) {
-		char *end;
-		errno = 0;
-		long v = strtol(argv[1], &end, 10);
-		if (errno == 0 && end != argv[1] && *end == '\0' && v > 0 &&
-		    v <= 1000000)
-			return v;
-	}
-	fprintf(stderr, "usage: stencil [SCALE]\n");
-	exit(2);
+	return bench_parse_scale("stencil", argc, argv);
 }
 
 /* Components of 20-60 points a side placed at random, and a cooling

@@ -51,6 +51,8 @@
 #include <string.h>
 #include <strings.h> /* strcasecmp */
 
+#include "bench_common.h"
+
 #define NRECORDS 20000
 #define ROUNDS_PER_SCALE 48
 #define LINE_MAX_LEN 256
@@ -76,34 +78,17 @@ static uint64_t rng_state;
 
 static uint64_t xorshift64(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return rng_state = x;
+	return bench_xorshift64(&rng_state);
 }
 
 static void seed_rng(uint64_t seed)
 {
-	rng_state = seed * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL;
-	if (rng_state == 0)
-		rng_state = 1;
+	rng_state = bench_seed_state(seed);
 }
 
 static long parse_scale(int argc, char **argv)
 {
-	if (argc == 1)
-		return 1;
-	if (argc == 2) {
-		char *end;
-		errno = 0;
-		long v = strtol(argv[1], &end, 10);
-		if (errno == 0 && end != argv[1] && *end == '\0' && v > 0 &&
-		    v <= 1000000)
-			return v;
-	}
-	fprintf(stderr, "usage: strings [SCALE]\n");
-	exit(2);
+	return bench_parse_scale("strings", argc, argv);
 }
 
 static const char *const first_names[] = {
