@@ -111,6 +111,24 @@ static void decide_value(struct pairs *p, const UInt *prev, const Bool *judged,
 
 /* --- the accesses ------------------------------------------------------------ */
 
+/* The chunk holding byte i of the segment at a, that byte's index k in it,
+ * and where the segment's bytes in that chunk end (a segment crosses a
+ * chunk boundary at most once).  Untracked bytes are counted and left
+ * undecided; NULL then. */
+static struct shadow_chunk *segment_span(Addr a, UInt i, UInt n, UInt *k, UInt *end,
+					 Bool *open, Bool *judged)
+{
+	struct shadow_chunk *ch = shadow_chunk_of(a + i);
+	*k = SHADOW_INDEX(a + i);
+	*end = i + (SHADOW_CHUNK - *k) < n ? i + (SHADOW_CHUNK - *k) : n;
+	if (ch == NULL) {
+		access_totals.bytes_untracked += *end - i;
+		for (; i < *end; i++)
+			open[i] = judged[i] = False;
+	}
+	return ch;
+}
+
 static void load_segment(Addr a, UInt n, UInt cls, UInt ctx)
 {
 	UInt sprev[SEG], lprev[SEG];
@@ -119,19 +137,9 @@ static void load_segment(Addr a, UInt n, UInt cls, UInt ctx)
 	UChar stack = (cls & INSN_STACK) ? SH_LOAD_STACK : 0;
 
 	VG_(memcpy)(is, (const void *)a, n);
-	for (UInt i = 0; i < n;) {
-		/* Bytes in one chunk are done in one go; a segment crosses a
-		 * chunk boundary at most once. */
-		struct shadow_chunk *ch = shadow_chunk_of(a + i);
-		UInt k = SHADOW_INDEX(a + i);
-		UInt end = i + (SHADOW_CHUNK - k) < n ? i + (SHADOW_CHUNK - k) : n;
-		if (ch == NULL) {
-			access_totals.bytes_untracked += end - i;
-			for (; i < end; i++)
-				open[i] = judged[i] = False;
-			continue;
-		}
-		for (; i < end; i++, k++) {
+	for (UInt i = 0, k, end; i < n; i = end) {
+		struct shadow_chunk *ch = segment_span(a, i, n, &k, &end, open, judged);
+		for (; ch && i < end; i++, k++) {
 			UChar f = ch->flags[k];
 			open[i] = (f & SH_DEAD_OPEN) != 0;
 			judged[i] = (f & (SH_LOADED | SH_LOAD_STACK)) == SH_LOADED;
@@ -154,17 +162,9 @@ static void store_segment(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old,
 	Bool open[SEG], judged[SEG];
 	UChar stack = (cls & INSN_STACK) ? SH_STORE_STACK : 0;
 
-	for (UInt i = 0; i < n;) {
-		struct shadow_chunk *ch = shadow_chunk_of(a + i);
-		UInt k = SHADOW_INDEX(a + i);
-		UInt end = i + (SHADOW_CHUNK - k) < n ? i + (SHADOW_CHUNK - k) : n;
-		if (ch == NULL) {
-			access_totals.bytes_untracked += end - i;
-			for (; i < end; i++)
-				open[i] = judged[i] = False;
-			continue;
-		}
-		for (; i < end; i++, k++) {
+	for (UInt i = 0, k, end; i < n; i = end) {
+		struct shadow_chunk *ch = segment_span(a, i, n, &k, &end, open, judged);
+		for (; ch && i < end; i++, k++) {
 			UChar f = ch->flags[k];
 			open[i] = (f & SH_DEAD_OPEN) != 0;
 			judged[i] = (f & (SH_STORED | SH_STORE_STACK)) == SH_STORED;
