@@ -20,6 +20,7 @@
 #include <Zydis/Zydis.h>
 
 #include "witch/decode.h"
+#include "witch/decode_zydis.h"
 
 /* Smallest page size on x86-64; mappings are multiples of it, so bytes up to
  * the next 4 KiB boundary are mapped whenever the byte at pc is. */
@@ -112,7 +113,7 @@ void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
 
 /* Hardware index (0..15) of a 16/32/64-bit general register, -1 otherwise.
  * Zydis lays each width out contiguously in hardware order. */
-static int gpr_index(ZydisRegister r)
+int decode_gpr_index(ZydisRegister r)
 {
 	if (r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15)
 		return r - ZYDIS_REGISTER_RAX;
@@ -127,7 +128,7 @@ static int gpr_index(ZydisRegister r)
  * r is not a general register. */
 static uint16_t gpr_bit(ZydisRegister r)
 {
-	int i = gpr_index(ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r));
+	int i = decode_gpr_index(ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r));
 	return i < 0 ? 0 : (uint16_t)(1u << i);
 }
 
@@ -141,14 +142,15 @@ static int is_stack_reg(ZydisRegister r)
  * readable (we are executing it, or the caller checked), so the bytes up to
  * its end are read in place; only an instruction that may spill into the
  * next page is fetched through process_vm_readv. */
-static int decode_full(uint64_t pc, ZydisDecodedInstruction *insn,
-		       ZydisDecodedOperand *ops)
+int decode_zydis(uint64_t pc, ZydisDecodedInstruction *insn, ZydisDecodedOperand *ops)
 {
 	uint64_t to_page_end = CODE_PAGE - (pc & (CODE_PAGE - 1));
 	size_t n = to_page_end < MAX_INSN ? (size_t)to_page_end : MAX_INSN;
 	uint8_t tmp[MAX_INSN];
 	ZyanStatus st;
 
+	if (!g_ready)
+		return -EINVAL;
 	st = ZydisDecoderDecodeFull(&g_decoder, (const void *)(uintptr_t)pc, n,
 				    insn, ops);
 	if (st == ZYDIS_STATUS_NO_MORE_DATA && n < MAX_INSN) {
@@ -268,7 +270,7 @@ static uint8_t elem_of(const ZydisDecodedOperand *op)
 
 static uint64_t reg_value(const struct decode_regs *regs, ZydisRegister r)
 {
-	int i = gpr_index(r);
+	int i = decode_gpr_index(r);
 	return i >= 0 ? regs->gpr[i] : 0;
 }
 
@@ -309,7 +311,7 @@ int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *o
 	out->pc = pc;
 	if (!g_ready)
 		return -EINVAL;
-	rc = decode_full(pc, &insn, ops);
+	rc = decode_zydis(pc, &insn, ops);
 	if (rc < 0)
 		return rc;
 	out->len = insn.length;

@@ -3,6 +3,7 @@
 #include "witch/log.h"
 #include "witch/cct.h"
 #include "witch/decode.h"
+#include "witch/emulate.h"
 #include "witch/pairtab.h"
 #include "witch/reservoir.h"
 #include "witch/thread.h"
@@ -149,9 +150,10 @@ static void watch_take_owner(struct watchpoint *w, const struct watchpoint *cand
 
 /* Sample access a of instruction in: calling context, client, reservoir,
  * watchpoint.  ran: the access has already happened (a PMU sample), so the
- * client sees it run at once instead of at the instruction's own trap. */
+ * client sees it run at once instead of at the instruction's own trap.
+ * emu: the calls and returns run ahead from uc to get there, or NULL. */
 static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct decode_insn *in,
-			const struct decode_access *a, int ran)
+			const struct decode_access *a, int ran, const struct emulate *emu)
 {
 	uint64_t pcs[CONFIG_MAX_DEPTH];
 
@@ -168,10 +170,13 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct dec
 		    (unsigned long)a->addr, a->len, h_cfg->max_steps - t->steps_left);
 
 	int n = context_of(t, uc, in->pc, 0, pcs, (int)h_cfg->depth);
+	if (n > 0 && emu)
+		n = emulate_context(emu, pcs, n, (int)h_cfg->depth);
 	if (n <= 0) {
 		t->stats.skip_unwind++;
 		return;
 	}
+	pcs[0] = in->pc;
 	if (path_in_runtime(pcs, n)) {
 		t->stats.skip_runtime_addr++; /* a store the runtime made, e.g. in its pthread_create */
 		return;
@@ -221,7 +226,21 @@ static void stop_stepping(struct witch_thread *t, ucontext_t *uc)
 	if (t->stepping)
 		sampler_next_period(&t->sampler, rng_next(&t->rng));
 	t->stepping = 0;
+	t->step_to = 0;
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
+}
+
+/* One more single step, if the budget allows. */
+static void step_on(struct witch_thread *t, ucontext_t *uc)
+{
+	if (t->steps_left == 0) {
+		t->stats.skip_steps++;
+		stop_stepping(t, uc);
+		return;
+	}
+	t->steps_left--;
+	t->stepping = 1;
+	uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)EFLAGS_TF;
 }
 
 #define LOOKAHEAD_MAX 24
@@ -282,60 +301,67 @@ static int reach_cached(struct witch_thread *t, uint64_t pc)
 	return t->reach_cache[slot].verdict;
 }
 
-/* Look at the code about to run: sample the first wanted access on the
- * straight-line path ahead if its address is already known (no instruction
- * before it writes its address registers), else single-step towards it,
- * bounded by WITCH_MAX_STEPS. */
+/* Look at the code about to run: run it ahead on a copy of the registers
+ * (emulate.h) to the first wanted access and sample that.  Where the
+ * emulator stops (an instruction it does not know, a load of bytes an
+ * emulated store wrote), single-step the program to there and over it,
+ * then look again.  Within WITCH_MAX_STEPS + LOOKAHEAD_MAX
+ * instructions of the tick, as if every one were stepped. */
 static void sample_look(struct witch_thread *t, ucontext_t *uc)
 {
-	struct decode_regs regs;
+	struct decode_regs regs, ahead;
 	struct decode_insn in;
-	uint16_t written = 0;
-	int reachable = 0;
+	struct emulate emu;
 
 	regs_of(t, uc, &regs);
-	uint64_t pc = regs.rip;
-	for (int i = 0; i < LOOKAHEAD_MAX; i++) {
-		if (decode_at(pc, &regs, &in) < 0) {
-			t->stats.skip_decode++;
-			stop_stepping(t, uc);
-			return;
-		}
-		const struct decode_access *a = wanted_access(&in);
-		if (a && !(a->addr_regs & written)) {
-			stop_stepping(t, uc);
-			sample_take(t, uc, &in, a, 0);
-			return;
-		}
-		if (a) {
-			reachable = 1; /* its address needs the code before it to run */
-			break;
-		}
-		if (in.flags & DECODE_F_NO_STEP) {
+	if (t->stepping && t->step_to && regs.rip != t->step_to) {
+		step_on(t, uc);
+		return;
+	}
+	t->step_to = 0;
+	ahead = regs;
+	emulate_begin(&emu);
+	uint32_t budget = t->steps_left + LOOKAHEAD_MAX;
+	int stopped = 0; /* at ahead.rip, before the budget ran out */
+	for (uint32_t i = 0; i < budget && !stopped; i++) {
+		if (decode_at(ahead.rip, &ahead, &in) < 0) {
 			if (i == 0) {
-				t->stats.skip_no_step++;
+				t->stats.skip_decode++;
 				stop_stepping(t, uc);
 				return;
 			}
+			stopped = 1;
 			break;
 		}
-		if (in.flags & DECODE_F_BRANCH)
-			break;
-		written |= in.regs_written;
-		pc += in.len;
+		const struct decode_access *a = wanted_access(&in);
+		if (a && !emulate_stored(&emu, a->addr, a->len)) {
+			stop_stepping(t, uc);
+			sample_take(t, uc, &in, a, 0, &emu);
+			return;
+		}
+		if (i == 0 && (in.flags & DECODE_F_NO_STEP)) {
+			t->stats.skip_no_step++;
+			stop_stepping(t, uc);
+			return;
+		}
+		/* A wanted access whose bytes hold a store not made yet, or an
+		 * instruction the emulator does not run: the program runs there. */
+		if (a || emulate_insn(&emu, &ahead, &in) < 0)
+			stopped = 1;
+		else
+			t->stats.emulated++;
 	}
-	if (!reachable && !t->stepping && !reach_cached(t, regs.rip)) {
-		t->stats.skip_no_access++;
-		return;
-	}
-	if (t->steps_left == 0) {
-		t->stats.skip_steps++;
+	if (!stopped) {
+		t->stats.skip_steps++; /* ran the whole budget ahead: no access in reach */
 		stop_stepping(t, uc);
 		return;
 	}
-	t->steps_left--;
-	t->stepping = 1;
-	uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)EFLAGS_TF;
+	if (!t->stepping && !reach_cached(t, regs.rip)) {
+		t->stats.skip_no_access++;
+		return;
+	}
+	t->step_to = ahead.rip != regs.rip ? ahead.rip : 0;
+	step_on(t, uc);
 }
 
 static void sample_tick(struct witch_thread *t, ucontext_t *uc)
@@ -380,7 +406,7 @@ static void sample_pmu(const struct pmu_sample *s, void *arg)
 	struct decode_access acc = *a;
 	acc.addr = s->addr;
 	acc.flags &= (uint8_t)~DECODE_ACC_UNKNOWN_ADDR;
-	sample_take(t, v->uc, &in, &acc, 1);
+	sample_take(t, v->uc, &in, &acc, 1, NULL);
 }
 
 /* --- traps ----------------------------------------------------------------- */
@@ -547,8 +573,11 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	int rc = trap_resolve(t, w, uc, &leaf, &skip, &ct);
 	if (w->pending_self) {
 		/* The sampled instruction runs after the watchpoint is armed and
-		 * traps on itself first; accesses before it are not the answer. */
-		if (rc < 0 || leaf == w->sample_pc) {
+		 * traps on itself first; accesses before it are not the answer.
+		 * The kind tells them apart where the pc does not: a ret's read
+		 * resolves to the call before its return site, which may be the
+		 * sampled call (armed while running ahead, before that ret). */
+		if (rc < 0 || (leaf == w->sample_pc && (ct.kind & h_craft->sample_kind))) {
 			w->pending_self = 0;
 			t->stats.traps_self++;
 			if (h_craft->on_self(w) < 0) {

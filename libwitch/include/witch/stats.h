@@ -26,6 +26,7 @@
 	X(traps_runtime)      /* the runtime's own access (exit, wrappers) */    \
 	X(traps_unreadable)   /* watched bytes no longer readable: dropped */    \
 	X(steps)              /* single steps taken looking for an access */     \
+	X(emulated)           /* instructions run ahead on a register copy */    \
 	X(skip_no_access)     /* no wanted access reachable from the tick */      \
 	X(skip_steps)         /* no wanted access within WITCH_MAX_STEPS */      \
 	X(skip_no_step)       /* reached an instruction not safe to step */      \

@@ -68,6 +68,7 @@ struct witch_thread {
 	struct rng rng;
 	uint32_t steps_left;
 	int stepping;
+	uint64_t step_to;             /* stepping on to where the emulator stopped */
 	/* Periodic flush: the flusher sets paused, then waits for in_handler
 	 * to clear before reading the thread's tables (handler.c enters and
 	 * leaves around every use of them). */

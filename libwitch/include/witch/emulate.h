@@ -1,0 +1,63 @@
+/* emulate: run simple integer instructions on a register snapshot.
+ *
+ * The software sampler must reach the access a tick leads to.  Single-
+ * stepping there costs a debug exception per instruction (~20 us on a VM:
+ * most of the runtime's overhead on programs with long stretches between
+ * accesses), so the sampler first runs the instructions on a copy of the
+ * registers, and steps only over what this module does not know.
+ *
+ * API
+ *   void emulate_begin(struct emulate *e);
+ *        Start a run of emulation from the registers of a signal context.
+ *   int  emulate_insn(struct emulate *e, struct decode_regs *regs,
+ *                     const struct decode_insn *in);
+ *        Advance regs (gprs, rip, arithmetic flags) over in, the instruction
+ *        at regs->rip as decode_at decoded it with regs.  Integer moves,
+ *        lea, ALU ops and shifts, imul, cmov/set, sign extensions, push/pop,
+ *        leave, jcc, direct or indirect jmp and call, ret; and, as no-ops,
+ *        instructions that touch no general register, flag or control flow
+ *        (vector and x87 arithmetic, vector loads and stores).  Calls and
+ *        returns are kept in e, for emulate_context.  Loads read memory without faulting;
+ *        stores change no register and are only noted, so a later load of
+ *        those bytes cannot be answered.  Returns 0, or
+ *          -ENOTSUP  not emulated here, or a load of stored bytes, or calls
+ *                    nested deeper than EMULATE_MAX_CALLS
+ *          -EFAULT   a load or the code could not be read
+ *        On error regs are unchanged.
+ *   int  emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
+ *        Whether an emulated store touched [addr, addr + len).
+ *   int  emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max);
+ *        pcs[0..n) is the calling context where emulation began (leaf first,
+ *        callers as return address - 1); rewrite it for where it is now:
+ *        drop the frames emulated returns left, add the emulated calls.
+ *        pcs[0] (the leaf) is left for the caller to set.  Returns the new
+ *        length (at most max), or -EINVAL when the returns left every frame.
+ *
+ * Async-signal-safe: no malloc, no locks, no stdio.
+ */
+#ifndef WITCH_EMULATE_H
+#define WITCH_EMULATE_H
+
+#include <stdint.h>
+
+#include "witch/decode.h"
+
+#define EMULATE_MAX_STORES 8
+#define EMULATE_MAX_CALLS 4
+
+struct emulate {
+	int n_stores;
+	uint64_t store_addr[EMULATE_MAX_STORES];
+	uint32_t store_len[EMULATE_MAX_STORES];
+	int n_calls;          /* emulated calls not returned from */
+	int frames_left;      /* emulated returns out of the starting frame and its callers */
+	uint64_t call_ret[EMULATE_MAX_CALLS];  /* their return addresses */
+	uint64_t call_slot[EMULATE_MAX_CALLS]; /* where each would have pushed it */
+};
+
+void emulate_begin(struct emulate *e);
+int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in);
+int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
+int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max);
+
+#endif

@@ -1,0 +1,653 @@
+/* emulate: run simple integer instructions on a register snapshot (see emulate.h). */
+#include "witch/emulate.h"
+#include "witch/decode_zydis.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define RFLAGS_CF 0x001ull
+#define RFLAGS_PF 0x004ull
+#define RFLAGS_ZF 0x040ull
+#define RFLAGS_SF 0x080ull
+#define RFLAGS_OF 0x800ull
+#define RFLAGS_ARITH (RFLAGS_CF | RFLAGS_PF | RFLAGS_ZF | RFLAGS_SF | RFLAGS_OF)
+
+void emulate_begin(struct emulate *e)
+{
+	e->n_stores = 0;
+	e->n_calls = 0;
+	e->frames_left = 0;
+}
+
+int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max)
+{
+	int keep = n - 1 - e->frames_left; /* callers still on the stack */
+	if (keep < 0 || max < 1)
+		return -EINVAL;
+	/* Too deep: the outermost frames go first, as in any context. */
+	int add = e->n_calls < max - 1 ? e->n_calls : max - 1;
+	if (1 + add + keep > max)
+		keep = max - 1 - add;
+	memmove(pcs + 1 + add, pcs + 1 + e->frames_left, sizeof(pcs[0]) * (size_t)keep);
+	for (int i = 0; i < add; i++) /* innermost call first */
+		pcs[1 + i] = e->call_ret[e->n_calls - 1 - i] - 1;
+	return 1 + add + keep;
+}
+
+int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len)
+{
+	for (int i = 0; i < e->n_stores; i++)
+		if (addr < e->store_addr[i] + e->store_len[i] && e->store_addr[i] < addr + len)
+			return 1;
+	return 0;
+}
+
+/* --- values of a given width ------------------------------------------------ */
+
+static uint64_t mask_of(unsigned bits)
+{
+	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
+}
+
+static uint64_t sign_bit(unsigned bits)
+{
+	return 1ull << (bits - 1);
+}
+
+static uint64_t sign_extend(uint64_t v, unsigned bits)
+{
+	if (bits >= 64)
+		return v;
+	v &= mask_of(bits);
+	return (v & sign_bit(bits)) ? v | ~mask_of(bits) : v;
+}
+
+/* --- registers ------------------------------------------------------------- */
+
+static int is_high_byte(ZydisRegister r)
+{
+	return r == ZYDIS_REGISTER_AH || r == ZYDIS_REGISTER_CH || r == ZYDIS_REGISTER_DH ||
+	       r == ZYDIS_REGISTER_BH;
+}
+
+static int reg_slot(ZydisRegister r)
+{
+	return decode_gpr_index(ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r));
+}
+
+static int reg_read(const struct decode_regs *regs, ZydisRegister r, uint64_t *v)
+{
+	int i = reg_slot(r);
+	if (i < 0)
+		return -ENOTSUP;
+	unsigned bits = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, r);
+	*v = is_high_byte(r) ? (regs->gpr[i] >> 8) & 0xff : regs->gpr[i] & mask_of(bits);
+	return 0;
+}
+
+/* x86-64: a 32-bit write clears the upper half; 8- and 16-bit writes merge. */
+static int reg_write(struct decode_regs *regs, ZydisRegister r, uint64_t v)
+{
+	int i = reg_slot(r);
+	if (i < 0)
+		return -ENOTSUP;
+	unsigned bits = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, r);
+	if (is_high_byte(r))
+		regs->gpr[i] = (regs->gpr[i] & ~0xff00ull) | ((v & 0xff) << 8);
+	else if (bits == 32)
+		regs->gpr[i] = v & 0xffffffffull;
+	else
+		regs->gpr[i] = (regs->gpr[i] & ~mask_of(bits)) | (v & mask_of(bits));
+	return 0;
+}
+
+/* --- operands -------------------------------------------------------------- */
+
+struct ctx {
+	struct emulate *e;
+	struct decode_regs *regs; /* the copy being advanced */
+	const ZydisDecodedInstruction *insn;
+	const ZydisDecodedOperand *ops;
+	uint64_t next_rip;
+};
+
+static int mem_address(const struct ctx *c, const ZydisDecodedOperand *op, uint64_t *addr)
+{
+	uint64_t a = (uint64_t)op->mem.disp.value, v;
+
+	if (op->mem.base == ZYDIS_REGISTER_RIP)
+		a += c->next_rip;
+	else if (op->mem.base != ZYDIS_REGISTER_NONE) {
+		if (reg_read(c->regs, op->mem.base, &v) < 0)
+			return -ENOTSUP;
+		a += v;
+	}
+	if (op->mem.index != ZYDIS_REGISTER_NONE) {
+		if (reg_read(c->regs, op->mem.index, &v) < 0)
+			return -ENOTSUP; /* a vector index (VSIB) */
+		a += v * op->mem.scale;
+	}
+	if (op->mem.segment == ZYDIS_REGISTER_FS)
+		a += c->regs->fs_base;
+	else if (op->mem.segment == ZYDIS_REGISTER_GS)
+		a += c->regs->gs_base;
+	if (c->insn->address_width == 32)
+		a &= 0xffffffffull;
+	*addr = a;
+	return 0;
+}
+
+static int mem_load(const struct ctx *c, uint64_t addr, unsigned bits, uint64_t *v)
+{
+	uint32_t len = bits / 8;
+	if (emulate_stored(c->e, addr, len))
+		return -ENOTSUP; /* the bytes hold a store we did not make */
+	*v = 0;
+	if (decode_read_memory(addr, v, len) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+static int mem_note_store(struct ctx *c, uint64_t addr, unsigned bits)
+{
+	struct emulate *e = c->e;
+	if (e->n_stores == EMULATE_MAX_STORES)
+		return -ENOTSUP;
+	e->store_addr[e->n_stores] = addr;
+	e->store_len[e->n_stores] = bits / 8;
+	e->n_stores++;
+	return 0;
+}
+
+static int op_read(const struct ctx *c, int i, uint64_t *v)
+{
+	const ZydisDecodedOperand *op = &c->ops[i];
+	uint64_t addr;
+	int rc;
+
+	switch (op->type) {
+	case ZYDIS_OPERAND_TYPE_REGISTER:
+		return reg_read(c->regs, op->reg.value, v);
+	case ZYDIS_OPERAND_TYPE_IMMEDIATE:
+		*v = op->imm.is_signed ? (uint64_t)op->imm.value.s : op->imm.value.u;
+		return 0;
+	case ZYDIS_OPERAND_TYPE_MEMORY:
+		if ((rc = mem_address(c, op, &addr)) < 0)
+			return rc;
+		return mem_load(c, addr, op->size, v);
+	default:
+		return -ENOTSUP;
+	}
+}
+
+/* A memory destination changes no register: note it and go on. */
+static int op_write(struct ctx *c, int i, uint64_t v)
+{
+	const ZydisDecodedOperand *op = &c->ops[i];
+	uint64_t addr;
+	int rc;
+
+	switch (op->type) {
+	case ZYDIS_OPERAND_TYPE_REGISTER:
+		return reg_write(c->regs, op->reg.value, v);
+	case ZYDIS_OPERAND_TYPE_MEMORY:
+		if ((rc = mem_address(c, op, &addr)) < 0)
+			return rc;
+		return mem_note_store(c, addr, op->size);
+	default:
+		return -ENOTSUP;
+	}
+}
+
+/* --- flags ----------------------------------------------------------------- */
+
+static uint64_t flags_of_result(uint64_t r, unsigned bits)
+{
+	uint64_t f = 0;
+	r &= mask_of(bits);
+	if (r == 0)
+		f |= RFLAGS_ZF;
+	if (r & sign_bit(bits))
+		f |= RFLAGS_SF;
+	if (!(__builtin_popcountll(r & 0xff) & 1))
+		f |= RFLAGS_PF;
+	return f;
+}
+
+static void set_flags(struct decode_regs *regs, uint64_t which, uint64_t f)
+{
+	regs->rflags = (regs->rflags & ~which) | (f & which);
+}
+
+/* a + b + carry_in, or a - b - borrow_in: result and CF/OF/ZF/SF/PF. */
+static uint64_t add_flags(uint64_t a, uint64_t b, uint64_t cin, unsigned bits, int sub,
+			  uint64_t *f)
+{
+	uint64_t m = mask_of(bits);
+	a &= m;
+	b &= m;
+	uint64_t r = (sub ? a - b - cin : a + b + cin) & m;
+	*f = flags_of_result(r, bits);
+	if (sub ? (a < b || (cin && a == b)) : (r < a || (cin && r == a)))
+		*f |= RFLAGS_CF;
+	uint64_t ov = sub ? (a ^ b) & (a ^ r) : ~(a ^ b) & (a ^ r);
+	if (ov & sign_bit(bits))
+		*f |= RFLAGS_OF;
+	return r;
+}
+
+/* Condition codes in their encoding order (jo = 0 ... jg = 15). */
+static int cond_holds(unsigned cc, uint64_t fl)
+{
+	int cf = !!(fl & RFLAGS_CF), zf = !!(fl & RFLAGS_ZF), sf = !!(fl & RFLAGS_SF);
+	int of = !!(fl & RFLAGS_OF), pf = !!(fl & RFLAGS_PF), v;
+
+	switch (cc >> 1) {
+	case 0: v = of; break;
+	case 1: v = cf; break;
+	case 2: v = zf; break;
+	case 3: v = cf || zf; break;
+	case 4: v = sf; break;
+	case 5: v = pf; break;
+	case 6: v = sf != of; break;
+	default: v = zf || sf != of; break;
+	}
+	return (cc & 1) ? !v : v;
+}
+
+enum cond_kind { COND_JCC, COND_CMOV, COND_SET };
+
+/* The condition code of jcc/cmovcc/setcc and which of them, -1 for other
+ * mnemonics. */
+static int cond_of(ZydisMnemonic m, enum cond_kind *kind)
+{
+	static const ZydisMnemonic jcc[16] = {
+		ZYDIS_MNEMONIC_JO, ZYDIS_MNEMONIC_JNO, ZYDIS_MNEMONIC_JB, ZYDIS_MNEMONIC_JNB,
+		ZYDIS_MNEMONIC_JZ, ZYDIS_MNEMONIC_JNZ, ZYDIS_MNEMONIC_JBE, ZYDIS_MNEMONIC_JNBE,
+		ZYDIS_MNEMONIC_JS, ZYDIS_MNEMONIC_JNS, ZYDIS_MNEMONIC_JP, ZYDIS_MNEMONIC_JNP,
+		ZYDIS_MNEMONIC_JL, ZYDIS_MNEMONIC_JNL, ZYDIS_MNEMONIC_JLE, ZYDIS_MNEMONIC_JNLE,
+	};
+	static const ZydisMnemonic cmov[16] = {
+		ZYDIS_MNEMONIC_CMOVO, ZYDIS_MNEMONIC_CMOVNO, ZYDIS_MNEMONIC_CMOVB,
+		ZYDIS_MNEMONIC_CMOVNB, ZYDIS_MNEMONIC_CMOVZ, ZYDIS_MNEMONIC_CMOVNZ,
+		ZYDIS_MNEMONIC_CMOVBE, ZYDIS_MNEMONIC_CMOVNBE, ZYDIS_MNEMONIC_CMOVS,
+		ZYDIS_MNEMONIC_CMOVNS, ZYDIS_MNEMONIC_CMOVP, ZYDIS_MNEMONIC_CMOVNP,
+		ZYDIS_MNEMONIC_CMOVL, ZYDIS_MNEMONIC_CMOVNL, ZYDIS_MNEMONIC_CMOVLE,
+		ZYDIS_MNEMONIC_CMOVNLE,
+	};
+	static const ZydisMnemonic setcc[16] = {
+		ZYDIS_MNEMONIC_SETO, ZYDIS_MNEMONIC_SETNO, ZYDIS_MNEMONIC_SETB,
+		ZYDIS_MNEMONIC_SETNB, ZYDIS_MNEMONIC_SETZ, ZYDIS_MNEMONIC_SETNZ,
+		ZYDIS_MNEMONIC_SETBE, ZYDIS_MNEMONIC_SETNBE, ZYDIS_MNEMONIC_SETS,
+		ZYDIS_MNEMONIC_SETNS, ZYDIS_MNEMONIC_SETP, ZYDIS_MNEMONIC_SETNP,
+		ZYDIS_MNEMONIC_SETL, ZYDIS_MNEMONIC_SETNL, ZYDIS_MNEMONIC_SETLE,
+		ZYDIS_MNEMONIC_SETNLE,
+	};
+	for (int i = 0; i < 16; i++) {
+		*kind = m == jcc[i] ? COND_JCC : m == cmov[i] ? COND_CMOV : COND_SET;
+		if (m == jcc[i] || m == cmov[i] || m == setcc[i])
+			return i;
+	}
+	return -1;
+}
+
+/* --- instructions ---------------------------------------------------------- */
+
+static int emulate_alu(struct ctx *c, ZydisMnemonic m)
+{
+	unsigned bits = c->insn->operand_width;
+	uint64_t a, b = 0, r, f, cin = !!(c->regs->rflags & RFLAGS_CF);
+	int rc;
+
+	if ((rc = op_read(c, 0, &a)) < 0)
+		return rc;
+	int binary = m != ZYDIS_MNEMONIC_INC && m != ZYDIS_MNEMONIC_DEC &&
+		     m != ZYDIS_MNEMONIC_NEG && m != ZYDIS_MNEMONIC_NOT;
+	if (binary && (rc = op_read(c, 1, &b)) < 0)
+		return rc;
+	uint64_t which = RFLAGS_ARITH;
+	switch (m) {
+	case ZYDIS_MNEMONIC_ADD: r = add_flags(a, b, 0, bits, 0, &f); break;
+	case ZYDIS_MNEMONIC_ADC: r = add_flags(a, b, cin, bits, 0, &f); break;
+	case ZYDIS_MNEMONIC_SUB:
+	case ZYDIS_MNEMONIC_CMP: r = add_flags(a, b, 0, bits, 1, &f); break;
+	case ZYDIS_MNEMONIC_SBB: r = add_flags(a, b, cin, bits, 1, &f); break;
+	case ZYDIS_MNEMONIC_NEG:
+		r = add_flags(0, a, 0, bits, 1, &f);
+		break;
+	case ZYDIS_MNEMONIC_INC:
+	case ZYDIS_MNEMONIC_DEC:
+		r = add_flags(a, 1, 0, bits, m == ZYDIS_MNEMONIC_DEC, &f);
+		which &= ~RFLAGS_CF; /* inc/dec keep CF */
+		break;
+	case ZYDIS_MNEMONIC_AND:
+	case ZYDIS_MNEMONIC_TEST: r = a & b; f = flags_of_result(r, bits); break;
+	case ZYDIS_MNEMONIC_OR: r = a | b; f = flags_of_result(r, bits); break;
+	case ZYDIS_MNEMONIC_XOR: r = a ^ b; f = flags_of_result(r, bits); break;
+	case ZYDIS_MNEMONIC_NOT: r = ~a; f = 0; which = 0; break;
+	default: return -ENOTSUP;
+	}
+	if (m != ZYDIS_MNEMONIC_CMP && m != ZYDIS_MNEMONIC_TEST && (rc = op_write(c, 0, r)) < 0)
+		return rc;
+	set_flags(c->regs, which, f);
+	return 0;
+}
+
+static int emulate_shift(struct ctx *c, ZydisMnemonic m)
+{
+	unsigned bits = c->insn->operand_width;
+	uint64_t a, n = 1, r, f;
+	int rc;
+
+	if ((rc = op_read(c, 0, &a)) < 0)
+		return rc;
+	if (c->insn->operand_count_visible > 1 && (rc = op_read(c, 1, &n)) < 0)
+		return rc;
+	n &= bits == 64 ? 63 : 31;
+	if (n == 0)
+		return 0; /* no change, flags kept */
+	if (n >= bits)
+		return -ENOTSUP; /* 8/16-bit shifts by their width or more: rare, odd flags */
+	a &= mask_of(bits);
+	int cf;
+	switch (m) {
+	case ZYDIS_MNEMONIC_SHL:
+		r = a << n;
+		cf = (int)((a >> (bits - n)) & 1);
+		break;
+	case ZYDIS_MNEMONIC_SHR:
+		r = a >> n;
+		cf = (int)((a >> (n - 1)) & 1);
+		break;
+	case ZYDIS_MNEMONIC_SAR:
+		r = (uint64_t)((int64_t)sign_extend(a, bits) >> n);
+		cf = (int)((sign_extend(a, bits) >> (n - 1)) & 1);
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	f = flags_of_result(r, bits) | (cf ? RFLAGS_CF : 0);
+	/* OF is defined for 1-bit shifts only; the same rule elsewhere. */
+	if (m == ZYDIS_MNEMONIC_SHL && (((r & sign_bit(bits)) != 0) != cf))
+		f |= RFLAGS_OF;
+	if (m == ZYDIS_MNEMONIC_SHR && (a & sign_bit(bits)))
+		f |= RFLAGS_OF;
+	if ((rc = op_write(c, 0, r)) < 0)
+		return rc;
+	set_flags(c->regs, RFLAGS_ARITH, f);
+	return 0;
+}
+
+static int emulate_imul(struct ctx *c)
+{
+	unsigned bits = c->insn->operand_width;
+	uint64_t a, b;
+	int rc;
+
+	/* imul r, r/m and imul r, r/m, imm; the one-operand form writes rdx:rax. */
+	if (c->insn->operand_count_visible == 2) {
+		if ((rc = op_read(c, 0, &a)) < 0 || (rc = op_read(c, 1, &b)) < 0)
+			return rc;
+	} else if (c->insn->operand_count_visible == 3) {
+		if ((rc = op_read(c, 1, &a)) < 0 || (rc = op_read(c, 2, &b)) < 0)
+			return rc;
+	} else {
+		return -ENOTSUP;
+	}
+	__int128 full = (__int128)(int64_t)sign_extend(a, bits) * (int64_t)sign_extend(b, bits);
+	uint64_t r = (uint64_t)full;
+	uint64_t f = flags_of_result(r, bits);
+	if ((__int128)(int64_t)sign_extend(r, bits) != full)
+		f |= RFLAGS_CF | RFLAGS_OF;
+	if ((rc = op_write(c, 0, r)) < 0)
+		return rc;
+	set_flags(c->regs, RFLAGS_ARITH, f);
+	return 0;
+}
+
+static int emulate_move(struct ctx *c, ZydisMnemonic m)
+{
+	uint64_t v, addr;
+	int rc;
+
+	switch (m) {
+	case ZYDIS_MNEMONIC_LEA:
+		if ((rc = mem_address(c, &c->ops[1], &addr)) < 0)
+			return rc;
+		return op_write(c, 0, addr);
+	case ZYDIS_MNEMONIC_MOVZX:
+		if ((rc = op_read(c, 1, &v)) < 0)
+			return rc;
+		return op_write(c, 0, v);
+	case ZYDIS_MNEMONIC_MOVSX:
+	case ZYDIS_MNEMONIC_MOVSXD:
+		if ((rc = op_read(c, 1, &v)) < 0)
+			return rc;
+		return op_write(c, 0, sign_extend(v, c->ops[1].size));
+	default: /* mov */
+		if ((rc = op_read(c, 1, &v)) < 0)
+			return rc;
+		return op_write(c, 0, v);
+	}
+}
+
+static int emulate_sign(struct ctx *c, ZydisMnemonic m)
+{
+	struct decode_regs *r = c->regs;
+	uint64_t rax = r->gpr[DECODE_RAX];
+
+	switch (m) {
+	case ZYDIS_MNEMONIC_CDQE: r->gpr[DECODE_RAX] = sign_extend(rax, 32); return 0;
+	case ZYDIS_MNEMONIC_CWDE: r->gpr[DECODE_RAX] = sign_extend(rax, 16) & 0xffffffffull; return 0;
+	case ZYDIS_MNEMONIC_CQO: r->gpr[DECODE_RDX] = (rax >> 63) ? ~0ull : 0; return 0;
+	case ZYDIS_MNEMONIC_CDQ:
+		r->gpr[DECODE_RDX] = (rax & 0x80000000ull) ? 0xffffffffull : 0;
+		return 0;
+	default: return -ENOTSUP;
+	}
+}
+
+static int emulate_stack(struct ctx *c, ZydisMnemonic m)
+{
+	uint64_t v, rsp = c->regs->gpr[DECODE_RSP];
+	unsigned bits = c->insn->operand_width;
+	int rc;
+
+	if (bits != 64)
+		return -ENOTSUP;
+	if (m == ZYDIS_MNEMONIC_PUSH) {
+		if ((rc = op_read(c, 0, &v)) < 0)
+			return rc;
+		if ((rc = mem_note_store(c, rsp - 8, 64)) < 0)
+			return rc;
+		c->regs->gpr[DECODE_RSP] = rsp - 8;
+		return 0;
+	}
+	if ((rc = mem_load(c, rsp, 64, &v)) < 0)
+		return rc;
+	c->regs->gpr[DECODE_RSP] = rsp + 8; /* before the write: pop rsp loads rsp */
+	return op_write(c, 0, v);
+}
+
+/* call: push the return address (noted, with the call kept so that its ret
+ * needs no memory), jump.  ret: to a kept call's return address, or to the
+ * one on the real stack, leaving a frame of the starting context. */
+static int emulate_call_ret(struct ctx *c, const struct decode_insn *in)
+{
+	struct emulate *e = c->e;
+	uint64_t rsp = c->regs->gpr[DECODE_RSP], target, v;
+	int rc;
+
+	if (c->insn->operand_width != 64 && !(in->flags & DECODE_F_RET))
+		return -ENOTSUP;
+	if (in->flags & DECODE_F_CALL) {
+		if (e->n_calls == EMULATE_MAX_CALLS)
+			return -ENOTSUP;
+		if (in->branch_target)
+			target = in->branch_target;
+		else if ((rc = op_read(c, 0, &target)) < 0)
+			return rc;
+		if ((rc = mem_note_store(c, rsp - 8, 64)) < 0)
+			return rc;
+		e->call_ret[e->n_calls] = c->next_rip;
+		e->call_slot[e->n_calls] = rsp - 8;
+		e->n_calls++;
+		c->regs->gpr[DECODE_RSP] = rsp - 8;
+		c->next_rip = target;
+		return 0;
+	}
+	uint64_t pop = 8;
+	if (c->insn->operand_count_visible == 1 && (rc = op_read(c, 0, &v)) == 0)
+		pop += v & 0xffff; /* ret imm16 */
+	if (e->n_calls > 0 && e->call_slot[e->n_calls - 1] == rsp) {
+		target = e->call_ret[--e->n_calls];
+	} else {
+		if (e->n_calls > 0)
+			return -ENOTSUP; /* the stack is not as the calls left it */
+		if ((rc = mem_load(c, rsp, 64, &target)) < 0)
+			return rc;
+		e->frames_left++;
+	}
+	c->regs->gpr[DECODE_RSP] = rsp + pop;
+	c->next_rip = target;
+	return 0;
+}
+
+static int emulate_jump(struct ctx *c, const struct decode_insn *in, int cc)
+{
+	uint64_t target;
+	int rc;
+
+	if (cc >= 0) {
+		c->next_rip = cond_holds((unsigned)cc, c->regs->rflags) ? in->branch_target
+									  : c->next_rip;
+		return 0;
+	}
+	if (in->branch_target) {
+		c->next_rip = in->branch_target;
+		return 0;
+	}
+	if ((rc = op_read(c, 0, &target)) < 0) /* jmp reg / jmp [mem] (a switch table) */
+		return rc;
+	c->next_rip = target;
+	return 0;
+}
+
+/* Anything else that changes no general register, no flag and no control
+ * flow (vector and x87 arithmetic, vector loads and stores, prefetch) is
+ * nothing to the registers we follow: its stores are noted, its loads must
+ * not read bytes an emulated store wrote. */
+static int emulate_other(struct ctx *c, const struct decode_insn *in)
+{
+	const ZydisAccessedFlags *fl = c->insn->cpu_flags;
+
+	if (in->regs_written || (in->flags & DECODE_F_STACK))
+		return -ENOTSUP;
+	if (fl && (fl->modified | fl->set_0 | fl->set_1 | fl->undefined))
+		return -ENOTSUP;
+	for (int i = 0; i < in->n_access; i++) {
+		const struct decode_access *a = &in->access[i];
+		if (a->flags & DECODE_ACC_UNKNOWN_ADDR)
+			return -ENOTSUP;
+		if (emulate_stored(c->e, a->addr, a->len))
+			return -ENOTSUP;
+	}
+	for (int i = 0; i < in->n_access; i++) {
+		const struct decode_access *a = &in->access[i];
+		int rc;
+		if ((a->kind & DECODE_STORE) && (rc = mem_note_store(c, a->addr, a->len * 8)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int emulate_one(struct ctx *c, const struct decode_insn *in)
+{
+	ZydisMnemonic m = c->insn->mnemonic;
+	enum cond_kind kind;
+	int cc = cond_of(m, &kind);
+
+	if (c->insn->attributes & (ZYDIS_ATTRIB_HAS_LOCK | ZYDIS_ATTRIB_HAS_REP |
+				   ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
+		return -ENOTSUP;
+	if (in->flags & DECODE_F_NO_STEP)
+		return -ENOTSUP;
+	if (in->flags & (DECODE_F_CALL | DECODE_F_RET))
+		return emulate_call_ret(c, in);
+	if (in->flags & DECODE_F_BRANCH) {
+		if (m == ZYDIS_MNEMONIC_JMP || (cc >= 0 && kind == COND_JCC))
+			return emulate_jump(c, in, m == ZYDIS_MNEMONIC_JMP ? -1 : cc);
+		return -ENOTSUP; /* loop, jrcxz, far jumps */
+	}
+	if (cc >= 0 && kind == COND_SET)
+		return op_write(c, 0, (uint64_t)cond_holds((unsigned)cc, c->regs->rflags));
+	if (cc >= 0) { /* cmovcc */
+		if (!cond_holds((unsigned)cc, c->regs->rflags)) {
+			/* cmov with a false condition still zero-extends a 32-bit
+			 * destination (and reads its source: it may fault). */
+			uint64_t v;
+			int rc = op_read(c, 0, &v);
+			return rc < 0 ? rc : op_write(c, 0, v);
+		}
+		return emulate_move(c, ZYDIS_MNEMONIC_MOV);
+	}
+	switch (m) {
+	case ZYDIS_MNEMONIC_NOP:
+	case ZYDIS_MNEMONIC_ENDBR64:
+		return 0;
+	case ZYDIS_MNEMONIC_MOV:
+	case ZYDIS_MNEMONIC_MOVZX:
+	case ZYDIS_MNEMONIC_MOVSX:
+	case ZYDIS_MNEMONIC_MOVSXD:
+	case ZYDIS_MNEMONIC_LEA:
+		return emulate_move(c, m);
+	case ZYDIS_MNEMONIC_ADD: case ZYDIS_MNEMONIC_ADC: case ZYDIS_MNEMONIC_SUB:
+	case ZYDIS_MNEMONIC_SBB: case ZYDIS_MNEMONIC_CMP: case ZYDIS_MNEMONIC_AND:
+	case ZYDIS_MNEMONIC_OR: case ZYDIS_MNEMONIC_XOR: case ZYDIS_MNEMONIC_TEST:
+	case ZYDIS_MNEMONIC_INC: case ZYDIS_MNEMONIC_DEC: case ZYDIS_MNEMONIC_NEG:
+	case ZYDIS_MNEMONIC_NOT:
+		return emulate_alu(c, m);
+	case ZYDIS_MNEMONIC_SHL: case ZYDIS_MNEMONIC_SHR: case ZYDIS_MNEMONIC_SAR:
+		return emulate_shift(c, m);
+	case ZYDIS_MNEMONIC_IMUL:
+		return emulate_imul(c);
+	case ZYDIS_MNEMONIC_CDQE: case ZYDIS_MNEMONIC_CWDE: case ZYDIS_MNEMONIC_CQO:
+	case ZYDIS_MNEMONIC_CDQ:
+		return emulate_sign(c, m);
+	case ZYDIS_MNEMONIC_PUSH: case ZYDIS_MNEMONIC_POP:
+		return emulate_stack(c, m);
+	case ZYDIS_MNEMONIC_LEAVE: {
+		/* mov rsp, rbp; pop rbp */
+		uint64_t v;
+		int rc = mem_load(c, c->regs->gpr[DECODE_RBP], 64, &v);
+		if (rc < 0)
+			return rc;
+		c->regs->gpr[DECODE_RSP] = c->regs->gpr[DECODE_RBP] + 8;
+		c->regs->gpr[DECODE_RBP] = v;
+		return 0;
+	}
+	default:
+		return emulate_other(c, in);
+	}
+}
+
+int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in)
+{
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	int rc = decode_zydis(regs->rip, &insn, ops);
+	if (rc < 0)
+		return rc == -EFAULT ? -EFAULT : -ENOTSUP;
+
+	/* Work on copies: an instruction half done must leave nothing behind. */
+	struct decode_regs next = *regs;
+	struct emulate e_next = *e;
+	struct ctx c = {.e = &e_next, .regs = &next, .insn = &insn, .ops = ops,
+			.next_rip = regs->rip + insn.length};
+	if ((rc = emulate_one(&c, in)) < 0)
+		return rc;
+	next.rip = c.next_rip;
+	*regs = next;
+	*e = e_next;
+	return 0;
+}
