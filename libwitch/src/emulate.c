@@ -344,8 +344,8 @@ static int emulate_shift(struct ctx *c, ZydisMnemonic m)
 	if (c->insn->operand_count_visible > 1 && (rc = op_read(c, 1, &n)) < 0)
 		return rc;
 	n &= bits == 64 ? 63 : 31;
-	if (n == 0)
-		return 0; /* no change, flags kept */
+	if (n == 0) /* flags kept; a 32-bit register still loses its upper half */
+		return bits == 32 ? op_write(c, 0, a) : 0;
 	if (n >= bits)
 		return -ENOTSUP; /* 8/16-bit shifts by their width or more: rare, odd flags */
 	a &= mask_of(bits);
@@ -583,10 +583,12 @@ static int emulate_one(struct ctx *c, const struct decode_insn *in)
 		return op_write(c, 0, (uint64_t)cond_holds((unsigned)cc, c->regs->rflags));
 	if (cc >= 0) { /* cmovcc */
 		if (!cond_holds((unsigned)cc, c->regs->rflags)) {
-			/* cmov with a false condition still zero-extends a 32-bit
-			 * destination (and reads its source: it may fault). */
-			uint64_t v;
-			int rc = op_read(c, 0, &v);
+			/* cmov with a false condition still reads its source (it
+			 * may fault) and zero-extends a 32-bit destination. */
+			uint64_t v, src;
+			int rc = op_read(c, 1, &src);
+			if (rc == 0)
+				rc = op_read(c, 0, &v);
 			return rc < 0 ? rc : op_write(c, 0, v);
 		}
 		return emulate_move(c, ZYDIS_MNEMONIC_MOV);
