@@ -12,11 +12,30 @@
 #define RFLAGS_OF 0x800ull
 #define RFLAGS_ARITH (RFLAGS_CF | RFLAGS_PF | RFLAGS_ZF | RFLAGS_SF | RFLAGS_OF)
 
-void emulate_begin(struct emulate *e)
+#define CODE_PAGE_MASK (~(uint64_t)4095)
+
+void emulate_begin(struct emulate *e, uint64_t pc)
 {
 	e->n_stores = 0;
 	e->n_calls = 0;
 	e->frames_left = 0;
+	e->code_page[0] = e->code_page[1] = pc & CODE_PAGE_MASK;
+}
+
+/* A jump's target (or the next page) is decoded in place next: check once
+ * per page that it is mapped, as a wrong target must not fault the handler. */
+static int code_readable(struct emulate *e, uint64_t pc)
+{
+	uint64_t page = pc & CODE_PAGE_MASK;
+	uint8_t byte;
+
+	if (page == e->code_page[0] || page == e->code_page[1])
+		return 1;
+	if (decode_read_memory(pc, &byte, 1) < 0)
+		return 0;
+	e->code_page[1] = e->code_page[0];
+	e->code_page[0] = page;
+	return 1;
 }
 
 int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max)
@@ -648,6 +667,8 @@ int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decod
 			.next_rip = regs->rip + insn.length};
 	if ((rc = emulate_one(&c, in)) < 0)
 		return rc;
+	if (!code_readable(&e_next, c.next_rip))
+		return -EFAULT;
 	next.rip = c.next_rip;
 	*regs = next;
 	*e = e_next;

@@ -320,7 +320,7 @@ static void sample_look(struct witch_thread *t, ucontext_t *uc)
 	}
 	t->step_to = 0;
 	ahead = regs;
-	emulate_begin(&emu);
+	emulate_begin(&emu, regs.rip);
 	uint32_t budget = t->steps_left + LOOKAHEAD_MAX;
 	int stopped = 0; /* at ahead.rip, before the budget ran out */
 	for (uint32_t i = 0; i < budget && !stopped; i++) {

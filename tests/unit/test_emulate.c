@@ -141,7 +141,7 @@ static void run_rows(const struct row *rows, size_t n)
 		regs.fs_base = r->fs;
 		regs.gs_base = r->gs;
 		memset(&e, 0, sizeof(e));
-		emulate_begin(&e);
+		emulate_begin(&e, pc);
 
 		for (k = 0; k < n_insn; k++) {
 			struct decode_regs before = regs;
@@ -228,6 +228,10 @@ static const uint64_t stk_init[8] = {
 	0x5000, 0x5001, 0x5002, 0x5003, 0x5004, 0x5005, 0x5006, 0x5007,
 };
 
+/* Where the jump, call and ret rows go: readable memory, as emulate_insn
+ * checks the page it leads to before anyone decodes there. */
+static const uint8_t code_target[64];
+
 static void test_table(void)
 {
 	uint64_t data[4], stk[8];
@@ -235,6 +239,11 @@ static void test_table(void)
 	memcpy(stk, stk_init, sizeof(stk));
 #define DA(i) ((uint64_t)(uintptr_t)&data[i])
 #define SA(i) ((uint64_t)(uintptr_t)&stk[i])
+#define CT ((uint64_t)(uintptr_t)&code_target[8])
+	/* A jump table and a stack whose entries point at code_target. */
+	uint64_t table[2] = {CT, CT}, rstk[4] = {CT, CT, 0, 0};
+#define TA(i) ((uint64_t)(uintptr_t)&table[i])
+#define RA(i) ((uint64_t)(uintptr_t)&rstk[i])
 
 	const struct row rows[] = {
 	/* ---- mov ---------------------------------------------------------- */
@@ -718,13 +727,15 @@ static void test_table(void)
 	/* jmp rel32 -0x100 */
 	{ __LINE__, CODE(0xe9, 0x00, 0xff, 0xff, 0xff), TO(5 - 0x100) },
 	/* jmp rax */
-	{ __LINE__, CODE(0xff, 0xe0), IN([RAX] = 0x401000), TOABS(0x401000) },
+	{ __LINE__, CODE(0xff, 0xe0), IN([RAX] = CT), TOABS(CT) },
+	/* jmp rax to an unmapped page: -EFAULT, nothing changes */
+	{ __LINE__, CODE(0xff, 0xe0), IN([RAX] = 0x10), EFAULT_ },
 	/* jmp r11 */
-	{ __LINE__, CODE(0x41, 0xff, 0xe3), IN([R11] = 0x7f0000001234), TOABS(0x7f0000001234) },
-	/* jmp [rbx]: the target is data[2] */
-	{ __LINE__, CODE(0xff, 0x23), IN([RBX] = DA(2)), TOABS(0x401000) },
+	{ __LINE__, CODE(0x41, 0xff, 0xe3), IN([R11] = CT + 1), TOABS(CT + 1) },
+	/* jmp [rbx]: the target is table[0] */
+	{ __LINE__, CODE(0xff, 0x23), IN([RBX] = TA(0)), TOABS(CT) },
 	/* jmp [rbx+rcx*8] (a switch table) */
-	{ __LINE__, CODE(0xff, 0x24, 0xcb), IN([RBX] = DA(0), [RCX] = 2), TOABS(0x401000) },
+	{ __LINE__, CODE(0xff, 0x24, 0xcb), IN([RBX] = TA(0) - 8, [RCX] = 2), TOABS(CT) },
 	/* jmp [rbx], unreadable */
 	{ __LINE__, CODE(0xff, 0x23), IN([RBX] = 0x10), EFAULT_ },
 
@@ -848,17 +859,17 @@ static void test_table(void)
 	{ __LINE__, CODE(0xe8, 0x00, 0x01, 0x00, 0x00), IN([RSP] = SA(2)), OUT(W(RSP, SA(1))),
 	  TO(5 + 0x100), ST(SA(1), 8) },
 	/* call rax */
-	{ __LINE__, CODE(0xff, 0xd0), IN([RAX] = 0x401000, [RSP] = SA(2)), OUT(W(RSP, SA(1))),
-	  TOABS(0x401000), ST(SA(1), 8) },
-	/* call [rbx]: data[2] */
-	{ __LINE__, CODE(0xff, 0x13), IN([RBX] = DA(2), [RSP] = SA(2)), OUT(W(RSP, SA(1))),
-	  TOABS(0x401000), ST(SA(1), 8) },
+	{ __LINE__, CODE(0xff, 0xd0), IN([RAX] = CT, [RSP] = SA(2)), OUT(W(RSP, SA(1))),
+	  TOABS(CT), ST(SA(1), 8) },
+	/* call [rbx]: table[1] */
+	{ __LINE__, CODE(0xff, 0x13), IN([RBX] = TA(1), [RSP] = SA(2)), OUT(W(RSP, SA(1))),
+	  TOABS(CT), ST(SA(1), 8) },
 	/* call [rbx], unreadable */
 	{ __LINE__, CODE(0xff, 0x13), IN([RBX] = 0x10, [RSP] = SA(2)), EFAULT_ },
-	/* ret: to stk[3] */
-	{ __LINE__, CODE(0xc3), IN([RSP] = SA(3)), OUT(W(RSP, SA(4))), TOABS(0x5003) },
+	/* ret: to rstk[1] */
+	{ __LINE__, CODE(0xc3), IN([RSP] = RA(1)), OUT(W(RSP, RA(2))), TOABS(CT) },
 	/* ret 0x10: rsp + 8 + 16 */
-	{ __LINE__, CODE(0xc2, 0x10, 0x00), IN([RSP] = SA(0)), OUT(W(RSP, SA(3))), TOABS(0x5000) },
+	{ __LINE__, CODE(0xc2, 0x10, 0x00), IN([RSP] = RA(0)), OUT(W(RSP, RA(3))), TOABS(CT) },
 	/* ret, unreadable stack */
 	{ __LINE__, CODE(0xc3), IN([RSP] = 0x10), EFAULT_ },
 	/* call +1; (int3); ret: back to pc + 5 without reading the stack */
@@ -1079,7 +1090,7 @@ static void diff_one(const struct diff_op *op, int wi, uint64_t a, uint64_t b)
 	regs.gpr[DECODE_RCX] = rcx0;
 	regs.rip = pc;
 	regs.rflags = RFLAGS_BASE | cin;
-	emulate_begin(&e);
+	emulate_begin(&e, pc);
 	n_diff++;
 	int rc = decode_at(pc, &regs, &in);
 	if (rc == 0)
@@ -1173,7 +1184,7 @@ static void test_context(void)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct emulate e;
 		uint64_t pcs[8] = {0x10, 0xa0, 0xb0, 0xc0};
-		emulate_begin(&e);
+		emulate_begin(&e, 0x10);
 		e.n_calls = rows[i].n_calls;
 		e.frames_left = rows[i].frames_left;
 		e.call_ret[0] = 0x200;

@@ -7,8 +7,9 @@
  * registers, and steps only over what this module does not know.
  *
  * API
- *   void emulate_begin(struct emulate *e);
- *        Start a run of emulation from the registers of a signal context.
+ *   void emulate_begin(struct emulate *e, uint64_t pc);
+ *        Start a run of emulation at pc, the interrupted pc of a signal
+ *        context (its code page is readable).
  *   int  emulate_insn(struct emulate *e, struct decode_regs *regs,
  *                     const struct decode_insn *in);
  *        Advance regs (gprs, rip, arithmetic flags) over in, the instruction
@@ -22,7 +23,8 @@
  *        those bytes cannot be answered.  Returns 0, or
  *          -ENOTSUP  not emulated here, or a load of stored bytes, or calls
  *                    nested deeper than EMULATE_MAX_CALLS
- *          -EFAULT   a load or the code could not be read
+ *          -EFAULT   a load, or the code it leads to, could not be read (the
+ *                    caller decodes there next: decode_at reads code in place)
  *        On error regs are unchanged.
  *   int  emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
  *        Whether an emulated store touched [addr, addr + len).
@@ -53,9 +55,10 @@ struct emulate {
 	int frames_left;      /* emulated returns out of the starting frame and its callers */
 	uint64_t call_ret[EMULATE_MAX_CALLS];  /* their return addresses */
 	uint64_t call_slot[EMULATE_MAX_CALLS]; /* where each would have pushed it */
+	uint64_t code_page[2];                 /* pages of code known readable */
 };
 
-void emulate_begin(struct emulate *e);
+void emulate_begin(struct emulate *e, uint64_t pc);
 int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in);
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
 int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max);
