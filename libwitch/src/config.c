@@ -14,6 +14,7 @@ void config_defaults(struct witch_config *cfg)
 	cfg->rate = CONFIG_DEFAULT_RATE;
 	strcpy(cfg->output, "witch-%e-%p.prof");
 	cfg->max_steps = CONFIG_DEFAULT_MAX_STEPS;
+	cfg->spread = CONFIG_DEFAULT_SPREAD;
 	cfg->depth = CONFIG_DEFAULT_DEPTH;
 	cfg->fp_tolerance = CONFIG_DEFAULT_FP_TOLERANCE;
 	cfg->flush = CONFIG_DEFAULT_FLUSH;
@@ -132,6 +133,10 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		if (parse_range(value, 0, 1000, &v) < 0)
 			return bad(err, errlen, name, value, "0 to 1000 single steps");
 		cfg->max_steps = (uint32_t)v;
+	} else if (!strcmp(name, "WITCH_SPREAD")) {
+		if (parse_range(value, 1, 64, &v) < 0)
+			return bad(err, errlen, name, value, "1 to 64 accesses");
+		cfg->spread = (uint32_t)v;
 	} else if (!strcmp(name, "WITCH_DEPTH")) {
 		if (parse_range(value, 1, CONFIG_MAX_DEPTH, &v) < 0)
 			return bad(err, errlen, name, value, "1 to 512 frames");
@@ -169,8 +174,8 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 static const char *const config_names[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
-	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE",
-	"WITCH_EVENT", "WITCH_FLUSH", "WITCH_MEMORY_MB",
+	"WITCH_MAX_STEPS", "WITCH_SPREAD", "WITCH_DEPTH", "WITCH_SLOW_REARM",
+	"WITCH_FP_TOLERANCE", "WITCH_EVENT", "WITCH_FLUSH", "WITCH_MEMORY_MB",
 };
 
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen)

@@ -244,6 +244,7 @@ static void step_on(struct witch_thread *t, ucontext_t *uc)
 }
 
 #define LOOKAHEAD_MAX 24
+#define LOOK_MAX 512 /* instructions run ahead per look, at most */
 #define REACH_BUDGET 96
 
 /* Can a wanted access be reached from pc?  Explore the code without
@@ -302,11 +303,16 @@ static int reach_cached(struct witch_thread *t, uint64_t pc)
 }
 
 /* Look at the code about to run: run it ahead on a copy of the registers
- * (emulate.h) to the first wanted access and sample that.  Where the
- * emulator stops (an instruction it does not know, a load of bytes an
- * emulated store wrote), single-step the program to there and over it,
- * then look again.  Within WITCH_MAX_STEPS + LOOKAHEAD_MAX
- * instructions of the tick, as if every one were stepped. */
+ * (emulate.h) and sample the k-th wanted access it reaches (k - 1 =
+ * t->skip_left, drawn per tick in [0, WITCH_SPREAD)).  A tick lands in the
+ * stretch of code before an access with a chance that grows with that
+ * stretch's CPU time; passing a random number of accesses spreads the
+ * chance over the accesses near it, so accesses in one loop weigh alike
+ * however their time falls between them.  Where the emulator stops (an
+ * instruction it does not know, a load of bytes an emulated store wrote),
+ * single-step the program to there and over it, then look again.  Each
+ * access must come within WITCH_MAX_STEPS + LOOKAHEAD_MAX instructions of
+ * the one before (or of the tick), as if every instruction were stepped. */
 static void sample_look(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs, ahead;
@@ -321,11 +327,11 @@ static void sample_look(struct witch_thread *t, ucontext_t *uc)
 	t->step_to = 0;
 	ahead = regs;
 	emulate_begin(&emu, regs.rip);
-	uint32_t budget = t->steps_left + LOOKAHEAD_MAX;
+	uint32_t skip = t->skip_left, since = 0, total = 0;
 	int stopped = 0; /* at ahead.rip, before the budget ran out */
-	for (uint32_t i = 0; i < budget && !stopped; i++) {
+	while (!stopped && since < t->steps_left + LOOKAHEAD_MAX && total < LOOK_MAX) {
 		if (decode_at(ahead.rip, &ahead, &in) < 0) {
-			if (i == 0) {
+			if (total == 0) {
 				t->stats.skip_decode++;
 				stop_stepping(t, uc);
 				return;
@@ -334,22 +340,31 @@ static void sample_look(struct witch_thread *t, ucontext_t *uc)
 			break;
 		}
 		const struct decode_access *a = wanted_access(&in);
-		if (a && !emulate_stored(&emu, a->addr, a->len)) {
+		if (a && skip == 0 && !emulate_stored(&emu, a->addr, a->len)) {
 			stop_stepping(t, uc);
 			sample_take(t, uc, &in, a, 0, &emu);
 			return;
 		}
-		if (i == 0 && (in.flags & DECODE_F_NO_STEP)) {
+		if (total == 0 && (in.flags & DECODE_F_NO_STEP)) {
 			t->stats.skip_no_step++;
 			stop_stepping(t, uc);
 			return;
 		}
-		/* A wanted access whose bytes hold a store not made yet, or an
-		 * instruction the emulator does not run: the program runs there. */
-		if (a || emulate_insn(&emu, &ahead, &in) < 0)
+		/* The access to sample, whose bytes hold a store not made yet, or
+		 * an instruction the emulator does not run: the program runs there. */
+		if ((a && skip == 0) || emulate_insn(&emu, &ahead, &in) < 0) {
+			if (a && skip > 0 && total == 0)
+				skip--; /* the step runs this access: it is passed */
 			stopped = 1;
-		else
-			t->stats.emulated++;
+			break;
+		}
+		t->stats.emulated++;
+		total++;
+		since++;
+		if (a) {
+			skip--;
+			since = 0;
+		}
 	}
 	if (!stopped) {
 		t->stats.skip_steps++; /* ran the whole budget ahead: no access in reach */
@@ -360,6 +375,7 @@ static void sample_look(struct witch_thread *t, ucontext_t *uc)
 		t->stats.skip_no_access++;
 		return;
 	}
+	t->skip_left = skip; /* the accesses passed run before ahead.rip */
 	t->step_to = ahead.rip != regs.rip ? ahead.rip : 0;
 	step_on(t, uc);
 }
@@ -372,6 +388,7 @@ static void sample_tick(struct witch_thread *t, ucontext_t *uc)
 	if (t->stepping)
 		return; /* still looking for the last tick's access */
 	t->steps_left = h_cfg->max_steps;
+	t->skip_left = rng_below(&t->rng, h_cfg->spread);
 	sample_look(t, uc);
 }
 

@@ -31,6 +31,7 @@ enum field {
 	F_SEED,   /* also seed_set = 1 */
 	F_VERBOSE,
 	F_MAX_STEPS,
+	F_SPREAD,
 	F_DEPTH,
 	F_SLOW_REARM,
 	F_FP_TOLERANCE, /* expected: fwant */
@@ -59,6 +60,7 @@ struct row {
 #define E_SEED "a decimal unsigned 64-bit number"
 #define E_VERBOSE "0, 1 or 2"
 #define E_STEPS "0 to 1000 single steps"
+#define E_SPREAD "1 to 64 accesses"
 #define E_DEPTH "1 to 512 frames"
 #define E_SLOW "0 or 1"
 #define E_TOL "a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)"
@@ -180,6 +182,14 @@ static const struct row rows[] = {
 	BAD("WITCH_MAX_STEPS", "", E_STEPS),
 	BAD("WITCH_MAX_STEPS", "-1", E_STEPS),
 
+	/* WITCH_SPREAD: 1 .. 64 */
+	OK("WITCH_SPREAD", "1", F_SPREAD, 1),
+	OK("WITCH_SPREAD", "8", F_SPREAD, 8),
+	OK("WITCH_SPREAD", "64", F_SPREAD, 64),
+	BAD("WITCH_SPREAD", "0", E_SPREAD),
+	BAD("WITCH_SPREAD", "65", E_SPREAD),
+	BAD("WITCH_SPREAD", "", E_SPREAD),
+
 	/* WITCH_DEPTH: 1 .. 512 */
 	OK("WITCH_DEPTH", "1", F_DEPTH, 1),
 	OK("WITCH_DEPTH", "128", F_DEPTH, 128),
@@ -257,6 +267,7 @@ static void poison(struct witch_config *c)
 	c->seed_set = 0;
 	c->verbose = 77;
 	c->max_steps = 7777;
+	c->spread = 7777;
 	c->depth = 7777;
 	c->slow_rearm = 77;
 	c->fp_tolerance = 77.0;
@@ -279,6 +290,7 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_SEED: c->seed = r->want; c->seed_set = 1; break;
 	case F_VERBOSE: c->verbose = (int)r->want; break;
 	case F_MAX_STEPS: c->max_steps = (uint32_t)r->want; break;
+	case F_SPREAD: c->spread = (uint32_t)r->want; break;
 	case F_DEPTH: c->depth = (uint32_t)r->want; break;
 	case F_SLOW_REARM: c->slow_rearm = (int)r->want; break;
 	case F_FP_TOLERANCE: c->fp_tolerance = r->fwant; break;
@@ -308,6 +320,7 @@ static void check_same(int line, const struct witch_config *got, const struct wi
 	      want->verbose);
 	CHECK(line, got->max_steps == want->max_steps, "max_steps %u, want %u", got->max_steps,
 	      want->max_steps);
+	CHECK(line, got->spread == want->spread, "spread %u, want %u", got->spread, want->spread);
 	CHECK(line, got->depth == want->depth, "depth %u, want %u", got->depth, want->depth);
 	CHECK(line, got->slow_rearm == want->slow_rearm, "slow_rearm %d, want %d",
 	      got->slow_rearm, want->slow_rearm);
@@ -396,8 +409,8 @@ static void test_output_length(void)
 static const char *const all_vars[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
-	"WITCH_MAX_STEPS", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE", "WITCH_EVENT",
-	"WITCH_FLUSH", "WITCH_MEMORY_MB",
+	"WITCH_MAX_STEPS", "WITCH_SPREAD", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE",
+	"WITCH_EVENT", "WITCH_FLUSH", "WITCH_MEMORY_MB",
 };
 
 static void clear_env(void)
@@ -504,6 +517,7 @@ static void test_env(void)
 		      d.slow_rearm);
 		CHECK(__LINE__, d.max_steps == CONFIG_DEFAULT_MAX_STEPS, "default max_steps %u",
 		      d.max_steps);
+		CHECK(__LINE__, d.spread == CONFIG_DEFAULT_SPREAD, "default spread %u", d.spread);
 		CHECK(__LINE__, d.depth == CONFIG_DEFAULT_DEPTH, "default depth %u", d.depth);
 		CHECK(__LINE__, d.fp_tolerance == 0.01, "default fp_tolerance %g", d.fp_tolerance);
 		CHECK(__LINE__, d.event[0] == '\0', "default event \"%s\"", d.event);

@@ -84,6 +84,8 @@ static const char help_text[] =
 	"  WITCH_SEED         random seed, decimal, for reproducible runs\n"
 	"  WITCH_VERBOSE      0-2 (diagnostics on stderr)\n"
 	"  WITCH_MAX_STEPS    single-step bound of the software sampler (default 32)\n"
+	"  WITCH_SPREAD       the software sampler takes the k-th access after a\n"
+	"                     tick, k uniform in 1..N (default 8; 1: the first)\n"
 	"  WITCH_DEPTH        maximum calling-context depth (default 128)\n"
 	"  WITCH_SLOW_REARM   1: re-arm watchpoints by close+reopen instead of\n"
 	"                     PERF_EVENT_IOC_MODIFY_ATTRIBUTES\n"

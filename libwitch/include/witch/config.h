@@ -12,8 +12,8 @@
  *
  * Variables: WITCH_CLIENT, WITCH_SAMPLER, WITCH_RATE, WITCH_PERIOD,
  * WITCH_WATCHPOINTS, WITCH_OUTPUT, WITCH_SEED, WITCH_VERBOSE,
- * WITCH_MAX_STEPS, WITCH_DEPTH, WITCH_SLOW_REARM, WITCH_FP_TOLERANCE, WITCH_EVENT,
- * WITCH_FLUSH, WITCH_MEMORY_MB
+ * WITCH_MAX_STEPS, WITCH_SPREAD, WITCH_DEPTH, WITCH_SLOW_REARM, WITCH_FP_TOLERANCE,
+ * WITCH_EVENT, WITCH_FLUSH, WITCH_MEMORY_MB
  * (README lists them).
  */
 #ifndef WITCH_CONFIG_H
@@ -27,6 +27,7 @@ enum config_sampler { CONFIG_SAMPLER_AUTO, CONFIG_SAMPLER_SOFT, CONFIG_SAMPLER_P
 
 #define CONFIG_DEFAULT_RATE 200      /* samples per CPU-second per thread */
 #define CONFIG_DEFAULT_MAX_STEPS 32
+#define CONFIG_DEFAULT_SPREAD 8      /* a tick samples the k-th access after it, k in 1..8 */
 #define CONFIG_DEFAULT_DEPTH 128
 #define CONFIG_MAX_DEPTH 512
 #define CONFIG_MAX_WATCHPOINTS 4
@@ -47,6 +48,7 @@ struct witch_config {
 	int seed_set;
 	int verbose;
 	uint32_t max_steps;
+	uint32_t spread;
 	uint32_t depth;
 	int slow_rearm;
 	double fp_tolerance;      /* relative: FP values this close are approximately equal */

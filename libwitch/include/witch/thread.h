@@ -69,6 +69,7 @@ struct witch_thread {
 	uint32_t steps_left;
 	int stepping;
 	uint64_t step_to;             /* stepping on to where the emulator stopped */
+	uint32_t skip_left;           /* wanted accesses to pass before the sample */
 	/* Periodic flush: the flusher sets paused, then waits for in_handler
 	 * to clear before reading the thread's tables (handler.c enters and
 	 * leaves around every use of them). */
