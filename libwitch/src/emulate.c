@@ -397,6 +397,81 @@ static int emulate_shift(struct ctx *c, ZydisMnemonic m)
 	return 0;
 }
 
+/* mul r/m and imul r/m: rdx:rax (edx:eax, dx:ax; ax for bytes) = rax * src;
+ * CF = OF = the high half is not the low half's extension. */
+static int emulate_widening_mul(struct ctx *c, int is_signed)
+{
+	unsigned bits = c->insn->operand_width;
+	struct decode_regs *r = c->regs;
+	uint64_t src;
+	int rc;
+
+	if ((rc = op_read(c, 0, &src)) < 0)
+		return rc;
+	uint64_t m = mask_of(bits), a = r->gpr[DECODE_RAX] & m, b = src & m, lo, hi;
+	int wide;
+	if (is_signed) {
+		__int128 p = (__int128)(int64_t)sign_extend(a, bits) * (int64_t)sign_extend(b, bits);
+		lo = (uint64_t)p & m;
+		hi = (uint64_t)(p >> bits) & m;
+		wide = (__int128)(int64_t)sign_extend(lo, bits) != p;
+	} else {
+		unsigned __int128 p = (unsigned __int128)a * b;
+		lo = (uint64_t)p & m;
+		hi = (uint64_t)(p >> bits) & m;
+		wide = hi != 0;
+	}
+	if (bits == 8) {
+		r->gpr[DECODE_RAX] = (r->gpr[DECODE_RAX] & ~0xffffull) | (hi << 8) | lo;
+	} else {
+		ZydisRegister ax = bits == 64 ? ZYDIS_REGISTER_RAX : bits == 32 ? ZYDIS_REGISTER_EAX
+										 : ZYDIS_REGISTER_AX;
+		ZydisRegister dx = bits == 64 ? ZYDIS_REGISTER_RDX : bits == 32 ? ZYDIS_REGISTER_EDX
+										 : ZYDIS_REGISTER_DX;
+		reg_write(r, ax, lo);
+		reg_write(r, dx, hi);
+	}
+	set_flags(r, RFLAGS_CF | RFLAGS_OF, wide ? RFLAGS_CF | RFLAGS_OF : 0);
+	return 0;
+}
+
+/* tzcnt, lzcnt, popcnt; bsf, bsr (the destination is kept for a zero source). */
+static int emulate_bits(struct ctx *c, ZydisMnemonic m)
+{
+	unsigned bits = c->insn->operand_width;
+	uint64_t v, r;
+	int rc;
+
+	if ((rc = op_read(c, 1, &v)) < 0)
+		return rc;
+	v &= mask_of(bits);
+	switch (m) {
+	case ZYDIS_MNEMONIC_TZCNT:
+		r = v ? (uint64_t)__builtin_ctzll(v) : bits;
+		set_flags(c->regs, RFLAGS_CF | RFLAGS_ZF,
+			  (v ? 0 : RFLAGS_CF) | (r ? 0 : RFLAGS_ZF));
+		return op_write(c, 0, r);
+	case ZYDIS_MNEMONIC_LZCNT:
+		r = v ? (uint64_t)(__builtin_clzll(v) - (64 - (int)bits)) : bits;
+		set_flags(c->regs, RFLAGS_CF | RFLAGS_ZF,
+			  (v ? 0 : RFLAGS_CF) | (r ? 0 : RFLAGS_ZF));
+		return op_write(c, 0, r);
+	case ZYDIS_MNEMONIC_POPCNT:
+		set_flags(c->regs, RFLAGS_ARITH, v ? 0 : RFLAGS_ZF);
+		return op_write(c, 0, (uint64_t)__builtin_popcountll(v));
+	case ZYDIS_MNEMONIC_BSF:
+	case ZYDIS_MNEMONIC_BSR:
+		set_flags(c->regs, RFLAGS_ZF, v ? 0 : RFLAGS_ZF);
+		if (!v)
+			return 0;
+		r = m == ZYDIS_MNEMONIC_BSF ? (uint64_t)__builtin_ctzll(v)
+					    : (uint64_t)(63 - __builtin_clzll(v));
+		return op_write(c, 0, r);
+	default:
+		return -ENOTSUP;
+	}
+}
+
 static int emulate_imul(struct ctx *c)
 {
 	unsigned bits = c->insn->operand_width;
@@ -404,6 +479,8 @@ static int emulate_imul(struct ctx *c)
 	int rc;
 
 	/* imul r, r/m and imul r, r/m, imm; the one-operand form writes rdx:rax. */
+	if (c->insn->operand_count_visible == 1)
+		return emulate_widening_mul(c, 1);
 	if (c->insn->operand_count_visible == 2) {
 		if ((rc = op_read(c, 0, &a)) < 0 || (rc = op_read(c, 1, &b)) < 0)
 			return rc;
@@ -632,6 +709,33 @@ static int emulate_one(struct ctx *c, const struct decode_insn *in)
 		return emulate_shift(c, m);
 	case ZYDIS_MNEMONIC_IMUL:
 		return emulate_imul(c);
+	case ZYDIS_MNEMONIC_MUL:
+		return emulate_widening_mul(c, 0);
+	case ZYDIS_MNEMONIC_TZCNT: case ZYDIS_MNEMONIC_LZCNT: case ZYDIS_MNEMONIC_POPCNT:
+	case ZYDIS_MNEMONIC_BSF: case ZYDIS_MNEMONIC_BSR:
+		return emulate_bits(c, m);
+	case ZYDIS_MNEMONIC_BSWAP: {
+		uint64_t v;
+		int rc = op_read(c, 0, &v);
+		if (rc < 0)
+			return rc;
+		if (c->insn->operand_width == 64)
+			return op_write(c, 0, __builtin_bswap64(v));
+		if (c->insn->operand_width == 32)
+			return op_write(c, 0, __builtin_bswap32((uint32_t)v));
+		return -ENOTSUP; /* 16-bit bswap is undefined */
+	}
+	case ZYDIS_MNEMONIC_XCHG: {
+		uint64_t a, b;
+		int rc;
+		if (c->ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+		    c->ops[1].type != ZYDIS_OPERAND_TYPE_REGISTER)
+			return -ENOTSUP; /* with memory: a locked read-modify-write */
+		if ((rc = op_read(c, 0, &a)) < 0 || (rc = op_read(c, 1, &b)) < 0 ||
+		    (rc = op_write(c, 0, b)) < 0)
+			return rc;
+		return op_write(c, 1, a);
+	}
 	case ZYDIS_MNEMONIC_CDQE: case ZYDIS_MNEMONIC_CWDE: case ZYDIS_MNEMONIC_CQO:
 	case ZYDIS_MNEMONIC_CDQ:
 		return emulate_sign(c, m);

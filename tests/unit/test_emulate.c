@@ -600,8 +600,70 @@ static void test_table(void)
 	/* imul ax, cx, -1: -(-32768) = 32768 does not fit in 16: ax = 0x8000 */
 	{ __LINE__, CODE(0x66, 0x6b, 0xc1, 0xff), IN([RAX] = 0xffffffffffff1234, [RCX] = 0x8000),
 	  OUT(W(RAX, 0xffffffffffff8000)), FL(CF | OF), IGN(ZF | SF | PF) },
-	/* imul rcx (one operand, rdx:rax): not emulated */
-	{ __LINE__, CODE(0x48, 0xf7, 0xe9), IN([RAX] = 3, [RCX] = 4), NOTSUP },
+	/* ---- one-operand mul/imul: rdx:rax = rax * src (ZF, SF, PF undefined) */
+	/* imul rcx: 3 * 4 = 12, rdx = 0 (the sign of 12): fits */
+	{ __LINE__, CODE(0x48, 0xf7, 0xe9), IN([RAX] = 3, [RCX] = 4, [RDX] = 77), .fin = CF | OF,
+	  OUT(W(RAX, 12), W(RDX, 0)), FL(0), IGN(ZF | SF | PF) },
+	/* imul rcx: -3 * 4 = -12: rdx = all ones, its sign extension: fits */
+	{ __LINE__, CODE(0x48, 0xf7, 0xe9), IN([RAX] = (uint64_t)-3, [RCX] = 4),
+	  OUT(W(RAX, (uint64_t)-12), W(RDX, M1)), FL(0), IGN(ZF | SF | PF) },
+	/* imul rcx: 2^62 * 4 = 2^64: rax = 0, rdx = 1: does not fit */
+	{ __LINE__, CODE(0x48, 0xf7, 0xe9), IN([RAX] = 0x4000000000000000, [RCX] = 4),
+	  OUT(W(RAX, 0), W(RDX, 1)), FL(CF | OF), IGN(ZF | SF | PF) },
+	/* mul rcx: 10 * 3 = 30, rdx = 0 */
+	{ __LINE__, CODE(0x48, 0xf7, 0xe1), IN([RAX] = 10, [RCX] = 3, [RDX] = 77),
+	  OUT(W(RAX, 30), W(RDX, 0)), FL(0), IGN(ZF | SF | PF) },
+	/* mul rcx: 2^63 * 4 = 2^65: rax = 0, rdx = 2 */
+	{ __LINE__, CODE(0x48, 0xf7, 0xe1), IN([RAX] = MIN64, [RCX] = 4),
+	  OUT(W(RAX, 0), W(RDX, 2)), FL(CF | OF), IGN(ZF | SF | PF) },
+	/* mul ecx: 0xffffffff * 2 = 0x1fffffffe: eax = 0xfffffffe, edx = 1, both
+	 * zero-extended */
+	{ __LINE__, CODE(0xf7, 0xe1), IN([RAX] = 0xaaaaaaaaffffffff, [RCX] = 2, [RDX] = M1),
+	  OUT(W(RAX, 0xfffffffe), W(RDX, 1)), FL(CF | OF), IGN(ZF | SF | PF) },
+	/* mul cl: al 16 * 16 = 256: ax = 0x0100, the rest of rax kept, rdx too */
+	{ __LINE__, CODE(0xf6, 0xe1), IN([RAX] = 0x1234567890abcd10, [RCX] = 16, [RDX] = 5),
+	  OUT(W(RAX, 0x1234567890ab0100)), FL(CF | OF), IGN(ZF | SF | PF) },
+
+	/* ---- bit counts, bswap, xchg -------------------------------------- */
+	/* tzcnt rax, rcx: 0x10 -> 4; CF = (src == 0), ZF = (result == 0) */
+	{ __LINE__, CODE(0xf3, 0x48, 0x0f, 0xbc, 0xc1), IN([RCX] = 0x10), .fin = CF | ZF,
+	  OUT(W(RAX, 4)), FL(0), IGN(OF | SF | PF) },
+	/* tzcnt rax, rcx: 0 -> 64, CF */
+	{ __LINE__, CODE(0xf3, 0x48, 0x0f, 0xbc, 0xc1), IN([RCX] = 0), OUT(W(RAX, 64)), FL(CF),
+	  IGN(OF | SF | PF) },
+	/* tzcnt eax, ecx: 1 -> 0: ZF */
+	{ __LINE__, CODE(0xf3, 0x0f, 0xbc, 0xc1), IN([RAX] = M1, [RCX] = 1), OUT(W(RAX, 0)), FL(ZF),
+	  IGN(OF | SF | PF) },
+	/* lzcnt rax, rcx: 1 -> 63 */
+	{ __LINE__, CODE(0xf3, 0x48, 0x0f, 0xbd, 0xc1), IN([RCX] = 1), OUT(W(RAX, 63)), FL(0),
+	  IGN(OF | SF | PF) },
+	/* lzcnt eax, ecx: 0 -> 32, CF */
+	{ __LINE__, CODE(0xf3, 0x0f, 0xbd, 0xc1), IN([RCX] = 0), OUT(W(RAX, 32)), FL(CF),
+	  IGN(OF | SF | PF) },
+	/* popcnt rax, rcx: 0xff -> 8, every arithmetic flag clear */
+	{ __LINE__, CODE(0xf3, 0x48, 0x0f, 0xb8, 0xc1), IN([RCX] = 0xff), .fin = ALLF,
+	  OUT(W(RAX, 8)), FL(0) },
+	/* popcnt rax, rcx: 0 -> 0, ZF */
+	{ __LINE__, CODE(0xf3, 0x48, 0x0f, 0xb8, 0xc1), IN([RAX] = 5, [RCX] = 0), OUT(W(RAX, 0)),
+	  FL(ZF) },
+	/* bsf rax, rcx: 0x100 -> 8, ZF clear (CF, OF, SF, PF undefined) */
+	{ __LINE__, CODE(0x48, 0x0f, 0xbc, 0xc1), IN([RCX] = 0x100), .fin = ZF, OUT(W(RAX, 8)),
+	  FL(0), IGN(CF | OF | SF | PF) },
+	/* bsf rax, rcx: 0 -> ZF, rax kept */
+	{ __LINE__, CODE(0x48, 0x0f, 0xbc, 0xc1), IN([RAX] = 77, [RCX] = 0), FL(ZF),
+	  IGN(CF | OF | SF | PF) },
+	/* bsr rax, rcx: 0x8100 -> 15 */
+	{ __LINE__, CODE(0x48, 0x0f, 0xbd, 0xc1), IN([RCX] = 0x8100), OUT(W(RAX, 15)), FL(0),
+	  IGN(CF | OF | SF | PF) },
+	/* bswap rax */
+	{ __LINE__, CODE(0x48, 0x0f, 0xc8), IN([RAX] = 0x0102030405060708),
+	  OUT(W(RAX, 0x0807060504030201)) },
+	/* bswap eax: the upper half cleared */
+	{ __LINE__, CODE(0x0f, 0xc8), IN([RAX] = 0xffffffff11223344), OUT(W(RAX, 0x44332211)) },
+	/* xchg rax, rcx */
+	{ __LINE__, CODE(0x48, 0x91), IN([RAX] = 1, [RCX] = 2), OUT(W(RAX, 2), W(RCX, 1)) },
+	/* xchg [rbx], rax: a locked read-modify-write: not emulated */
+	{ __LINE__, CODE(0x48, 0x87, 0x03), IN([RAX] = 1, [RBX] = DA(0)), NOTSUP },
 
 	/* ---- cdqe / cwde / cqo / cdq -------------------------------------- */
 	/* cdqe */
@@ -892,10 +954,6 @@ static void test_table(void)
 	{ __LINE__, CODE(0xf0, 0x01, 0x03), IN([RAX] = 1, [RBX] = DA(0)), NOTSUP },
 	/* div rcx */
 	{ __LINE__, CODE(0x48, 0xf7, 0xf1), IN([RAX] = 10, [RCX] = 3), NOTSUP },
-	/* mul rcx */
-	{ __LINE__, CODE(0x48, 0xf7, 0xe1), IN([RAX] = 10, [RCX] = 3), NOTSUP },
-	/* xchg rax, rcx */
-	{ __LINE__, CODE(0x48, 0x91), IN([RAX] = 1, [RCX] = 2), NOTSUP },
 	/* cpuid */
 	{ __LINE__, CODE(0x0f, 0xa2), NOTSUP },
 	/* pushfq */
