@@ -88,22 +88,12 @@ struct worker {
 	struct stats stats;
 };
 
-static uint64_t xorshift64(uint64_t *state)
-{
-	return bench_xorshift64(state);
-}
-
-static long parse_scale(int argc, char **argv)
-{
-	return bench_parse_scale("hashtab", argc, argv);
-}
-
 /* A key id with a Zipf-like (exponent 1) distribution of ranks: inversion
  * of the continuous approximation P(rank < k) = ln(k + 1) / ln(N + 1). */
 __attribute__((noinline, noclone)) static uint32_t
 zipf_draw(uint64_t *rng)
 {
-	double u = (double)(xorshift64(rng) >> 11) * 0x1.0p-53;
+	double u = (double)(bench_xorshift64(rng) >> 11) * 0x1.0p-53;
 	double x = exp(u * log((double)KEY_UNIVERSE + 1.0)) - 1.0;
 	uint64_t rank = x < KEY_UNIVERSE ? (uint64_t)x : KEY_UNIVERSE - 1;
 	/* Scatter ranks over the ids so hot keys are not neighbours (an odd
@@ -306,13 +296,13 @@ run_requests(struct table *t, uint64_t *rng, uint32_t nops, struct stats *st)
 	char key[KEY_MAX];
 	for (uint32_t op = 0; op < nops; op++) {
 		format_key(key, zipf_draw(rng));
-		unsigned kind = (unsigned)(xorshift64(rng) % 100);
+		unsigned kind = (unsigned)(bench_xorshift64(rng) % 100);
 		if (kind < 80) {
 			st->checksum += cache_get(t, key, st);
 		} else if (kind < 95) {
 			/* one write in 16 really changes the value */
 			uint64_t v = backing_store_value(key);
-			if (xorshift64(rng) % 16 == 0)
+			if (bench_xorshift64(rng) % 16 == 0)
 				v ^= op;
 			cache_put(t, key, v, st);
 		} else {
@@ -344,7 +334,7 @@ static void *worker_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	long scale = parse_scale(argc, argv);
+	long scale = bench_parse_scale("hashtab", argc, argv);
 	struct worker workers[NTHREADS];
 	pthread_t threads[NTHREADS];
 	for (int i = 0; i < NTHREADS; i++) {

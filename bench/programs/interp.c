@@ -138,11 +138,6 @@ struct vm {
 	int64_t last_emit;
 };
 
-static long parse_scale(int argc, char **argv)
-{
-	return bench_parse_scale("interp", argc, argv);
-}
-
 /* ---- assembler ---- */
 
 static void asm_fail(const char *what)
@@ -705,7 +700,7 @@ static void native_collatz(int64_t n, int64_t *total, int64_t *best)
 
 int main(int argc, char **argv)
 {
-	long scale = parse_scale(argc, argv);
+	long scale = bench_parse_scale("interp", argc, argv);
 	long rounds = scale * ROUNDS_PER_SCALE;
 
 	static struct program sum_prog, fib_prog, sieve_prog, collatz_prog;

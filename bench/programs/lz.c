@@ -82,32 +82,15 @@ struct vocabulary {
 	uint8_t lengths[VOCAB_SIZE];
 };
 
-static uint64_t rng_state;
-
-static uint64_t xorshift64(void)
-{
-	return bench_xorshift64(&rng_state);
-}
-
-static void seed_rng(uint64_t seed)
-{
-	rng_state = bench_seed_state(seed);
-}
-
-static long parse_scale(int argc, char **argv)
-{
-	return bench_parse_scale("lz", argc, argv);
-}
-
 static void build_vocabulary(struct vocabulary *v)
 {
 	/* Letter frequencies roughly like English: common letters repeated. */
 	static const char letters[] = "eeeeettttaaaooiinnsshhrrdlcumwfgypbvk";
-	seed_rng(12345);
+	bench_seed(12345);
 	for (int w = 0; w < VOCAB_SIZE; w++) {
-		int len = 2 + (int)(xorshift64() % 9);
+		int len = 2 + (int)(bench_next() % 9);
 		for (int i = 0; i < len; i++)
-			v->words[w][i] = letters[xorshift64() % (sizeof letters - 1)];
+			v->words[w][i] = letters[bench_next() % (sizeof letters - 1)];
 		v->words[w][len] = '\0';
 		v->lengths[w] = (uint8_t)len;
 	}
@@ -124,8 +107,8 @@ generate_text(const struct vocabulary *v, uint8_t *out, size_t n)
 	while (pos < n) {
 		int sentence_start = words_left == 0;
 		if (sentence_start)
-			words_left = 4 + (int)(xorshift64() % 12);
-		uint64_t r = xorshift64();
+			words_left = 4 + (int)(bench_next() % 12);
+		uint64_t r = bench_next();
 		unsigned a = (unsigned)(r & 0xff), b = (unsigned)((r >> 8) & 0xff);
 		unsigned w = a < b ? a : b;
 		size_t word_start = pos;
@@ -334,7 +317,7 @@ static void put32(uint8_t *p, uint32_t v)
 
 int main(int argc, char **argv)
 {
-	long scale = parse_scale(argc, argv);
+	long scale = bench_parse_scale("lz", argc, argv);
 	long rounds = scale * ROUNDS_PER_SCALE;
 	size_t nblocks = (INPUT_SIZE + BLOCK_SIZE - 1) / BLOCK_SIZE;
 	size_t comp_cap = nblocks * (8 + BLOCK_BOUND(BLOCK_SIZE));
@@ -353,7 +336,7 @@ int main(int argc, char **argv)
 	uint64_t checksum = 0xcbf29ce484222325ULL;
 	uint64_t total_in = 0, total_out = 0;
 	for (long round = 0; round < rounds; round++) {
-		seed_rng(1000 + (uint64_t)round);
+		bench_seed(1000 + (uint64_t)round);
 		generate_text(&vocab, text, INPUT_SIZE);
 
 		/* Compress: per block a header (raw size, compressed size). */

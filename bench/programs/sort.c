@@ -76,23 +76,6 @@ _Static_assert(sizeof(struct record) == 64, "a record is one cache line");
 
 typedef int (*record_cmp)(const struct record *, const struct record *);
 
-static uint64_t rng_state;
-
-static uint64_t xorshift64(void)
-{
-	return bench_xorshift64(&rng_state);
-}
-
-static void seed_rng(uint64_t seed)
-{
-	rng_state = bench_seed_state(seed);
-}
-
-static long parse_scale(int argc, char **argv)
-{
-	return bench_parse_scale("sort", argc, argv);
-}
-
 /* Kept out of line: both sorts call it through a pointer, as a generic
  * sort library would. */
 __attribute__((noinline, noclone)) static int
@@ -121,10 +104,10 @@ generate_records(struct record *recs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct record *r = &recs[i];
 		memset(r, 0, sizeof *r); /* no stale bytes in padding or name */
-		uint64_t x = xorshift64();
+		uint64_t x = bench_next();
 		clock += 8;
 		if (x % 100 == 0) /* a late arrival: far out of place */
-			r->key = clock - (xorshift64() % (8ULL * n));
+			r->key = clock - (bench_next() % (8ULL * n));
 		else              /* a few positions out of place at most */
 			r->key = clock + (x >> 8) % 24;
 		r->id = (uint32_t)i;
@@ -206,7 +189,7 @@ verify_sorted(const struct record *a, const struct record *b, size_t n)
 
 int main(int argc, char **argv)
 {
-	long scale = parse_scale(argc, argv);
+	long scale = bench_parse_scale("sort", argc, argv);
 	long rounds = scale * ROUNDS_PER_SCALE;
 	struct record *input = malloc(NRECORDS * sizeof *input);
 	struct record *merged = malloc(NRECORDS * sizeof *merged);
@@ -219,7 +202,7 @@ int main(int argc, char **argv)
 
 	uint64_t checksum = 0;
 	for (long round = 0; round < rounds; round++) {
-		seed_rng(77 + (uint64_t)round);
+		bench_seed(77 + (uint64_t)round);
 		generate_records(input, NRECORDS);
 
 		memcpy(merged, input, NRECORDS * sizeof *input);

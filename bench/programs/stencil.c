@@ -74,18 +74,6 @@ struct plate {
 	int nsources;
 };
 
-static uint64_t rng_state = 0x853c49e6748fea9bULL;
-
-static uint64_t xorshift64(void)
-{
-	return bench_xorshift64(&rng_state);
-}
-
-static long parse_scale(int argc, char **argv)
-{
-	return bench_parse_scale("stencil", argc, argv);
-}
-
 /* Components of 20-60 points a side placed at random, and a cooling
  * channel four points wide across the lower third of the board. */
 static void layout_board(struct plate *p)
@@ -93,11 +81,11 @@ static void layout_board(struct plate *p)
 	p->nsources = 0;
 	for (int k = 0; k < NSOURCES; k++) {
 		struct source *s = &p->sources[p->nsources++];
-		s->height = 20 + (int)(xorshift64() % 41);
-		s->width = 20 + (int)(xorshift64() % 41);
-		s->row = 8 + (int)(xorshift64() % (uint64_t)(N - 16 - s->height));
-		s->col = 8 + (int)(xorshift64() % (uint64_t)(N - 16 - s->width));
-		s->temperature = 60.0 + (double)(xorshift64() % 600) / 10.0;
+		s->height = 20 + (int)(bench_next() % 41);
+		s->width = 20 + (int)(bench_next() % 41);
+		s->row = 8 + (int)(bench_next() % (uint64_t)(N - 16 - s->height));
+		s->col = 8 + (int)(bench_next() % (uint64_t)(N - 16 - s->width));
+		s->temperature = 60.0 + (double)(bench_next() % 600) / 10.0;
 	}
 	p->sources[p->nsources++] = (struct source){
 		.row = 2 * N / 3, .col = 16, .height = 4, .width = N - 32,
@@ -110,7 +98,7 @@ static void next_scenario(struct plate *p)
 {
 	for (int k = 0; k < NSOURCES; k++)
 		p->sources[k].temperature =
-			60.0 + (double)(xorshift64() % 600) / 10.0;
+			60.0 + (double)(bench_next() % 600) / 10.0;
 }
 
 __attribute__((noinline, noclone)) static void
@@ -183,7 +171,7 @@ compute_residual(const grid_t old, const grid_t cur)
 
 int main(int argc, char **argv)
 {
-	long scale = parse_scale(argc, argv);
+	long scale = bench_parse_scale("stencil", argc, argv);
 	long scenarios = scale * SCENARIOS_PER_SCALE;
 	grid_t *a = malloc(sizeof(grid_t));
 	grid_t *b = malloc(sizeof(grid_t));

@@ -74,23 +74,6 @@ struct city_total {
 	uint32_t count;
 };
 
-static uint64_t rng_state;
-
-static uint64_t xorshift64(void)
-{
-	return bench_xorshift64(&rng_state);
-}
-
-static void seed_rng(uint64_t seed)
-{
-	rng_state = bench_seed_state(seed);
-}
-
-static long parse_scale(int argc, char **argv)
-{
-	return bench_parse_scale("strings", argc, argv);
-}
-
 static const char *const first_names[] = {
 	"Anna", "Ben", "Clara", "David", "Emma", "Felix", "Greta", "Hugo",
 	"Ida", "Jonas", "Karla", "Lukas", "Mia", "Noah", "Olga", "Paul",
@@ -116,7 +99,7 @@ __attribute__((noinline, noclone)) static void
 generate_customers(struct customer *c, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		uint64_t x = xorshift64();
+		uint64_t x = bench_next();
 		c[i].invoice = (uint32_t)(i * 7 + x % 7);
 		snprintf(c[i].name, sizeof c[i].name, "%s %s",
 			 first_names[x % 16], last_names[(x >> 4) % 14]);
@@ -321,7 +304,7 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 
 int main(int argc, char **argv)
 {
-	long scale = parse_scale(argc, argv);
+	long scale = bench_parse_scale("strings", argc, argv);
 	long rounds = scale * ROUNDS_PER_SCALE;
 	size_t export_cap = (size_t)NRECORDS * LINE_MAX_LEN;
 	struct customer *orig = malloc(NRECORDS * sizeof *orig);
@@ -335,7 +318,7 @@ int main(int argc, char **argv)
 	uint64_t checksum = 0xcbf29ce484222325ULL;
 	size_t bytes = 0;
 	for (long round = 0; round < rounds; round++) {
-		seed_rng(4242 + (uint64_t)round);
+		bench_seed(4242 + (uint64_t)round);
 		generate_customers(orig, NRECORDS);
 
 		size_t len = 0;
