@@ -142,7 +142,8 @@ static int is_stack_reg(ZydisRegister r)
  * readable (we are executing it, or the caller checked), so the bytes up to
  * its end are read in place; only an instruction that may spill into the
  * next page is fetched through process_vm_readv. */
-int decode_zydis(uint64_t pc, ZydisDecodedInstruction *insn, ZydisDecodedOperand *ops)
+static int decode_full(uint64_t pc, ZydisDecodedInstruction *insn,
+		       ZydisDecodedOperand *ops)
 {
 	uint64_t to_page_end = CODE_PAGE - (pc & (CODE_PAGE - 1));
 	size_t n = to_page_end < MAX_INSN ? (size_t)to_page_end : MAX_INSN;
@@ -300,10 +301,11 @@ static int64_t bit_test_disp(const ZydisDecodedInstruction *insn,
 	}
 }
 
-int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out)
+int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out,
+		    struct decode_zydis *z)
 {
-	ZydisDecodedInstruction insn;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction *insn = &z->insn;
+	ZydisDecodedOperand *ops = z->ops;
 	uint64_t amask;
 	int i, rc, skip_rep;
 
@@ -311,35 +313,35 @@ int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *o
 	out->pc = pc;
 	if (!g_ready)
 		return -EINVAL;
-	rc = decode_zydis(pc, &insn, ops);
+	rc = decode_full(pc, insn, ops);
 	if (rc < 0)
 		return rc;
-	out->len = insn.length;
-	out->mnemonic = (uint16_t)insn.mnemonic;
-	out->flags = insn_flags(&insn, ops);
+	out->len = insn->length;
+	out->mnemonic = (uint16_t)insn->mnemonic;
+	out->flags = insn_flags(insn, ops);
 	/* Registers written, so a caller looking ahead knows whether an
 	 * address computed from today's registers still holds later. */
-	for (i = 0; i < insn.operand_count; i++)
+	for (i = 0; i < insn->operand_count; i++)
 		if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
 		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
 			out->regs_written |= gpr_bit(ops[i].reg.value);
 	if (out->flags & DECODE_F_BRANCH)
-		for (i = 0; i < insn.operand_count; i++)
+		for (i = 0; i < insn->operand_count; i++)
 			if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[i].imm.is_relative &&
-			    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn, &ops[i], pc,
+			    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(insn, &ops[i], pc,
 								  &out->branch_target)))
 				break;
 
-	if (no_data_access(&insn))
+	if (no_data_access(insn))
 		return 0;
-	amask = insn.address_width == 32 ? 0xffffffffull : ~0ull;
+	amask = insn->address_width == 32 ? 0xffffffffull : ~0ull;
 	/* rep with a zero count performs no iteration, hence no access. */
 	skip_rep = (out->flags & DECODE_F_REP) &&
 		   (regs->gpr[DECODE_RCX] & amask) == 0;
 	if (skip_rep)
 		return 0;
 
-	for (i = 0; i < insn.operand_count && out->n_access < DECODE_MAX_ACCESS; i++) {
+	for (i = 0; i < insn->operand_count && out->n_access < DECODE_MAX_ACCESS; i++) {
 		const ZydisDecodedOperand *op = &ops[i];
 		struct decode_access *acc;
 		int rd, wr, cond_only, implicit;
@@ -367,21 +369,21 @@ int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *o
 		acc->kind = rd && wr ? DECODE_RMW : wr ? DECODE_STORE : DECODE_LOAD;
 		acc->elem = elem_of(op);
 		acc->addr_regs = gpr_bit(op->mem.base) | gpr_bit(op->mem.index);
-		if (insn.mnemonic == ZYDIS_MNEMONIC_XLAT)
+		if (insn->mnemonic == ZYDIS_MNEMONIC_XLAT)
 			acc->addr_regs |= 1u << DECODE_RAX;
 		if (implicit)
 			acc->flags |= DECODE_ACC_IMPLICIT;
 		/* EVEX k1..k7 masks both loads and stores (fault suppression). */
-		if ((insn.attributes & ZYDIS_ATTRIB_HAS_EVEX) &&
-		    insn.avx.mask.reg != ZYDIS_REGISTER_NONE &&
-		    insn.avx.mask.reg != ZYDIS_REGISTER_K0)
+		if ((insn->attributes & ZYDIS_ATTRIB_HAS_EVEX) &&
+		    insn->avx.mask.reg != ZYDIS_REGISTER_NONE &&
+		    insn->avx.mask.reg != ZYDIS_REGISTER_K0)
 			acc->flags |= DECODE_ACC_MASKED;
-		if (is_vector_masked(insn.mnemonic))
+		if (is_vector_masked(insn->mnemonic))
 			acc->flags |= DECODE_ACC_MASKED;
 		/* Zydis marks rep string operands conditional; the first element
 		 * is certain once rcx != 0, checked above. */
-		if (cond_only && insn.meta.category != ZYDIS_CATEGORY_STRINGOP &&
-		    insn.meta.category != ZYDIS_CATEGORY_IOSTRINGOP)
+		if (cond_only && insn->meta.category != ZYDIS_CATEGORY_STRINGOP &&
+		    insn->meta.category != ZYDIS_CATEGORY_IOSTRINGOP)
 			acc->flags |= DECODE_ACC_MASKED;
 
 		if (op->mem.type == ZYDIS_MEMOP_TYPE_VSIB) {
@@ -392,25 +394,25 @@ int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *o
 		}
 
 		if (op->mem.base == ZYDIS_REGISTER_RIP || op->mem.base == ZYDIS_REGISTER_EIP)
-			ea = pc + insn.length;
+			ea = pc + insn->length;
 		else
 			ea = reg_value(regs, op->mem.base);
 		if (op->mem.index != ZYDIS_REGISTER_NONE)
 			ea += reg_value(regs, op->mem.index) * (op->mem.scale ? op->mem.scale : 1);
 		ea += (uint64_t)op->mem.disp.value;
-		if (insn.mnemonic == ZYDIS_MNEMONIC_XLAT)
+		if (insn->mnemonic == ZYDIS_MNEMONIC_XLAT)
 			ea += regs->gpr[DECODE_RAX] & 0xff; /* Zydis omits the al index */
 		if (!implicit) {
-			int64_t bt = bit_test_disp(&insn, ops, regs, op->size);
+			int64_t bt = bit_test_disp(insn, ops, regs, op->size);
 			ea += (uint64_t)bt;
-			if (insn.operand_count >= 2 && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-			    (insn.mnemonic == ZYDIS_MNEMONIC_BT || insn.mnemonic == ZYDIS_MNEMONIC_BTS ||
-			     insn.mnemonic == ZYDIS_MNEMONIC_BTR || insn.mnemonic == ZYDIS_MNEMONIC_BTC))
+			if (insn->operand_count >= 2 && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+			    (insn->mnemonic == ZYDIS_MNEMONIC_BT || insn->mnemonic == ZYDIS_MNEMONIC_BTS ||
+			     insn->mnemonic == ZYDIS_MNEMONIC_BTR || insn->mnemonic == ZYDIS_MNEMONIC_BTC))
 				acc->addr_regs |= gpr_bit(ops[1].reg.value);
 		}
 		if (implicit && is_stack_reg(op->mem.base) && wr)
 			ea -= acc->len; /* push-like: stored below the current rsp */
-		else if (!implicit && insn.mnemonic == ZYDIS_MNEMONIC_POP &&
+		else if (!implicit && insn->mnemonic == ZYDIS_MNEMONIC_POP &&
 			 is_stack_reg(op->mem.base))
 			ea += acc->len; /* pop [rsp+d] addresses with the popped rsp */
 		ea &= amask;
@@ -422,6 +424,12 @@ int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *o
 		acc->addr = ea;
 	}
 	return 0;
+}
+
+int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out)
+{
+	struct decode_zydis z;
+	return decode_at_zydis(pc, regs, out, &z);
 }
 
 /* Length-only decode of the instruction at a during a forward scan that must

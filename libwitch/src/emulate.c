@@ -643,14 +643,9 @@ static int emulate_other(struct ctx *c, const struct decode_insn *in)
 		return -ENOTSUP;
 	for (int i = 0; i < in->n_access; i++) {
 		const struct decode_access *a = &in->access[i];
-		if (a->flags & DECODE_ACC_UNKNOWN_ADDR)
-			return -ENOTSUP;
-		if (emulate_stored(c->e, a->addr, a->len))
-			return -ENOTSUP;
-	}
-	for (int i = 0; i < in->n_access; i++) {
-		const struct decode_access *a = &in->access[i];
 		int rc;
+		if ((a->flags & DECODE_ACC_UNKNOWN_ADDR) || emulate_stored(c->e, a->addr, a->len))
+			return -ENOTSUP;
 		if ((a->kind & DECODE_STORE) && (rc = mem_note_store(c, a->addr, a->len * 8)) < 0)
 			return rc;
 	}
@@ -756,19 +751,16 @@ static int emulate_one(struct ctx *c, const struct decode_insn *in)
 	}
 }
 
-int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in)
+int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in,
+		 const struct decode_zydis *z)
 {
-	ZydisDecodedInstruction insn;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	int rc = decode_zydis(regs->rip, &insn, ops);
-	if (rc < 0)
-		return rc == -EFAULT ? -EFAULT : -ENOTSUP;
+	int rc;
 
 	/* Work on copies: an instruction half done must leave nothing behind. */
 	struct decode_regs next = *regs;
 	struct emulate e_next = *e;
-	struct ctx c = {.e = &e_next, .regs = &next, .insn = &insn, .ops = ops,
-			.next_rip = regs->rip + insn.length};
+	struct ctx c = {.e = &e_next, .regs = &next, .insn = &z->insn, .ops = z->ops,
+			.next_rip = regs->rip + z->insn.length};
 	if ((rc = emulate_one(&c, in)) < 0)
 		return rc;
 	if (!code_readable(&e_next, c.next_rip))

@@ -176,7 +176,6 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct dec
 		t->stats.skip_unwind++;
 		return;
 	}
-	pcs[0] = in->pc;
 	if (path_in_runtime(pcs, n)) {
 		t->stats.skip_runtime_addr++; /* a store the runtime made, e.g. in its pthread_create */
 		return;
@@ -317,6 +316,7 @@ static void sample_look(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs, ahead;
 	struct decode_insn in;
+	struct decode_zydis z;
 	struct emulate emu;
 
 	regs_of(t, uc, &regs);
@@ -329,8 +329,8 @@ static void sample_look(struct witch_thread *t, ucontext_t *uc)
 	emulate_begin(&emu, regs.rip);
 	uint32_t skip = t->skip_left, since = 0, total = 0;
 	int stopped = 0; /* at ahead.rip, before the budget ran out */
-	while (!stopped && since < t->steps_left + LOOKAHEAD_MAX && total < LOOK_MAX) {
-		if (decode_at(ahead.rip, &ahead, &in) < 0) {
+	while (since < t->steps_left + LOOKAHEAD_MAX && total < LOOK_MAX) {
+		if (decode_at_zydis(ahead.rip, &ahead, &in, &z) < 0) {
 			if (total == 0) {
 				t->stats.skip_decode++;
 				stop_stepping(t, uc);
@@ -352,7 +352,7 @@ static void sample_look(struct witch_thread *t, ucontext_t *uc)
 		}
 		/* The access to sample, whose bytes hold a store not made yet, or
 		 * an instruction the emulator does not run: the program runs there. */
-		if ((a && skip == 0) || emulate_insn(&emu, &ahead, &in) < 0) {
+		if ((a && skip == 0) || emulate_insn(&emu, &ahead, &in, &z) < 0) {
 			if (a && skip > 0 && total == 0)
 				skip--; /* the step runs this access: it is passed */
 			stopped = 1;

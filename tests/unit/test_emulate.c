@@ -147,7 +147,8 @@ static void run_rows(const struct row *rows, size_t n)
 			struct decode_regs before = regs;
 			int n_stores = e.n_stores, n_calls = e.n_calls, frames = e.frames_left;
 			struct decode_insn in;
-			int drc = decode_at(regs.rip, &regs, &in);
+			struct decode_zydis z;
+			int drc = decode_at_zydis(regs.rip, &regs, &in, &z);
 			if (drc != 0) {
 				FAIL(r->line, "insn %d at +%lld: decode_at returned %d", k,
 				     (long long)(regs.rip - pc), drc);
@@ -155,7 +156,7 @@ static void run_rows(const struct row *rows, size_t n)
 				break;
 			}
 			const char *mn = ZydisMnemonicGetString((ZydisMnemonic)in.mnemonic);
-			rc = emulate_insn(&e, &regs, &in);
+			rc = emulate_insn(&e, &regs, &in, &z);
 			if (k < n_insn - 1 && rc != 0) {
 				FAIL(r->line, "insn %d (%s) returned %d, expected 0", k, mn, rc);
 				bad = 1;
@@ -1141,6 +1142,7 @@ static void diff_one(const struct diff_op *op, int wi, uint64_t a, uint64_t b)
 	/* emulated: rax and rcx carry junk above the operand width */
 	struct decode_regs regs;
 	struct decode_insn in;
+	struct decode_zydis z;
 	struct emulate e;
 	memset(&regs, 0, sizeof(regs));
 	uint64_t rax0 = (junk & ~m) | (a & m), rcx0 = (~junk & ~m) | (b & m);
@@ -1150,9 +1152,9 @@ static void diff_one(const struct diff_op *op, int wi, uint64_t a, uint64_t b)
 	regs.rflags = RFLAGS_BASE | cin;
 	emulate_begin(&e, pc);
 	n_diff++;
-	int rc = decode_at(pc, &regs, &in);
+	int rc = decode_at_zydis(pc, &regs, &in, &z);
 	if (rc == 0)
-		rc = emulate_insn(&e, &regs, &in);
+		rc = emulate_insn(&e, &regs, &in, &z);
 	if (rc != 0) {
 		FAIL(op->line, "%s%u %#llx, %#llx: returned %d", op->name, bits,
 		     (unsigned long long)a, (unsigned long long)b, rc);

@@ -2,11 +2,10 @@
  * instruction's operands and not only its accesses (emulate).
  *
  * API
- *   int decode_zydis(uint64_t pc, ZydisDecodedInstruction *insn,
- *                    ZydisDecodedOperand *ops);
- *       Decode the instruction at pc without faulting (as decode_at reads
- *       code).  0, -EFAULT, -EILSEQ, or -EINVAL before decode_init.
- *       ops has room for ZYDIS_MAX_OPERAND_COUNT operands.
+ *   int decode_at_zydis(uint64_t pc, const struct decode_regs *regs,
+ *                       struct decode_insn *out, struct decode_zydis *z);
+ *       decode_at, keeping Zydis's decoding of the instruction in z, so a
+ *       caller that also runs the instruction (emulate_insn) decodes once.
  *   int decode_gpr_index(ZydisRegister r);
  *       Hardware index (0..15) of a 16/32/64-bit general register, else -1.
  */
@@ -17,7 +16,15 @@
 
 #include <Zydis/Zydis.h>
 
-int decode_zydis(uint64_t pc, ZydisDecodedInstruction *insn, ZydisDecodedOperand *ops);
+#include "witch/decode.h"
+
+struct decode_zydis {
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+};
+
+int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out,
+		    struct decode_zydis *z);
 int decode_gpr_index(ZydisRegister r);
 
 #endif

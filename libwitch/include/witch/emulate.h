@@ -11,9 +11,9 @@
  *        Start a run of emulation at pc, the interrupted pc of a signal
  *        context (its code page is readable).
  *   int  emulate_insn(struct emulate *e, struct decode_regs *regs,
- *                     const struct decode_insn *in);
+ *                     const struct decode_insn *in, const struct decode_zydis *z);
  *        Advance regs (gprs, rip, arithmetic flags) over in, the instruction
- *        at regs->rip as decode_at decoded it with regs.  Integer moves,
+ *        at regs->rip as decode_at_zydis decoded it (in and z) with regs.  Integer moves,
  *        lea, ALU ops and shifts, imul, cmov/set, sign extensions, push/pop,
  *        leave, jcc, direct or indirect jmp and call, ret; and, as no-ops,
  *        instructions that touch no general register, flag or control flow
@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "witch/decode.h"
+#include "witch/decode_zydis.h"
 
 #define EMULATE_MAX_STORES 8
 #define EMULATE_MAX_CALLS 4
@@ -59,7 +60,8 @@ struct emulate {
 };
 
 void emulate_begin(struct emulate *e, uint64_t pc);
-int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in);
+int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in,
+		 const struct decode_zydis *z);
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
 int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max);
 
