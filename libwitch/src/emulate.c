@@ -17,6 +17,7 @@
 void emulate_begin(struct emulate *e, uint64_t pc)
 {
 	e->n_stores = 0;
+	e->spill_lo = e->spill_hi = 0;
 	e->n_calls = 0;
 	e->frames_left = 0;
 	e->code_page[0] = e->code_page[1] = pc & CODE_PAGE_MASK;
@@ -24,7 +25,7 @@ void emulate_begin(struct emulate *e, uint64_t pc)
 
 /* A jump's target (or the next page) is decoded in place next: check once
  * per page that it is mapped, as a wrong target must not fault the handler. */
-static int code_readable(struct emulate *e, uint64_t pc)
+int emulate_code_readable(struct emulate *e, uint64_t pc)
 {
 	uint64_t page = pc & CODE_PAGE_MASK;
 	uint8_t byte;
@@ -55,6 +56,8 @@ int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max)
 
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len)
 {
+	if (e->spill_hi && addr < e->spill_hi && e->spill_lo < addr + len)
+		return 1;
 	for (int i = 0; i < e->n_stores; i++)
 		if (addr < e->store_addr[i] + e->store_len[i] && e->store_addr[i] < addr + len)
 			return 1;
@@ -170,8 +173,15 @@ static int mem_load(const struct ctx *c, uint64_t addr, unsigned bits, uint64_t 
 static int mem_note_store(struct ctx *c, uint64_t addr, unsigned bits)
 {
 	struct emulate *e = c->e;
-	if (e->n_stores == EMULATE_MAX_STORES)
-		return -ENOTSUP;
+	if (e->n_stores == EMULATE_MAX_STORES) {
+		/* More stores than slots: keep their span, which answers
+		 * emulate_stored conservatively. */
+		if (e->spill_hi == 0 || addr < e->spill_lo)
+			e->spill_lo = addr;
+		if (addr + bits / 8 > e->spill_hi)
+			e->spill_hi = addr + bits / 8;
+		return 0;
+	}
 	e->store_addr[e->n_stores] = addr;
 	e->store_len[e->n_stores] = bits / 8;
 	e->n_stores++;
@@ -763,7 +773,7 @@ int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decod
 			.next_rip = regs->rip + z->insn.length};
 	if ((rc = emulate_one(&c, in)) < 0)
 		return rc;
-	if (!code_readable(&e_next, c.next_rip))
+	if (!emulate_code_readable(&e_next, c.next_rip))
 		return -EFAULT;
 	next.rip = c.next_rip;
 	*regs = next;

@@ -325,6 +325,14 @@ int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg)
 	return rc ? -rc : 0;
 }
 
+void thread_forget_slot(struct witch_thread *t, int slot)
+{
+	struct watchpoint *w = &t->wps.wp[slot];
+	struct cct_node *c = cct_node(&t->cct, w->ctx);
+	if (w->armed && c->armed > 0)
+		c->armed--;
+}
+
 int thread_yield_watchpoint(void)
 {
 	struct witch_thread *t = thread_tls;
@@ -336,9 +344,7 @@ int thread_yield_watchpoint(void)
 	sigaddset(&ours, thread_sig);
 	sigaddset(&ours, SIGTRAP);
 	pthread_sigmask(SIG_BLOCK, &ours, &old);
-	struct watchpoint *w = &t->wps.wp[t->wps.n - 1];
-	if (w->armed && t->cct.nodes[w->ctx].armed > 0)
-		t->cct.nodes[w->ctx].armed--;
+	thread_forget_slot(t, t->wps.n - 1);
 	int rc = watchpoint_set_shrink(&t->wps);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc == 0 && !__atomic_exchange_n(&thread_warned_yield, 1, __ATOMIC_RELAXED))

@@ -49,15 +49,14 @@
  *   trace in <deep, scrub>; no pair with watch deep and trap anything but
  *   deep or scrub; no trap path through libwitch.so.
  *
- * Expected fraction -- here sampling by CPU time rather than by store count
- * matters, on purpose.  Per cycle: PD*ND = 32768 dead stores, PS*NS = 524288
- * used stores: by count (DeadSpy) 32768/557056 = 0.059.  But a store is
- * sampled with probability proportional to the time since the previous
- * store: deep spends 4 LCG steps (~16 cycles) per store, shallow 1 (~4), so
- * t_deep : t_shallow = 4*32768 : 524288 = 1 : 4 and Witch's estimate is
- *     waste/(waste+use) = t_deep / (t_deep + t_shallow) = 0.2      (+-0.1).
- * (--phase-times measures the ratio natively: 0.18 on the development
- * machine, deep 4.4 ns and shallow 1.2 ns per store.  A runtime that sampled every Nth store would report ~0.06.)  The
+ * Expected fraction: the byte answer.  Per cycle: PD*ND = 32768 dead stores,
+ * PS*NS = 524288 used stores, all 4 bytes: 32768/557056 = 0.059 (+-0.03).
+ * Time is not bytes here, on purpose: deep spends 4 LCG steps (~16 cycles)
+ * per store, shallow 1 (~4), so t_deep : t_shallow = 1 : 4 and a sampler
+ * that weighed samples by CPU time would report t_deep / (t_deep + t_shallow)
+ * = 0.2 (--phase-times measures 0.18 natively: deep 4.4 ns and shallow 1.2 ns
+ * per store).  The software sampler weighs each tick by the bytes its window
+ * stores per modelled cycle (look.h), which turns time back into counts.  The
  * longest store-free stretch is deep's 4 LCG steps, ~17 instructions: a
  * single-step budget must cover that much.
  *

@@ -26,6 +26,9 @@
  *          -EFAULT   a load, or the code it leads to, could not be read (the
  *                    caller decodes there next: decode_at reads code in place)
  *        On error regs are unchanged.
+ *   int  emulate_code_readable(struct emulate *e, uint64_t pc);
+ *        1 if the code page holding pc is mapped (checked once per page and
+ *        remembered in e), so decoding there cannot fault.
  *   int  emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
  *        Whether an emulated store touched [addr, addr + len).
  *   int  emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max);
@@ -52,6 +55,7 @@ struct emulate {
 	int n_stores;
 	uint64_t store_addr[EMULATE_MAX_STORES];
 	uint32_t store_len[EMULATE_MAX_STORES];
+	uint64_t spill_lo, spill_hi; /* the span of stores past the slots (hi 0: none) */
 	int n_calls;          /* emulated calls not returned from */
 	int frames_left;      /* emulated returns out of the starting frame and its callers */
 	uint64_t call_ret[EMULATE_MAX_CALLS];  /* their return addresses */
@@ -62,6 +66,7 @@ struct emulate {
 void emulate_begin(struct emulate *e, uint64_t pc);
 int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in,
 		 const struct decode_zydis *z);
+int emulate_code_readable(struct emulate *e, uint64_t pc);
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
 int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max);
 

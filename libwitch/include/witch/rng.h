@@ -4,6 +4,7 @@
  *   void     rng_seed(struct rng *r, uint64_t seed);
  *   uint64_t rng_next(struct rng *r);              xorshift64*
  *   uint32_t rng_below(struct rng *r, uint32_t n); uniform in [0, n)
+ *   double   rng_unit(struct rng *r);              uniform in [0, 1)
  *
  * Per-thread state, no locks: safe in signal handlers.
  */
@@ -36,6 +37,11 @@ static inline uint64_t rng_next(struct rng *r)
 static inline uint32_t rng_below(struct rng *r, uint32_t n)
 {
 	return (uint32_t)(((rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+static inline double rng_unit(struct rng *r)
+{
+	return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 #endif

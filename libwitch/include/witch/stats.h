@@ -27,8 +27,9 @@
 	X(traps_unreadable)   /* watched bytes no longer readable: dropped */    \
 	X(steps)              /* single steps taken looking for an access */     \
 	X(emulated)           /* instructions run ahead on a register copy */    \
-	X(skip_no_access)     /* no wanted access reachable from the tick */      \
-	X(skip_steps)         /* no wanted access within WITCH_MAX_STEPS */      \
+	X(skip_no_access)     /* no wanted access in the tick's window: 0 bytes */ \
+	X(look_reach)         /* picks past where the emulator stopped: stepped */ \
+	X(skip_steps)         /* a pick not reached within WITCH_MAX_STEPS */    \
 	X(skip_no_step)       /* reached an instruction not safe to step */      \
 	X(skip_decode)        /* undecodable or unreadable instruction */        \
 	X(skip_unknown_addr)  /* address not computable (gather/scatter) */      \

@@ -26,6 +26,9 @@
  *   int  thread_yield_watchpoint(void);
  *        The calling thread gives one of its debug registers back (the
  *        program wants a breakpoint of its own).  0 or -ENOSPC.
+ *   void thread_forget_slot(struct witch_thread *t, int slot);
+ *        The sample slot holds no longer counts as armed in its context
+ *        (Witch 4.4.2's share of a trap); async-signal-safe.
  *   struct witch_thread *thread_self(void);   async-signal-safe (TLS)
  *   void thread_prefork(void), thread_postfork_parent(void), thread_postfork_child(void);
  *
@@ -43,6 +46,7 @@
 #include "witch/cct.h"
 #include "witch/config.h"
 #include "witch/decode.h"
+#include "witch/look.h"
 #include "witch/pairtab.h"
 #include "witch/reservoir.h"
 #include "witch/rng.h"
@@ -66,20 +70,13 @@ struct witch_thread {
 	struct watchpoint_set wps;
 	struct reservoir reservoir;
 	struct rng rng;
-	uint32_t steps_left;
-	int stepping;
-	uint64_t step_to;             /* stepping on to where the emulator stopped */
-	uint32_t skip_left;           /* wanted accesses to pass before the sample */
+	struct look look;             /* software sampler: reaching a tick's pick */
 	/* Periodic flush: the flusher sets paused, then waits for in_handler
 	 * to clear before reading the thread's tables (handler.c enters and
 	 * leaves around every use of them). */
 	int paused;
 	int in_handler;
 	int reserved;                 /* holds THREAD_FOOTPRINT of WITCH_MEMORY_MB */
-	struct {
-		uint64_t pc;   /* code position a sample tick looked ahead from */
-		int verdict;   /* 1: a wanted access is reachable, 0: not */
-	} reach_cache[256];
 	uint64_t parking;             /* a harmless address to park disabled watchpoints on */
 	struct witch_stats stats;
 	struct witch_thread *next;    /* in the list of live threads */
@@ -94,6 +91,7 @@ void thread_flush_all(void);
 int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
 int thread_yield_watchpoint(void);
 struct witch_thread *thread_self(void);
+void thread_forget_slot(struct witch_thread *t, int slot);
 /* 1 if addr is the runtime's (arena, signal stack, thread state) or a word
  * its handler touches (the TCB head with the stack canary, errno): never
  * sampled. */

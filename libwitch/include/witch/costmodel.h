@@ -1,0 +1,56 @@
+/* costmodel: how many cycles a stretch of straight-line code takes, from its
+ * instructions alone.
+ *
+ * The software sampler ticks on CPU time, but the answer is in bytes: a
+ * tick must stand for the bytes accessed in the CPU time around it, so the
+ * sampler needs the rate at which the code it lands in accesses memory.
+ * It counts the accesses by running the code ahead (emulate.h) and takes
+ * the time from this model (README, "How the software sampler counts").
+ *
+ * The estimate is the larger of two bounds, as static loop analysers
+ * (llvm-mca, uiCA) bound a loop: the throughput of the core's front end and
+ * memory ports, and the longest chain of dependent instructions through
+ * registers and flags.  Memory dependencies, cache misses and branch
+ * mispredictions are not modelled: those are where the estimate errs.
+ * `rep` string instructions cost a cycle per element while a debug register
+ * is armed (the CPU runs them without its fast-string microcode then,
+ * bench/dr_fast_string.c), which under Witch is nearly always.
+ *
+ * Everything but costmodel_init is async-signal-safe.
+ */
+#ifndef WITCH_COSTMODEL_H
+#define WITCH_COSTMODEL_H
+
+#include <stdint.h>
+
+#include "witch/decode.h"
+#include "witch/decode_zydis.h"
+
+#define COSTMODEL_NREGS 49 /* 16 general, 32 vector, the flags */
+
+struct costmodel {
+	float ready[COSTMODEL_NREGS]; /* cycle each register's value is ready */
+	float chain;                  /* the latest of them: the dependency bound */
+	float loads, stores, store_bytes; /* port bounds */
+	float busy;                   /* cycles of units that do not pipeline (div, rep) */
+	uint32_t insns;
+};
+
+/* Once per process, before any other call: the mnemonic latency table and
+ * the clock's cycles per nanosecond (measured: ~0.2 ms).  0 or -errno. */
+int costmodel_init(void);
+
+void costmodel_begin(struct costmodel *m);
+
+/* Add instruction in (decoded with z); rep_elems: the elements a rep string
+ * instruction has left (rcx), else 0. */
+void costmodel_add(struct costmodel *m, const struct decode_insn *in,
+		   const struct decode_zydis *z, uint64_t rep_elems);
+
+/* Cycles the instructions added so far take. */
+double costmodel_cycles(const struct costmodel *m);
+
+/* Core cycles per nanosecond of CPU time, as costmodel_init measured it. */
+double costmodel_cycles_per_ns(void);
+
+#endif

@@ -1,0 +1,84 @@
+/* look: from a software-sampler tick to the access it samples, and the
+ * bytes that sample stands for.
+ *
+ * A tick stands for the CPU time since the one before; the answer is in
+ * bytes.  So a tick looks at a window of the code about to run: it runs the
+ * code ahead on a register copy (emulate.h) for LOOK_WINDOW_CYCLES of
+ * modelled time (costmodel.h), adding up the bytes of the client's accesses
+ * there, and picks one of them with a chance in proportion to its bytes.
+ * The sample stands for  bytes in the window / window cycles * cycles per
+ * tick:  the bytes the program accesses in the time the tick stands for.
+ * Summed over ticks that estimates every context's bytes whatever the
+ * density of the code around it: a vector memset and a scalar loop weigh
+ * by the bytes they store, not by their CPU time (README, "How the software
+ * sampler counts").  A window with no access stands for no bytes: the time
+ * a tick stands for is never dropped.
+ *
+ * Where the emulator stops (an instruction it does not run, a load of bytes
+ * an emulated store wrote), the window goes on by decoding alone (register
+ * values may then be stale, so it counts accesses but cannot watch them;
+ * a conditional branch goes backward-taken, forward-not-taken).  A pick
+ * there is reached by single-stepping:
+ *
+ *   tick --window--> pick run ahead exactly ---------------> LOOK_SAMPLE
+ *              \---> no access in the window --------------> LOOK_NONE
+ *               \--> pick past the stop: step to the stop -> LOOK_STEP
+ *   step (look_step) --> at the stop: run ahead again, passing skip_left
+ *                        accesses --> LOOK_SAMPLE, or LOOK_STEP over the
+ *                        next stop, or LOOK_NONE when WITCH_MAX_STEPS is spent
+ *
+ * Async-signal-safe: no malloc, no locks, no stdio.
+ */
+#ifndef WITCH_LOOK_H
+#define WITCH_LOOK_H
+
+#include <stdint.h>
+
+#include "witch/decode.h"
+#include "witch/emulate.h"
+#include "witch/rng.h"
+#include "witch/stats.h"
+
+#define LOOK_WINDOW_CYCLES 64.0
+#define LOOK_MAX_INSNS 256 /* instructions in a window, at most */
+
+/* A thread's look: where its single steps are going. */
+struct look {
+	int stepping;         /* a pick is being reached by single steps */
+	uint32_t steps_left;
+	uint64_t step_to;     /* step on to this pc (0: one step) */
+	uint32_t skip_left;   /* wanted accesses to pass before the pick */
+	double weight;        /* bytes the pick stands for */
+};
+
+/* What a look needs from its thread. */
+struct look_env {
+	/* The client's access of in that samples take, or NULL. */
+	const struct decode_access *(*wanted)(const struct decode_insn *in);
+	struct rng *rng;
+	struct witch_stats *stats;
+	uint32_t max_steps;
+	double tick_ns;       /* CPU time a tick stands for */
+};
+
+/* The access to sample: in.access[access], with the calls and returns run
+ * ahead to reach it (emu) and the bytes it stands for. */
+struct look_pick {
+	struct decode_insn in;
+	int access;
+	struct emulate emu;
+	double weight;
+};
+
+enum look_next { LOOK_NONE, LOOK_SAMPLE, LOOK_STEP };
+
+/* A tick at regs (not stepping). */
+enum look_next look_tick(struct look *l, const struct look_env *env,
+			 const struct decode_regs *regs, struct look_pick *pick);
+/* A single step ended at regs (stepping). */
+enum look_next look_step(struct look *l, const struct look_env *env,
+			 const struct decode_regs *regs, struct look_pick *pick);
+/* Stepping is over (a pick, a stop, or the thread is leaving). */
+void look_end(struct look *l);
+
+#endif

@@ -1,0 +1,40 @@
+/* precise: the access behind a watchpoint trap (Witch 4.5, "precise PC").
+ *
+ * x86 reports a data breakpoint after the access, with the registers as the
+ * accessing instruction left them and rip past it.  precise_resolve finds
+ * that instruction and which of its accesses touched the watched bytes:
+ *   - a rep string instruction with iterations left traps on itself;
+ *   - a call traps on the callee's first instruction, having stored its
+ *     return address (the call is the leaf; the callee's frame is dropped);
+ *   - a ret's read of its return address traps at the return site;
+ *   - anything else: the instruction ending at rip, found by decoding
+ *     forward from the function start (unwind tables), its accesses
+ *     recomputed with the pointer registers push/pop/string ops moved;
+ *   - one memory operand whose address register the instruction itself
+ *     overwrote (mov rax, [rax]) must be the access.
+ *
+ * Async-signal-safe.  Returns 0, or -ENOENT when no instruction fits.
+ */
+#ifndef WITCH_PRECISE_H
+#define WITCH_PRECISE_H
+
+#include <stdint.h>
+
+#include "witch/decode.h"
+
+struct precise_access {
+	uint64_t pc;           /* the accessing instruction: the context's leaf */
+	int skip_frames;       /* innermost frames of the trap's stack walk that are
+				* not the accessing code's (a call's callee) */
+	uint8_t kind;          /* enum decode_kind */
+	uint8_t elem;          /* enum decode_elem */
+	uint64_t addr;         /* the access */
+	uint32_t len;
+	uint64_t overlap_addr; /* the bytes both watched and touched */
+	uint32_t overlap_len;
+};
+
+int precise_resolve(struct decode_cache *cache, const struct decode_regs *regs,
+		    uint64_t watch_addr, uint32_t watch_len, struct precise_access *out);
+
+#endif

@@ -1,0 +1,195 @@
+/* costmodel: cycles of straight-line code from its instructions (see costmodel.h). */
+#include "witch/costmodel.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+/* A Zen-class core (the EPYC VMs this runs on; Intel's big cores are alike):
+ * 4 instructions, 3 loads, 2 stores and 32 stored bytes a cycle. */
+#define ISSUE_PER_CYCLE 4.0f
+#define LOADS_PER_CYCLE 3.0f
+#define STORES_PER_CYCLE 2.0f
+#define STORE_BYTES_PER_CYCLE 32.0f
+#define LOAD_LATENCY 4.0f        /* L1 hit, general register */
+#define VLOAD_LATENCY 7.0f       /* L1 hit, vector register */
+#define REP_CYCLES_PER_ELEM 1.0f /* with a debug register armed */
+#define FLAGS_REG 48
+
+/* Per mnemonic: result latency and cycles the unit is busy (not pipelined). */
+struct mnem_cost {
+	uint8_t latency;
+	uint8_t busy;
+};
+static struct mnem_cost mnem_cost[ZYDIS_MNEMONIC_MAX_VALUE + 1];
+static double cycles_per_ns = 3.0;
+
+static int has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int fp_arith(const char *s)
+{
+	static const char *ops[] = {"add", "sub", "mul", "min", "max", "cvt"};
+	static const char *types[] = {"ss", "sd", "ps", "pd"};
+	for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (!has_prefix(s, ops[i]))
+			continue;
+		for (unsigned j = 0; j < sizeof(types) / sizeof(types[0]); j++)
+			if (has_suffix(s, types[j]))
+				return 1;
+	}
+	return has_prefix(s, "fmadd") || has_prefix(s, "fmsub") || has_prefix(s, "fnmadd") ||
+	       has_prefix(s, "fnmsub") || has_prefix(s, "cvt");
+}
+
+/* Latencies of Zen 3/4 (Agner Fog's tables, uops.info), by class. */
+static struct mnem_cost classify(const char *name)
+{
+	const char *s = name[0] == 'v' ? name + 1 : name; /* VEX/EVEX forms alike */
+	if (!strcmp(name, "div") || !strcmp(name, "idiv"))
+		return (struct mnem_cost){18, 10};
+	if (has_prefix(s, "div") || has_prefix(s, "sqrt"))
+		return (struct mnem_cost){13, 4};
+	if (!strcmp(name, "imul") || !strcmp(name, "mul") || !strcmp(name, "mulx") ||
+	    has_prefix(s, "pmul") || has_prefix(s, "pmadd") || !strcmp(name, "crc32") ||
+	    !strcmp(name, "pdep") || !strcmp(name, "pext"))
+		return (struct mnem_cost){3, 0};
+	if (fp_arith(s))
+		return (struct mnem_cost){3, 0};
+	if (has_prefix(s, "perm") || has_prefix(s, "pshufb") || has_prefix(s, "broadcast") ||
+	    has_prefix(s, "insert") || has_prefix(s, "extract") || has_prefix(s, "pmovmsk") ||
+	    has_prefix(s, "movmsk") || has_prefix(s, "ptest"))
+		return (struct mnem_cost){2, 0};
+	return (struct mnem_cost){1, 0};
+}
+
+/* A dependent chain of adds runs one a cycle on every x86 core: time one. */
+static double measure_cycles_per_ns(void)
+{
+	double best = 0;
+	for (int run = 0; run < 4; run++) {
+		struct timespec a, b;
+		uint64_t x = 0, n = 1u << 13;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		__asm__ volatile("1:\n\t"
+				 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+				 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+				 "dec %1\n\tjnz 1b"
+				 : "+r"(x), "+r"(n));
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+		double cpn = ns > 0 ? (8.0 * (1u << 13)) / ns : 0;
+		if (cpn > best)
+			best = cpn;
+	}
+	return best > 0.3 && best < 10 ? best : 3.0; /* a preempted run: a plain 3 GHz */
+}
+
+int costmodel_init(void)
+{
+	for (int m = 0; m <= ZYDIS_MNEMONIC_MAX_VALUE; m++) {
+		const char *name = ZydisMnemonicGetString((ZydisMnemonic)m);
+		mnem_cost[m] = name ? classify(name) : (struct mnem_cost){1, 0};
+	}
+	mnem_cost[ZYDIS_MNEMONIC_MOV].latency = 0; /* register moves are renamed away */
+	cycles_per_ns = measure_cycles_per_ns();
+	return 0;
+}
+
+double costmodel_cycles_per_ns(void)
+{
+	return cycles_per_ns;
+}
+
+void costmodel_begin(struct costmodel *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+static int reg_index(ZydisRegister r)
+{
+	ZydisRegister big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+	switch (ZydisRegisterGetClass(big)) {
+	case ZYDIS_REGCLASS_GPR64:
+		return ZydisRegisterGetId(big) & 15;
+	case ZYDIS_REGCLASS_ZMM:
+		return 16 + (ZydisRegisterGetId(big) & 31);
+	case ZYDIS_REGCLASS_FLAGS:
+		return FLAGS_REG;
+	default:
+		return -1; /* rip, segment, mask and x87 registers: not followed */
+	}
+}
+
+static float max2(float a, float b)
+{
+	return a > b ? a : b;
+}
+
+void costmodel_add(struct costmodel *m, const struct decode_insn *in,
+		   const struct decode_zydis *z, uint64_t rep_elems)
+{
+	const ZydisDecodedInstruction *insn = &z->insn;
+	struct mnem_cost c = mnem_cost[insn->mnemonic <= ZYDIS_MNEMONIC_MAX_VALUE ? insn->mnemonic : 0];
+	float start = 0, latency = c.latency;
+	int vector = 0;
+
+	for (int i = 0; i < insn->operand_count; i++) {
+		const ZydisDecodedOperand *op = &z->ops[i];
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+			int r = reg_index(op->reg.value);
+			vector |= r >= 16 && r < FLAGS_REG;
+			if (r >= 0 && (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ))
+				start = max2(start, m->ready[r]);
+		} else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			int b = op->mem.base != ZYDIS_REGISTER_NONE ? reg_index(op->mem.base) : -1;
+			int x = op->mem.index != ZYDIS_REGISTER_NONE ? reg_index(op->mem.index) : -1;
+			if (b >= 0)
+				start = max2(start, m->ready[b]);
+			if (x >= 0)
+				start = max2(start, m->ready[x]);
+		}
+	}
+	for (int i = 0; i < in->n_access; i++) {
+		if (in->access[i].kind & DECODE_LOAD)
+			latency += vector ? VLOAD_LATENCY : LOAD_LATENCY;
+		if (in->access[i].kind & DECODE_LOAD)
+			m->loads += 1;
+		if (in->access[i].kind & DECODE_STORE) {
+			m->stores += 1;
+			m->store_bytes += (float)in->access[i].len;
+		}
+	}
+	float done = start + latency;
+	for (int i = 0; i < insn->operand_count; i++) {
+		const ZydisDecodedOperand *op = &z->ops[i];
+		if (op->type != ZYDIS_OPERAND_TYPE_REGISTER || !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		int r = reg_index(op->reg.value);
+		if (r >= 0 && r != 4) /* rsp: the stack engine keeps push/pop chains short */
+			m->ready[r] = done;
+	}
+	m->chain = max2(m->chain, done);
+	m->busy += c.busy;
+	if (in->flags & DECODE_F_REP)
+		m->busy += (float)rep_elems * REP_CYCLES_PER_ELEM;
+	m->insns++;
+}
+
+double costmodel_cycles(const struct costmodel *m)
+{
+	float t = m->chain;
+	t = max2(t, (float)m->insns / ISSUE_PER_CYCLE);
+	t = max2(t, m->loads / LOADS_PER_CYCLE);
+	t = max2(t, m->stores / STORES_PER_CYCLE);
+	t = max2(t, m->store_bytes / STORE_BYTES_PER_CYCLE);
+	return (double)(t + m->busy);
+}

@@ -1,0 +1,143 @@
+/* precise: the access behind a watchpoint trap (see precise.h). */
+#include "witch/precise.h"
+#include "witch/unwind.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define RFLAGS_DF 0x400ull
+
+struct watched {
+	uint64_t addr;
+	uint32_t len;
+};
+
+static int overlap(uint64_t a, uint32_t alen, const struct watched *w, struct precise_access *out)
+{
+	uint64_t lo = a > w->addr ? a : w->addr;
+	uint64_t hi = a + alen < w->addr + w->len ? a + alen : w->addr + w->len;
+	if (hi <= lo)
+		return 0;
+	out->overlap_addr = lo;
+	out->overlap_len = (uint32_t)(hi - lo);
+	return 1;
+}
+
+static int match_access(const struct decode_insn *in, const struct watched *w,
+			struct precise_access *out)
+{
+	for (int i = 0; i < in->n_access; i++) {
+		const struct decode_access *a = &in->access[i];
+		if ((a->flags & DECODE_ACC_UNKNOWN_ADDR) || !overlap(a->addr, a->len, w, out))
+			continue;
+		out->kind = a->kind;
+		out->elem = a->elem;
+		out->addr = a->addr;
+		out->len = a->len;
+		return 1;
+	}
+	return 0;
+}
+
+static int match_stack_slot(uint64_t slot, uint8_t kind, const struct watched *w,
+			    struct precise_access *out)
+{
+	if (!overlap(slot, 8, w, out))
+		return 0;
+	out->kind = kind;
+	out->elem = DECODE_ELEM_INT;
+	out->addr = slot;
+	out->len = 8;
+	return 1;
+}
+
+/* A rep string instruction with iterations left: rip is still on it, and
+ * its pointers have moved one element past the access. */
+static int resolve_rep_in_flight(const struct decode_regs *regs, const struct watched *w,
+				 struct precise_access *out)
+{
+	struct decode_insn in;
+	if (decode_at(regs->rip, regs, &in) < 0 || !(in.flags & DECODE_F_REP) ||
+	    !regs->gpr[DECODE_RCX])
+		return 0;
+	int64_t back = (regs->rflags & RFLAGS_DF) ? 1 : -1;
+	for (int i = 0; i < in.n_access; i++)
+		in.access[i].addr += (uint64_t)(back * (int64_t)in.access[i].len);
+	if (!match_access(&in, w, out))
+		return 0;
+	out->pc = regs->rip;
+	return 1;
+}
+
+/* rip is a function's first instruction: a call stored its return address
+ * into the watched slot.  The call is the leaf (a sampled call must know its
+ * own trap, or the ret that reads the slot is taken for it). */
+static int resolve_call_store(struct decode_cache *cache, const struct decode_regs *regs,
+			      const struct watched *w, struct precise_access *out)
+{
+	uint64_t rsp = regs->gpr[DECODE_RSP], ret, caller_start, call_pc;
+	if (decode_read_memory(rsp, &ret, sizeof(ret)) < 0 ||
+	    !match_stack_slot(rsp, DECODE_STORE, w, out))
+		return -ENOENT;
+	out->pc = ret - 1;
+	if (unwind_proc_start(ret - 1, &caller_start) == 0 &&
+	    decode_find_prev(cache, caller_start, ret, &call_pc) == 0)
+		out->pc = call_pc;
+	out->skip_frames = 1;
+	return 0;
+}
+
+/* The instruction before rip moved a pointer register (push, pop, string
+ * op, two-operand moves): try its accesses with the pointers moved back. */
+static int match_moved_pointers(const struct decode_insn *in, const struct decode_regs *regs,
+				const struct watched *w, struct precise_access *out)
+{
+	static const int64_t moves[] = {8, -8, 16, -16};
+	for (unsigned m = 0; m < sizeof(moves) / sizeof(moves[0]); m++) {
+		struct decode_regs r2 = *regs;
+		struct decode_insn in2;
+		if (in->flags & DECODE_F_STACK) {
+			r2.gpr[DECODE_RSP] += (uint64_t)moves[m];
+		} else {
+			r2.gpr[DECODE_RSI] += (uint64_t)moves[m];
+			r2.gpr[DECODE_RDI] += (uint64_t)moves[m];
+		}
+		if (decode_at(in->pc, &r2, &in2) == 0 && match_access(&in2, w, out))
+			return 1;
+	}
+	return 0;
+}
+
+int precise_resolve(struct decode_cache *cache, const struct decode_regs *regs,
+		    uint64_t watch_addr, uint32_t watch_len, struct precise_access *out)
+{
+	const struct watched w = {watch_addr, watch_len};
+	struct decode_insn in;
+	uint64_t fn_start, prev;
+
+	memset(out, 0, sizeof(*out));
+	if (resolve_rep_in_flight(regs, &w, out))
+		return 0;
+	if (unwind_proc_start(regs->rip, &fn_start) < 0)
+		return -ENOENT;
+	if (fn_start == regs->rip)
+		return resolve_call_store(cache, regs, &w, out);
+	if (decode_find_prev(cache, fn_start, regs->rip, &prev) < 0 || decode_at(prev, regs, &in) < 0)
+		return -ENOENT;
+	out->pc = prev;
+	if (in.flags & DECODE_F_CALL) /* rip is a return site: the callee's ret read the slot */
+		return match_stack_slot(regs->gpr[DECODE_RSP] - 8, DECODE_LOAD, &w, out) ? 0 : -ENOENT;
+	if (match_access(&in, &w, out))
+		return 0;
+	if ((in.flags & (DECODE_F_STACK | DECODE_F_REP) || in.n_access == 2) &&
+	    match_moved_pointers(&in, regs, &w, out))
+		return 0;
+	if (in.n_access == 1 && !(in.access[0].flags & DECODE_ACC_UNKNOWN_ADDR)) {
+		out->kind = in.access[0].kind;
+		out->elem = in.access[0].elem;
+		out->addr = out->overlap_addr = watch_addr;
+		out->len = out->overlap_len = watch_len;
+		return 0;
+	}
+	return -ENOENT;
+}
