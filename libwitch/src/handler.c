@@ -29,6 +29,20 @@ static const struct craft *h_craft;
 static uint64_t h_runtime_lo, h_runtime_hi;
 volatile sig_atomic_t handler_off;
 
+/* What to sample.  leaf: the accessing instruction, the context's leaf;
+ * self_pc: the instruction whose trap is the access itself running (0: the
+ * first access of the sampled kind); ran: it has run already (a PMU
+ * sample); emu: the calls and returns run ahead to get there, or NULL. */
+struct sample_req {
+	uint64_t leaf;
+	uint64_t self_pc;
+	const struct decode_access *a;
+	double weight; /* bytes the sample stands for */
+	int ran;
+	const struct emulate *emu;
+};
+
+static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r);
 static void tick_soft(struct witch_thread *t, ucontext_t *uc);
 static void tick_pmu(struct witch_thread *t, ucontext_t *uc);
 static void step_soft(struct witch_thread *t, ucontext_t *uc);
@@ -109,6 +123,33 @@ int handler_on_sigtrap(siginfo_t *si, void *ucv)
 	return 1;
 }
 
+/* A byte-counted sample of the program's call of fn (bulk.h), outside any
+ * signal handler: the runtime's signals wait while the thread's tables
+ * change. */
+void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight)
+{
+	struct witch_thread *t = thread_self();
+	sigset_t ours, old;
+	ucontext_t uc;
+
+	if (handler_off || !t || !t->active)
+		return;
+	sigemptyset(&ours);
+	sigaddset(&ours, t->wps.sig);
+	sigaddset(&ours, SIGTRAP);
+	if (pthread_sigmask(SIG_BLOCK, &ours, &old) != 0)
+		return;
+	if (handler_enter(t)) {
+		struct decode_access a = {.addr = addr, .len = 1, .kind = kind, .elem = DECODE_ELEM_INT};
+		struct sample_req r = {fn, 0, &a, weight, 0, NULL};
+		t->stats.ticks_bulk++;
+		if (getcontext(&uc) == 0)
+			sample_take(t, &uc, &r);
+		handler_leave(t);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* --- helpers both paths use -------------------------------------------------- */
 
 static int path_in_runtime(const uint64_t *pcs, int n)
@@ -166,6 +207,21 @@ static int context_of(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int
 	return n;
 }
 
+/* A context taken inside the runtime on the program's call of fn: the
+ * runtime's frames go, fn is the leaf and the program's call site its
+ * caller. */
+static int context_of_call(uint64_t *pcs, int n, uint64_t fn)
+{
+	int first = 1; /* pcs[0], the leaf, context_of has set already */
+	while (first < n && pcs[first] >= h_runtime_lo && pcs[first] < h_runtime_hi)
+		first++;
+	if (first == n)
+		return -EINVAL;
+	memmove(pcs + 1, pcs + first, sizeof(pcs[0]) * (size_t)(n - first));
+	pcs[0] = fn;
+	return n - first + 1;
+}
+
 /* An armed slot takes what the runtime and the client keep with a sample;
  * the watchpoint module's own fields (fd, armed, range) stay. */
 static void watch_take_owner(struct watchpoint *w, const struct watchpoint *cand)
@@ -215,27 +271,23 @@ static uint32_t armed_mask(const struct witch_thread *t)
 	return m;
 }
 
-/* Sample access a of instruction in, standing for `weight` bytes: calling
- * context, client, reservoir, watchpoint.  ran: the access has already
- * happened (a PMU sample), so the client sees it run at once instead of at
- * the instruction's own trap.  emu: the calls and returns run ahead from uc
- * to get there, or NULL. */
-static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct decode_insn *in,
-			const struct decode_access *a, double weight, int ran,
-			const struct emulate *emu)
+static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
 {
 	uint64_t pcs[CONFIG_MAX_DEPTH];
+	const struct decode_access *a = r->a;
 
 	if (thread_owns_address(t, a->addr)) {
 		t->stats.skip_runtime_addr++;
 		return;
 	}
 	t->stats.samples++;
-	log_verbose(2, "sample pc %lx addr %lx len %u weight %.0f", (unsigned long)in->pc,
-		    (unsigned long)a->addr, a->len, weight);
-	int n = context_of(t, uc, in->pc, 0, pcs, (int)h_cfg->depth);
-	if (n > 0 && emu)
-		n = emulate_context(emu, pcs, n, (int)h_cfg->depth);
+	log_verbose(2, "sample pc %lx addr %lx len %u weight %.0f", (unsigned long)r->leaf,
+		    (unsigned long)a->addr, a->len, r->weight);
+	int n = context_of(t, uc, r->leaf, 0, pcs, (int)h_cfg->depth);
+	if (n > 0 && r->emu)
+		n = emulate_context(r->emu, pcs, n, (int)h_cfg->depth);
+	else if (n > 0 && r->self_pc == 0)
+		n = context_of_call(pcs, n, r->leaf);
 	if (n <= 0) {
 		t->stats.skip_unwind++;
 		return;
@@ -250,18 +302,18 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct dec
 		return;
 	}
 	struct cct_node *c = cct_node(&t->cct, (uint32_t)node);
-	c->mu += weight; /* Witch 4.4.2: every sample counts in its context (in bytes) */
+	c->mu += r->weight; /* Witch 4.4.2: every sample counts in its context (in bytes) */
 
 	struct watchpoint cand;
 	memset(&cand, 0, sizeof(cand));
 	watchpoint_align(a->addr, a->len, &cand.addr, &cand.len);
 	cand.ctx = (uint32_t)node;
-	cand.sample_pc = in->pc;
+	cand.sample_pc = r->self_pc;
 	cand.sample_addr = a->addr;
 	cand.sample_len = a->len;
 	cand.sample_elem = a->elem;
-	cand.pending_self = !ran;
-	if (h_craft->on_sample(&cand) < 0 || (ran && h_craft->on_self(&cand) < 0)) {
+	cand.pending_self = !r->ran;
+	if (h_craft->on_sample(&cand) < 0 || (r->ran && h_craft->on_self(&cand) < 0)) {
 		t->stats.skip_unreadable++;
 		return;
 	}
@@ -287,13 +339,22 @@ static void look_env_of(const struct witch_thread *t, struct look_env *env)
 	env->stats = (struct witch_stats *)&t->stats;
 	env->max_steps = h_cfg->max_steps;
 	env->tick_ns = (double)t->sampler.period_ns;
+	env->runtime_lo = h_runtime_lo;
+	env->runtime_hi = h_runtime_hi;
 }
 
-/* What a look decided: sample its pick, step on, or nothing.  Single steps
- * run on the thread's CPU clock: restart the interval when they end, or code
- * that needs more steps per sample would get more samples. */
+static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct look_pick *pick)
+{
+	struct sample_req r = {pick->in.pc, pick->in.pc, &pick->in.access[pick->access],
+			       pick->weight, 0, &pick->emu};
+	sample_take(t, uc, &r);
+}
+
+/* Step on, or not.  Single steps run on the thread's CPU clock: restart the
+ * interval when they end, or code that needs more steps per sample would
+ * get more samples. */
 static void look_apply(struct witch_thread *t, ucontext_t *uc, enum look_next next,
-		       const struct look_pick *pick, int was_stepping)
+		       int was_stepping)
 {
 	if (next == LOOK_STEP) {
 		uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)EFLAGS_TF;
@@ -302,24 +363,29 @@ static void look_apply(struct witch_thread *t, ucontext_t *uc, enum look_next ne
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 	if (was_stepping)
 		sampler_next_period(&t->sampler, rng_next(&t->rng));
-	if (next == LOOK_SAMPLE)
-		sample_take(t, uc, &pick->in, &pick->in.access[pick->access], pick->weight, 0,
-			    &pick->emu);
 }
 
 static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs;
 	struct look_env env;
-	struct look_pick pick;
+	struct look_pick picks[LOOK_MAX_PICKS];
+	int n = 0;
 
 	t->stats.ticks++;
 	sampler_next_period(&t->sampler, rng_next(&t->rng));
 	if (t->look.stepping)
 		return; /* still reaching the last tick's pick */
+	if (t->bulk.active) {
+		t->stats.skip_bulk++; /* its bytes are counted (bulk.h) */
+		return;
+	}
 	regs_of(t, uc, &regs);
 	look_env_of(t, &env);
-	look_apply(t, uc, look_tick(&t->look, &env, &regs, &pick), &pick, 0);
+	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);
+	for (int i = 0; i < n; i++)
+		sample_pick(t, uc, &picks[i]);
+	look_apply(t, uc, next, 0);
 }
 
 static void step_soft(struct witch_thread *t, ucontext_t *uc)
@@ -330,7 +396,10 @@ static void step_soft(struct witch_thread *t, ucontext_t *uc)
 
 	regs_of(t, uc, &regs);
 	look_env_of(t, &env);
-	look_apply(t, uc, look_step(&t->look, &env, &regs, &pick), &pick, 1);
+	enum look_next next = look_step(&t->look, &env, &regs, &pick);
+	if (next == LOOK_SAMPLE)
+		sample_pick(t, uc, &pick);
+	look_apply(t, uc, next, 1);
 }
 
 /* A PMU sample: the instruction and data address are exact, the access
@@ -365,7 +434,8 @@ static void sample_pmu(const struct pmu_sample *s, void *arg)
 	struct decode_access acc = *a;
 	acc.addr = s->addr;
 	acc.flags &= (uint8_t)~DECODE_ACC_UNKNOWN_ADDR;
-	sample_take(t, v->uc, &in, &acc, (double)acc.len, 1, NULL);
+	struct sample_req r = {in.pc, in.pc, &acc, (double)acc.len, 1, NULL};
+	sample_take(t, v->uc, &r);
 }
 
 static void tick_pmu(struct witch_thread *t, ucontext_t *uc)
@@ -392,7 +462,8 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 			      const struct precise_access *p)
 {
 	struct watchpoint *w = &t->wps.wp[slot];
-	if (resolved && !(p->pc == w->sample_pc && (p->kind & h_craft->sample_kind))) {
+	int own_pc = w->sample_pc == 0 || p->pc == w->sample_pc;
+	if (resolved && !(own_pc && (p->kind & h_craft->sample_kind))) {
 		t->stats.traps_early++;
 		return;
 	}
@@ -406,13 +477,16 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 
 /* Witch 4.4.2, Eq. 4.1: a trap in C_watch stands for every sample taken
  * there since the last trap (mu - eta, in bytes), shared among the
- * watchpoints armed from it; the verdict covers the part of the watched
- * bytes the trapping access touched. */
-static double attribute(struct cct_node *watch, uint32_t overlap_len, uint32_t watch_len)
+ * watchpoints armed from it.  The first access to touch the watched word
+ * decides all of it, though it may touch only part: a 4-byte store into
+ * the watched 8 bytes of a 32-byte vector store kills its neighbours too
+ * as a rule, and crediting only the touched part would count every sample
+ * wider than the access after it short. */
+static double attribute(struct cct_node *watch)
 {
 	double share = (watch->mu - watch->eta) / (watch->armed ? watch->armed : 1);
 	watch->eta += share;
-	return share * (double)overlap_len / (double)watch_len;
+	return share;
 }
 
 static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
@@ -477,7 +551,7 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		return;
 	}
 	t->stats.traps++;
-	double amount = attribute(cct_node(&t->cct, watch_ctx), p.overlap_len, w->len);
+	double amount = attribute(cct_node(&t->cct, watch_ctx));
 	release_slot(t, slot);
 	int64_t trap_ctx = cct_insert_path(&t->cct, pcs, n);
 	if (trap_ctx < 0) {

@@ -36,11 +36,21 @@ static uint64_t access_bytes(const struct decode_insn *in, const struct decode_a
 	return (in->flags & DECODE_F_REP) ? (uint64_t)a->len * regs->gpr[DECODE_RCX] : a->len;
 }
 
+/* One of LOOK_MAX_PICKS independent draws over the window's accesses, each
+ * with a chance in proportion to the access's bytes (a weighted reservoir
+ * of one). */
+struct draw {
+	int picked;         /* 0: nothing yet; 1: exact (pick holds it); 2: reach */
+	uint64_t reach_pc;  /* where the program must run to */
+	uint32_t reach_rank;
+	struct look_pick pick;
+};
+
 /* The window (look.h): count the wanted bytes over LOOK_WINDOW_CYCLES of
- * modelled time, pick one access in proportion to its bytes (a reservoir of
- * one, weighted), and say what the pick stands for. */
-enum look_next look_tick(struct look *l, const struct look_env *env,
-			 const struct decode_regs *regs, struct look_pick *pick)
+ * modelled time and draw picks in proportion to their bytes; then keep as
+ * many as the window's byte rate asks for (look_tick). */
+static double look_window(const struct look_env *env, const struct decode_regs *regs,
+			  struct draw *draws, double *cycles_out)
 {
 	struct decode_regs ahead = *regs;
 	struct decode_insn in;
@@ -51,11 +61,7 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	int exact = 1;            /* registers still known */
 	uint64_t stop_pc = 0;     /* where they stopped being known */
 	uint32_t after_stop = 0;  /* wanted accesses seen from stop_pc on */
-	enum { NO_PICK, PICK_EXACT, PICK_REACH } picked = NO_PICK;
-	uint64_t reach_pc = 0;
-	uint32_t reach_rank = 0;
 
-	look_end(l);
 	emulate_begin(&emu, regs->rip);
 	costmodel_begin(&cm);
 	for (int n = 0; n < LOOK_MAX_INSNS && costmodel_cycles(&cm) < LOOK_WINDOW_CYCLES; n++) {
@@ -64,8 +70,9 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 				env->stats->skip_decode++;
 			break;
 		}
-		if (in.flags & DECODE_F_NO_STEP)
-			break;
+		if ((in.flags & DECODE_F_NO_STEP) ||
+		    (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi))
+			break; /* a syscall; the runtime's own code (bulk.c counts what it calls) */
 		uint64_t rep = (in.flags & DECODE_F_REP) ? ahead.gpr[DECODE_RCX] : 0;
 		costmodel_add(&cm, &in, &z, rep);
 		const struct decode_access *a = env->wanted(&in);
@@ -74,18 +81,20 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 		if (a) {
 			double b = (double)access_bytes(&in, a, &ahead);
 			bytes += b;
-			if (b > 0 && rng_unit(env->rng) * bytes < b) {
+			for (int d = 0; d < LOOK_MAX_PICKS && b > 0; d++) {
+				if (rng_unit(env->rng) * bytes >= b)
+					continue;
 				if (exact && !emulate_stored(&emu, a->addr, a->len)) {
-					picked = PICK_EXACT;
-					pick->in = in;
-					pick->access = (int)(a - in.access);
-					pick->emu = emu;
+					draws[d].picked = 1;
+					draws[d].pick.in = in;
+					draws[d].pick.access = (int)(a - in.access);
+					draws[d].pick.emu = emu;
 				} else {
 					/* The program must run to it: its bytes hold an
 					 * emulated store, or registers are unknown. */
-					picked = PICK_REACH;
-					reach_pc = exact ? ahead.rip : stop_pc;
-					reach_rank = exact ? 0 : after_stop;
+					draws[d].picked = 2;
+					draws[d].reach_pc = exact ? ahead.rip : stop_pc;
+					draws[d].reach_rank = exact ? 0 : after_stop;
 				}
 			}
 			if (!exact)
@@ -105,23 +114,59 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 			break;
 		ahead.rip = next;
 	}
-	if (picked == NO_PICK) {
+	double cycles = costmodel_cycles(&cm);
+	*cycles_out = cycles < MIN_WINDOW_CYCLES ? MIN_WINDOW_CYCLES : cycles;
+	return bytes;
+}
+
+/* How many picks a tick keeps, and what each stands for.  A tick stands for
+ * W = rate * tick time bytes (rate: the window's bytes per cycle).  Keeping
+ * k picks with E[k] = rate / (the thread's mean rate), each standing for
+ * W / E[k], leaves the estimate unbiased and spends samples where the
+ * bytes are, as a count-based sampler does: a dense memset gets several,
+ * a sparse stretch sometimes none (probability proportional to size). */
+enum look_next look_tick(struct look *l, const struct look_env *env,
+			 const struct decode_regs *regs, struct look_pick *picks, int *n_picks)
+{
+	struct draw draws[LOOK_MAX_PICKS];
+	double cycles;
+
+	look_end(l);
+	*n_picks = 0;
+	for (int d = 0; d < LOOK_MAX_PICKS; d++)
+		draws[d].picked = 0;
+	double bytes = look_window(env, regs, draws, &cycles);
+	double rate = bytes / cycles;
+	l->mean_rate = l->mean_rate > 0 ? l->mean_rate + (rate - l->mean_rate) / 32 : rate;
+	if (bytes <= 0) {
 		env->stats->skip_no_access++; /* a tick that stands for no bytes */
 		return LOOK_NONE;
 	}
-	double cycles = costmodel_cycles(&cm);
-	if (cycles < MIN_WINDOW_CYCLES)
-		cycles = MIN_WINDOW_CYCLES;
-	double weight = bytes / cycles * costmodel_cycles_per_ns() * env->tick_ns;
-	if (picked == PICK_EXACT) {
-		pick->weight = weight;
-		return LOOK_SAMPLE;
+	double want = l->mean_rate > 0 ? rate / l->mean_rate : 1;
+	if (want > LOOK_MAX_PICKS)
+		want = LOOK_MAX_PICKS;
+	int keep = (int)want + (rng_unit(env->rng) < want - (int)want);
+	double weight = rate * costmodel_cycles_per_ns() * env->tick_ns / want;
+	int reach = -1;
+	for (int d = 0; d < keep; d++) {
+		if (draws[d].picked == 1) {
+			picks[*n_picks] = draws[d].pick;
+			picks[(*n_picks)++].weight = weight;
+		} else if (draws[d].picked == 2 && reach < 0) {
+			reach = d;
+		} else if (draws[d].picked == 2) {
+			env->stats->skip_reach_busy++; /* one pick at a time is stepped to */
+		}
 	}
+	if (keep == 0)
+		env->stats->skip_sparse++;
+	if (reach < 0)
+		return *n_picks ? LOOK_SAMPLE : LOOK_NONE;
 	env->stats->look_reach++;
 	l->stepping = 1;
 	l->steps_left = env->max_steps;
-	l->step_to = reach_pc != regs->rip ? reach_pc : 0;
-	l->skip_left = reach_rank;
+	l->step_to = draws[reach].reach_pc != regs->rip ? draws[reach].reach_pc : 0;
+	l->skip_left = draws[reach].reach_rank;
 	l->weight = weight;
 	return LOOK_STEP;
 }

@@ -6,6 +6,7 @@
  */
 #include "witch/config.h"
 #include "witch/craft.h"
+#include "witch/bulk.h"
 #include "witch/costmodel.h"
 #include "witch/decode.h"
 #include "witch/execguard.h"
@@ -186,6 +187,8 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	handler_init(&witch_cfg, craft);
+	if (!use_pmu && (rc = bulk_init(&witch_cfg, craft->sample_kind)) < 0)
+		log_verbose(1, "memset/memcpy not found (%s): ticks sample them", strerror(-rc));
 	witch_find_runtime_text();
 	if ((rc = sigguard_install(witch_sig)) < 0) {
 		log_line("cannot install signal handlers (%s); running without profiling",

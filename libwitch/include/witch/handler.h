@@ -5,6 +5,10 @@
  *   void handler_init(const struct witch_config *cfg, const struct craft *craft);
  *   int  handler_on_signal(int sig, siginfo_t *si, void *uc);   the RT signal; 1 if ours
  *   int  handler_on_sigtrap(siginfo_t *si, void *uc);           1 if the trap was ours
+ *   void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight);
+ *        Sample the byte at addr that the program's call of fn (a C library
+ *        bulk operation, bulk.h) is about to access (kind: DECODE_STORE or
+ *        DECODE_LOAD), standing for weight bytes.  Not from a signal handler.
  *   void handler_set_runtime_text(uint64_t lo, uint64_t hi);
  *        The runtime's own code: samples and traps whose calling context
  *        passes through it are the profiler's, not the program's, and are
@@ -12,8 +16,9 @@
  *   handler_off: set (a plain store, no call) to make every handler return
  *        at once, from the moment the runtime starts shutting down.
  *
- * The path, top to bottom: sampler tick -> decode (single-step to the next
- * wanted access) -> calling context -> client -> reservoir -> watchpoint;
+ * The path, top to bottom: sampler tick -> look (look.h: a window run ahead,
+ * a pick and its weight in bytes) -> calling context -> client -> reservoir
+ * -> watchpoint;
  * and watchpoint trap -> precise PC -> client verdict -> proportional
  * attribution (Witch 4.4.2) -> pair.  No malloc, stdio or locks.
  */
@@ -32,5 +37,6 @@ void handler_init(const struct witch_config *cfg, const struct craft *craft);
 void handler_set_runtime_text(uint64_t lo, uint64_t hi);
 int handler_on_signal(int sig, siginfo_t *si, void *uc);
 int handler_on_sigtrap(siginfo_t *si, void *uc);
+void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight);
 
 #endif

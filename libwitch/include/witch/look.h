@@ -41,6 +41,7 @@
 
 #define LOOK_WINDOW_CYCLES 64.0
 #define LOOK_MAX_INSNS 256 /* instructions in a window, at most */
+#define LOOK_MAX_PICKS 4   /* samples one tick may take */
 
 /* A thread's look: where its single steps are going. */
 struct look {
@@ -49,6 +50,7 @@ struct look {
 	uint64_t step_to;     /* step on to this pc (0: one step) */
 	uint32_t skip_left;   /* wanted accesses to pass before the pick */
 	double weight;        /* bytes the pick stands for */
+	double mean_rate;     /* the thread's bytes per cycle, averaged over ticks */
 };
 
 /* What a look needs from its thread. */
@@ -59,6 +61,7 @@ struct look_env {
 	struct witch_stats *stats;
 	uint32_t max_steps;
 	double tick_ns;       /* CPU time a tick stands for */
+	uint64_t runtime_lo, runtime_hi; /* the runtime's code: a window ends there */
 };
 
 /* The access to sample: in.access[access], with the calls and returns run
@@ -72,9 +75,10 @@ struct look_pick {
 
 enum look_next { LOOK_NONE, LOOK_SAMPLE, LOOK_STEP };
 
-/* A tick at regs (not stepping). */
+/* A tick at regs (not stepping): picks[0..*n_picks) to sample now (at most
+ * LOOK_MAX_PICKS), and LOOK_STEP when one more is to be reached by steps. */
 enum look_next look_tick(struct look *l, const struct look_env *env,
-			 const struct decode_regs *regs, struct look_pick *pick);
+			 const struct decode_regs *regs, struct look_pick *picks, int *n_picks);
 /* A single step ended at regs (stepping). */
 enum look_next look_step(struct look *l, const struct look_env *env,
 			 const struct decode_regs *regs, struct look_pick *pick);

@@ -28,6 +28,10 @@
 	X(steps)              /* single steps taken looking for an access */     \
 	X(emulated)           /* instructions run ahead on a register copy */    \
 	X(skip_no_access)     /* no wanted access in the tick's window: 0 bytes */ \
+	X(ticks_bulk)         /* byte-counted samples of memset/memcpy calls */   \
+	X(skip_bulk)          /* ticks in a counted memset/memcpy: 0 bytes */     \
+	X(skip_sparse)        /* ticks whose window is sparse kept no pick */    \
+	X(skip_reach_busy)    /* a second pick past an emulator stop: dropped */ \
 	X(look_reach)         /* picks past where the emulator stopped: stepped */ \
 	X(skip_steps)         /* a pick not reached within WITCH_MAX_STEPS */    \
 	X(skip_no_step)       /* reached an instruction not safe to step */      \

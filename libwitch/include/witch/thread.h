@@ -43,6 +43,7 @@
 #include <sys/types.h>
 
 #include "witch/arena.h"
+#include "witch/bulk.h"
 #include "witch/cct.h"
 #include "witch/config.h"
 #include "witch/decode.h"
@@ -71,6 +72,7 @@ struct witch_thread {
 	struct reservoir reservoir;
 	struct rng rng;
 	struct look look;             /* software sampler: reaching a tick's pick */
+	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	/* Periodic flush: the flusher sets paused, then waits for in_handler
 	 * to clear before reading the thread's tables (handler.c enters and
 	 * leaves around every use of them). */

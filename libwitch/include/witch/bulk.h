@@ -1,0 +1,44 @@
+/* bulk: byte-counted sampling of the C library's bulk memory operations.
+ *
+ * A tick of the software sampler stands for CPU time; a memset or memcpy
+ * moves tens of bytes a cycle, so it gets few ticks for its bytes, and each
+ * tick it gets stands for many bytes: the estimate is unbiased (look.h) but
+ * rests on a handful of samples.  The program's calls of memset, memcpy,
+ * memmove, mempcpy, bzero and their _FORTIFY_SOURCE forms (__memcpy_chk,
+ * ...) are interposed instead: every call of BULK_MIN_BYTES or more counts
+ * its bytes (stored, or loaded for the load client), and each time the
+ * count passes a random period (uniform in [P/2, 3P/2), P = BULK_PERIOD
+ * scaled by WITCH_RATE) the byte it passed is sampled and stands for P
+ * bytes, as a PMU samples every Nth event.  Ticks that land in such a call
+ * stand for no bytes (the count has them).  Calls inside the C library
+ * (qsort's memcpy, strncpy's padding) are not interposed: ticks sample them.
+ *
+ * API
+ *   int  bulk_init(const struct witch_config *cfg, uint8_t sample_kind);
+ *        Once, from the constructor: find the C library's functions.
+ *   void bulk_thread_begin(struct bulk *b, struct rng *rng);
+ *        A thread's count starts (thread_begin).
+ *
+ * Calls before bulk_init, from the runtime's own handlers, and in threads
+ * not profiled go straight to the C library.
+ */
+#ifndef WITCH_BULK_H
+#define WITCH_BULK_H
+
+#include <stdint.h>
+
+#include "witch/config.h"
+#include "witch/rng.h"
+
+#define BULK_MIN_BYTES 256
+#define BULK_PERIOD (32ull << 20) /* bytes per sample at the default WITCH_RATE */
+
+struct bulk {
+	int64_t left;     /* bytes until the next sample */
+	int active;       /* inside a counted call: ticks stand for no bytes */
+};
+
+int bulk_init(const struct witch_config *cfg, uint8_t sample_kind);
+void bulk_thread_begin(struct bulk *b, struct rng *rng);
+
+#endif

@@ -1,0 +1,180 @@
+/* bulk: byte-counted sampling of bulk memory operations (see bulk.h). */
+#include "witch/bulk.h"
+#include "witch/decode.h"
+#include "witch/handler.h"
+#include "witch/thread.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#define BULK_EXPORT __attribute__((visibility("default")))
+
+typedef void *(*memset_fn)(void *, int, size_t);
+typedef void *(*memcpy_fn)(void *, const void *, size_t);
+
+static memset_fn real_memset;
+static memcpy_fn real_memcpy, real_memmove, real_mempcpy;
+static uint64_t bulk_period;
+static uint8_t bulk_kind; /* DECODE_STORE or DECODE_LOAD */
+
+/* Before bulk_init (other libraries' constructors run first): plain loops
+ * the compiler must not turn back into calls of these very functions. */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void *
+early_set(void *d, int c, size_t n)
+{
+	volatile unsigned char *p = d;
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)c;
+	return d;
+}
+
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void *
+early_move(void *d, const void *s, size_t n)
+{
+	volatile unsigned char *p = d;
+	const volatile unsigned char *q = s;
+	if (p < q)
+		for (size_t i = 0; i < n; i++)
+			p[i] = q[i];
+	else
+		for (size_t i = n; i > 0; i--)
+			p[i - 1] = q[i - 1];
+	return d;
+}
+
+int bulk_init(const struct witch_config *cfg, uint8_t sample_kind)
+{
+	memset_fn s = (memset_fn)dlsym(RTLD_NEXT, "memset");
+	memcpy_fn c = (memcpy_fn)dlsym(RTLD_NEXT, "memcpy");
+	memcpy_fn m = (memcpy_fn)dlsym(RTLD_NEXT, "memmove");
+	memcpy_fn p = (memcpy_fn)dlsym(RTLD_NEXT, "mempcpy");
+	if (!s || !c || !m || !p)
+		return -ENOENT;
+	bulk_period = BULK_PERIOD * CONFIG_DEFAULT_RATE / (cfg->rate ? cfg->rate : 1);
+	if (bulk_period < 4096)
+		bulk_period = 4096;
+	bulk_kind = sample_kind;
+	real_memmove = m;
+	real_mempcpy = p;
+	real_memcpy = c;
+	__atomic_store_n(&real_memset, s, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int64_t next_period(struct rng *rng)
+{
+	return (int64_t)(bulk_period / 2 + (rng_next(rng) % bulk_period));
+}
+
+void bulk_thread_begin(struct bulk *b, struct rng *rng)
+{
+	b->active = 0;
+	b->left = next_period(rng);
+}
+
+/* Count n bytes at addr; returns the thread to mark active, or NULL when
+ * this call is not counted.  A sample is taken when the count passes 0. */
+static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn)
+{
+	if (n < BULK_MIN_BYTES || !real_memset)
+		return NULL;
+	struct witch_thread *t = thread_self();
+	if (!t || !t->active || t->in_handler || t->bulk.active)
+		return NULL;
+	int64_t left = t->bulk.left - (int64_t)n;
+	if (left <= 0) {
+		/* The byte the count passed, and the periods it passed. */
+		uint64_t at = (uint64_t)(uintptr_t)addr + (uint64_t)(t->bulk.left - 1);
+		double periods = 0;
+		while (left <= 0) {
+			left += next_period(&t->rng);
+			periods += 1;
+		}
+		handler_sample_call((uint64_t)(uintptr_t)fn, at, bulk_kind,
+				    periods * (double)bulk_period);
+	}
+	t->bulk.left = left;
+	t->bulk.active = 1;
+	return t;
+}
+
+static void bulk_leave(struct witch_thread *t)
+{
+	if (t)
+		t->bulk.active = 0;
+}
+
+static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
+{
+	const void *counted = bulk_kind == DECODE_LOAD ? s : d;
+	struct witch_thread *t = bulk_enter(counted, n, (void *)fn);
+	void *r = fn(d, s, n);
+	bulk_leave(t);
+	return r;
+}
+
+BULK_EXPORT void *memset(void *d, int c, size_t n)
+{
+	memset_fn fn = __atomic_load_n(&real_memset, __ATOMIC_ACQUIRE);
+	if (!fn)
+		return early_set(d, c, n);
+	struct witch_thread *t = bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn) : NULL;
+	void *r = fn(d, c, n);
+	bulk_leave(t);
+	return r;
+}
+
+BULK_EXPORT void *memcpy(void *d, const void *s, size_t n)
+{
+	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
+		return early_move(d, s, n);
+	return do_move(real_memcpy, d, s, n);
+}
+
+BULK_EXPORT void *memmove(void *d, const void *s, size_t n)
+{
+	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
+		return early_move(d, s, n);
+	return do_move(real_memmove, d, s, n);
+}
+
+BULK_EXPORT void *mempcpy(void *d, const void *s, size_t n)
+{
+	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
+		return (char *)early_move(d, s, n) + n;
+	return do_move(real_mempcpy, d, s, n);
+}
+
+BULK_EXPORT void bzero(void *d, size_t n)
+{
+	memset(d, 0, n);
+}
+
+/* _FORTIFY_SOURCE: the object size check is the C library's (a call that
+ * would overflow goes there and aborts as without the profiler). */
+typedef void *(*memcpy_chk_fn)(void *, const void *, size_t, size_t);
+typedef void *(*memset_chk_fn)(void *, int, size_t, size_t);
+
+#define CHK_MOVE(name, plain)                                                          \
+	BULK_EXPORT void *name(void *d, const void *s, size_t n, size_t dlen)          \
+	{                                                                               \
+		if (n > dlen) {                                                         \
+			memcpy_chk_fn chk = (memcpy_chk_fn)dlsym(RTLD_NEXT, #name);     \
+			return chk(d, s, n, dlen);                                      \
+		}                                                                       \
+		return plain(d, s, n);                                                  \
+	}
+CHK_MOVE(__memcpy_chk, memcpy)
+CHK_MOVE(__memmove_chk, memmove)
+CHK_MOVE(__mempcpy_chk, mempcpy)
+
+BULK_EXPORT void *__memset_chk(void *d, int c, size_t n, size_t dlen)
+{
+	if (n > dlen) {
+		memset_chk_fn chk = (memset_chk_fn)dlsym(RTLD_NEXT, "__memset_chk");
+		return chk(d, c, n, dlen);
+	}
+	return memset(d, c, n);
+}
