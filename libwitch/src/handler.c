@@ -68,14 +68,17 @@ void handler_set_runtime_text(uint64_t lo, uint64_t hi)
 static int handler_enter(struct witch_thread *t)
 {
 	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
+	cost_enter(&t->cost);
+	t->back_soon = 0;
 	if (!__atomic_load_n(&t->paused, __ATOMIC_SEQ_CST))
 		return 1;
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
-static void handler_leave(struct witch_thread *t)
+static void handler_leave(struct witch_thread *t, int kernel)
 {
+	cost_leave(&t->cost, t->back_soon, kernel);
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -100,7 +103,7 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 	else if (watchpoint_slot_of_fd(&t->wps, si->si_fd) >= 0)
 		trap(t, watchpoint_slot_of_fd(&t->wps, si->si_fd), uc);
 	errno = saved_errno;
-	handler_leave(t);
+	handler_leave(t, 1);
 	return 1;
 }
 
@@ -117,7 +120,7 @@ int handler_on_sigtrap(siginfo_t *si, void *ucv)
 	} else {
 		t->stats.steps++;
 		step_soft(t, uc);
-		handler_leave(t);
+		handler_leave(t, 1);
 	}
 	errno = saved_errno;
 	return 1;
@@ -145,7 +148,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 		t->stats.ticks_bulk++;
 		if (getcontext(&uc) == 0)
 			sample_take(t, &uc, &r);
-		handler_leave(t);
+		handler_leave(t, 0);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -328,6 +331,7 @@ static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sam
 		return;
 	}
 	watch_take_owner(&t->wps.wp[slot], &cand);
+	t->back_soon |= cand.pending_self;
 	c->armed++;
 	t->stats.watchpoints_armed++;
 }
@@ -338,7 +342,7 @@ static void look_env_of(const struct witch_thread *t, struct look_env *env)
 	env->rng = (struct rng *)&t->rng;
 	env->stats = (struct witch_stats *)&t->stats;
 	env->max_steps = h_cfg->max_steps;
-	env->tick_ns = (double)t->sampler.period_ns;
+	env->tick_ns = 0;
 	env->runtime_lo = h_runtime_lo;
 	env->runtime_hi = h_runtime_hi;
 }
@@ -358,11 +362,14 @@ static void look_apply(struct witch_thread *t, ucontext_t *uc, enum look_next ne
 {
 	if (next == LOOK_STEP) {
 		uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)EFLAGS_TF;
+		t->back_soon = 1;
 		return;
 	}
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
-	if (was_stepping)
+	if (was_stepping) {
 		sampler_next_period(&t->sampler, rng_next(&t->rng));
+		cost_take_interval(&t->cost); /* the steps were before the new interval */
+	}
 }
 
 static void tick_soft(struct witch_thread *t, ucontext_t *uc)
@@ -372,6 +379,10 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	struct look_pick picks[LOOK_MAX_PICKS];
 	int n = 0;
 
+	/* The tick stands for the program's CPU time since the last: the
+	 * clock's interval less what the profiler spent in it. */
+	double program_ns = (double)t->sampler.current_ns - cost_take_interval(&t->cost);
+	t->stats.clock_ns += t->sampler.current_ns;
 	t->stats.ticks++;
 	sampler_next_period(&t->sampler, rng_next(&t->rng));
 	if (t->look.stepping)
@@ -382,6 +393,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	}
 	regs_of(t, uc, &regs);
 	look_env_of(t, &env);
+	env.tick_ns = program_ns > 0 ? program_ns : 0;
 	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);
 	for (int i = 0; i < n; i++)
 		sample_pick(t, uc, &picks[i]);

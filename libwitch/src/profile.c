@@ -68,7 +68,10 @@ int profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stat
 	if (!prof.ready)
 		return -ENODEV;
 	pthread_mutex_lock(&prof.lock);
+	uint64_t trip = prof.stats.round_trip_ns > st->round_trip_ns ? prof.stats.round_trip_ns
+								      : st->round_trip_ns;
 	stats_add(&prof.stats, st);
+	prof.stats.round_trip_ns = trip; /* a gauge, not a count: the largest thread's */
 	prof.stats.skip_cct_full += cct->dropped;
 	prof.stats.skip_pairs_full += pairs->dropped;
 	for (uint32_t i = 1; i < pairs->n_entries; i++) {

@@ -55,6 +55,7 @@ int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid)
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 	s->period_ns = 1000000000ull / (rate ? rate : 1);
+	s->current_ns = s->period_ns;
 	int rc = sampler_open_perf(s, sig, tid);
 	if (rc == 0)
 		return 0;
@@ -109,6 +110,7 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 	uint64_t next = s->period_ns / 2 + random % (s->period_ns ? s->period_ns : 1);
 	if (next < 10000)
 		next = 10000; /* the kernel's floor for hrtimer-driven events */
+	s->current_ns = next;
 	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
 		return ioctl(s->fd, PERF_EVENT_IOC_PERIOD, &next) < 0 ? -errno : 0;
 	if (s->clock == SAMPLER_POSIX_TIMER) {

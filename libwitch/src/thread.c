@@ -100,6 +100,7 @@ static int thread_setup(struct witch_thread *t)
 							 (uint64_t)(uintptr_t)t) ^
 				  (uint64_t)t->tid * 0x9e3779b97f4a7c15ull);
 	bulk_thread_begin(&t->bulk, &t->rng);
+	cost_begin(&t->cost);
 
 	/* Handlers run here, never on the program's stack (Witch 4.5). */
 	t->altstack_size = THREAD_ALTSTACK_SIZE;
@@ -274,6 +275,9 @@ static void thread_fold(struct witch_thread *t)
 	t->stats.rearm_slow += t->wps.rearm_slow;
 	t->stats.arm_errors += t->wps.arm_errors;
 	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = 0;
+	cost_fold(&t->cost, &t->stats.cost_handler_ns, &t->stats.cost_kernel_ns,
+		  &t->stats.round_trips);
+	t->stats.round_trip_ns = (uint64_t)t->cost.round_trip_ns;
 	t->stats.threads_unprofiled += __atomic_exchange_n(&thread_unprofiled, 0, __ATOMIC_RELAXED);
 	profile_fold(&t->cct, &t->pairs, &t->stats);
 	memset(&t->stats, 0, sizeof(t->stats));

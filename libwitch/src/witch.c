@@ -7,6 +7,7 @@
 #include "witch/config.h"
 #include "witch/craft.h"
 #include "witch/bulk.h"
+#include "witch/cost.h"
 #include "witch/costmodel.h"
 #include "witch/decode.h"
 #include "witch/execguard.h"
@@ -170,7 +171,8 @@ __attribute__((constructor)) static void witch_init(void)
 	int use_pmu = witch_choose_sampler();
 	if (use_pmu < 0)
 		return;
-	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = costmodel_init()) < 0) {
+	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = costmodel_init()) < 0 ||
+	    (rc = cost_init()) < 0) {
 		log_line("cannot initialize the decoder or unwinder (%s); running without profiling",
 			 strerror(-rc));
 		return;

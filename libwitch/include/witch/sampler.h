@@ -47,6 +47,7 @@ struct sampler {
 	int fd;
 	timer_t timer;
 	uint64_t period_ns;
+	uint64_t current_ns;  /* the interval in force: the next tick ends it */
 	struct pmu pmu;
 };
 

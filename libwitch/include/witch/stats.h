@@ -45,6 +45,11 @@
 	X(arm_errors)         /* perf_event refused to arm */                    \
 	X(rearm_fast)         /* re-armed with PERF_EVENT_IOC_MODIFY_ATTRIBUTES */ \
 	X(rearm_slow)         /* re-armed by close + reopen */                   \
+	X(clock_ns)           /* soft sampler: CPU time its clock counted */     \
+	X(cost_handler_ns)    /* the profiler's time in its handlers */           \
+	X(cost_kernel_ns)     /* ... in the kernel round trips they cost (est.) */ \
+	X(round_trips)        /* signals and traps handled (each a round trip) */ \
+	X(round_trip_ns)      /* a round trip's cost as measured (max of threads) */ \
 	X(threads)            /* threads profiled */                            \
 	X(threads_unprofiled) /* threads the memory cap left unprofiled */       \
 	X(memory_cap_mb)      /* WITCH_MEMORY_MB (the profile's, not a sum) */   \

@@ -46,6 +46,7 @@
 #include "witch/bulk.h"
 #include "witch/cct.h"
 #include "witch/config.h"
+#include "witch/cost.h"
 #include "witch/decode.h"
 #include "witch/look.h"
 #include "witch/pairtab.h"
@@ -73,6 +74,8 @@ struct witch_thread {
 	struct rng rng;
 	struct look look;             /* software sampler: reaching a tick's pick */
 	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
+	struct cost cost;             /* what the profiler spends here (cost.h) */
+	int back_soon;                /* this handler run expects the program back at once */
 	/* Periodic flush: the flusher sets paused, then waits for in_handler
 	 * to clear before reading the thread's tables (handler.c enters and
 	 * leaves around every use of them). */

@@ -1,0 +1,53 @@
+/* cost: what the profiler spends in a thread, measured as it goes.
+ *
+ * Two parts: the handlers' own time (the TSC at entry and exit), and the
+ * kernel's round trip around each handler run (signal delivery and
+ * sigreturn, a #DB exception), which no clock in the handler sees.  The
+ * round trip is measured, on the thread's CPU clock, for one in eight
+ * handler runs after which the program runs only a few instructions before
+ * the next (a single step, the sampled instruction's own trap right after
+ * the tick that armed it): the gap is then nearly all kernel.  Its running
+ * estimate prices every handler run.
+ *
+ * The software sampler's clock counts the thread's user-mode CPU time (a
+ * tick due in the kernel is skipped), the profiler's handlers included: a
+ * tick stands for the program's time since the last one, which is the
+ * clock's interval less the handler time in it (cost_take_interval).
+ *
+ * API
+ *   int    cost_init(void);     once: the TSC's rate (~1 ms; not async-signal-safe)
+ *   void   cost_begin(struct cost *c);            a thread starts
+ *   void   cost_enter(struct cost *c);            at every handler entry
+ *   void   cost_leave(struct cost *c, int soon, int kernel);
+ *          At exit.  soon: the program is expected back at once (a step, a
+ *          pending self-trap); kernel: a signal brought us (0: a call from
+ *          the program, bulk.c).
+ *   double cost_take_interval(struct cost *c);    handler ns since the last call
+ *   void   cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns,
+ *                    uint64_t *round_trips);
+ *          Add what was spent since the last fold to the three counters.
+ */
+#ifndef WITCH_COST_H
+#define WITCH_COST_H
+
+#include <stdint.h>
+
+struct cost {
+	uint64_t entry_tsc, exit_tsc;
+	int measuring;         /* the last exit expects the next entry at once: time it */
+	double exit_cpu_ns;    /* the thread's CPU clock at that exit */
+	double round_trip_ns;  /* running estimate of one kernel round trip */
+	double since_ns;       /* spent since the last cost_take_interval */
+	double handler_ns, kernel_ns; /* spent since the last cost_fold */
+	uint64_t round_trips;
+	uint64_t round_trip_samples;
+};
+
+int cost_init(void);
+void cost_begin(struct cost *c);
+void cost_enter(struct cost *c);
+void cost_leave(struct cost *c, int soon, int kernel);
+double cost_take_interval(struct cost *c);
+void cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns, uint64_t *round_trips);
+
+#endif
