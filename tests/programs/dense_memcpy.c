@@ -10,6 +10,7 @@ static uint32_t *b;
 KA_FN static void bulk(uint32_t *a)
 {
 	memcpy(a, b, DENSE_N);
+	__asm__ volatile(""); /* not a tail call: bulk stays in the context */
 }
 
 int main(int argc, char **argv)

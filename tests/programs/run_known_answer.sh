@@ -19,7 +19,7 @@
 # KA_EXPECT_WITCH="line": the profiled run's stderr must hold exactly that
 # one `witch:` line (else `witch:` lines are only shown as a note).
 # Prints one final line "PASS known_answer <program> ..." or
-# "FAIL known_answer <program>: <reason>".  Exit 0 on PASS, 1 on FAIL.
+# "FAIL known_answer <program>: <reason>".  Exit 0 on PASS, 1 on FAIL, 77 (skipped) when the native run exits 77 (the program cannot run here).
 # Set KA_KEEP=1 to keep the temporary directory (it is always kept, and its
 # path printed, on FAIL).
 set -u
@@ -95,6 +95,10 @@ times=$(python3 -c "import sys; a=[float(x) for x in sys.argv[1:]]; print(f'nati
 echo "known_answer $NAME: client=$CLIENT rate=$RATE seed=$SEED$extra; $times"
 
 # 3. behaviour unchanged, one profile
+if [ "$nrc" = 77 ]; then
+	echo "SKIP known_answer $NAME: $(head -n 1 "$tmp/native.out")"
+	exit 77
+fi
 if [ "$nrc" != 0 ]; then
 	show "native stderr" "$tmp/native.err"
 	fail "the native run itself exited with status $nrc"
