@@ -16,7 +16,6 @@ typedef void *(*memcpy_fn)(void *, const void *, size_t);
 
 static memset_fn real_memset;
 static memcpy_fn real_memcpy, real_memmove, real_mempcpy;
-static uint64_t bulk_period;
 static uint8_t bulk_kind; /* DECODE_STORE or DECODE_LOAD */
 
 /* Before bulk_init (other libraries' constructors run first): plain loops
@@ -44,7 +43,7 @@ early_move(void *d, const void *s, size_t n)
 	return d;
 }
 
-int bulk_init(const struct witch_config *cfg, uint8_t sample_kind)
+int bulk_init(uint8_t sample_kind)
 {
 	memset_fn s = (memset_fn)dlsym(RTLD_NEXT, "memset");
 	memcpy_fn c = (memcpy_fn)dlsym(RTLD_NEXT, "memcpy");
@@ -52,9 +51,6 @@ int bulk_init(const struct witch_config *cfg, uint8_t sample_kind)
 	memcpy_fn p = (memcpy_fn)dlsym(RTLD_NEXT, "mempcpy");
 	if (!s || !c || !m || !p)
 		return -ENOENT;
-	bulk_period = BULK_PERIOD * CONFIG_DEFAULT_RATE / (cfg->rate ? cfg->rate : 1);
-	if (bulk_period < 4096)
-		bulk_period = 4096;
 	bulk_kind = sample_kind;
 	real_memmove = m;
 	real_mempcpy = p;
@@ -63,15 +59,25 @@ int bulk_init(const struct witch_config *cfg, uint8_t sample_kind)
 	return 0;
 }
 
-static int64_t next_period(struct rng *rng)
+static int64_t next_period(struct bulk *b, struct rng *rng)
 {
-	return (int64_t)(bulk_period / 2 + (rng_next(rng) % bulk_period));
+	uint64_t p = (uint64_t)b->period;
+	b->drawn = b->period;
+	return (int64_t)(p / 2 + (rng_next(rng) % p));
 }
 
-void bulk_thread_begin(struct bulk *b, struct rng *rng)
+void bulk_set_period(struct bulk *b, uint64_t tick_ns)
+{
+	/* BULK_PERIOD bytes at the default rate's 5 ms, in proportion. */
+	double p = (double)BULK_PERIOD * (double)tick_ns / (1e9 / CONFIG_DEFAULT_RATE);
+	b->period = p < 4096 ? 4096 : p;
+}
+
+void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns)
 {
 	b->active = 0;
-	b->left = next_period(rng);
+	bulk_set_period(b, tick_ns);
+	b->left = next_period(b, rng);
 }
 
 /* Count n bytes at addr; returns the thread to mark active, or NULL when
@@ -87,13 +93,12 @@ static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn)
 	if (left <= 0) {
 		/* The byte the count passed, and the periods it passed. */
 		uint64_t at = (uint64_t)(uintptr_t)addr + (uint64_t)(t->bulk.left - 1);
-		double periods = 0;
+		double weight = 0;
 		while (left <= 0) {
-			left += next_period(&t->rng);
-			periods += 1;
+			weight += t->bulk.drawn;
+			left += next_period(&t->bulk, &t->rng);
 		}
-		handler_sample_call((uint64_t)(uintptr_t)fn, at, bulk_kind,
-				    periods * (double)bulk_period);
+		handler_sample_call((uint64_t)(uintptr_t)fn, at, bulk_kind, weight);
 	}
 	t->bulk.left = left;
 	t->bulk.active = 1;

@@ -14,7 +14,7 @@ void config_defaults(struct witch_config *cfg)
 	cfg->rate = CONFIG_DEFAULT_RATE;
 	strcpy(cfg->output, "witch-%e-%p.prof");
 	cfg->max_steps = CONFIG_DEFAULT_MAX_STEPS;
-	cfg->spread = CONFIG_DEFAULT_SPREAD;
+	cfg->budget = CONFIG_DEFAULT_BUDGET;
 	cfg->depth = CONFIG_DEFAULT_DEPTH;
 	cfg->fp_tolerance = CONFIG_DEFAULT_FP_TOLERANCE;
 	cfg->flush = CONFIG_DEFAULT_FLUSH;
@@ -72,6 +72,21 @@ static int parse_fraction(const char *s, double *out)
 	return 0;
 }
 
+/* A plain decimal percentage from 0.1 to 50. */
+static int parse_percent(const char *s, double *out)
+{
+	char *end;
+	for (const char *c = s; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || *c == '.'))
+			return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end != '\0' || end == s || !(v >= 0.1 && v <= 50.0))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 static int bad(char *err, size_t errlen, const char *name, const char *value,
 	       const char *expected)
 {
@@ -106,6 +121,7 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 			return bad(err, errlen, name, value,
 				   "a whole number of samples per second from 1 to 100000");
 		cfg->rate = (uint32_t)v;
+		cfg->budget = 0; /* a fixed rate */
 	} else if (!strcmp(name, "WITCH_PERIOD")) {
 		if (parse_range(value, 1000, UINT64_MAX >> 1, &v) < 0)
 			return bad(err, errlen, name, value,
@@ -133,10 +149,12 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		if (parse_range(value, 0, 1000, &v) < 0)
 			return bad(err, errlen, name, value, "0 to 1000 single steps");
 		cfg->max_steps = (uint32_t)v;
-	} else if (!strcmp(name, "WITCH_SPREAD")) {
-		if (parse_range(value, 1, 64, &v) < 0)
-			return bad(err, errlen, name, value, "1 to 64 accesses");
-		cfg->spread = (uint32_t)v;
+	} else if (!strcmp(name, "WITCH_BUDGET")) {
+		double pct;
+		if (parse_percent(value, &pct) < 0)
+			return bad(err, errlen, name, value,
+				   "a percentage of CPU time from 0.1 to 50 (e.g. 1)");
+		cfg->budget = pct / 100;
 	} else if (!strcmp(name, "WITCH_DEPTH")) {
 		if (parse_range(value, 1, CONFIG_MAX_DEPTH, &v) < 0)
 			return bad(err, errlen, name, value, "1 to 512 frames");
@@ -174,12 +192,19 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 static const char *const config_names[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
-	"WITCH_MAX_STEPS", "WITCH_SPREAD", "WITCH_DEPTH", "WITCH_SLOW_REARM",
+	"WITCH_MAX_STEPS", "WITCH_BUDGET", "WITCH_DEPTH", "WITCH_SLOW_REARM",
 	"WITCH_FP_TOLERANCE", "WITCH_EVENT", "WITCH_FLUSH", "WITCH_MEMORY_MB",
 };
 
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen)
 {
+	const char *rate = getenv("WITCH_RATE"), *budget = getenv("WITCH_BUDGET");
+	if (rate && budget) {
+		log_snprintf(err, errlen,
+			     "WITCH_RATE=%s and WITCH_BUDGET=%s: set one of them (a fixed rate, or "
+			     "a CPU budget the rate follows)", rate, budget);
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < sizeof(config_names) / sizeof(config_names[0]); i++) {
 		const char *value = getenv(config_names[i]);
 		if (!value)

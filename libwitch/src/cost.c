@@ -72,6 +72,7 @@ void cost_leave(struct cost *c, int soon, int kernel)
 	double handler = (double)(c->exit_tsc - c->entry_tsc) * ns_per_tsc;
 	double trip = kernel ? c->round_trip_ns : 0;
 	c->since_ns += handler; /* the clock skips kernel time (exclude_kernel) */
+	c->since_all_ns += handler + trip;
 	c->handler_ns += handler;
 	c->kernel_ns += trip;
 	c->round_trips += kernel != 0;
@@ -83,10 +84,11 @@ void cost_leave(struct cost *c, int soon, int kernel)
 	}
 }
 
-double cost_take_interval(struct cost *c)
+double cost_take_interval(struct cost *c, double *all_ns)
 {
 	double s = c->since_ns;
-	c->since_ns = 0;
+	*all_ns = c->since_all_ns;
+	c->since_ns = c->since_all_ns = 0;
 	return s;
 }
 

@@ -6,6 +6,8 @@
  */
 #include "witch/handler.h"
 #include "witch/log.h"
+#include "witch/budget.h"
+#include "witch/bulk.h"
 #include "witch/cct.h"
 #include "witch/decode.h"
 #include "witch/emulate.h"
@@ -368,7 +370,8 @@ static void look_apply(struct witch_thread *t, ucontext_t *uc, enum look_next ne
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 	if (was_stepping) {
 		sampler_next_period(&t->sampler, rng_next(&t->rng));
-		cost_take_interval(&t->cost); /* the steps were before the new interval */
+		double all;
+		cost_take_interval(&t->cost, &all); /* the steps were before the new interval */
 	}
 }
 
@@ -381,9 +384,15 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 
 	/* The tick stands for the program's CPU time since the last: the
 	 * clock's interval less what the profiler spent in it. */
-	double program_ns = (double)t->sampler.current_ns - cost_take_interval(&t->cost);
+	double spent_ns;
+	double program_ns = (double)t->sampler.current_ns - cost_take_interval(&t->cost, &spent_ns);
 	t->stats.clock_ns += t->sampler.current_ns;
 	t->stats.ticks++;
+	if (h_cfg->budget > 0) {
+		t->sampler.period_ns = budget_next_period(&t->budget, h_cfg->budget, spent_ns,
+							  t->sampler.period_ns);
+		bulk_set_period(&t->bulk, t->sampler.period_ns);
+	}
 	sampler_next_period(&t->sampler, rng_next(&t->rng));
 	if (t->look.stepping)
 		return; /* still reaching the last tick's pick */

@@ -99,7 +99,7 @@ static int thread_setup(struct witch_thread *t)
 	rng_seed(&t->rng, (cfg->seed_set ? cfg->seed : (uint64_t)getpid() << 20 ^
 							 (uint64_t)(uintptr_t)t) ^
 				  (uint64_t)t->tid * 0x9e3779b97f4a7c15ull);
-	bulk_thread_begin(&t->bulk, &t->rng);
+	bulk_thread_begin(&t->bulk, &t->rng, 1000000000ull / (cfg->rate ? cfg->rate : 1));
 	cost_begin(&t->cost);
 
 	/* Handlers run here, never on the program's stack (Witch 4.5). */

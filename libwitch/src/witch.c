@@ -189,7 +189,7 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	handler_init(&witch_cfg, craft);
-	if (!use_pmu && (rc = bulk_init(&witch_cfg, craft->sample_kind)) < 0)
+	if (!use_pmu && (rc = bulk_init(craft->sample_kind)) < 0)
 		log_verbose(1, "memset/memcpy not found (%s): ticks sample them", strerror(-rc));
 	witch_find_runtime_text();
 	if ((rc = sigguard_install(witch_sig)) < 0) {

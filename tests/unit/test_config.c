@@ -31,7 +31,7 @@ enum field {
 	F_SEED,   /* also seed_set = 1 */
 	F_VERBOSE,
 	F_MAX_STEPS,
-	F_SPREAD,
+	F_BUDGET,       /* expected: fwant */
 	F_DEPTH,
 	F_SLOW_REARM,
 	F_FP_TOLERANCE, /* expected: fwant */
@@ -60,7 +60,7 @@ struct row {
 #define E_SEED "a decimal unsigned 64-bit number"
 #define E_VERBOSE "0, 1 or 2"
 #define E_STEPS "0 to 1000 single steps"
-#define E_SPREAD "1 to 64 accesses"
+#define E_BUDGET "a percentage of CPU time from 0.1 to 50 (e.g. 1)"
 #define E_DEPTH "1 to 512 frames"
 #define E_SLOW "0 or 1"
 #define E_TOL "a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)"
@@ -71,6 +71,7 @@ struct row {
 
 #define OK(n, v, f, w) {__LINE__, n, v, NULL, f, w, 0}
 #define OKF(n, v, d) {__LINE__, n, v, NULL, F_FP_TOLERANCE, 0, d}
+#define OKB(n, v, d) {__LINE__, n, v, NULL, F_BUDGET, 0, d}
 #define BAD(n, v, e) {__LINE__, n, v, n "=" v ": expected " e, F_NONE, 0, 0}
 #define UNKNOWN(n, v) {__LINE__, n, v, n "=" v ": " E_UNKNOWN, F_NONE, 0, 0}
 
@@ -182,13 +183,18 @@ static const struct row rows[] = {
 	BAD("WITCH_MAX_STEPS", "", E_STEPS),
 	BAD("WITCH_MAX_STEPS", "-1", E_STEPS),
 
-	/* WITCH_SPREAD: 1 .. 64 */
-	OK("WITCH_SPREAD", "1", F_SPREAD, 1),
-	OK("WITCH_SPREAD", "8", F_SPREAD, 8),
-	OK("WITCH_SPREAD", "64", F_SPREAD, 64),
-	BAD("WITCH_SPREAD", "0", E_SPREAD),
-	BAD("WITCH_SPREAD", "65", E_SPREAD),
-	BAD("WITCH_SPREAD", "", E_SPREAD),
+	/* WITCH_BUDGET: a percentage, 0.1 .. 50, kept as a fraction */
+	OKB("WITCH_BUDGET", "1", 0.01),
+	OKB("WITCH_BUDGET", "0.1", 0.001),
+	OKB("WITCH_BUDGET", "2.5", 0.025),
+	OKB("WITCH_BUDGET", "50", 0.5),
+	BAD("WITCH_BUDGET", "0", E_BUDGET),
+	BAD("WITCH_BUDGET", "0.05", E_BUDGET),
+	BAD("WITCH_BUDGET", "51", E_BUDGET),
+	BAD("WITCH_BUDGET", "-1", E_BUDGET),
+	BAD("WITCH_BUDGET", "1%", E_BUDGET),
+	BAD("WITCH_BUDGET", "1e1", E_BUDGET),
+	BAD("WITCH_BUDGET", "", E_BUDGET),
 
 	/* WITCH_DEPTH: 1 .. 512 */
 	OK("WITCH_DEPTH", "1", F_DEPTH, 1),
@@ -267,7 +273,7 @@ static void poison(struct witch_config *c)
 	c->seed_set = 0;
 	c->verbose = 77;
 	c->max_steps = 7777;
-	c->spread = 7777;
+	c->budget = 77.0;
 	c->depth = 7777;
 	c->slow_rearm = 77;
 	c->fp_tolerance = 77.0;
@@ -283,14 +289,14 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_NONE: break;
 	case F_CLIENT: c->client = (enum config_client)r->want; break;
 	case F_SAMPLER: c->sampler = (enum config_sampler)r->want; break;
-	case F_RATE: c->rate = (uint32_t)r->want; break;
+	case F_RATE: c->rate = (uint32_t)r->want; c->budget = 0; break;
 	case F_PERIOD: c->period = r->want; break;
 	case F_WATCHPOINTS: c->watchpoints = (uint32_t)r->want; break;
 	case F_OUTPUT: strcpy(c->output, r->value); break;
 	case F_SEED: c->seed = r->want; c->seed_set = 1; break;
 	case F_VERBOSE: c->verbose = (int)r->want; break;
 	case F_MAX_STEPS: c->max_steps = (uint32_t)r->want; break;
-	case F_SPREAD: c->spread = (uint32_t)r->want; break;
+	case F_BUDGET: c->budget = r->fwant; break;
 	case F_DEPTH: c->depth = (uint32_t)r->want; break;
 	case F_SLOW_REARM: c->slow_rearm = (int)r->want; break;
 	case F_FP_TOLERANCE: c->fp_tolerance = r->fwant; break;
@@ -320,7 +326,7 @@ static void check_same(int line, const struct witch_config *got, const struct wi
 	      want->verbose);
 	CHECK(line, got->max_steps == want->max_steps, "max_steps %u, want %u", got->max_steps,
 	      want->max_steps);
-	CHECK(line, got->spread == want->spread, "spread %u, want %u", got->spread, want->spread);
+	CHECK(line, got->budget == want->budget, "budget %g, want %g", got->budget, want->budget);
 	CHECK(line, got->depth == want->depth, "depth %u, want %u", got->depth, want->depth);
 	CHECK(line, got->slow_rearm == want->slow_rearm, "slow_rearm %d, want %d",
 	      got->slow_rearm, want->slow_rearm);
@@ -409,7 +415,7 @@ static void test_output_length(void)
 static const char *const all_vars[] = {
 	"WITCH_CLIENT", "WITCH_SAMPLER", "WITCH_RATE", "WITCH_PERIOD",
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
-	"WITCH_MAX_STEPS", "WITCH_SPREAD", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE",
+	"WITCH_MAX_STEPS", "WITCH_BUDGET", "WITCH_DEPTH", "WITCH_SLOW_REARM", "WITCH_FP_TOLERANCE",
 	"WITCH_EVENT", "WITCH_FLUSH", "WITCH_MEMORY_MB",
 };
 
@@ -464,6 +470,14 @@ static const struct env_row env_rows[] = {
 	/* a few set, the rest stay default */
 	{__LINE__, {{"WITCH_CLIENT", "silent"}, {"WITCH_SEED", "0"}, {NULL, NULL}}, NULL,
 	 CONFIG_CLIENT_SILENT, D_SAMPLER, D_RATE, 0, 128, 32, 0, 0, 1, 0, 0, D_OUTPUT},
+	/* a budget (the rate starts at the default and follows it) */
+	{__LINE__, {{"WITCH_BUDGET", "2"}, {NULL, NULL}}, NULL,
+	 D_CLIENT, D_SAMPLER, D_RATE, 0, 128, 32, 0, 0, 0, 0, 0, D_OUTPUT},
+	/* a fixed rate and a budget cannot both be had */
+	{.line = __LINE__,
+	 .set = {{"WITCH_RATE", "100"}, {"WITCH_BUDGET", "1"}, {NULL, NULL}},
+	 .err = "WITCH_RATE=100 and WITCH_BUDGET=1: set one of them (a fixed rate, or a CPU "
+		"budget the rate follows)"},
 	/* one bad variable */
 	{.line = __LINE__,
 	 .set = {{"WITCH_RATE", "0"}, {NULL, NULL}},
@@ -517,7 +531,7 @@ static void test_env(void)
 		      d.slow_rearm);
 		CHECK(__LINE__, d.max_steps == CONFIG_DEFAULT_MAX_STEPS, "default max_steps %u",
 		      d.max_steps);
-		CHECK(__LINE__, d.spread == CONFIG_DEFAULT_SPREAD, "default spread %u", d.spread);
+		CHECK(__LINE__, d.budget == 0.01 && d.budget == CONFIG_DEFAULT_BUDGET, "default budget %g", d.budget);
 		CHECK(__LINE__, d.depth == CONFIG_DEFAULT_DEPTH, "default depth %u", d.depth);
 		CHECK(__LINE__, d.fp_tolerance == 0.01, "default fp_tolerance %g", d.fp_tolerance);
 		CHECK(__LINE__, d.event[0] == '\0', "default event \"%s\"", d.event);
@@ -563,6 +577,12 @@ static void test_env(void)
 		want.max_steps = r->max_steps;
 		want.depth = r->depth;
 		want.slow_rearm = r->slow_rearm;
+		for (const struct env_var *v = r->set; v->name; v++) {
+			if (!strcmp(v->name, "WITCH_RATE"))
+				want.budget = 0; /* a fixed rate */
+			if (!strcmp(v->name, "WITCH_BUDGET"))
+				want.budget = atof(v->value) / 100;
+		}
 		check_same(r->line, &cfg, &want);
 	}
 	clear_env();

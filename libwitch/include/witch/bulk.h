@@ -8,16 +8,19 @@
  * ...) are interposed instead: every call of BULK_MIN_BYTES or more counts
  * its bytes (stored, or loaded for the load client), and each time the
  * count passes a random period (uniform in [P/2, 3P/2), P = BULK_PERIOD
- * scaled by WITCH_RATE) the byte it passed is sampled and stands for P
+ * scaled by the sampler's rate) the byte it passed is sampled and stands for P
  * bytes, as a PMU samples every Nth event.  Ticks that land in such a call
  * stand for no bytes (the count has them).  Calls inside the C library
  * (qsort's memcpy, strncpy's padding) are not interposed: ticks sample them.
  *
  * API
- *   int  bulk_init(const struct witch_config *cfg, uint8_t sample_kind);
+ *   int  bulk_init(uint8_t sample_kind);
  *        Once, from the constructor: find the C library's functions.
- *   void bulk_thread_begin(struct bulk *b, struct rng *rng);
- *        A thread's count starts (thread_begin).
+ *   void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns);
+ *        A thread's count starts (thread_begin), its period following the
+ *        sampler's mean tick interval.
+ *   void bulk_set_period(struct bulk *b, uint64_t tick_ns);
+ *        The sampler's mean interval changed (budget.h): so does the period.
  *
  * Calls before bulk_init, from the runtime's own handlers, and in threads
  * not profiled go straight to the C library.
@@ -35,10 +38,13 @@
 
 struct bulk {
 	int64_t left;     /* bytes until the next sample */
+	double period;    /* mean bytes between samples, now */
+	double drawn;     /* ... when left was drawn: what its sample stands for */
 	int active;       /* inside a counted call: ticks stand for no bytes */
 };
 
-int bulk_init(const struct witch_config *cfg, uint8_t sample_kind);
-void bulk_thread_begin(struct bulk *b, struct rng *rng);
+int bulk_init(uint8_t sample_kind);
+void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns);
+void bulk_set_period(struct bulk *b, uint64_t tick_ns);
 
 #endif

@@ -12,7 +12,7 @@
  *
  * Variables: WITCH_CLIENT, WITCH_SAMPLER, WITCH_RATE, WITCH_PERIOD,
  * WITCH_WATCHPOINTS, WITCH_OUTPUT, WITCH_SEED, WITCH_VERBOSE,
- * WITCH_MAX_STEPS, WITCH_SPREAD, WITCH_DEPTH, WITCH_SLOW_REARM, WITCH_FP_TOLERANCE,
+ * WITCH_MAX_STEPS, WITCH_BUDGET, WITCH_DEPTH, WITCH_SLOW_REARM, WITCH_FP_TOLERANCE,
  * WITCH_EVENT, WITCH_FLUSH, WITCH_MEMORY_MB
  * (README lists them).
  */
@@ -27,7 +27,10 @@ enum config_sampler { CONFIG_SAMPLER_AUTO, CONFIG_SAMPLER_SOFT, CONFIG_SAMPLER_P
 
 #define CONFIG_DEFAULT_RATE 200      /* samples per CPU-second per thread */
 #define CONFIG_DEFAULT_MAX_STEPS 32
-#define CONFIG_DEFAULT_SPREAD 8      /* a tick samples the k-th access after it, k in 1..8 */
+/* The share of CPU time the soft sampler may spend, by default: what
+ * always-on profilers aim for (Google-wide profiling stays under 1%); the
+ * rate follows it (budget.h).  WITCH_RATE fixes the rate instead. */
+#define CONFIG_DEFAULT_BUDGET 0.01
 #define CONFIG_DEFAULT_DEPTH 128
 #define CONFIG_MAX_DEPTH 512
 #define CONFIG_MAX_WATCHPOINTS 4
@@ -40,7 +43,7 @@ enum config_sampler { CONFIG_SAMPLER_AUTO, CONFIG_SAMPLER_SOFT, CONFIG_SAMPLER_P
 struct witch_config {
 	enum config_client client;
 	enum config_sampler sampler;
-	uint32_t rate;            /* soft sampler: samples per CPU-second */
+	uint32_t rate;            /* soft sampler: ticks per CPU-second (the start, with a budget) */
 	uint64_t period;          /* pmu sampler: events per sample; 0 = per-client default */
 	uint32_t watchpoints;     /* 0 = all the hardware has */
 	char output[CONFIG_PATH_MAX]; /* pattern: %p pid, %e exe basename, %% */
@@ -48,7 +51,7 @@ struct witch_config {
 	int seed_set;
 	int verbose;
 	uint32_t max_steps;
-	uint32_t spread;
+	double budget;            /* soft sampler: CPU share the profiler may spend, 0 = fixed rate */
 	uint32_t depth;
 	int slow_rearm;
 	double fp_tolerance;      /* relative: FP values this close are approximately equal */

@@ -43,6 +43,7 @@
 #include <sys/types.h>
 
 #include "witch/arena.h"
+#include "witch/budget.h"
 #include "witch/bulk.h"
 #include "witch/cct.h"
 #include "witch/config.h"
@@ -75,6 +76,7 @@ struct witch_thread {
 	struct look look;             /* software sampler: reaching a tick's pick */
 	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	struct cost cost;             /* what the profiler spends here (cost.h) */
+	struct budget budget;         /* the rate following WITCH_BUDGET (budget.h) */
 	int back_soon;                /* this handler run expects the program back at once */
 	/* Periodic flush: the flusher sets paused, then waits for in_handler
 	 * to clear before reading the thread's tables (handler.c enters and

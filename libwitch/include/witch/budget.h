@@ -1,0 +1,33 @@
+/* budget: the software sampler's rate follows a CPU budget (WITCH_BUDGET).
+ *
+ * At every tick the profiler's spending since the last one (handler time
+ * and kernel round trips, cost.h) updates a running cost of one tick; the
+ * mean interval to the next tick becomes that cost / budget, moving at most
+ * a factor of two per tick and kept within BUDGET_MIN_RATE..BUDGET_MAX_RATE
+ * ticks per CPU-second.  A tick stands for its own interval (handler.c), and
+ * a byte-counted call sample for the period it was drawn with (bulk.c), so
+ * estimates stay unbiased while the rate moves.
+ *
+ * API
+ *   uint64_t budget_next_period(struct budget *b, double budget,
+ *                               double spent_ns, uint64_t period_ns);
+ *        The mean interval (ns) to use from now, given the budget (a
+ *        fraction of CPU time), what was spent since the last tick and the
+ *        mean interval in force.  Async-signal-safe.
+ */
+#ifndef WITCH_BUDGET_H
+#define WITCH_BUDGET_H
+
+#include <stdint.h>
+
+#define BUDGET_MIN_RATE 10
+#define BUDGET_MAX_RATE 2000
+
+struct budget {
+	double tick_cost_ns; /* running mean of what one tick costs, all told */
+	uint32_t ticks;
+};
+
+uint64_t budget_next_period(struct budget *b, double budget, double spent_ns, uint64_t period_ns);
+
+#endif

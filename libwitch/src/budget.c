@@ -1,0 +1,21 @@
+/* budget: the software sampler's rate follows a CPU budget (see budget.h). */
+#include "witch/budget.h"
+
+uint64_t budget_next_period(struct budget *b, double budget, double spent_ns, uint64_t period_ns)
+{
+	/* A mean over the last ~16 ticks: samples and their traps come in bursts. */
+	b->ticks++;
+	b->tick_cost_ns += (spent_ns - b->tick_cost_ns) / (b->ticks < 16 ? b->ticks : 16);
+	double want = b->tick_cost_ns / budget;
+	double lo = 1e9 / BUDGET_MAX_RATE, hi = 1e9 / BUDGET_MIN_RATE;
+	double p = (double)period_ns;
+	if (want > 2 * p)
+		want = 2 * p;
+	if (want < p / 2)
+		want = p / 2;
+	if (want < lo)
+		want = lo;
+	if (want > hi)
+		want = hi;
+	return (uint64_t)want;
+}
