@@ -1,7 +1,8 @@
 /* handler: the runtime's signal-handler path (see handler.h).
  *
  * Entry points first, then the two paths, each top to bottom:
- *   tick:  sample (look.c: window, pick, weight) -> context -> client -> watchpoint
+ *   tick:  look (look.c: window, picks, weights) -> sample (sample.c: context,
+ *          client, reservoir, watchpoint)
  *   trap:  precise PC (precise.c) -> verdict (client) -> context -> pair (4.4.2)
  */
 #include "witch/handler.h"
@@ -9,42 +10,24 @@
 #include "witch/budget.h"
 #include "witch/bulk.h"
 #include "witch/cct.h"
+#include "witch/context.h"
 #include "witch/decode.h"
-#include "witch/emulate.h"
 #include "witch/look.h"
 #include "witch/pairtab.h"
 #include "witch/precise.h"
-#include "witch/reservoir.h"
+#include "witch/sample.h"
 #include "witch/thread.h"
-#include "witch/unwind.h"
-#include "witch/watchpoint.h"
 
 #include <errno.h>
 #include <string.h>
 #include <ucontext.h>
 
 #define EFLAGS_TF 0x100ull
-#define RED_ZONE 128
 
 static const struct witch_config *h_cfg;
 static const struct craft *h_craft;
-static uint64_t h_runtime_lo, h_runtime_hi;
 volatile sig_atomic_t handler_off;
 
-/* What to sample.  leaf: the accessing instruction, the context's leaf;
- * self_pc: the instruction whose trap is the access itself running (0: the
- * first access of the sampled kind); ran: it has run already (a PMU
- * sample); emu: the calls and returns run ahead to get there, or NULL. */
-struct sample_req {
-	uint64_t leaf;
-	uint64_t self_pc;
-	const struct decode_access *a;
-	double weight; /* bytes the sample stands for */
-	int ran;
-	const struct emulate *emu;
-};
-
-static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r);
 static void tick_soft(struct witch_thread *t, ucontext_t *uc);
 static void tick_pmu(struct witch_thread *t, ucontext_t *uc);
 static void step_soft(struct witch_thread *t, ucontext_t *uc);
@@ -54,12 +37,7 @@ void handler_init(const struct witch_config *cfg, const struct craft *craft)
 {
 	h_cfg = cfg;
 	h_craft = craft;
-}
-
-void handler_set_runtime_text(uint64_t lo, uint64_t hi)
-{
-	h_runtime_lo = lo;
-	h_runtime_hi = hi;
+	sample_init(cfg, craft);
 }
 
 /* --- entry points ------------------------------------------------------------ */
@@ -157,196 +135,21 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 
 /* --- helpers both paths use -------------------------------------------------- */
 
-static int path_in_runtime(const uint64_t *pcs, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (pcs[i] >= h_runtime_lo && pcs[i] < h_runtime_hi)
-			return 1;
-	return 0;
-}
-
 static void regs_of(const struct witch_thread *t, const ucontext_t *uc, struct decode_regs *r)
 {
 	decode_regs_from_ucontext(uc, t->fs_base, t->gs_base, r);
 }
 
-/* The unwinder reads the program's stack: pause read-write watchpoints on
- * it so the profiler's own reads do not trap (Witch 4.5). */
-static uint32_t pause_stack_watchpoints(struct witch_thread *t, uint64_t sp)
-{
-	uint64_t lo = sp - RED_ZONE, hi = t->stack_hi ? t->stack_hi : sp + (8u << 20);
-	uint32_t paused = 0;
-	for (int i = 0; i < t->wps.n; i++) {
-		const struct watchpoint *w = &t->wps.wp[i];
-		if (w->armed && w->type == WATCHPOINT_RW && w->addr + w->len > lo && w->addr < hi &&
-		    watchpoint_pause(&t->wps, i) == 0)
-			paused |= 1u << i;
-	}
-	return paused;
-}
-
-static void resume_watchpoints(struct witch_thread *t, uint32_t paused)
-{
-	for (int i = 0; i < t->wps.n; i++)
-		if ((paused & (1u << i)) && t->wps.wp[i].armed && watchpoint_resume(&t->wps, i) < 0)
-			t->stats.arm_errors++;
-}
-
-/* Calling context: pcs[0] = leaf, then the callers; `skip` drops frames
- * that are not the accessing code's (the callee entry of a trapping call). */
-static int context_of(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int skip,
-		      uint64_t *pcs, int max)
-{
-	uint32_t paused = pause_stack_watchpoints(t, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
-	int n = unwind_context(uc, pcs, max, NULL);
-	resume_watchpoints(t, paused);
-	if (n <= 0)
-		return n < 0 ? n : -EINVAL;
-	if (skip > 0) {
-		if (n <= skip)
-			return -EINVAL;
-		memmove(pcs, pcs + skip, sizeof(pcs[0]) * (size_t)(n - skip));
-		n -= skip;
-	}
-	pcs[0] = leaf;
-	return n;
-}
-
-/* A context taken inside the runtime on the program's call of fn: the
- * runtime's frames go, fn is the leaf and the program's call site its
- * caller. */
-static int context_of_call(uint64_t *pcs, int n, uint64_t fn)
-{
-	int first = 1; /* pcs[0], the leaf, context_of has set already */
-	while (first < n && pcs[first] >= h_runtime_lo && pcs[first] < h_runtime_hi)
-		first++;
-	if (first == n)
-		return -EINVAL;
-	memmove(pcs + 1, pcs + first, sizeof(pcs[0]) * (size_t)(n - first));
-	pcs[0] = fn;
-	return n - first + 1;
-}
-
-/* An armed slot takes what the runtime and the client keep with a sample;
- * the watchpoint module's own fields (fd, armed, range) stay. */
-static void watch_take_owner(struct watchpoint *w, const struct watchpoint *cand)
-{
-	w->ctx = cand->ctx;
-	w->sample_pc = cand->sample_pc;
-	w->sample_addr = cand->sample_addr;
-	w->sample_len = cand->sample_len;
-	w->sample_elem = cand->sample_elem;
-	w->pending_self = cand->pending_self;
-	w->last_trap_hash = 0;
-	w->value_len = cand->value_len;
-	w->value_addr = cand->value_addr;
-	memcpy(w->value, cand->value, cand->value_len);
-	memcpy(w->shadow, cand->shadow, cand->value_len);
-}
-
-/* The slot's sample no longer counts as armed in its context; disarm it. */
-static void release_slot(struct witch_thread *t, int slot)
-{
-	thread_forget_slot(t, slot);
-	watchpoint_disarm(&t->wps, slot);
-}
-
 /* --- tick path: sample -> look -> context -> client -> watchpoint ---------- */
-
-static const struct decode_access *wanted_access(const struct decode_insn *in)
-{
-	for (int i = 0; i < in->n_access; i++) {
-		const struct decode_access *a = &in->access[i];
-		if (!(a->kind & h_craft->sample_kind))
-			continue;
-		if (!h_craft->sample_stack_ops && (in->flags & DECODE_F_STACK) &&
-		    (a->flags & DECODE_ACC_IMPLICIT))
-			continue;
-		return a;
-	}
-	return NULL;
-}
-
-static uint32_t armed_mask(const struct witch_thread *t)
-{
-	uint32_t m = 0;
-	for (int i = 0; i < t->wps.n; i++)
-		if (t->wps.wp[i].armed)
-			m |= 1u << i;
-	return m;
-}
-
-static void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
-{
-	uint64_t pcs[CONFIG_MAX_DEPTH];
-	const struct decode_access *a = r->a;
-
-	if (thread_owns_address(t, a->addr)) {
-		t->stats.skip_runtime_addr++;
-		return;
-	}
-	t->stats.samples++;
-	log_verbose(2, "sample pc %lx addr %lx len %u weight %.0f", (unsigned long)r->leaf,
-		    (unsigned long)a->addr, a->len, r->weight);
-	int n = context_of(t, uc, r->leaf, 0, pcs, (int)h_cfg->depth);
-	if (n > 0 && r->emu)
-		n = emulate_context(r->emu, pcs, n, (int)h_cfg->depth);
-	else if (n > 0 && r->self_pc == 0)
-		n = context_of_call(pcs, n, r->leaf);
-	if (n <= 0) {
-		t->stats.skip_unwind++;
-		return;
-	}
-	if (path_in_runtime(pcs, n)) {
-		t->stats.skip_runtime_addr++; /* a store the runtime made, e.g. in its pthread_create */
-		return;
-	}
-	int64_t node = cct_insert_path(&t->cct, pcs, n);
-	if (node < 0) {
-		t->stats.skip_cct_full++;
-		return;
-	}
-	struct cct_node *c = cct_node(&t->cct, (uint32_t)node);
-	c->mu += r->weight; /* Witch 4.4.2: every sample counts in its context (in bytes) */
-
-	struct watchpoint cand;
-	memset(&cand, 0, sizeof(cand));
-	watchpoint_align(a->addr, a->len, &cand.addr, &cand.len);
-	cand.ctx = (uint32_t)node;
-	cand.sample_pc = r->self_pc;
-	cand.sample_addr = a->addr;
-	cand.sample_len = a->len;
-	cand.sample_elem = a->elem;
-	cand.pending_self = !r->ran;
-	if (h_craft->on_sample(&cand) < 0 || (r->ran && h_craft->on_self(&cand) < 0)) {
-		t->stats.skip_unreadable++;
-		return;
-	}
-	int slot = reservoir_pick_slot(&t->reservoir, armed_mask(t), t->wps.n, &t->rng);
-	if (slot < 0) {
-		t->stats.not_monitored++;
-		return;
-	}
-	thread_forget_slot(t, slot); /* re-arming replaces the victim: no disarm needed */
-	if (watchpoint_arm(&t->wps, slot, cand.addr, cand.len, h_craft->watch_type) < 0) {
-		watchpoint_disarm(&t->wps, slot); /* the victim may still be live */
-		return;
-	}
-	watch_take_owner(&t->wps.wp[slot], &cand);
-	t->back_soon |= cand.pending_self;
-	c->armed++;
-	t->stats.watchpoints_armed++;
-}
 
 static void look_env_of(const struct witch_thread *t, struct look_env *env)
 {
-	env->wanted = wanted_access;
+	env->wanted = sample_wanted;
 	env->rng = (struct rng *)&t->rng;
 	env->stats = (struct witch_stats *)&t->stats;
 	env->max_steps = h_cfg->max_steps;
 	env->tick_ns = 0;
-	env->runtime_lo = h_runtime_lo;
-	env->runtime_hi = h_runtime_hi;
+	context_runtime_text(&env->runtime_lo, &env->runtime_hi);
 }
 
 static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct look_pick *pick)
@@ -447,7 +250,7 @@ static void sample_pmu(const struct pmu_sample *s, void *arg)
 		t->stats.skip_decode++;
 		return;
 	}
-	const struct decode_access *a = wanted_access(&in);
+	const struct decode_access *a = sample_wanted(&in);
 	if (!a) {
 		t->stats.skip_no_access++;
 		return;
@@ -492,7 +295,7 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 	t->stats.traps_self++;
 	if (h_craft->on_self(w) < 0) {
 		t->stats.skip_unreadable++;
-		release_slot(t, slot);
+		sample_release(t, slot);
 	}
 }
 
@@ -528,7 +331,7 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	uint64_t hash = context_hash(uc);
 	if (hash == w->last_trap_hash) {
 		t->stats.traps_runtime++;
-		release_slot(t, slot);
+		sample_release(t, slot);
 		return;
 	}
 	w->last_trap_hash = hash;
@@ -541,7 +344,7 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	if (!resolved) {
 		t->stats.traps++;
 		t->stats.traps_unresolved++;
-		release_slot(t, slot);
+		sample_release(t, slot);
 		return;
 	}
 	/* The client first: a trap that is no verdict yet (a store under
@@ -558,22 +361,22 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	if (v == CRAFT_DROP) {
 		t->stats.traps++;
 		t->stats.traps_unreadable++;
-		release_slot(t, slot);
+		sample_release(t, slot);
 		return;
 	}
-	int n = context_of(t, uc, p.pc, p.skip_frames, pcs, (int)h_cfg->depth);
+	int n = context_of_signal(t, uc, p.pc, p.skip_frames, pcs, (int)h_cfg->depth);
 	if (n <= 0) {
 		t->stats.skip_unwind++;
-		release_slot(t, slot);
+		sample_release(t, slot);
 		return;
 	}
-	if (path_in_runtime(pcs, n)) {
+	if (context_in_runtime(pcs, n)) {
 		t->stats.traps_runtime++; /* the profiler's own access: keep watching */
 		return;
 	}
 	t->stats.traps++;
 	double amount = attribute(cct_node(&t->cct, watch_ctx));
-	release_slot(t, slot);
+	sample_release(t, slot);
 	int64_t trap_ctx = cct_insert_path(&t->cct, pcs, n);
 	if (trap_ctx < 0) {
 		t->stats.skip_cct_full++;

@@ -132,7 +132,8 @@ int precise_resolve(struct decode_cache *cache, const struct decode_regs *regs,
 	if ((in.flags & (DECODE_F_STACK | DECODE_F_REP) || in.n_access == 2) &&
 	    match_moved_pointers(&in, regs, &w, out))
 		return 0;
-	if (in.n_access == 1 && !(in.access[0].flags & DECODE_ACC_UNKNOWN_ADDR)) {
+	if (in.n_access == 1 && !(in.access[0].flags & DECODE_ACC_UNKNOWN_ADDR) &&
+	    (in.regs_written & in.access[0].addr_regs)) {
 		out->kind = in.access[0].kind;
 		out->elem = in.access[0].elem;
 		out->addr = out->overlap_addr = watch_addr;

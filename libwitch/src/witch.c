@@ -7,6 +7,7 @@
 #include "witch/config.h"
 #include "witch/craft.h"
 #include "witch/bulk.h"
+#include "witch/context.h"
 #include "witch/cost.h"
 #include "witch/costmodel.h"
 #include "witch/decode.h"
@@ -54,7 +55,7 @@ static void witch_find_runtime_text(void)
 {
 	uint64_t range[2] = {(uint64_t)(uintptr_t)&witch_text_cb, 0};
 	if (dl_iterate_phdr(witch_text_cb, range) == 1)
-		handler_set_runtime_text(range[0], range[1]);
+		context_set_runtime_text(range[0], range[1]);
 }
 
 static void witch_prefork(void)

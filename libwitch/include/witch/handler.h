@@ -9,10 +9,6 @@
  *        Sample the byte at addr that the program's call of fn (a C library
  *        bulk operation, bulk.h) is about to access (kind: DECODE_STORE or
  *        DECODE_LOAD), standing for weight bytes.  Not from a signal handler.
- *   void handler_set_runtime_text(uint64_t lo, uint64_t hi);
- *        The runtime's own code: samples and traps whose calling context
- *        passes through it are the profiler's, not the program's, and are
- *        dropped (a trap there leaves the watchpoint armed).
  *   handler_off: set (a plain store, no call) to make every handler return
  *        at once, from the moment the runtime starts shutting down.
  *
@@ -34,7 +30,6 @@
 extern volatile sig_atomic_t handler_off;
 
 void handler_init(const struct witch_config *cfg, const struct craft *craft);
-void handler_set_runtime_text(uint64_t lo, uint64_t hi);
 int handler_on_signal(int sig, siginfo_t *si, void *uc);
 int handler_on_sigtrap(siginfo_t *si, void *uc);
 void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight);

@@ -1,0 +1,51 @@
+/* sample: one sample, from a chosen access to an armed watchpoint.
+ *
+ * Every sampler ends here (a tick's pick, look.h; a PMU record; a
+ * byte-counted call, bulk.h): the calling context (context.h), the
+ * sample's weight into its context (Witch 4.4.2: mu, in bytes), the client
+ * (craft.h), the reservoir (4.4.1) and the watchpoint.
+ *
+ * API
+ *   void sample_init(const struct witch_config *cfg, const struct craft *craft);
+ *   const struct decode_access *sample_wanted(const struct decode_insn *in);
+ *        The access of in the client samples, or NULL.
+ *   void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r);
+ *        Take the sample r describes; uc: the signal (or getcontext) context.
+ *        Every way it can be dropped is counted in t->stats.
+ *   void sample_release(struct witch_thread *t, int slot);
+ *        The slot's sample no longer counts as armed in its context; disarm.
+ *
+ * Async-signal-safe.
+ */
+#ifndef WITCH_SAMPLE_H
+#define WITCH_SAMPLE_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "witch/config.h"
+#include "witch/craft.h"
+#include "witch/decode.h"
+#include "witch/emulate.h"
+
+struct witch_thread;
+
+/* What to sample.  leaf: the accessing instruction, the context's leaf;
+ * self_pc: the instruction whose trap is the access itself running (0: the
+ * first access of the sampled kind); ran: it has run already (a PMU
+ * sample); emu: the calls and returns run ahead to get there, or NULL. */
+struct sample_req {
+	uint64_t leaf;
+	uint64_t self_pc;
+	const struct decode_access *a;
+	double weight; /* bytes the sample stands for */
+	int ran;
+	const struct emulate *emu;
+};
+
+void sample_init(const struct witch_config *cfg, const struct craft *craft);
+const struct decode_access *sample_wanted(const struct decode_insn *in);
+void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r);
+void sample_release(struct witch_thread *t, int slot);
+
+#endif

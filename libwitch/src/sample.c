@@ -1,0 +1,127 @@
+/* sample: one sample, from a chosen access to an armed watchpoint (see sample.h). */
+#include "witch/sample.h"
+#include "witch/cct.h"
+#include "witch/context.h"
+#include "witch/log.h"
+#include "witch/reservoir.h"
+#include "witch/thread.h"
+
+#include <string.h>
+
+static const struct witch_config *s_cfg;
+static const struct craft *s_craft;
+
+void sample_init(const struct witch_config *cfg, const struct craft *craft)
+{
+	s_cfg = cfg;
+	s_craft = craft;
+}
+
+/* An armed slot takes what the runtime and the client keep with a sample;
+ * the watchpoint module's own fields (fd, armed, range) stay. */
+static void watch_take_owner(struct watchpoint *w, const struct watchpoint *cand)
+{
+	w->ctx = cand->ctx;
+	w->sample_pc = cand->sample_pc;
+	w->sample_addr = cand->sample_addr;
+	w->sample_len = cand->sample_len;
+	w->sample_elem = cand->sample_elem;
+	w->pending_self = cand->pending_self;
+	w->last_trap_hash = 0;
+	w->value_len = cand->value_len;
+	w->value_addr = cand->value_addr;
+	memcpy(w->value, cand->value, cand->value_len);
+	memcpy(w->shadow, cand->shadow, cand->value_len);
+}
+
+/* The slot's sample no longer counts as armed in its context; disarm it. */
+void sample_release(struct witch_thread *t, int slot)
+{
+	thread_forget_slot(t, slot);
+	watchpoint_disarm(&t->wps, slot);
+}
+
+const struct decode_access *sample_wanted(const struct decode_insn *in)
+{
+	for (int i = 0; i < in->n_access; i++) {
+		const struct decode_access *a = &in->access[i];
+		if (!(a->kind & s_craft->sample_kind))
+			continue;
+		if (!s_craft->sample_stack_ops && (in->flags & DECODE_F_STACK) &&
+		    (a->flags & DECODE_ACC_IMPLICIT))
+			continue;
+		return a;
+	}
+	return NULL;
+}
+
+static uint32_t armed_mask(const struct witch_thread *t)
+{
+	uint32_t m = 0;
+	for (int i = 0; i < t->wps.n; i++)
+		if (t->wps.wp[i].armed)
+			m |= 1u << i;
+	return m;
+}
+
+void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
+{
+	uint64_t pcs[CONFIG_MAX_DEPTH];
+	const struct decode_access *a = r->a;
+
+	if (thread_owns_address(t, a->addr)) {
+		t->stats.skip_runtime_addr++;
+		return;
+	}
+	t->stats.samples++;
+	log_verbose(2, "sample pc %lx addr %lx len %u weight %.0f", (unsigned long)r->leaf,
+		    (unsigned long)a->addr, a->len, r->weight);
+	int n = context_of_signal(t, uc, r->leaf, 0, pcs, (int)s_cfg->depth);
+	if (n > 0 && r->emu)
+		n = emulate_context(r->emu, pcs, n, (int)s_cfg->depth);
+	else if (n > 0 && r->self_pc == 0)
+		n = context_of_call(pcs, n, r->leaf);
+	if (n <= 0) {
+		t->stats.skip_unwind++;
+		return;
+	}
+	if (context_in_runtime(pcs, n)) {
+		t->stats.skip_runtime_addr++; /* a store the runtime made, e.g. in its pthread_create */
+		return;
+	}
+	int64_t node = cct_insert_path(&t->cct, pcs, n);
+	if (node < 0) {
+		t->stats.skip_cct_full++;
+		return;
+	}
+	struct cct_node *c = cct_node(&t->cct, (uint32_t)node);
+	c->mu += r->weight; /* Witch 4.4.2: every sample counts in its context (in bytes) */
+
+	struct watchpoint cand;
+	memset(&cand, 0, sizeof(cand));
+	watchpoint_align(a->addr, a->len, &cand.addr, &cand.len);
+	cand.ctx = (uint32_t)node;
+	cand.sample_pc = r->self_pc;
+	cand.sample_addr = a->addr;
+	cand.sample_len = a->len;
+	cand.sample_elem = a->elem;
+	cand.pending_self = !r->ran;
+	if (s_craft->on_sample(&cand) < 0 || (r->ran && s_craft->on_self(&cand) < 0)) {
+		t->stats.skip_unreadable++;
+		return;
+	}
+	int slot = reservoir_pick_slot(&t->reservoir, armed_mask(t), t->wps.n, &t->rng);
+	if (slot < 0) {
+		t->stats.not_monitored++;
+		return;
+	}
+	thread_forget_slot(t, slot); /* re-arming replaces the victim: no disarm needed */
+	if (watchpoint_arm(&t->wps, slot, cand.addr, cand.len, s_craft->watch_type) < 0) {
+		watchpoint_disarm(&t->wps, slot); /* the victim may still be live */
+		return;
+	}
+	watch_take_owner(&t->wps.wp[slot], &cand);
+	t->back_soon |= cand.pending_self;
+	c->armed++;
+	t->stats.watchpoints_armed++;
+}

@@ -1,0 +1,150 @@
+/* Unit test of precise.c, the access behind a watchpoint trap (Witch 4.5).
+ *
+ * Each row is a trap as the kernel reports it: the registers after the
+ * access (rip past the accessing instruction, pointers moved), the watched
+ * bytes, and what precise_resolve must answer: the accessing instruction
+ * (a label of the code below plus an offset), its access kind and length,
+ * the overlap, and how many innermost frames are not the accessing code's.
+ * The code is never run: it only has to be decodable and have unwind
+ * tables (.cfi), as the program's code would.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "witch/decode.h"
+#include "witch/precise.h"
+#include "witch/unwind.h"
+
+#include "check.h"
+
+#define FN(name, body)                                                     \
+	".globl " #name "\n.type " #name ",@function\n" #name ":\n"        \
+	".cfi_startproc\n" body ".cfi_endproc\n.size " #name ", .-" #name "\n"
+
+__asm__(".text\n"
+	FN(pr_store, "mov %rax, (%rdi)\n" "pr_store_end: ret\n")           /* 48 89 07 */
+	FN(pr_load, "nop\n" "mov (%rsi), %rax\n" "pr_load_end: ret\n")      /* 90; 48 8b 06 */
+	FN(pr_self_load, "mov (%rax), %rax\n" "pr_self_load_end: ret\n")   /* 48 8b 00 */
+	FN(pr_push, "push %rbx\n" "pr_push_end: pop %rbx\n ret\n")         /* 53 */
+	FN(pr_vec, "vmovdqu %ymm0, (%rdi)\n" "pr_vec_end: ret\n")          /* c5 fe 7f 07 */
+	FN(pr_rep, "rep movsb\n" "pr_rep_end: ret\n")                       /* f3 a4 */
+	FN(pr_callee, "ret\n")
+	FN(pr_caller, "nop\n" "call pr_callee\n" "pr_caller_ret: ret\n"));  /* 90; e8 rel32 */
+
+extern char pr_store[], pr_store_end[], pr_load[], pr_load_end[], pr_self_load[],
+	pr_self_load_end[], pr_push[], pr_push_end[], pr_vec[], pr_vec_end[], pr_rep[],
+	pr_callee[], pr_caller[], pr_caller_ret[];
+
+static uint64_t data[8];
+static uint64_t stack[8]; /* stack[4] holds pr_caller_ret: a call's return slot */
+
+#define A(p) ((uint64_t)(uintptr_t)(p))
+#define D(i) A(&data[i])
+#define S(i) A(&stack[i])
+
+struct row {
+	int line;
+	uint64_t rip, rdi, rsi, rax, rbx, rcx, rsp;
+	uint64_t watch;
+	uint32_t watch_len;
+	int rc;           /* 0 or -ENOENT */
+	uint64_t pc;      /* expected, when rc == 0 */
+	uint8_t kind;
+	uint32_t len;
+	uint64_t overlap;
+	uint32_t overlap_len;
+	int skip;
+};
+
+static void run(const struct row *r)
+{
+	static struct decode_cache cache;
+	struct decode_regs regs;
+	struct precise_access p;
+
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = r->rip;
+	regs.gpr[DECODE_RDI] = r->rdi;
+	regs.gpr[DECODE_RSI] = r->rsi;
+	regs.gpr[DECODE_RAX] = r->rax;
+	regs.gpr[DECODE_RBX] = r->rbx;
+	regs.gpr[DECODE_RCX] = r->rcx;
+	regs.gpr[DECODE_RSP] = r->rsp ? r->rsp : S(6);
+	int rc = precise_resolve(&cache, &regs, r->watch, r->watch_len, &p);
+	CHECK(r->line, rc == r->rc, "rc %d, want %d", rc, r->rc);
+	if (rc != 0 || r->rc != 0)
+		return;
+	CHECK(r->line, p.pc == r->pc, "pc %#lx, want %#lx", (unsigned long)p.pc,
+	      (unsigned long)r->pc);
+	CHECK(r->line, p.kind == r->kind, "kind %u, want %u", p.kind, r->kind);
+	CHECK(r->line, p.len == r->len, "len %u, want %u", p.len, r->len);
+	CHECK(r->line, p.overlap_addr == r->overlap && p.overlap_len == r->overlap_len,
+	      "overlap %#lx+%u, want %#lx+%u", (unsigned long)p.overlap_addr, p.overlap_len,
+	      (unsigned long)r->overlap, r->overlap_len);
+	CHECK(r->line, p.skip_frames == r->skip, "skip %d, want %d", p.skip_frames, r->skip);
+}
+
+int main(void)
+{
+	if (decode_init() < 0 || unwind_init() < 0) {
+		fprintf(stderr, "test_precise: cannot initialize the decoder or unwinder\n");
+		return 1;
+	}
+	stack[4] = A(pr_caller_ret);
+	const struct row rows[] = {
+		/* mov [rdi], rax: the store, all 8 watched bytes */
+		{__LINE__, A(pr_store_end), .rdi = D(1), .watch = D(1), .watch_len = 8,
+		 .pc = A(pr_store), .kind = DECODE_STORE, .len = 8, .overlap = D(1),
+		 .overlap_len = 8},
+		/* ... watched from its middle: the overlap is the common part */
+		{__LINE__, A(pr_store_end), .rdi = D(1), .watch = D(1) + 4, .watch_len = 8,
+		 .pc = A(pr_store), .kind = DECODE_STORE, .len = 8, .overlap = D(1) + 4,
+		 .overlap_len = 4},
+		/* the instruction before rip touches other bytes: nothing fits */
+		{__LINE__, A(pr_store_end), .rdi = D(1), .watch = D(3), .watch_len = 8,
+		 .rc = -ENOENT},
+		/* mov rax, [rsi] after a nop: the instruction ending at rip */
+		{__LINE__, A(pr_load_end), .rsi = D(2), .watch = D(2), .watch_len = 4,
+		 .pc = A(pr_load) + 1, .kind = DECODE_LOAD, .len = 8, .overlap = D(2),
+		 .overlap_len = 4},
+		/* mov rax, [rax]: the address register was overwritten, the one
+		 * memory operand must be the access */
+		{__LINE__, A(pr_self_load_end), .rax = 12345, .watch = D(0), .watch_len = 8,
+		 .pc = A(pr_self_load), .kind = DECODE_LOAD, .len = 8, .overlap = D(0),
+		 .overlap_len = 8},
+		/* push rbx: rsp moved past the slot; tried with it moved back */
+		{__LINE__, A(pr_push_end), .rsp = S(3), .watch = S(3), .watch_len = 8,
+		 .pc = A(pr_push), .kind = DECODE_STORE, .len = 8, .overlap = S(3),
+		 .overlap_len = 8},
+		/* vmovdqu [rdi], ymm0: a 32-byte store, 8 of its bytes watched */
+		{__LINE__, A(pr_vec_end), .rdi = D(0), .watch = D(2), .watch_len = 8,
+		 .pc = A(pr_vec), .kind = DECODE_STORE, .len = 32, .overlap = D(2),
+		 .overlap_len = 8},
+		/* rep movsb with 3 left: rip still on it, rdi one past the store */
+		{__LINE__, A(pr_rep), .rsi = D(4) + 6, .rdi = D(1) + 6, .rcx = 3, .watch = D(1) + 5,
+		 .watch_len = 1, .pc = A(pr_rep), .kind = DECODE_STORE, .len = 1,
+		 .overlap = D(1) + 5, .overlap_len = 1},
+		/* the call's push of its return address traps on the callee's first
+		 * instruction: the call is the leaf, the callee's frame is dropped */
+		{__LINE__, A(pr_callee), .rsp = S(4), .watch = S(4), .watch_len = 8,
+		 .pc = A(pr_caller) + 1, .kind = DECODE_STORE, .len = 8, .overlap = S(4),
+		 .overlap_len = 8, .skip = 1},
+		/* the callee's ret read it: the trap is at the return site */
+		{__LINE__, A(pr_caller_ret), .rsp = S(5), .watch = S(4), .watch_len = 8,
+		 .pc = A(pr_caller) + 1, .kind = DECODE_LOAD, .len = 8, .overlap = S(4),
+		 .overlap_len = 8},
+		/* ... but not when the watched slot is another */
+		{__LINE__, A(pr_caller_ret), .rsp = S(5), .watch = S(2), .watch_len = 8,
+		 .rc = -ENOENT},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		run(&rows[i]);
+	if (check_failures)
+		fprintf(stderr, "test_precise: %d failure(s)\n", check_failures);
+	return check_failures != 0;
+}
