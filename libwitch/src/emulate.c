@@ -3,6 +3,7 @@
 #include "witch/decode_zydis.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #define RFLAGS_CF 0x001ull
@@ -159,18 +160,40 @@ static int mem_address(const struct ctx *c, const ZydisDecodedOperand *op, uint6
 	return 0;
 }
 
+/* A load of bytes an emulated store wrote takes the stored value when the
+ * latest such store covers it and its value is known (a general register's,
+ * a pushed one, a return address): spills and push/pop pairs run on. */
+static int mem_forward(const struct emulate *e, uint64_t addr, uint32_t len, uint64_t *v)
+{
+	if (e->spill_hi && addr < e->spill_hi && e->spill_lo < addr + len)
+		return -ENOTSUP;
+	for (int i = e->n_stores - 1; i >= 0; i--) {
+		uint64_t sa = e->store_addr[i];
+		uint32_t sl = e->store_len[i];
+		if (!(addr < sa + sl && sa < addr + len))
+			continue;
+		if (!e->store_known[i] || addr < sa || addr + len > sa + sl)
+			return -ENOTSUP; /* unknown, or a part of the load */
+		uint64_t x = e->store_value[i] >> (8 * (addr - sa));
+		*v = len < 8 ? x & ((1ull << (8 * len)) - 1) : x;
+		return 0;
+	}
+	return 1; /* no store there */
+}
+
 static int mem_load(const struct ctx *c, uint64_t addr, unsigned bits, uint64_t *v)
 {
 	uint32_t len = bits / 8;
-	if (emulate_stored(c->e, addr, len))
-		return -ENOTSUP; /* the bytes hold a store we did not make */
+	int rc = mem_forward(c->e, addr, len, v);
+	if (rc <= 0)
+		return rc;
 	*v = 0;
 	if (decode_read_memory(addr, v, len) < 0)
 		return -EFAULT;
 	return 0;
 }
 
-static int mem_note_store(struct ctx *c, uint64_t addr, unsigned bits)
+static int mem_note_store(struct ctx *c, uint64_t addr, unsigned bits, int known, uint64_t value)
 {
 	struct emulate *e = c->e;
 	if (e->n_stores == EMULATE_MAX_STORES) {
@@ -184,6 +207,8 @@ static int mem_note_store(struct ctx *c, uint64_t addr, unsigned bits)
 	}
 	e->store_addr[e->n_stores] = addr;
 	e->store_len[e->n_stores] = bits / 8;
+	e->store_known[e->n_stores] = known && bits <= 64;
+	e->store_value[e->n_stores] = value;
 	e->n_stores++;
 	return 0;
 }
@@ -222,7 +247,7 @@ static int op_write(struct ctx *c, int i, uint64_t v)
 	case ZYDIS_OPERAND_TYPE_MEMORY:
 		if ((rc = mem_address(c, op, &addr)) < 0)
 			return rc;
-		return mem_note_store(c, addr, op->size);
+		return mem_note_store(c, addr, op->size, 1, v);
 	default:
 		return -ENOTSUP;
 	}
@@ -564,7 +589,7 @@ static int emulate_stack(struct ctx *c, ZydisMnemonic m)
 	if (m == ZYDIS_MNEMONIC_PUSH) {
 		if ((rc = op_read(c, 0, &v)) < 0)
 			return rc;
-		if ((rc = mem_note_store(c, rsp - 8, 64)) < 0)
+		if ((rc = mem_note_store(c, rsp - 8, 64, 1, v)) < 0)
 			return rc;
 		c->regs->gpr[DECODE_RSP] = rsp - 8;
 		return 0;
@@ -593,7 +618,7 @@ static int emulate_call_ret(struct ctx *c, const struct decode_insn *in)
 			target = in->branch_target;
 		else if ((rc = op_read(c, 0, &target)) < 0)
 			return rc;
-		if ((rc = mem_note_store(c, rsp - 8, 64)) < 0)
+		if ((rc = mem_note_store(c, rsp - 8, 64, 1, c->next_rip)) < 0)
 			return rc;
 		e->call_ret[e->n_calls] = c->next_rip;
 		e->call_slot[e->n_calls] = rsp - 8;
@@ -656,7 +681,7 @@ static int emulate_other(struct ctx *c, const struct decode_insn *in)
 		int rc;
 		if ((a->flags & DECODE_ACC_UNKNOWN_ADDR) || emulate_stored(c->e, a->addr, a->len))
 			return -ENOTSUP;
-		if ((a->kind & DECODE_STORE) && (rc = mem_note_store(c, a->addr, a->len * 8)) < 0)
+		if ((a->kind & DECODE_STORE) && (rc = mem_note_store(c, a->addr, a->len * 8, 0, 0)) < 0)
 			return rc;
 	}
 	return 0;
@@ -766,17 +791,19 @@ int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decod
 {
 	int rc;
 
-	/* Work on copies: an instruction half done must leave nothing behind. */
+	/* An instruction half done must leave nothing behind: registers on a
+	 * copy; e's arrays are only appended to, so its counts are what to
+	 * put back. */
 	struct decode_regs next = *regs;
-	struct emulate e_next = *e;
-	struct ctx c = {.e = &e_next, .regs = &next, .insn = &z->insn, .ops = z->ops,
+	struct emulate saved;
+	memcpy(&saved, e, offsetof(struct emulate, store_addr));
+	struct ctx c = {.e = e, .regs = &next, .insn = &z->insn, .ops = z->ops,
 			.next_rip = regs->rip + z->insn.length};
-	if ((rc = emulate_one(&c, in)) < 0)
-		return rc;
-	if (!emulate_code_readable(&e_next, c.next_rip))
-		return -EFAULT;
+	if ((rc = emulate_one(&c, in)) < 0 || !emulate_code_readable(e, c.next_rip)) {
+		memcpy(e, &saved, offsetof(struct emulate, store_addr));
+		return rc < 0 ? rc : -EFAULT;
+	}
 	next.rip = c.next_rip;
 	*regs = next;
-	*e = e_next;
 	return 0;
 }

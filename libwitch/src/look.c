@@ -2,6 +2,7 @@
 #include "witch/look.h"
 #include "witch/costmodel.h"
 #include "witch/decode_zydis.h"
+#include "witch/log.h"
 
 #include <string.h>
 
@@ -108,6 +109,8 @@ static double look_window(const struct look_env *env, const struct decode_regs *
 			exact = 0;
 			stop_pc = ahead.rip;
 			after_stop = a ? 1 : 0;
+			log_verbose(2, "look: emulation stops at %lx (%s)", (unsigned long)ahead.rip,
+				    ZydisMnemonicGetString(z.insn.mnemonic));
 		}
 		uint64_t next = next_pc_decoded(&emu, &in);
 		if (!next)

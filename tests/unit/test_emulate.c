@@ -826,9 +826,10 @@ static void test_table(void)
 	{ __LINE__, CODE(0x58), IN([RSP] = 0x10), EFAULT_ },
 	/* push ax: 16-bit push not emulated */
 	{ __LINE__, CODE(0x66, 0x50), IN([RSP] = SA(2)), NOTSUP },
-	/* push rax; pop rcx: the pop would load the pushed (unwritten) bytes */
-	{ __LINE__, CODE(0x50, 0x59), N(2), IN([RAX] = 0x77, [RSP] = SA(2)), NOTSUP,
-	  OUT(W(RSP, SA(1))), TO(1), ST(SA(1), 8) },
+	/* push rax; pop rcx: the pop loads the pushed (unwritten) bytes, whose
+	 * value the push noted */
+	{ __LINE__, CODE(0x50, 0x59), N(2), IN([RAX] = 0x77, [RSP] = SA(2)),
+	  OUT(W(RCX, 0x77)), TO(2), ST(SA(1), 8) },
 	/* leave: rsp = rbp + 8, rbp = [rbp] */
 	{ __LINE__, CODE(0xc9), IN([RBP] = SA(1), [RSP] = SA(0)), OUT(W(RSP, SA(2)), W(RBP, 0x5001)) },
 
@@ -895,9 +896,14 @@ static void test_table(void)
 	{ __LINE__, CODE(0xff, 0x03), IN([RBX] = DA(0)), .fin = CF | ZF, FL(CF | PF), ST(DA(0), 4) },
 	/* setz byte [rbx] */
 	{ __LINE__, CODE(0x0f, 0x94, 0x03), IN([RBX] = DA(0)), .fin = ZF, ST(DA(0), 1) },
-	/* mov [rbx], rax; mov rcx, [rbx]: the load of stored bytes */
+	/* mov [rbx], rax; mov rcx, [rbx]: the load of stored bytes gets the
+	 * stored value */
 	{ __LINE__, CODE(0x48, 0x89, 0x03, 0x48, 0x8b, 0x0b), N(2), IN([RAX] = 0x5555, [RBX] = DA(1)),
-	  NOTSUP, TO(3), ST(DA(1), 8) },
+	  OUT(W(RCX, 0x5555)), TO(6), ST(DA(1), 8) },
+	/* mov [rbx], rax; mov ecx, [rbx+2]: a part of the stored eight */
+	{ __LINE__, CODE(0x48, 0x89, 0x03, 0x8b, 0x4b, 0x02), N(2),
+	  IN([RAX] = 0x1122334455667788, [RBX] = DA(1)), OUT(W(RCX, 0x33445566)), TO(6),
+	  ST(DA(1), 8) },
 	/* mov [rbx+7], al; mov rcx, [rbx]: one stored byte in the loaded eight */
 	{ __LINE__, CODE(0x88, 0x43, 0x07, 0x48, 0x8b, 0x0b), N(2), IN([RBX] = DA(1)), NOTSUP, TO(3),
 	  ST(DA(1) + 7, 1) },
@@ -908,21 +914,25 @@ static void test_table(void)
 	/* mov [rbx+8], rax; mov cl, [rbx+7]: the byte before the store */
 	{ __LINE__, CODE(0x48, 0x89, 0x43, 0x08, 0x8a, 0x4b, 0x07), N(2), IN([RBX] = DA(0), [RCX] = M1),
 	  OUT(W(RCX, 0xffffffffffffff88)), ST(DA(1), 8) },
-	/* mov [rbx], rax; add [rbx], rax: the read-modify-write loads stored bytes */
+	/* mov [rbx], rax; add [rbx], rax: the read-modify-write loads the stored
+	 * 1 and stores 2 */
 	{ __LINE__, CODE(0x48, 0x89, 0x03, 0x48, 0x01, 0x03), N(2), IN([RAX] = 1, [RBX] = DA(1)),
-	  NOTSUP, TO(3), ST(DA(1), 8) },
-	/* nine mov [rbx], rax: the ninth is past EMULATE_MAX_STORES (8) and
-	 * kept as a span, which still answers emulate_stored */
+	  FL(0), TO(6), ST(DA(1), 8) },
+	/* vmovdqu [rbx], ymm0; mov rcx, [rbx]: the vector store's value is not
+	 * known */
+	{ __LINE__, CODE(0xc5, 0xfe, 0x7f, 0x03, 0x48, 0x8b, 0x0b), N(2),
+	  IN([RBX] = DA(0)), NOTSUP, TO(4), ST(DA(0), 32) },
+	/* nine mov [rbx], rax: all noted */
 	{ __LINE__, CODE(0x48, 0x89, 0x03, 0x48, 0x89, 0x03, 0x48, 0x89, 0x03, 0x48, 0x89, 0x03,
 			 0x48, 0x89, 0x03, 0x48, 0x89, 0x03, 0x48, 0x89, 0x03, 0x48, 0x89, 0x03,
 			 0x48, 0x89, 0x03),
 	  N(9), IN([RBX] = DA(1)), TO(27), ST(DA(1), 8) },
-	/* eight mov [rbx], rax; mov [rbx+16], rax (spilled); mov rcx, [rbx+16]:
-	 * the load of spilled bytes stops */
+	/* eight mov [rbx], rax; mov [rbx+16], rax; mov rcx, [rbx+16]: the latest
+	 * store that covers the load answers it */
 	{ __LINE__, CODE(0x48, 0x89, 0x03, 0x48, 0x89, 0x03, 0x48, 0x89, 0x03, 0x48, 0x89, 0x03,
 			 0x48, 0x89, 0x03, 0x48, 0x89, 0x03, 0x48, 0x89, 0x03, 0x48, 0x89, 0x03,
 			 0x48, 0x89, 0x43, 0x10, 0x48, 0x8b, 0x4b, 0x10),
-	  N(10), IN([RBX] = DA(0)), NOTSUP, TO(28), ST(DA(0), 8) },
+	  N(10), IN([RAX] = 9, [RBX] = DA(0)), OUT(W(RCX, 9)), TO(32), ST(DA(0), 8) },
 
 	/* ---- call / ret --------------------------------------------------- */
 	/* call +0x100: rsp - 8, slot noted, rip = pc + 5 + 0x100 */
@@ -945,8 +955,8 @@ static void test_table(void)
 	/* call +1; (int3); ret: back to pc + 5 without reading the stack */
 	{ __LINE__, CODE(0xe8, 0x01, 0x00, 0x00, 0x00, 0xcc, 0xc3), N(2), IN([RSP] = SA(4)), TO(5),
 	  ST(SA(3), 8) },
-	/* push rax; ret: the return address was pushed, not written */
-	{ __LINE__, CODE(0x50, 0xc3), N(2), IN([RSP] = SA(4)), NOTSUP, OUT(W(RSP, SA(3))), TO(1),
+	/* push rax; ret: a jump to rax, whose value the push noted */
+	{ __LINE__, CODE(0x50, 0xc3), N(2), IN([RAX] = CT, [RSP] = SA(4)), TOABS(CT),
 	  ST(SA(3), 8) },
 	/* five call +0: the fifth is deeper than EMULATE_MAX_CALLS (4) */
 	{ __LINE__, CODE(0xe8, 0, 0, 0, 0, 0xe8, 0, 0, 0, 0, 0xe8, 0, 0, 0, 0, 0xe8, 0, 0, 0, 0,

@@ -19,9 +19,11 @@
  *        instructions that touch no general register, flag or control flow
  *        (vector and x87 arithmetic, vector loads and stores).  Calls and
  *        returns are kept in e, for emulate_context.  Loads read memory without faulting;
- *        stores change no register and are only noted, so a later load of
- *        those bytes cannot be answered.  Returns 0, or
- *          -ENOTSUP  not emulated here, or a load of stored bytes, or calls
+ *        stores change no memory and are noted with their value where it is
+ *        known (general registers, pushes, return addresses), so a later load
+ *        that one such store covers gets it.  Returns 0, or
+ *          -ENOTSUP  not emulated here, or a load of stored bytes whose value
+ *                    is not known (vector stores, partly covered), or calls
  *                    nested deeper than EMULATE_MAX_CALLS
  *          -EFAULT   a load, or the code it leads to, could not be read (the
  *                    caller decodes there next: decode_at reads code in place)
@@ -48,19 +50,23 @@
 #include "witch/decode.h"
 #include "witch/decode_zydis.h"
 
-#define EMULATE_MAX_STORES 8
+#define EMULATE_MAX_STORES 48
 #define EMULATE_MAX_CALLS 4
 
 struct emulate {
+	/* Counts and scalars first: emulate_insn puts them back when an
+	 * instruction fails (the arrays after them are only appended to). */
 	int n_stores;
-	uint64_t store_addr[EMULATE_MAX_STORES];
-	uint32_t store_len[EMULATE_MAX_STORES];
-	uint64_t spill_lo, spill_hi; /* the span of stores past the slots (hi 0: none) */
 	int n_calls;          /* emulated calls not returned from */
 	int frames_left;      /* emulated returns out of the starting frame and its callers */
+	uint64_t spill_lo, spill_hi; /* the span of stores past the slots (hi 0: none) */
+	uint64_t code_page[2];       /* pages of code known readable */
+	uint64_t store_addr[EMULATE_MAX_STORES];
+	uint32_t store_len[EMULATE_MAX_STORES];
+	uint64_t store_value[EMULATE_MAX_STORES]; /* what it stored, when known */
+	uint8_t store_known[EMULATE_MAX_STORES];
 	uint64_t call_ret[EMULATE_MAX_CALLS];  /* their return addresses */
 	uint64_t call_slot[EMULATE_MAX_CALLS]; /* where each would have pushed it */
-	uint64_t code_page[2];                 /* pages of code known readable */
 };
 
 void emulate_begin(struct emulate *e, uint64_t pc);
