@@ -124,7 +124,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 		return;
 	if (handler_enter(t)) {
 		struct decode_access a = {.addr = addr, .len = 1, .kind = kind, .elem = DECODE_ELEM_INT};
-		struct sample_req r = {fn, 0, &a, weight, 0, NULL};
+		struct sample_req r = {fn, 0, &a, weight, 0, NULL, 0};
 		t->stats.ticks_bulk++;
 		if (getcontext(&uc) == 0)
 			sample_take(t, &uc, &r);
@@ -155,7 +155,7 @@ static void look_env_of(const struct witch_thread *t, struct look_env *env)
 static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct look_pick *pick)
 {
 	struct sample_req r = {pick->in.pc, pick->in.pc, &pick->in.access[pick->access],
-			       pick->weight, 0, &pick->emu};
+			       pick->weight, 0, &pick->emu, pick->self_skip};
 	sample_take(t, uc, &r);
 }
 
@@ -258,7 +258,7 @@ static void sample_pmu(const struct pmu_sample *s, void *arg)
 	struct decode_access acc = *a;
 	acc.addr = s->addr;
 	acc.flags &= (uint8_t)~DECODE_ACC_UNKNOWN_ADDR;
-	struct sample_req r = {in.pc, in.pc, &acc, (double)acc.len, 1, NULL};
+	struct sample_req r = {in.pc, in.pc, &acc, (double)acc.len, 1, NULL, 0};
 	sample_take(t, v->uc, &r);
 }
 
@@ -288,10 +288,19 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 	struct watchpoint *w = &t->wps.wp[slot];
 	int own_pc = w->sample_pc == 0 || p->pc == w->sample_pc;
 	if (resolved && !(own_pc && (p->kind & h_craft->sample_kind))) {
+		/* An access before the pick's own: the client reads again what
+		 * the pick will find. */
 		t->stats.traps_early++;
+		if (h_craft->on_sample(w) < 0) {
+			t->stats.skip_unreadable++;
+			sample_release(t, slot);
+		}
 		return;
 	}
-	w->pending_self = 0;
+	if (--w->pending_self > 0) {
+		t->stats.traps_early++; /* an earlier run of the picked instruction */
+		return;
+	}
 	t->stats.traps_self++;
 	if (h_craft->on_self(w) < 0) {
 		t->stats.skip_unreadable++;

@@ -8,6 +8,7 @@
 
 #define MIN_WINDOW_CYCLES 8.0 /* a window cut short (a syscall) still spans this */
 #define REACH_MAX_INSNS 512   /* run ahead to the pick, at most */
+#define LOOK_SEEN 32          /* wanted accesses a window remembers */
 
 void look_end(struct look *l)
 {
@@ -44,6 +45,7 @@ struct draw {
 	int picked;         /* 0: nothing yet; 1: exact (pick holds it); 2: reach */
 	uint64_t reach_pc;  /* where the program must run to */
 	uint32_t reach_rank;
+	uint32_t reach_insns; /* single steps to get there */
 	struct look_pick pick;
 };
 
@@ -62,6 +64,9 @@ static double look_window(const struct look_env *env, const struct decode_regs *
 	int exact = 1;            /* registers still known */
 	uint64_t stop_pc = 0;     /* where they stopped being known */
 	uint32_t after_stop = 0;  /* wanted accesses seen from stop_pc on */
+	uint32_t stop_n = 0;      /* instructions from the tick to stop_pc */
+	struct { uint64_t pc, addr; uint32_t len; } seen[LOOK_SEEN]; /* wanted accesses run ahead */
+	uint32_t n_seen = 0;
 
 	emulate_begin(&emu, regs->rip);
 	costmodel_begin(&cm);
@@ -85,21 +90,35 @@ static double look_window(const struct look_env *env, const struct decode_regs *
 			for (int d = 0; d < LOOK_MAX_PICKS && b > 0; d++) {
 				if (rng_unit(env->rng) * bytes >= b)
 					continue;
-				if (exact && !emulate_stored(&emu, a->addr, a->len)) {
+				if (exact) {
 					draws[d].picked = 1;
 					draws[d].pick.in = in;
 					draws[d].pick.access = (int)(a - in.access);
 					draws[d].pick.emu = emu;
+					draws[d].pick.self_skip = 0;
+					/* The same instruction on the same bytes earlier
+					 * in the window (a loop): its traps come first
+					 * and are not the pick's own. */
+					for (uint32_t i = 0; i < n_seen && i < LOOK_SEEN; i++)
+						draws[d].pick.self_skip +=
+						    seen[i].pc == in.pc && a->addr < seen[i].addr + seen[i].len &&
+						    seen[i].addr < a->addr + a->len;
 				} else {
-					/* The program must run to it: its bytes hold an
-					 * emulated store, or registers are unknown. */
+					/* Registers are unknown: the program must run to it. */
 					draws[d].picked = 2;
-					draws[d].reach_pc = exact ? ahead.rip : stop_pc;
-					draws[d].reach_rank = exact ? 0 : after_stop;
+					draws[d].reach_pc = stop_pc;
+					draws[d].reach_rank = after_stop;
+					draws[d].reach_insns = stop_n;
 				}
 			}
-			if (!exact)
+			if (exact) {
+				seen[n_seen % LOOK_SEEN].pc = in.pc;
+				seen[n_seen % LOOK_SEEN].addr = a->addr;
+				seen[n_seen % LOOK_SEEN].len = a->len;
+				n_seen++;
+			} else {
 				after_stop++;
+			}
 		}
 		if (exact) {
 			if (emulate_insn(&emu, &ahead, &in, &z) == 0) {
@@ -108,6 +127,7 @@ static double look_window(const struct look_env *env, const struct decode_regs *
 			}
 			exact = 0;
 			stop_pc = ahead.rip;
+			stop_n = (uint32_t)n;
 			after_stop = a ? 1 : 0;
 			log_verbose(2, "look: emulation stops at %lx (%s)", (unsigned long)ahead.rip,
 				    ZydisMnemonicGetString(z.insn.mnemonic));
@@ -155,6 +175,8 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 		if (draws[d].picked == 1) {
 			picks[*n_picks] = draws[d].pick;
 			picks[(*n_picks)++].weight = weight;
+		} else if (draws[d].picked == 2 && draws[d].reach_insns > env->max_steps) {
+			env->stats->skip_reach_far++; /* more single steps away than allowed */
 		} else if (draws[d].picked == 2 && reach < 0) {
 			reach = d;
 		} else if (draws[d].picked == 2) {
@@ -204,14 +226,15 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 			break;
 		const struct decode_access *a = env->wanted(in);
 		int usable = a && !(a->flags & DECODE_ACC_UNKNOWN_ADDR);
-		if (usable && l->skip_left == 0 && !emulate_stored(&emu, a->addr, a->len)) {
+		if (usable && l->skip_left == 0) {
 			pick->access = (int)(a - in->access);
 			pick->emu = emu;
 			pick->weight = l->weight;
+			pick->self_skip = 0;
 			look_end(l);
 			return LOOK_SAMPLE;
 		}
-		if ((usable && l->skip_left == 0) || emulate_insn(&emu, &ahead, in, &z) < 0) {
+		if (emulate_insn(&emu, &ahead, in, &z) < 0) {
 			/* The program runs this one: step over it (its access, if
 			 * wanted, is passed), then look again. */
 			if (usable && n == 0 && l->skip_left > 0)

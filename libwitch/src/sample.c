@@ -105,7 +105,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	cand.sample_addr = a->addr;
 	cand.sample_len = a->len;
 	cand.sample_elem = a->elem;
-	cand.pending_self = !r->ran;
+	cand.pending_self = r->ran ? 0 : (uint8_t)(1 + (r->self_skip < 254 ? r->self_skip : 254));
 	if (s_craft->on_sample(&cand) < 0 || (r->ran && s_craft->on_self(&cand) < 0)) {
 		t->stats.skip_unreadable++;
 		return;

@@ -14,8 +14,12 @@
  * sampler counts").  A window with no access stands for no bytes: the time
  * a tick stands for is never dropped.
  *
- * Where the emulator stops (an instruction it does not run, a load of bytes
- * an emulated store wrote), the window goes on by decoding alone (register
+ * A pick's watchpoint is armed at once; accesses to its bytes that the
+ * program makes before the pick trap first (traps_early: the client's copy
+ * is read again), and so do earlier runs of the picked instruction itself
+ * on the same bytes, which the pick counts (self_skip).  Where the emulator
+ * stops (an instruction it does not run, a load of bytes an emulated store
+ * wrote whose value it does not know), the window goes on by decoding alone (register
  * values may then be stale, so it counts accesses but cannot watch them;
  * a conditional branch goes backward-taken, forward-not-taken).  A pick
  * there is reached by single-stepping:
@@ -71,6 +75,7 @@ struct look_pick {
 	int access;
 	struct emulate emu;
 	double weight;
+	uint32_t self_skip;   /* the same instruction's traps on these bytes before it */
 };
 
 enum look_next { LOOK_NONE, LOOK_SAMPLE, LOOK_STEP };

@@ -41,6 +41,7 @@ struct sample_req {
 	double weight; /* bytes the sample stands for */
 	int ran;
 	const struct emulate *emu;
+	uint32_t self_skip; /* traps of self_pc on these bytes that come first */
 };
 
 void sample_init(const struct witch_config *cfg, const struct craft *craft);

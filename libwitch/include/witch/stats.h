@@ -31,6 +31,7 @@
 	X(ticks_bulk)         /* byte-counted samples of memset/memcpy calls */   \
 	X(skip_bulk)          /* ticks in a counted memset/memcpy: 0 bytes */     \
 	X(skip_sparse)        /* ticks whose window is sparse kept no pick */    \
+	X(skip_reach_far)     /* a pick more than WITCH_MAX_STEPS steps away */   \
 	X(skip_reach_busy)    /* a second pick past an emulator stop: dropped */ \
 	X(look_reach)         /* picks past where the emulator stopped: stepped */ \
 	X(skip_steps)         /* a pick not reached within WITCH_MAX_STEPS */    \
