@@ -9,7 +9,12 @@
 #include <stddef.h>
 #include <string.h>
 
-#define BULK_EXPORT __attribute__((visibility("default")))
+/* The wrappers and what they call on the program's path live in a section
+ * of their own: their frames are the program's call, not the runtime's
+ * (context.h drops them from contexts). */
+#define BULK_PATH __attribute__((section("witch_bulk_path"), noinline))
+#define BULK_EXPORT __attribute__((visibility("default"))) BULK_PATH
+extern char __start_witch_bulk_path[], __stop_witch_bulk_path[];
 
 typedef void *(*memset_fn)(void *, int, size_t);
 typedef void *(*memcpy_fn)(void *, const void *, size_t);
@@ -41,6 +46,12 @@ early_move(void *d, const void *s, size_t n)
 		for (size_t i = n; i > 0; i--)
 			p[i - 1] = q[i - 1];
 	return d;
+}
+
+void bulk_text(uint64_t *lo, uint64_t *hi)
+{
+	*lo = (uint64_t)(uintptr_t)__start_witch_bulk_path;
+	*hi = (uint64_t)(uintptr_t)__stop_witch_bulk_path;
 }
 
 int bulk_init(uint8_t sample_kind)
@@ -111,7 +122,7 @@ static void bulk_leave(struct witch_thread *t)
 		t->bulk.active = 0;
 }
 
-static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
+BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 {
 	const void *counted = bulk_kind == DECODE_LOAD ? s : d;
 	struct witch_thread *t = bulk_enter(counted, n, (void *)fn);

@@ -9,11 +9,25 @@
 #define RED_ZONE 128
 
 static uint64_t runtime_lo, runtime_hi;
+static uint64_t through_lo, through_hi;
 
-void context_set_runtime_text(uint64_t lo, uint64_t hi)
+void context_set_runtime_text(uint64_t lo, uint64_t hi, uint64_t through_lo_, uint64_t through_hi_)
 {
 	runtime_lo = lo;
 	runtime_hi = hi;
+	through_lo = through_lo_;
+	through_hi = through_hi_;
+}
+
+/* Frames of the runtime's wrappers that the program called (bulk.c) are
+ * left out: the program's call goes through them to the C library. */
+static int drop_through_frames(uint64_t *pcs, int n)
+{
+	int out = 0;
+	for (int i = 0; i < n; i++)
+		if (i == 0 || pcs[i] < through_lo || pcs[i] >= through_hi)
+			pcs[out++] = pcs[i];
+	return out;
 }
 
 void context_runtime_text(uint64_t *lo, uint64_t *hi)
@@ -61,6 +75,7 @@ int context_of_signal(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int
 	resume_watchpoints(t, paused);
 	if (n <= 0)
 		return n < 0 ? n : -EINVAL;
+	n = drop_through_frames(pcs, n);
 	if (skip > 0) {
 		if (n <= skip)
 			return -EINVAL;

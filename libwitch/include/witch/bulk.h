@@ -19,6 +19,9 @@
  *   void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns);
  *        A thread's count starts (thread_begin), its period following the
  *        sampler's mean tick interval.
+ *   void bulk_text(uint64_t *lo, uint64_t *hi);
+ *        The code of the wrappers: frames there are the program's call of
+ *        the C library, not the runtime's own (context.h leaves them out).
  *   void bulk_set_period(struct bulk *b, uint64_t tick_ns);
  *        The sampler's mean interval changed (budget.h): so does the period.
  *
@@ -46,5 +49,6 @@ struct bulk {
 int bulk_init(uint8_t sample_kind);
 void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns);
 void bulk_set_period(struct bulk *b, uint64_t tick_ns);
+void bulk_text(uint64_t *lo, uint64_t *hi);
 
 #endif

@@ -1,9 +1,12 @@
 /* context: the program's calling contexts, taken from inside the runtime.
  *
  * API
- *   void context_set_runtime_text(uint64_t lo, uint64_t hi);
+ *   void context_set_runtime_text(uint64_t lo, uint64_t hi, uint64_t through_lo,
+ *                                 uint64_t through_hi);
  *        The runtime's own code, once at start: samples and traps whose
- *        context passes through it are the profiler's, not the program's.
+ *        context passes through it are the profiler's, not the program's;
+ *        except [through_lo, through_hi), wrappers the program calls through
+ *        (bulk.h), whose frames are left out of contexts.
  *   void context_runtime_text(uint64_t *lo, uint64_t *hi);
  *   int  context_in_runtime(const uint64_t *pcs, int n);
  *        1 if a frame of pcs[0..n) is the runtime's code.
@@ -30,7 +33,7 @@
 
 struct witch_thread;
 
-void context_set_runtime_text(uint64_t lo, uint64_t hi);
+void context_set_runtime_text(uint64_t lo, uint64_t hi, uint64_t through_lo, uint64_t through_hi);
 void context_runtime_text(uint64_t *lo, uint64_t *hi);
 int context_in_runtime(const uint64_t *pcs, int n);
 int context_of_signal(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int skip,
