@@ -441,6 +441,12 @@ static void page_summary(FILE *out, const struct witch_profile *p,
 	fputs("</td></tr>\n", out);
 	summary_num_row(out, "samples", "samples",
 			witch_profile_stat(p, "samples"), false);
+	double overhead, rate;
+	if (witch_overhead_of(p, &overhead, &rate) == 0) {
+		summary_row(out, "overhead", "profiler's cost (its estimate)");
+		fprintf(out, "%.1f%% of the program's CPU time, %.0f ticks per CPU-second</td></tr>\n",
+			overhead * 100, rate);
+	}
 	summary_num_row(out, "watchpoints", "watchpoints armed",
 			witch_profile_stat(p, "watchpoints_armed"), false);
 	summary_num_row(out, "traps", "traps", witch_profile_stat(p, "traps"),

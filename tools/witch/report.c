@@ -199,7 +199,12 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 	else if (p->period_mixed)
 		fprintf(out, " (periods differ between profiles)");
 	fputc('\n', out);
-	fprintf(out, "%-19s%.0f\n", "samples:", witch_profile_stat(p, "samples"));
+	fprintf(out, "%-19s%.0f", "samples:", witch_profile_stat(p, "samples"));
+	double overhead, rate;
+	if (witch_overhead_of(p, &overhead, &rate) == 0)
+		fprintf(out, " (%.0f ticks per CPU-second; the profiler's cost, as it measured it: "
+			"%.1f%% of the program's CPU time)", rate, overhead * 100);
+	fputc('\n', out);
 	fprintf(out, "%-19s%.0f\n", "watchpoints armed:",
 		witch_profile_stat(p, "watchpoints_armed"));
 	fprintf(out, "%-19s%.0f\n", "traps:", witch_profile_stat(p, "traps"));
@@ -315,6 +320,13 @@ static int json_report(FILE *out, const struct witch_profile *p,
 	json_out_str(out, p->sampler);
 	fputs(",\n \"samples\":", out);
 	json_out_num(out, witch_profile_stat(p, "samples"));
+	double overhead, rate;
+	if (witch_overhead_of(p, &overhead, &rate) == 0) {
+		fputs(", \"overhead_estimate\":", out);
+		json_out_num(out, overhead);
+		fputs(", \"tick_rate\":", out);
+		json_out_num(out, rate);
+	}
 	fputs(", \"watchpoints_armed\":", out);
 	json_out_num(out, witch_profile_stat(p, "watchpoints_armed"));
 	fputs(", \"traps\":", out);

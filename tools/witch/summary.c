@@ -123,3 +123,17 @@ const char *witch_marker_frame(enum witch_client c)
 	}
 	return "WASTED_BY";
 }
+
+int witch_overhead_of(const struct witch_profile *p, double *overhead, double *rate)
+{
+	double clock = witch_profile_stat(p, "clock_ns");
+	double handler = witch_profile_stat(p, "cost_handler_ns");
+	double kernel = witch_profile_stat(p, "cost_kernel_ns");
+
+	/* The clock counts the program's user time and the handlers'. */
+	if (!(clock > handler) || handler <= 0)
+		return -ENODATA;
+	*overhead = (handler + kernel) / (clock - handler);
+	*rate = witch_profile_stat(p, "ticks") / (clock / 1e9);
+	return 0;
+}

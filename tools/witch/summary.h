@@ -13,6 +13,11 @@
  *       its negative errno (see profile_read.h).
  *   void witch_totals_of(const struct witch_profile *p, struct witch_totals *t);
  *       Sums waste, use, waste_approx and traps over all pairs.
+ *   int witch_overhead_of(const struct witch_profile *p, double *overhead, double *rate);
+ *       The profiler's own estimate of what it cost (software sampler):
+ *       *overhead = (handler + kernel round-trip time) / the program's CPU
+ *       time, *rate = ticks per CPU-second.  -ENODATA when the profile has
+ *       no cost counters (older runtime, PMU sampler).
  *   double witch_fraction(double waste, double use);
  *       waste / (waste + use), 0 when both are 0.
  *   double witch_share(double waste, double total_waste);
@@ -56,6 +61,7 @@ struct witch_path {
 
 int witch_load_profiles(struct witch_profile *p, char *const *paths, size_t n);
 void witch_totals_of(const struct witch_profile *p, struct witch_totals *t);
+int witch_overhead_of(const struct witch_profile *p, double *overhead, double *rate);
 double witch_fraction(double waste, double use);
 double witch_share(double waste, double total_waste);
 int witch_pairs_by_waste(const struct witch_profile *p, uint32_t **order);
