@@ -20,7 +20,7 @@ typedef void *(*memset_fn)(void *, int, size_t);
 typedef void *(*memcpy_fn)(void *, const void *, size_t);
 
 static memset_fn real_memset;
-static memcpy_fn real_memcpy, real_memmove, real_mempcpy;
+static memcpy_fn real_memcpy, real_memmove;
 static uint8_t bulk_kind; /* DECODE_STORE or DECODE_LOAD */
 
 /* Before bulk_init (other libraries' constructors run first): plain loops
@@ -59,12 +59,10 @@ int bulk_init(uint8_t sample_kind)
 	memset_fn s = (memset_fn)dlsym(RTLD_NEXT, "memset");
 	memcpy_fn c = (memcpy_fn)dlsym(RTLD_NEXT, "memcpy");
 	memcpy_fn m = (memcpy_fn)dlsym(RTLD_NEXT, "memmove");
-	memcpy_fn p = (memcpy_fn)dlsym(RTLD_NEXT, "mempcpy");
-	if (!s || !c || !m || !p)
+	if (!s || !c || !m)
 		return -ENOENT;
 	bulk_kind = sample_kind;
 	real_memmove = m;
-	real_mempcpy = p;
 	real_memcpy = c;
 	__atomic_store_n(&real_memset, s, __ATOMIC_RELEASE);
 	return 0;
@@ -122,13 +120,38 @@ static void bulk_leave(struct witch_thread *t)
 		t->bulk.active = 0;
 }
 
+/* While a debug register is armed the CPU runs `rep movsb/stosb` without
+ * its fast-string microcode, 16-60x slower (bench/dr_fast_string.c), and
+ * glibc picks them from 2 KiB to about 1 MiB.  In a profiled thread, calls
+ * in that range go in 2 KiB pieces, which glibc copies with its vector loops
+ * (from 1 MiB up it uses non-temporal vector stores, no rep). */
+#define CHUNK 2048
+#define CHUNK_MAX (1u << 20)
+
+BULK_PATH static void move_chunked(memcpy_fn fn, char *d, const char *s, size_t n)
+{
+	if (d <= s || d >= s + n) {
+		for (size_t off = 0; off < n; off += CHUNK)
+			fn(d + off, s + off, n - off < CHUNK ? n - off : CHUNK);
+		return;
+	}
+	for (size_t end = n; end > 0;) { /* overlapping, d above s: from the end */
+		size_t c = end < CHUNK ? end : CHUNK;
+		end -= c;
+		fn(d + end, s + end, c);
+	}
+}
+
 BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 {
 	const void *counted = bulk_kind == DECODE_LOAD ? s : d;
 	struct witch_thread *t = bulk_enter(counted, n, (void *)fn);
-	void *r = fn(d, s, n);
+	if (t && n > CHUNK && n < CHUNK_MAX)
+		move_chunked(real_memmove, d, s, n);
+	else
+		fn(d, s, n);
 	bulk_leave(t);
-	return r;
+	return d;
 }
 
 BULK_EXPORT void *memset(void *d, int c, size_t n)
@@ -137,9 +160,14 @@ BULK_EXPORT void *memset(void *d, int c, size_t n)
 	if (!fn)
 		return early_set(d, c, n);
 	struct witch_thread *t = bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn) : NULL;
-	void *r = fn(d, c, n);
+	if (n > CHUNK && n < CHUNK_MAX && (t || bulk_kind != DECODE_STORE)) {
+		for (size_t off = 0; off < n; off += CHUNK)
+			fn((char *)d + off, c, n - off < CHUNK ? n - off : CHUNK);
+	} else {
+		fn(d, c, n);
+	}
 	bulk_leave(t);
-	return r;
+	return d;
 }
 
 BULK_EXPORT void *memcpy(void *d, const void *s, size_t n)
@@ -160,7 +188,7 @@ BULK_EXPORT void *mempcpy(void *d, const void *s, size_t n)
 {
 	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
 		return (char *)early_move(d, s, n) + n;
-	return do_move(real_mempcpy, d, s, n);
+	return (char *)do_move(real_memcpy, d, s, n) + n;
 }
 
 BULK_EXPORT void bzero(void *d, size_t n)
