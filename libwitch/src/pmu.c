@@ -1,5 +1,6 @@
 /* pmu: per-thread PMU address sampler (see pmu.h). */
 #include "witch/pmu.h"
+#include "witch/perf_fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,16 +25,6 @@ void pmu_close(struct pmu *p)
 			close(p->fd[i]);
 	}
 	pmu_reset(p);
-}
-
-/* Overflow notices of fd go to `sig` on thread tid, with si_fd set. */
-static int pmu_route(int fd, int sig, pid_t tid)
-{
-	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
-	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, sig) < 0 ||
-	    fcntl(fd, F_SETOWN_EX, &owner) < 0)
-		return -errno;
-	return 0;
 }
 
 int pmu_open(struct pmu *p, const struct pmu_event *ev, int sig, pid_t tid, uint32_t data_pages)
@@ -70,7 +61,7 @@ int pmu_open(struct pmu *p, const struct pmu_event *ev, int sig, pid_t tid, uint
 		uint64_t size = hdr->data_size ? hdr->data_size : (uint64_t)data_pages * page;
 		rc = pmu_ring_init(&p->ring[i], hdr, (unsigned char *)map + off, size,
 				   ev->attr[i].sample_type, ev->ibs, ev->ibs ? ev->want_op : 0);
-		if (rc < 0 || (rc = pmu_route(fd, sig, tid)) < 0)
+		if (rc < 0 || (rc = perf_fd_route(fd, sig, tid)) < 0)
 			goto fail;
 	}
 	return 0;

@@ -1,5 +1,6 @@
 /* pmu_event: the precise memory event, chosen and encoded (see pmu_event.h). */
 #include "witch/pmu_event.h"
+#include "witch/perf_fd.h"
 #include "witch/pmu_ring.h"
 
 #include <cpuid.h>
@@ -668,13 +669,13 @@ int pmu_event_open(const struct perf_event_attr *attr, pid_t tid, int *precise)
 	int lowest = a.precise_ip ? 1 : 0, err = -EINVAL;
 	for (int p = a.precise_ip; p >= lowest; p--) {
 		a.precise_ip = (uint64_t)p;
-		int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		int fd = perf_fd_open(&a, tid);
 		if (fd >= 0) {
 			if (precise)
 				*precise = p;
 			return fd;
 		}
-		err = -errno;
+		err = fd;
 		/* Only a precise level the PMU lacks is worth another try. */
 		if (err != -EOPNOTSUPP && err != -EINVAL)
 			break;

@@ -1,5 +1,6 @@
 /* sampler: per-thread CPU-time clock (see sampler.h). */
 #include "witch/sampler.h"
+#include "witch/perf_fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,13 +22,11 @@ static int sampler_open_perf(struct sampler *s, int sig, pid_t tid)
 	a.disabled = 1;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = perf_fd_open(&a, tid);
 	if (fd < 0)
-		return -errno;
-	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
-	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, sig) < 0 ||
-	    fcntl(fd, F_SETOWN_EX, &owner) < 0) {
-		int rc = -errno;
+		return fd;
+	int rc = perf_fd_route(fd, sig, tid);
+	if (rc < 0) {
 		close(fd);
 		return rc;
 	}

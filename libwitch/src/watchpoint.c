@@ -1,5 +1,6 @@
 /* watchpoint: perf_event hardware breakpoints of one thread (see watchpoint.h). */
 #include "witch/watchpoint.h"
+#include "witch/perf_fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,25 +32,15 @@ static void watchpoint_attr(struct perf_event_attr *a, uint64_t addr, uint32_t l
 	a->exclude_hv = 1;
 }
 
-/* Route the event's overflow signal to thread tid with si_fd set. */
-static int watchpoint_route(int fd, int sig, pid_t tid)
-{
-	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
-	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, sig) < 0 ||
-	    fcntl(fd, F_SETOWN_EX, &owner) < 0)
-		return -errno;
-	return 0;
-}
-
 static int watchpoint_open_one(struct watchpoint_set *s, uint64_t addr, uint32_t len,
 			       int type, int disabled)
 {
 	struct perf_event_attr a;
 	watchpoint_attr(&a, addr, len, type, disabled);
-	int fd = (int)syscall(SYS_perf_event_open, &a, s->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = perf_fd_open(&a, s->tid);
 	if (fd < 0)
-		return -errno;
-	int rc = watchpoint_route(fd, s->sig, s->tid);
+		return fd;
+	int rc = perf_fd_route(fd, s->sig, s->tid);
 	if (rc < 0) {
 		close(fd);
 		return rc;
