@@ -1,5 +1,6 @@
 /* bulk: byte-counted sampling of bulk memory operations (see bulk.h). */
 #include "witch/bulk.h"
+#include "witch/export.h"
 #include "witch/decode.h"
 #include "witch/handler.h"
 #include "witch/thread.h"
@@ -13,7 +14,7 @@
  * of their own: their frames are the program's call, not the runtime's
  * (context.h drops them from contexts). */
 #define BULK_PATH __attribute__((section("witch_bulk_path"), noinline))
-#define BULK_EXPORT __attribute__((visibility("default"))) BULK_PATH
+#define BULK_EXPORT WITCH_EXPORT BULK_PATH
 extern char __start_witch_bulk_path[], __stop_witch_bulk_path[];
 
 typedef void *(*memset_fn)(void *, int, size_t);

@@ -5,10 +5,11 @@
  * its file and symbols when the profile is written.
  */
 #include "witch/profile.h"
+#include "witch/export.h"
 
 #include <dlfcn.h>
 
-__attribute__((visibility("default"))) int dlclose(void *handle)
+WITCH_EXPORT int dlclose(void *handle)
 {
 	int (*real)(void *) = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 	profile_note_modules();

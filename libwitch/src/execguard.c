@@ -1,5 +1,6 @@
 /* execguard: write the profile before exec (see execguard.h). */
 #include "witch/execguard.h"
+#include "witch/export.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -7,7 +8,6 @@
 #include <stddef.h>
 #include <unistd.h>
 
-#define WITCH_EXPORT __attribute__((visibility("default")))
 #define EXEC_MAX_ARGS 4096 /* execl's arguments, gathered on the stack */
 
 extern char **environ;

@@ -8,7 +8,6 @@
 static int log_level;
 
 void log_set_verbosity(int level) { log_level = level; }
-int log_verbosity(void) { return log_level; }
 
 static size_t put_str(char *buf, size_t pos, size_t size, const char *s, size_t max)
 {

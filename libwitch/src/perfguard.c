@@ -7,6 +7,7 @@
  * tried again, as often as needed.  Every other call passes straight on.
  */
 #include "witch/thread.h"
+#include "witch/export.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,7 +18,7 @@
 
 typedef long (*syscall_fn)(long, ...);
 
-__attribute__((visibility("default"))) long syscall(long nr, ...)
+WITCH_EXPORT long syscall(long nr, ...)
 {
 	static syscall_fn real;
 	va_list ap;

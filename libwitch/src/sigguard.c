@@ -1,5 +1,6 @@
 /* sigguard: keep the runtime's signals and share them (see sigguard.h). */
 #include "witch/sigguard.h"
+#include "witch/export.h"
 #include "witch/handler.h"
 
 #include <dlfcn.h>
@@ -7,7 +8,6 @@
 #include <pthread.h>
 #include <string.h>
 
-#define WITCH_EXPORT __attribute__((visibility("default")))
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef void (*sighandler_fn)(int);

@@ -1,5 +1,6 @@
 /* thread: per-thread runtime state and its life cycle (see thread.h). */
 #include "witch/thread.h"
+#include "witch/export.h"
 #include "witch/pmu_event.h"
 #include "witch/log.h"
 #include "witch/profile.h"
@@ -79,8 +80,7 @@ static void thread_stack_bounds(struct witch_thread *t)
 	if (pthread_getattr_np(pthread_self(), &attr) != 0)
 		return;
 	if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
-		t->stack_lo = (uint64_t)(uintptr_t)lo;
-		t->stack_hi = t->stack_lo + size;
+		t->stack_hi = (uint64_t)(uintptr_t)lo + size;
 	}
 	pthread_attr_destroy(&attr);
 }
@@ -420,7 +420,7 @@ static void *thread_trampoline(void *p)
 }
 
 
-__attribute__((visibility("default"))) int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+WITCH_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 							  void *(*fn)(void *), void *arg)
 {
 	pthread_create_fn real = thread_real_create;

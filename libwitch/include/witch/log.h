@@ -19,7 +19,6 @@
 void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_verbose(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_set_verbosity(int level);
-int log_verbosity(void);
 int log_format(char *buf, size_t size, const char *fmt, va_list ap);
 int log_snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

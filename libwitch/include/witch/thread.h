@@ -62,7 +62,7 @@ struct witch_thread {
 	volatile sig_atomic_t active; /* handlers do nothing unless set */
 	uint64_t fs_base, gs_base;
 	uint64_t errno_addr;          /* this thread's errno (the handler saves it) */
-	uint64_t stack_lo, stack_hi;  /* the thread's own stack, 0 when unknown */
+	uint64_t stack_hi;            /* the top of the thread's own stack, 0 when unknown */
 	char *altstack;
 	size_t altstack_size;
 	struct arena arena;
