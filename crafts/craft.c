@@ -21,29 +21,29 @@ const struct craft *craft_get(enum config_client client)
 
 int craft_read_location(struct watchpoint *w, uint8_t *buf)
 {
-	if (w->value_len == 0) {
+	if (w->own.value_len == 0) {
 		/* First read: the whole access if every byte is mapped, else
 		 * the watched head (the bytes a trap can be about). */
-		uint32_t len = w->sample_len < WATCHPOINT_VALUE_MAX ? w->sample_len
+		uint32_t len = w->own.sample_len < WATCHPOINT_VALUE_MAX ? w->own.sample_len
 								    : WATCHPOINT_VALUE_MAX;
-		if (decode_read_memory(w->sample_addr, buf, len) == 0) {
-			w->value_addr = w->sample_addr;
-			w->value_len = (uint8_t)len;
+		if (decode_read_memory(w->own.sample_addr, buf, len) == 0) {
+			w->own.value_addr = w->own.sample_addr;
+			w->own.value_len = (uint8_t)len;
 			return 0;
 		}
 		if (decode_read_memory(w->addr, buf, w->len) < 0)
 			return -EFAULT;
-		w->value_addr = w->addr;
-		w->value_len = (uint8_t)w->len;
+		w->own.value_addr = w->addr;
+		w->own.value_len = (uint8_t)w->len;
 		return 0;
 	}
-	return decode_read_memory(w->value_addr, buf, w->value_len) < 0 ? -EFAULT : 0;
+	return decode_read_memory(w->own.value_addr, buf, w->own.value_len) < 0 ? -EFAULT : 0;
 }
 
 enum craft_verdict craft_judge(const struct watchpoint *w, const uint8_t *now,
 			       const struct craft_trap *t, int *approx)
 {
-	struct value_view v = {w->value_addr, w->value_len, w->value, now};
+	struct value_view v = {w->own.value_addr, w->own.value_len, w->own.value, now};
 	switch (value_compare(&v, t->overlap_addr, t->overlap_len, t->elem, t->addr, t->tolerance)) {
 	case VALUE_SAME:
 		*approx = 0;

@@ -15,17 +15,17 @@
 
 static int load_on_sample(struct watchpoint *w)
 {
-	int rc = craft_read_location(w, w->value);
+	int rc = craft_read_location(w, w->own.value);
 	if (rc < 0)
 		return rc;
-	memcpy(w->shadow, w->value, w->value_len);
+	memcpy(w->own.shadow, w->own.value, w->own.value_len);
 	return 0;
 }
 
 static int load_on_self(struct watchpoint *w)
 {
 	/* A read-modify-write sample has just changed the location. */
-	return craft_read_location(w, w->shadow);
+	return craft_read_location(w, w->own.shadow);
 }
 
 static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_trap *t,
@@ -35,12 +35,12 @@ static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_
 
 	*approx = 0;
 	if (!(t->kind & DECODE_LOAD)) {
-		if (craft_read_location(w, w->shadow) < 0)
+		if (craft_read_location(w, w->own.shadow) < 0)
 			return CRAFT_DROP;
 		return CRAFT_KEEP;
 	}
 	/* A read-modify-write has already stored: what it loaded is the shadow. */
-	const uint8_t *loaded = w->shadow;
+	const uint8_t *loaded = w->own.shadow;
 	if (!(t->kind & DECODE_STORE)) {
 		if (craft_read_location(w, now) < 0)
 			return CRAFT_DROP;

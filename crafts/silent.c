@@ -16,7 +16,7 @@ static int silent_on_sample(struct watchpoint *w)
 
 static int silent_on_self(struct watchpoint *w)
 {
-	return craft_read_location(w, w->value);
+	return craft_read_location(w, w->own.value);
 }
 
 static enum craft_verdict silent_on_trap(struct watchpoint *w, const struct craft_trap *t,

@@ -286,7 +286,7 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 			      const struct precise_access *p)
 {
 	struct watchpoint *w = &t->wps.wp[slot];
-	int own_pc = w->sample_pc == 0 || p->pc == w->sample_pc;
+	int own_pc = w->own.sample_pc == 0 || p->pc == w->own.sample_pc;
 	if (resolved && !(own_pc && (p->kind & h_craft->sample_kind))) {
 		/* An access before the pick's own: the client reads again what
 		 * the pick will find. */
@@ -297,7 +297,7 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 		}
 		return;
 	}
-	if (--w->pending_self > 0) {
+	if (--w->own.pending_self > 0) {
 		t->stats.traps_early++; /* an earlier run of the picked instruction */
 		return;
 	}
@@ -338,15 +338,15 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	 * between, so the access was the runtime's own (a word its handlers or
 	 * libraries touch); watching on would trap on every handler run. */
 	uint64_t hash = context_hash(uc);
-	if (hash == w->last_trap_hash) {
+	if (hash == w->own.last_trap_hash) {
 		t->stats.traps_runtime++;
 		sample_release(t, slot);
 		return;
 	}
-	w->last_trap_hash = hash;
+	w->own.last_trap_hash = hash;
 	regs_of(t, uc, &regs);
 	int resolved = precise_resolve(t->dcache, &regs, w->addr, w->len, &p) == 0;
-	if (w->pending_self) {
+	if (w->own.pending_self) {
 		trap_pending_self(t, slot, resolved, &p);
 		return;
 	}
@@ -366,7 +366,7 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		t->stats.traps_kept++;
 		return;
 	}
-	uint32_t watch_ctx = w->ctx;
+	uint32_t watch_ctx = w->own.ctx;
 	if (v == CRAFT_DROP) {
 		t->stats.traps++;
 		t->stats.traps_unreadable++;

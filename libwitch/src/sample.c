@@ -17,23 +17,6 @@ void sample_init(const struct witch_config *cfg, const struct craft *craft)
 	s_craft = craft;
 }
 
-/* An armed slot takes what the runtime and the client keep with a sample;
- * the watchpoint module's own fields (fd, armed, range) stay. */
-static void watch_take_owner(struct watchpoint *w, const struct watchpoint *cand)
-{
-	w->ctx = cand->ctx;
-	w->sample_pc = cand->sample_pc;
-	w->sample_addr = cand->sample_addr;
-	w->sample_len = cand->sample_len;
-	w->sample_elem = cand->sample_elem;
-	w->pending_self = cand->pending_self;
-	w->last_trap_hash = 0;
-	w->value_len = cand->value_len;
-	w->value_addr = cand->value_addr;
-	memcpy(w->value, cand->value, cand->value_len);
-	memcpy(w->shadow, cand->shadow, cand->value_len);
-}
-
 /* The slot's sample no longer counts as armed in its context; disarm it. */
 void sample_release(struct witch_thread *t, int slot)
 {
@@ -100,12 +83,12 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	struct watchpoint cand;
 	memset(&cand, 0, sizeof(cand));
 	watchpoint_align(a->addr, a->len, &cand.addr, &cand.len);
-	cand.ctx = (uint32_t)node;
-	cand.sample_pc = r->self_pc;
-	cand.sample_addr = a->addr;
-	cand.sample_len = a->len;
-	cand.sample_elem = a->elem;
-	cand.pending_self = r->ran ? 0 : (uint8_t)(1 + (r->self_skip < 254 ? r->self_skip : 254));
+	cand.own.ctx = (uint32_t)node;
+	cand.own.sample_pc = r->self_pc;
+	cand.own.sample_addr = a->addr;
+	cand.own.sample_len = a->len;
+	cand.own.sample_elem = a->elem;
+	cand.own.pending_self = r->ran ? 0 : (uint8_t)(1 + (r->self_skip < 254 ? r->self_skip : 254));
 	if (s_craft->on_sample(&cand) < 0 || (r->ran && s_craft->on_self(&cand) < 0)) {
 		t->stats.skip_unreadable++;
 		return;
@@ -120,8 +103,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		watchpoint_disarm(&t->wps, slot); /* the victim may still be live */
 		return;
 	}
-	watch_take_owner(&t->wps.wp[slot], &cand);
-	t->back_soon |= cand.pending_self;
+	t->wps.wp[slot].own = cand.own; /* the slot's fd, state and range stay */
+	t->back_soon |= cand.own.pending_self;
 	c->armed++;
 	t->stats.watchpoints_armed++;
 }

@@ -333,7 +333,7 @@ int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg)
 void thread_forget_slot(struct witch_thread *t, int slot)
 {
 	struct watchpoint *w = &t->wps.wp[slot];
-	struct cct_node *c = cct_node(&t->cct, w->ctx);
+	struct cct_node *c = cct_node(&t->cct, w->own.ctx);
 	if (w->armed && c->armed > 0)
 		c->armed--;
 }

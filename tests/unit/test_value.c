@@ -128,10 +128,10 @@ static volatile union img loc; /* the watched location */
 static void sampled(struct watchpoint *w, uint32_t len, uint8_t elem)
 {
 	memset(w, 0, sizeof(*w));
-	w->addr = w->sample_addr = (uint64_t)(uintptr_t)&loc;
-	w->len = w->sample_len = len;
-	w->sample_elem = elem;
-	w->pending_self = 1;
+	w->addr = w->own.sample_addr = (uint64_t)(uintptr_t)&loc;
+	w->len = w->own.sample_len = len;
+	w->own.sample_elem = elem;
+	w->own.pending_self = 1;
 }
 
 static struct craft_trap access_at(uint8_t kind, uint8_t elem, uint32_t off, uint32_t len,
@@ -178,8 +178,8 @@ static void test_silent(void)
 	sampled(&w, 8, INT);
 	CHECK(__LINE__, c->on_sample(&w) == 0, "on_sample");
 	loc.u = 0x1122334455667788;
-	CHECK(__LINE__, c->on_self(&w) == 0 && w.value_len == 8, "on_self, value_len %u",
-	      w.value_len);
+	CHECK(__LINE__, c->on_self(&w) == 0 && w.own.value_len == 8, "on_self, value_len %u",
+	      w.own.value_len);
 
 	/* A 4-byte store of the same high half: silent, though the low half
 	 * (not touched by this store, and unwatched by it) now differs. */
@@ -223,7 +223,7 @@ static void test_load(void)
 	/* An 8-byte load of 0x1122334455667788: remembered before it runs. */
 	loc.u = 0x1122334455667788;
 	sampled(&w, 8, INT);
-	CHECK(__LINE__, c->on_sample(&w) == 0 && w.value_len == 8, "on_sample");
+	CHECK(__LINE__, c->on_sample(&w) == 0 && w.own.value_len == 8, "on_sample");
 	CHECK(__LINE__, c->on_self(&w) == 0, "on_self");
 
 	/* A store to the low half is no verdict. */
@@ -285,8 +285,8 @@ static void test_unreadable(void)
 {
 	struct watchpoint w;
 	memset(&w, 0, sizeof(w));
-	w.addr = w.sample_addr = 8; /* page 0 is never mapped */
-	w.len = w.sample_len = 8;
+	w.addr = w.own.sample_addr = 8; /* page 0 is never mapped */
+	w.len = w.own.sample_len = 8;
 	CHECK(__LINE__, craft_load.on_sample(&w) < 0, "load on_sample of page 0 accepted");
 	CHECK(__LINE__, craft_silent.on_self(&w) < 0, "silent on_self of page 0 accepted");
 }

@@ -38,19 +38,16 @@
 #define WATCHPOINT_RW 2
 #define WATCHPOINT_VALUE_MAX 64
 
-struct watchpoint {
-	int fd;
-	int armed;
-	int type;
-	uint64_t addr;          /* watched range */
-	uint32_t len;
-	/* What the owner (the runtime and its client) keeps with it. */
+/* What the runtime and its client keep with an armed watchpoint: taken
+ * whole from the sample that arms it (sample.c). */
+struct watch_owner {
 	uint32_t ctx;           /* C_watch node in the thread's calling context tree */
 	uint64_t sample_pc;     /* the sampled instruction */
 	uint64_t sample_addr;   /* the sampled access, possibly wider than the watched range */
 	uint32_t sample_len;
 	uint8_t sample_elem;    /* enum decode_elem */
-	uint8_t pending_self;   /* the sampled instruction itself has not trapped yet */
+	uint8_t pending_self;   /* the sampled instruction's own trap and earlier runs of
+				 * it still to come (0: it has run) */
 	uint64_t last_trap_hash; /* the program's registers at the last trap */
 	/* The client's copy of the location: value_len bytes from value_addr
 	 * (the sampled access, or just the watched range if the rest cannot
@@ -60,6 +57,15 @@ struct watchpoint {
 	uint64_t value_addr;
 	uint8_t value[WATCHPOINT_VALUE_MAX];
 	uint8_t shadow[WATCHPOINT_VALUE_MAX];
+};
+
+struct watchpoint {
+	int fd;
+	int armed;
+	int type;
+	uint64_t addr;          /* watched range */
+	uint32_t len;
+	struct watch_owner own; /* what the runtime and its client keep with it */
 };
 
 struct watchpoint_set {
