@@ -15,6 +15,7 @@
 #include "witch/look.h"
 #include "witch/pairtab.h"
 #include "witch/precise.h"
+#include "witch/runtime.h"
 #include "witch/sample.h"
 #include "witch/thread.h"
 
@@ -24,21 +25,11 @@
 
 #define EFLAGS_TF 0x100ull
 
-static const struct witch_config *h_cfg;
-static const struct craft *h_craft;
-volatile sig_atomic_t handler_off;
 
 static void tick_soft(struct witch_thread *t, ucontext_t *uc);
 static void tick_pmu(struct witch_thread *t, ucontext_t *uc);
 static void step_soft(struct witch_thread *t, ucontext_t *uc);
 static void trap(struct witch_thread *t, int slot, ucontext_t *uc);
-
-void handler_init(const struct witch_config *cfg, const struct craft *craft)
-{
-	h_cfg = cfg;
-	h_craft = craft;
-	sample_init(cfg, craft);
-}
 
 /* --- entry points ------------------------------------------------------------ */
 
@@ -72,7 +63,7 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 	int tick = t && sampler_is_tick(&t->sampler, si);
 	if (!tick && si->si_code <= 0)
 		return 0;
-	if (handler_off || !t || !t->active || !handler_enter(t))
+	if (witch_rt.off || !t || !t->active || !handler_enter(t))
 		return 1;
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
@@ -94,7 +85,7 @@ int handler_on_sigtrap(siginfo_t *si, void *ucv)
 		return 0;
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
-	if (handler_off || !t->active || !handler_enter(t)) {
+	if (witch_rt.off || !t->active || !handler_enter(t)) {
 		look_end(&t->look);
 		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 	} else {
@@ -115,7 +106,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 	sigset_t ours, old;
 	ucontext_t uc;
 
-	if (handler_off || !t || !t->active)
+	if (witch_rt.off || !t || !t->active)
 		return;
 	sigemptyset(&ours);
 	sigaddset(&ours, t->wps.sig);
@@ -147,7 +138,7 @@ static void look_env_of(const struct witch_thread *t, struct look_env *env)
 	env->wanted = sample_wanted;
 	env->rng = (struct rng *)&t->rng;
 	env->stats = (struct witch_stats *)&t->stats;
-	env->max_steps = h_cfg->max_steps;
+	env->max_steps = witch_rt.cfg->max_steps;
 	env->tick_ns = 0;
 	context_runtime_text(&env->runtime_lo, &env->runtime_hi);
 }
@@ -191,8 +182,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	double program_ns = (double)t->sampler.current_ns - cost_take_interval(&t->cost, &spent_ns);
 	t->stats.clock_ns += t->sampler.current_ns;
 	t->stats.ticks++;
-	if (h_cfg->budget > 0) {
-		t->sampler.period_ns = budget_next_period(&t->budget, h_cfg->budget, spent_ns,
+	if (witch_rt.cfg->budget > 0) {
+		t->sampler.period_ns = budget_next_period(&t->budget, witch_rt.cfg->budget, spent_ns,
 							  t->sampler.period_ns);
 		bulk_set_period(&t->bulk, t->sampler.period_ns);
 	}
@@ -287,11 +278,11 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 {
 	struct watchpoint *w = &t->wps.wp[slot];
 	int own_pc = w->own.sample_pc == 0 || p->pc == w->own.sample_pc;
-	if (resolved && !(own_pc && (p->kind & h_craft->sample_kind))) {
+	if (resolved && !(own_pc && (p->kind & witch_rt.craft->sample_kind))) {
 		/* An access before the pick's own: the client reads again what
 		 * the pick will find. */
 		t->stats.traps_early++;
-		if (h_craft->on_sample(w) < 0) {
+		if (witch_rt.craft->on_sample(w) < 0) {
 			t->stats.skip_unreadable++;
 			sample_release(t, slot);
 		}
@@ -302,7 +293,7 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 		return;
 	}
 	t->stats.traps_self++;
-	if (h_craft->on_self(w) < 0) {
+	if (witch_rt.craft->on_self(w) < 0) {
 		t->stats.skip_unreadable++;
 		sample_release(t, slot);
 	}
@@ -359,8 +350,8 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	/* The client first: a trap that is no verdict yet (a store under
 	 * LoadCraft) or cannot be judged needs no calling context. */
 	struct craft_trap ct = {p.kind, p.elem, p.addr, p.len, p.overlap_addr, p.overlap_len,
-				h_cfg->fp_tolerance};
-	enum craft_verdict v = h_craft->on_trap(w, &ct, &approx);
+				witch_rt.cfg->fp_tolerance};
+	enum craft_verdict v = witch_rt.craft->on_trap(w, &ct, &approx);
 	if (v == CRAFT_KEEP) {
 		t->stats.traps++;
 		t->stats.traps_kept++;
@@ -373,7 +364,7 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		sample_release(t, slot);
 		return;
 	}
-	int n = context_of_signal(t, uc, p.pc, p.skip_frames, pcs, (int)h_cfg->depth);
+	int n = context_of_signal(t, uc, p.pc, p.skip_frames, pcs, (int)witch_rt.cfg->depth);
 	if (n <= 0) {
 		t->stats.skip_unwind++;
 		sample_release(t, slot);

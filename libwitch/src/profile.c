@@ -1,5 +1,6 @@
 /* profile: process-wide aggregate and the profile writer (see profile.h). */
 #include "witch/profile.h"
+#include "witch/runtime.h"
 #include "witch/log.h"
 
 #include <elf.h>
@@ -23,7 +24,6 @@ static struct {
 	struct cct cct;
 	struct pairtab pairs;
 	struct witch_stats stats;
-	const struct witch_config *cfg;
 	const char *sampler;
 	uint64_t period;
 	pid_t first_pid; /* the process the preload started in */
@@ -43,9 +43,8 @@ static int profile_reset(void)
 	return pairtab_init(&prof.pairs, &prof.arena, PROFILE_MAX_PAIRS);
 }
 
-int profile_init(const struct witch_config *cfg, const char *sampler, uint64_t period)
+int profile_init(const char *sampler, uint64_t period)
 {
-	prof.cfg = cfg;
 	prof.sampler = sampler;
 	prof.period = period;
 	prof.first_pid = getpid();
@@ -294,12 +293,12 @@ static int profile_emit(FILE *f)
 	exe[n > 0 ? n : 0] = '\0';
 
 	fprintf(f, "witch-profile 1\n");
-	fprintf(f, "client %s\n", config_client_name(prof.cfg->client));
+	fprintf(f, "client %s\n", config_client_name(witch_rt.cfg->client));
 	fprintf(f, "sampler %s\n", prof.sampler);
 	fprintf(f, "period %llu\n", (unsigned long long)prof.period);
-	if (prof.cfg->client != CONFIG_CLIENT_DEAD)
-		fprintf(f, "tolerance %.17g\n", prof.cfg->fp_tolerance);
-	prof.stats.memory_cap_mb = prof.cfg->memory_mb;
+	if (witch_rt.cfg->client != CONFIG_CLIENT_DEAD)
+		fprintf(f, "tolerance %.17g\n", witch_rt.cfg->fp_tolerance);
+	prof.stats.memory_cap_mb = witch_rt.cfg->memory_mb;
 #define PROFILE_STAT(name) fprintf(f, "stat %s %llu\n", #name, (unsigned long long)prof.stats.name);
 	WITCH_STATS_FIELDS(PROFILE_STAT)
 #undef PROFILE_STAT
@@ -342,7 +341,7 @@ int profile_path(const char *exe, char *path, size_t size)
 	pid_t pid = getpid();
 	if (!exe)
 		exe = profile_exe_name(own, sizeof(own));
-	return profile_expand_path(prof.cfg->output, pid, exe, pid != prof.first_pid, path, size);
+	return profile_expand_path(witch_rt.cfg->output, pid, exe, pid != prof.first_pid, path, size);
 }
 
 int profile_write_suffixed(const char *suffix)
@@ -359,7 +358,7 @@ int profile_write_suffixed(const char *suffix)
 		rc = -ENAMETOOLONG;
 	if (rc < 0) {
 		log_line("cannot write profile: WITCH_OUTPUT=%s expands to a path that is too long",
-			 prof.cfg->output);
+			 witch_rt.cfg->output);
 		return rc;
 	}
 	strcat(path, suffix);

@@ -4,18 +4,10 @@
 #include "witch/context.h"
 #include "witch/log.h"
 #include "witch/reservoir.h"
+#include "witch/runtime.h"
 #include "witch/thread.h"
 
 #include <string.h>
-
-static const struct witch_config *s_cfg;
-static const struct craft *s_craft;
-
-void sample_init(const struct witch_config *cfg, const struct craft *craft)
-{
-	s_cfg = cfg;
-	s_craft = craft;
-}
 
 /* The slot's sample no longer counts as armed in its context; disarm it. */
 void sample_release(struct witch_thread *t, int slot)
@@ -28,9 +20,9 @@ const struct decode_access *sample_wanted(const struct decode_insn *in)
 {
 	for (int i = 0; i < in->n_access; i++) {
 		const struct decode_access *a = &in->access[i];
-		if (!(a->kind & s_craft->sample_kind))
+		if (!(a->kind & witch_rt.craft->sample_kind))
 			continue;
-		if (!s_craft->sample_stack_ops && (in->flags & DECODE_F_STACK) &&
+		if (!witch_rt.craft->sample_stack_ops && (in->flags & DECODE_F_STACK) &&
 		    (a->flags & DECODE_ACC_IMPLICIT))
 			continue;
 		return a;
@@ -59,9 +51,9 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	t->stats.samples++;
 	log_verbose(2, "sample pc %lx addr %lx len %u weight %.0f", (unsigned long)r->leaf,
 		    (unsigned long)a->addr, a->len, r->weight);
-	int n = context_of_signal(t, uc, r->leaf, 0, pcs, (int)s_cfg->depth);
+	int n = context_of_signal(t, uc, r->leaf, 0, pcs, (int)witch_rt.cfg->depth);
 	if (n > 0 && r->emu)
-		n = emulate_context(r->emu, pcs, n, (int)s_cfg->depth);
+		n = emulate_context(r->emu, pcs, n, (int)witch_rt.cfg->depth);
 	else if (n > 0 && r->self_pc == 0)
 		n = context_of_call(pcs, n, r->leaf);
 	if (n <= 0) {
@@ -89,7 +81,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	cand.own.sample_len = a->len;
 	cand.own.sample_elem = a->elem;
 	cand.own.pending_self = r->ran ? 0 : (uint8_t)(1 + (r->self_skip < 254 ? r->self_skip : 254));
-	if (s_craft->on_sample(&cand) < 0 || (r->ran && s_craft->on_self(&cand) < 0)) {
+	if (witch_rt.craft->on_sample(&cand) < 0 || (r->ran && witch_rt.craft->on_self(&cand) < 0)) {
 		t->stats.skip_unreadable++;
 		return;
 	}
@@ -99,7 +91,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		return;
 	}
 	thread_forget_slot(t, slot); /* re-arming replaces the victim: no disarm needed */
-	if (watchpoint_arm(&t->wps, slot, cand.addr, cand.len, s_craft->watch_type) < 0) {
+	if (watchpoint_arm(&t->wps, slot, cand.addr, cand.len, witch_rt.craft->watch_type) < 0) {
 		watchpoint_disarm(&t->wps, slot); /* the victim may still be live */
 		return;
 	}

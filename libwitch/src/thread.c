@@ -1,5 +1,6 @@
 /* thread: per-thread runtime state and its life cycle (see thread.h). */
 #include "witch/thread.h"
+#include "witch/runtime.h"
 #include "witch/export.h"
 #include "witch/pmu_event.h"
 #include "witch/log.h"
@@ -26,9 +27,7 @@ static pthread_create_fn thread_real_create;
 
 static __thread struct witch_thread *thread_tls __attribute__((tls_model("initial-exec")));
 
-static const struct witch_config *thread_cfg;
 static const struct pmu_event *thread_pmu_ev; /* NULL: the software sampler */
-static int thread_sig;
 static pthread_key_t thread_key;
 static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct witch_thread *thread_list;
@@ -44,11 +43,9 @@ static void thread_key_destructor(void *p)
 	thread_end(p);
 }
 
-int thread_module_init(const struct witch_config *cfg, int sig, const struct pmu_event *pmu_ev)
+int thread_module_init(const struct pmu_event *pmu_ev)
 {
-	thread_cfg = cfg;
 	thread_pmu_ev = pmu_ev;
-	thread_sig = sig;
 	/* Resolve now: dlsym inside the wrapper would run while sampling. */
 	thread_real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	int rc = pthread_key_create(&thread_key, thread_key_destructor);
@@ -88,7 +85,7 @@ static void thread_stack_bounds(struct witch_thread *t)
 /* Everything the thread needs, allocated and opened outside any handler. */
 static int thread_setup(struct witch_thread *t)
 {
-	const struct witch_config *cfg = thread_cfg;
+	const struct witch_config *cfg = witch_rt.cfg;
 	int rc;
 
 	t->tid = (pid_t)syscall(SYS_gettid);
@@ -122,7 +119,7 @@ static int thread_setup(struct witch_thread *t)
 	if (!t->dcache)
 		return -ENOMEM;
 
-	rc = watchpoint_set_open(&t->wps, cfg->watchpoints, thread_sig, t->tid, cfg->slow_rearm,
+	rc = watchpoint_set_open(&t->wps, cfg->watchpoints, witch_rt.sig, t->tid, cfg->slow_rearm,
 				 (uint64_t)(uintptr_t)&t->parking);
 	if (rc < 0) {
 		if (!__atomic_exchange_n(&thread_warned_wp, 1, __ATOMIC_RELAXED)) {
@@ -148,7 +145,7 @@ static int thread_setup(struct witch_thread *t)
 			 want);
 
 	if (thread_pmu_ev) {
-		rc = sampler_open_pmu(&t->sampler, thread_pmu_ev, thread_sig, t->tid);
+		rc = sampler_open_pmu(&t->sampler, thread_pmu_ev, witch_rt.sig, t->tid);
 		if (rc < 0) {
 			if (!__atomic_exchange_n(&thread_warned_sampler, 1, __ATOMIC_RELAXED))
 				log_line("cannot open the PMU sampler for a thread (%s); "
@@ -157,7 +154,7 @@ static int thread_setup(struct witch_thread *t)
 		}
 		return 0;
 	}
-	rc = sampler_open(&t->sampler, cfg->rate, thread_sig, t->tid);
+	rc = sampler_open(&t->sampler, cfg->rate, witch_rt.sig, t->tid);
 	if (rc < 0) {
 		if (!__atomic_exchange_n(&thread_warned_sampler, 1, __ATOMIC_RELAXED))
 			log_line("cannot start the sampler (perf_event_open task-clock and timer_create: %s); "
@@ -177,7 +174,7 @@ static int thread_warned_cap;
 
 static int thread_reserve(void)
 {
-	uint64_t cap = (uint64_t)thread_cfg->memory_mb << 20;
+	uint64_t cap = (uint64_t)witch_rt.cfg->memory_mb << 20;
 	if (__atomic_add_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED) <= cap)
 		return 0;
 	__atomic_sub_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED);
@@ -185,7 +182,7 @@ static int thread_reserve(void)
 	if (!__atomic_exchange_n(&thread_warned_cap, 1, __ATOMIC_RELAXED))
 		log_line("memory cap reached (WITCH_MEMORY_MB=%u, %lu MiB per profiled thread): "
 			 "new threads run unprofiled; raise WITCH_MEMORY_MB to profile them",
-			 thread_cfg->memory_mb, (unsigned long)(THREAD_FOOTPRINT >> 20));
+			 witch_rt.cfg->memory_mb, (unsigned long)(THREAD_FOOTPRINT >> 20));
 	return -ENOMEM;
 }
 
@@ -346,7 +343,7 @@ int thread_yield_watchpoint(void)
 		return -ENOSPC;
 	/* The handlers use the set: keep them out while it shrinks. */
 	sigemptyset(&ours);
-	sigaddset(&ours, thread_sig);
+	sigaddset(&ours, witch_rt.sig);
 	sigaddset(&ours, SIGTRAP);
 	pthread_sigmask(SIG_BLOCK, &ours, &old);
 	thread_forget_slot(t, t->wps.n - 1);
@@ -428,7 +425,7 @@ WITCH_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		real = thread_real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	if (!real)
 		return EAGAIN;
-	if (!thread_cfg)
+	if (!witch_rt.live)
 		return real(th, attr, fn, arg);
 	struct thread_start_box *box = malloc(sizeof(*box));
 	if (!box)

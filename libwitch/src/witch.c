@@ -17,6 +17,7 @@
 #include "witch/log.h"
 #include "witch/pmu_event.h"
 #include "witch/profile.h"
+#include "witch/runtime.h"
 #include "witch/sigguard.h"
 #include "witch/thread.h"
 #include "witch/unwind.h"
@@ -29,7 +30,7 @@
 #include <unistd.h>
 
 static struct witch_config witch_cfg;
-static int witch_sig;
+struct witch_runtime witch_rt;
 static struct pmu_event witch_pmu_ev;
 static int witch_running;
 static pid_t witch_pid;                 /* the process the runtime's state is for */
@@ -94,7 +95,7 @@ static int witch_before_exec(const char *file)
 	if (!witch_running || getpid() != witch_pid)
 		return 0;
 	flush_stop();
-	handler_off = 1;
+	witch_rt.off = 1;
 	witch_running = 0;
 	thread_end_all();
 	const char *base = strrchr(file, '/');
@@ -118,7 +119,7 @@ static void witch_exec_failed(void)
 		unlink(path);
 	}
 	thread_resume_all();
-	handler_off = 0;
+	witch_rt.off = 0;
 	witch_running = 1;
 	flush_resume();
 }
@@ -171,6 +172,8 @@ __attribute__((constructor)) static void witch_init(void)
 	}
 	log_set_verbosity(witch_cfg.verbose);
 	const struct craft *craft = craft_get(witch_cfg.client);
+	witch_rt.cfg = &witch_cfg;
+	witch_rt.craft = craft;
 	int use_pmu = witch_choose_sampler();
 	if (use_pmu < 0)
 		return;
@@ -180,22 +183,21 @@ __attribute__((constructor)) static void witch_init(void)
 			 strerror(-rc));
 		return;
 	}
-	witch_sig = sigguard_pick_signal();
-	if (witch_sig < 0) {
+	witch_rt.sig = sigguard_pick_signal();
+	if (witch_rt.sig < 0) {
 		log_line("every real-time signal is in use by the program; running without profiling");
 		return;
 	}
 	uint64_t period = use_pmu ? witch_pmu_ev.period : 1000000000ull / witch_cfg.rate;
-	if ((rc = profile_init(&witch_cfg, use_pmu ? "pmu" : "soft", period)) < 0 ||
-	    (rc = thread_module_init(&witch_cfg, witch_sig, use_pmu ? &witch_pmu_ev : NULL)) < 0) {
+	if ((rc = profile_init(use_pmu ? "pmu" : "soft", period)) < 0 ||
+	    (rc = thread_module_init(use_pmu ? &witch_pmu_ev : NULL)) < 0) {
 		log_line("cannot allocate the profile (%s); running without profiling", strerror(-rc));
 		return;
 	}
-	handler_init(&witch_cfg, craft);
 	if (!use_pmu && (rc = bulk_init(craft->sample_kind)) < 0)
 		log_verbose(1, "memset/memcpy not found (%s): ticks sample them", strerror(-rc));
 	witch_find_runtime_text();
-	if ((rc = sigguard_install(witch_sig)) < 0) {
+	if ((rc = sigguard_install(witch_rt.sig)) < 0) {
 		log_line("cannot install signal handlers (%s); running without profiling",
 			 strerror(-rc));
 		return;
@@ -205,13 +207,14 @@ __attribute__((constructor)) static void witch_init(void)
 	execguard_set_hooks(witch_before_exec, witch_exec_failed);
 	if (use_pmu)
 		log_verbose(1, "client %s, PMU sampler (%s, period %llu), signal %d", craft->name,
-			    witch_pmu_ev.name[0], (unsigned long long)witch_pmu_ev.period, witch_sig);
+			    witch_pmu_ev.name[0], (unsigned long long)witch_pmu_ev.period, witch_rt.sig);
 	else
 		log_verbose(1, "client %s, software sampler at %u samples/s, signal %d",
-			    craft->name, witch_cfg.rate, witch_sig);
+			    craft->name, witch_cfg.rate, witch_rt.sig);
 	if (!thread_begin())
 		return;
 	witch_running = 1;
+	witch_rt.live = 1; /* from here new threads are profiled */
 	if ((rc = flush_start(witch_cfg.flush)) < 0)
 		log_line("cannot start the periodic profile writer (%s); the profile is written at exit only",
 			 strerror(-rc));
@@ -219,7 +222,7 @@ __attribute__((constructor)) static void witch_init(void)
 
 __attribute__((destructor)) static void witch_fini(void)
 {
-	handler_off = 1; /* first, before any call: exit-time stores are not the program's */
+	witch_rt.off = 1; /* first, before any call: exit-time stores are not the program's */
 	if (!witch_running)
 		return;
 	witch_running = 0;

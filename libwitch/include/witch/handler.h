@@ -1,22 +1,19 @@
 /* handler: what runs in the runtime's signal handlers.
  *
  * API
- *   extern volatile sig_atomic_t handler_off;
- *   void handler_init(const struct witch_config *cfg, const struct craft *craft);
  *   int  handler_on_signal(int sig, siginfo_t *si, void *uc);   the RT signal; 1 if ours
  *   int  handler_on_sigtrap(siginfo_t *si, void *uc);           1 if the trap was ours
  *   void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight);
  *        Sample the byte at addr that the program's call of fn (a C library
  *        bulk operation, bulk.h) is about to access (kind: DECODE_STORE or
  *        DECODE_LOAD), standing for weight bytes.  Not from a signal handler.
- *   handler_off: set (a plain store, no call) to make every handler return
- *        at once, from the moment the runtime starts shutting down.
  *
  * The path, top to bottom: sampler tick -> look (look.h: a window run ahead,
  * a pick and its weight in bytes) -> calling context -> client -> reservoir
  * -> watchpoint;
  * and watchpoint trap -> precise PC -> client verdict -> proportional
- * attribution (Witch 4.4.2) -> pair.  No malloc, stdio or locks.
+ * attribution (Witch 4.4.2) -> pair.  No malloc, stdio or locks.  The
+ * settings, client and off switch are the runtime state's (runtime.h).
  */
 #ifndef WITCH_HANDLER_H
 #define WITCH_HANDLER_H
@@ -27,9 +24,6 @@
 #include "witch/config.h"
 #include "witch/craft.h"
 
-extern volatile sig_atomic_t handler_off;
-
-void handler_init(const struct witch_config *cfg, const struct craft *craft);
 int handler_on_signal(int sig, siginfo_t *si, void *uc);
 int handler_on_sigtrap(siginfo_t *si, void *uc);
 void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight);

@@ -6,7 +6,6 @@
  * (craft.h), the reservoir (4.4.1) and the watchpoint.
  *
  * API
- *   void sample_init(const struct witch_config *cfg, const struct craft *craft);
  *   const struct decode_access *sample_wanted(const struct decode_insn *in);
  *        The access of in the client samples, or NULL.
  *   void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r);
@@ -44,7 +43,6 @@ struct sample_req {
 	uint32_t self_skip; /* traps of self_pc on these bytes that come first */
 };
 
-void sample_init(const struct witch_config *cfg, const struct craft *craft);
 const struct decode_access *sample_wanted(const struct decode_insn *in);
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r);
 void sample_release(struct witch_thread *t, int slot);

@@ -1,11 +1,10 @@
 /* thread: per-thread runtime state and its life cycle.
  *
  * API
- *   int  thread_module_init(const struct witch_config *cfg, int sig,
- *                           const struct pmu_event *pmu_ev);
- *        Once, from the constructor: remembers the settings and which
- *        sampler threads get (pmu_ev NULL: the software one), creates the
- *        thread-exit key.
+ *   int  thread_module_init(const struct pmu_event *pmu_ev);
+ *        Once, from the constructor (after runtime.h's cfg and sig): which
+ *        sampler threads get (pmu_ev NULL: the software one), the
+ *        thread-exit key.  New threads are profiled once witch_rt.live.
  *   struct witch_thread *thread_begin(void);
  *        Give the calling thread its sigaltstack, arena, calling context
  *        tree, watchpoints and sampler, and start sampling.  NULL (after one
@@ -89,7 +88,7 @@ struct witch_thread {
 	struct witch_thread *next;    /* in the list of live threads */
 };
 
-int thread_module_init(const struct witch_config *cfg, int sig, const struct pmu_event *pmu_ev);
+int thread_module_init(const struct pmu_event *pmu_ev);
 struct witch_thread *thread_begin(void);
 void thread_end(struct witch_thread *t);
 void thread_end_all(void);
