@@ -25,6 +25,7 @@ static struct {
 	struct pairtab pairs;
 	struct witch_stats stats;
 	const char *sampler;
+	char sampler_why[256];   /* why the PMU sampler did not run, or "" */
 	uint64_t period;
 	pid_t first_pid; /* the process the preload started in */
 	int ready;
@@ -43,9 +44,14 @@ static int profile_reset(void)
 	return pairtab_init(&prof.pairs, &prof.arena, PROFILE_MAX_PAIRS);
 }
 
-int profile_init(const char *sampler, uint64_t period)
+int profile_init(const char *sampler, const char *sampler_why, uint64_t period)
 {
 	prof.sampler = sampler;
+	/* One line: the reason must not break the record format. */
+	size_t n = 0;
+	for (; sampler_why && sampler_why[n] && n + 1 < sizeof(prof.sampler_why); n++)
+		prof.sampler_why[n] = sampler_why[n] == '\n' ? ' ' : sampler_why[n];
+	prof.sampler_why[n] = '\0';
 	prof.period = period;
 	prof.first_pid = getpid();
 	int rc = profile_reset();
@@ -295,6 +301,8 @@ static int profile_emit(FILE *f)
 	fprintf(f, "witch-profile 1\n");
 	fprintf(f, "client %s\n", config_client_name(witch_rt.cfg->client));
 	fprintf(f, "sampler %s\n", prof.sampler);
+	if (prof.sampler_why[0])
+		fprintf(f, "sampler_why %s\n", prof.sampler_why);
 	fprintf(f, "period %llu\n", (unsigned long long)prof.period);
 	if (witch_rt.cfg->client != CONFIG_CLIENT_DEAD)
 		fprintf(f, "tolerance %.17g\n", witch_rt.cfg->fp_tolerance);

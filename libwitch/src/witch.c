@@ -127,15 +127,18 @@ static void witch_exec_failed(void)
 /* WITCH_SAMPLER: 1 to use the PMU (witch_pmu_ev encoded and probed), 0 for
  * the software sampler, -1 to run unprofiled.  auto says once why it
  * falls back; pmu without a usable PMU is an error. */
+static char witch_sampler_why[512]; /* why the PMU sampler did not run */
+
 static int witch_choose_sampler(void)
 {
-	char why[512];
+	char *why = witch_sampler_why;
+	size_t whylen = sizeof(witch_sampler_why);
 	const char *event = witch_cfg.event[0] ? witch_cfg.event : NULL;
 
 	if (witch_cfg.sampler == CONFIG_SAMPLER_SOFT)
 		return 0;
 	int rc = pmu_event_encode(witch_cfg.client, event, witch_cfg.period, &witch_pmu_ev, why,
-				  sizeof(why));
+				  whylen);
 	if (rc == -EINVAL) {
 		if (event)
 			log_line("WITCH_EVENT=%s: %s; running without profiling", event, why);
@@ -145,7 +148,7 @@ static int witch_choose_sampler(void)
 		return -1;
 	}
 	if (rc == 0)
-		rc = pmu_event_probe(&witch_pmu_ev, why, sizeof(why));
+		rc = pmu_event_probe(&witch_pmu_ev, why, whylen);
 	if (rc == 0)
 		return 1;
 	/* Name the setting that asked for this event, if one did. */
@@ -156,7 +159,13 @@ static int witch_choose_sampler(void)
 		log_line("WITCH_SAMPLER=pmu: %s%s; running without profiling", what, why);
 		return -1;
 	}
-	log_line("%s%s; using software sampling", what, why);
+	/* Falling back is how it runs on every VM without a PMU: say nothing
+	 * (the profile and `witch report` say why), unless the user named an
+	 * event or the kernel refused one, which are for the user to act on. */
+	if (event || rc == -EACCES || rc == -EPERM)
+		log_line("%s%s; using software sampling", what, why);
+	else
+		log_verbose(1, "%s%s; using software sampling", what, why);
 	return 0;
 }
 
@@ -189,7 +198,7 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	uint64_t period = use_pmu ? witch_pmu_ev.period : 1000000000ull / witch_cfg.rate;
-	if ((rc = profile_init(use_pmu ? "pmu" : "soft", period)) < 0 ||
+	if ((rc = profile_init(use_pmu ? "pmu" : "soft", use_pmu ? NULL : witch_sampler_why, period)) < 0 ||
 	    (rc = thread_module_init(use_pmu ? &witch_pmu_ev : NULL)) < 0) {
 		log_line("cannot allocate the profile (%s); running without profiling", strerror(-rc));
 		return;

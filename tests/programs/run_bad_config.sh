@@ -26,9 +26,9 @@ set -u
 #             witch: VAR=VALUE: TEXT...; running without profiling
 #           and no profile; skipped where a CPU PMU is present
 #   fallback  on a machine without a usable PMU: the program runs profiled
-#           by the software sampler; stderr is exactly one line
-#             witch: TEXT...; using software sampling
-#           and one profile is written; skipped where a CPU PMU is present
+#           by the software sampler and says nothing (all is well); the one
+#           profile written says why (witch report --json: sampler_why
+#           starts with TEXT); skipped where a CPU PMU is present
 #   output  the program runs profiled; at exit stderr is exactly one line
 #           starting with "witch: TEXT" (and nothing else)
 #   ok      a valid setting: no stderr line starting "witch: ", and exactly
@@ -43,6 +43,9 @@ WITCH_CLIENT|bogus|exact|expected dead, silent or load
 WITCH_SAMPLER|fast|exact|expected auto, soft or pmu
 WITCH_RATE|0|exact|expected a whole number of samples per second from 1 to 100000
 WITCH_RATE|abc|exact|expected a whole number of samples per second from 1 to 100000
+WITCH_BUDGET|0|exact|expected a percentage of CPU time from 0.1 to 50 (e.g. 1)
+WITCH_BUDGET|1%|exact|expected a percentage of CPU time from 0.1 to 50 (e.g. 1)
+WITCH_BUDGET|5|ok|
 WITCH_WATCHPOINTS|9|exact|expected 1 to 4
 WITCH_SEED|-1|exact|expected a decimal unsigned 64-bit number
 WITCH_SAMPLER|pmu|pmu|no precise store event on this CPU (
@@ -120,10 +123,15 @@ while IFS='|' read -r var value kind text; do
 		[ "$nprof" = 0 ] || why+=("a profile was written ($nprof file(s)), expected none")
 		;;
 	fallback)
-		[ "$nlines" = 1 ] && [[ $line == "witch: $text"* ]] &&
-			[[ $line == *"; using software sampling" ]] ||
-			why+=("stderr should be exactly one line 'witch: $text...; using software sampling'")
-		[ "$nprof" = 1 ] || why+=("expected exactly one profile, found $nprof")
+		[ "$nlines" = 0 ] || why+=("stderr should be empty (falling back is quiet), found: $line")
+		if [ "$nprof" = 1 ]; then
+			reason=$("$BUILD_DIR/witch" report --json "$out/out/"* |
+				python3 -c 'import json,sys; print(json.load(sys.stdin).get("sampler_why", ""))')
+			[[ $reason == "$text"* ]] ||
+				why+=("the profile's sampler_why should start with '$text', found '$reason'")
+		else
+			why+=("expected exactly one profile, found $nprof")
+		fi
 		;;
 	output)
 		[ "$nlines" = 1 ] && [[ $line == "witch: $text"* ]] ||

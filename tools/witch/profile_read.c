@@ -74,6 +74,7 @@ struct raw_profile {
 	bool has_tolerance;
 	uint64_t pid;
 	char *exe;
+	char *sampler_why;
 
 	struct witch_stat *stats;
 	size_t nstats, capstats;
@@ -434,6 +435,16 @@ static int rec_pid(struct raw_profile *r, char *cur)
 	return rec_number(r, cur, "pid", "pid <n>", &r->pid, &r->has_pid);
 }
 
+/* "sampler_why <text>": why the PMU sampler could not run (the rest of the
+ * line); the first one counts. */
+static int rec_sampler_why(struct raw_profile *r, char *cur)
+{
+	if (r->sampler_why || !*cur)
+		return 0;
+	r->sampler_why = strdup(cur);
+	return r->sampler_why ? 0 : -ENOMEM;
+}
+
 static int rec_exe(struct raw_profile *r, char *cur)
 {
 	/* The path is the rest of the line and may contain spaces. */
@@ -653,6 +664,7 @@ static void raw_free(struct raw_profile *r)
 {
 	free(r->sampler);
 	free(r->exe);
+	free(r->sampler_why);
 	for (size_t i = 0; i < r->nstats; i++)
 		free(r->stats[i].name);
 	free(r->stats);
@@ -708,6 +720,8 @@ static int dispatch(struct raw_profile *r, char *line)
 		return rec_client(r, cur);
 	if (!strcmp(type, "sampler"))
 		return rec_sampler(r, cur);
+	if (!strcmp(type, "sampler_why"))
+		return rec_sampler_why(r, cur);
 	if (!strcmp(type, "period"))
 		return rec_period(r, cur);
 	if (!strcmp(type, "tolerance"))
@@ -1092,6 +1106,11 @@ static int merge_raw(struct witch_profile *p, struct raw_profile *r,
 	struct witch_profile_index *ix = p->index;
 	int rc;
 
+	if (r->sampler_why && !p->sampler_why) {
+		p->sampler_why = strdup(r->sampler_why);
+		if (!p->sampler_why)
+			return -ENOMEM;
+	}
 	if (p->nfiles == 0) {
 		p->client = r->client;
 		p->sampler = strdup(r->sampler);
@@ -1282,6 +1301,7 @@ void witch_profile_free(struct witch_profile *p)
 		free(p->files[i].path);
 	free(p->files);
 	free(p->sampler);
+	free(p->sampler_why);
 	free(p->exe);
 	free(p->pids);
 	for (size_t i = 0; i < p->nmodules; i++) {

@@ -88,6 +88,7 @@ struct witch_profile {
 	struct witch_file_id *files;	/* nfiles entries, to refuse duplicates */
 	enum witch_client client;
 	char *sampler;		/* "mixed" when the files disagree */
+	char *sampler_why;	/* why the PMU sampler did not run, or NULL */
 	uint64_t period;	/* of the first file with one */
 	bool has_period;
 	bool period_mixed;	/* files with different periods were merged */

@@ -198,6 +198,8 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 		fprintf(out, " (period %" PRIu64 ")", p->period);
 	else if (p->period_mixed)
 		fprintf(out, " (periods differ between profiles)");
+	if (p->sampler_why)
+		fprintf(out, "; no PMU sampler: %s", p->sampler_why);
 	fputc('\n', out);
 	fprintf(out, "%-19s%.0f", "samples:", witch_profile_stat(p, "samples"));
 	double overhead, rate;
@@ -318,6 +320,10 @@ static int json_report(FILE *out, const struct witch_profile *p,
 	json_out_str(out, witch_client_name(p->client));
 	fputs(", \"sampler\":", out);
 	json_out_str(out, p->sampler);
+	if (p->sampler_why) {
+		fputs(", \"sampler_why\":", out);
+		json_out_str(out, p->sampler_why);
+	}
 	fputs(",\n \"samples\":", out);
 	json_out_num(out, witch_profile_stat(p, "samples"));
 	double overhead, rate;

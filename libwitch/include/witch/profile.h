@@ -1,7 +1,7 @@
 /* profile: the process's measurements and the profile file (docs/profile-format.md).
  *
  * API
- *   int  profile_init(const char *sampler, uint64_t period);
+ *   int  profile_init(const char *sampler, const char *sampler_why, uint64_t period);
  *   int  profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stats *st);
  *        Add one thread's pairs (re-rooting their paths in the process tree)
  *        and counters.  Takes the profile lock: never from a signal handler.
@@ -37,7 +37,7 @@
 #include "witch/pairtab.h"
 #include "witch/stats.h"
 
-int profile_init(const char *sampler, uint64_t period);
+int profile_init(const char *sampler, const char *sampler_why, uint64_t period);
 int profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stats *st);
 int profile_write(void);
 int profile_write_suffixed(const char *suffix);
