@@ -49,8 +49,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		return;
 	}
 	t->stats.samples++;
-	log_verbose(2, "sample pc %lx addr %lx len %u weight %.0f", (unsigned long)r->leaf,
-		    (unsigned long)a->addr, a->len, r->weight);
+	log_verbose(2, "sample pc %lx addr %lx len %u weight %lu bytes", (unsigned long)r->leaf,
+		    (unsigned long)a->addr, a->len, (unsigned long)r->weight);
 	int n = context_of_signal(t, uc, r->leaf, 0, pcs, (int)witch_rt.cfg->depth);
 	if (n > 0 && r->emu)
 		n = emulate_context(r->emu, pcs, n, (int)witch_rt.cfg->depth);

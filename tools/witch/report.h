@@ -43,12 +43,7 @@
  *       How the text report heads a pair's C_watch and C_trap ("dead
  *       store" ... "killed by"; a pair without waste is a use: "store"
  *       ... "read by").
- *   size_t witch_terminal_width(int fd);
-void witch_print_bytes(FILE *out, double v);
-const char *witch_client_what(enum witch_client c);
-const char *witch_watch_words(enum witch_client c, bool wasted);
-const char *witch_trap_words(enum witch_client c, bool wasted);
-int witch_report_main(int argc, char **argv);
+ *   int witch_report_main(int argc, char **argv);
  *       The subcommand; argv[0] is "report". Returns the exit status:
  *       0 success, 1 output error, 2 bad usage or unreadable profile.
  */

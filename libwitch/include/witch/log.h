@@ -8,7 +8,8 @@
  *
  * Formatting is done by hand into a stack buffer and written with one
  * write(2), so every function here is async-signal-safe and never mallocs.
- * Conversions: %s %d %u %ld %lu %lld %llu %x %lx %llx %p %c %%, and %.Ns.
+ * Conversions: %s %d %u %ld %lu %lld %llu %zu %x %lx %llx %p %c %%, and %.*s
+ * (no floating point: print a double as a whole number).
  */
 #ifndef WITCH_LOG_H
 #define WITCH_LOG_H
