@@ -54,9 +54,9 @@ static int parse_range(const char *value, uint64_t lo, uint64_t hi, uint64_t *ou
 	return 0;
 }
 
-/* A plain decimal number in [0, 1] (1e-4 allowed); no sign, spaces,
+/* A plain decimal number in [lo, hi] (1e-4 allowed); no sign, spaces,
  * hex, inf or nan. */
-static int parse_fraction(const char *s, double *out)
+static int parse_decimal(const char *s, double lo, double hi, double *out)
 {
 	char *end;
 	if (!((*s >= '0' && *s <= '9') || *s == '.'))
@@ -66,22 +66,7 @@ static int parse_fraction(const char *s, double *out)
 			return -EINVAL;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || *end != '\0' || end == s || !(v >= 0.0 && v <= 1.0))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* A plain decimal percentage from 0.1 to 50. */
-static int parse_percent(const char *s, double *out)
-{
-	char *end;
-	for (const char *c = s; *c; c++)
-		if (!((*c >= '0' && *c <= '9') || *c == '.'))
-			return -EINVAL;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || *end != '\0' || end == s || !(v >= 0.1 && v <= 50.0))
+	if (errno || *end != '\0' || end == s || !(v >= lo && v <= hi))
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -151,7 +136,7 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		cfg->max_steps = (uint32_t)v;
 	} else if (!strcmp(name, "WITCH_BUDGET")) {
 		double pct;
-		if (parse_percent(value, &pct) < 0)
+		if (parse_decimal(value, 0.1, 50.0, &pct) < 0)
 			return bad(err, errlen, name, value,
 				   "a percentage of CPU time from 0.1 to 50 (e.g. 1)");
 		cfg->budget = pct / 100;
@@ -164,7 +149,7 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 			return bad(err, errlen, name, value, "0 or 1");
 		cfg->slow_rearm = (int)v;
 	} else if (!strcmp(name, "WITCH_FP_TOLERANCE")) {
-		if (parse_fraction(value, &cfg->fp_tolerance) < 0)
+		if (parse_decimal(value, 0.0, 1.0, &cfg->fp_tolerance) < 0)
 			return bad(err, errlen, name, value,
 				   "a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)");
 	} else if (!strcmp(name, "WITCH_FLUSH")) {

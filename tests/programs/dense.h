@@ -50,4 +50,21 @@ KA_FN static uint64_t sum(const uint32_t *a)
 	return s;
 }
 
+/* The whole program: R repetitions of bulk, kill, sum (above); name and a
+ * checksum on stdout.  bulk(a, r) is the program's bulk store. */
+static inline int dense_main(int argc, char **argv, const char *name,
+			     void (*bulk)(uint32_t *a, long r))
+{
+	long reps = ka_reps(argc, argv, 12000);
+	uint32_t *a = ka_alloc(DENSE_N);
+	uint64_t total = 0;
+	for (long r = 0; r < reps; r++) {
+		bulk(a, r);
+		kill(a, 2 * (uint64_t)r + 1);
+		total += sum(a);
+	}
+	printf("%s reps=%ld checksum=%016llx\n", name, reps, (unsigned long long)total);
+	return 0;
+}
+
 #endif

@@ -5,22 +5,13 @@
  */
 #include "dense.h"
 
-KA_FN static void bulk(uint32_t *a, int r)
+KA_FN static void bulk(uint32_t *a, long r)
 {
-	memset(a, r & 0xff, DENSE_N);
+	memset(a, (int)(r & 0xff), DENSE_N);
 	__asm__ volatile(""); /* not a tail call: bulk stays in the context */
 }
 
 int main(int argc, char **argv)
 {
-	long reps = ka_reps(argc, argv, 12000);
-	uint32_t *a = ka_alloc(DENSE_N);
-	uint64_t total = 0;
-	for (long r = 0; r < reps; r++) {
-		bulk(a, (int)r);
-		kill(a, 2 * (uint64_t)r + 1);
-		total += sum(a);
-	}
-	printf("dense_memset reps=%ld checksum=%016llx\n", reps, (unsigned long long)total);
-	return 0;
+	return dense_main(argc, argv, "dense_memset", bulk);
 }

@@ -7,27 +7,18 @@
 
 #include <immintrin.h>
 
-__attribute__((target("avx2"))) KA_FN static void bulk(uint32_t *a, int r)
+__attribute__((target("avx2"))) KA_FN static void bulk(uint32_t *a, long r)
 {
-	__m256i v = _mm256_set1_epi32(r);
+	__m256i v = _mm256_set1_epi32((int)r);
 	for (uint32_t i = 0; i < DENSE_ELEMS; i += 8)
 		_mm256_store_si256((__m256i *)(a + i), v);
 }
 
 int main(int argc, char **argv)
 {
-	long reps = ka_reps(argc, argv, 12000);
 	if (!__builtin_cpu_supports("avx2")) {
 		printf("dense_vector: no AVX2 on this CPU\n");
 		return 77;
 	}
-	uint32_t *a = ka_alloc(DENSE_N);
-	uint64_t total = 0;
-	for (long r = 0; r < reps; r++) {
-		bulk(a, (int)r);
-		kill(a, 2 * (uint64_t)r + 1);
-		total += sum(a);
-	}
-	printf("dense_vector reps=%ld checksum=%016llx\n", reps, (unsigned long long)total);
-	return 0;
+	return dense_main(argc, argv, "dense_vector", bulk);
 }

@@ -193,7 +193,8 @@ static const struct row rows[] = {
 	BAD("WITCH_BUDGET", "51", E_BUDGET),
 	BAD("WITCH_BUDGET", "-1", E_BUDGET),
 	BAD("WITCH_BUDGET", "1%", E_BUDGET),
-	BAD("WITCH_BUDGET", "1e1", E_BUDGET),
+	BAD("WITCH_BUDGET", "0x10", E_BUDGET),
+	OKB("WITCH_BUDGET", "5e-1", 0.005),
 	BAD("WITCH_BUDGET", "", E_BUDGET),
 
 	/* WITCH_DEPTH: 1 .. 512 */
