@@ -10,6 +10,13 @@
 
 #define EXEC_MAX_ARGS 4096 /* execl's arguments, gathered on the stack */
 
+/* exit_group(2) without the C library (and without our own syscall
+ * interposer): for the one case where _exit cannot be found. */
+static void syscall_exit_group(int status)
+{
+	__asm__ volatile("syscall" : : "a"(231L), "D"((long)status) : "rcx", "r11", "memory");
+}
+
 extern char **environ;
 
 static int (*guard_before)(const char *file);
@@ -24,6 +31,36 @@ void execguard_set_hooks(int (*before)(const char *file), void (*failed)(void))
 static void *real_fn(const char *name)
 {
 	return dlsym(RTLD_NEXT, name);
+}
+
+static void (*guard_exit)(void);
+
+void execguard_set_exit_hook(void (*before_exit)(void))
+{
+	guard_exit = before_exit;
+}
+
+typedef void (*exit_fn)(int) __attribute__((noreturn));
+
+static __attribute__((noreturn)) void exit_guarded(const char *name, int status)
+{
+	if (guard_exit)
+		guard_exit();
+	exit_fn real = (exit_fn)real_fn(name);
+	if (real)
+		real(status);
+	for (;;) /* no C library _exit: the system call itself */
+		syscall_exit_group(status);
+}
+
+WITCH_EXPORT void _exit(int status)
+{
+	exit_guarded("_exit", status);
+}
+
+WITCH_EXPORT void _Exit(int status)
+{
+	exit_guarded("_Exit", status);
 }
 
 /* Every wrapper: hook, the real call, and on failure resume with errno kept. */

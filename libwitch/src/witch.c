@@ -88,6 +88,8 @@ static void witch_postfork_child(void)
  * are the parent's to write), nor when not profiling.  The new image
  * writes its own profile; when its name would be this one's (the pattern
  * has no %e, or the program execs itself) this one gets ".exec" added. */
+static void witch_end(void);
+
 static int witch_before_exec(const char *file)
 {
 	char mine[CONFIG_PATH_MAX + 64], next[CONFIG_PATH_MAX + 64];
@@ -214,6 +216,7 @@ __attribute__((constructor)) static void witch_init(void)
 	pthread_atfork(witch_prefork, witch_postfork_parent, witch_postfork_child);
 	witch_pid = getpid();
 	execguard_set_hooks(witch_before_exec, witch_exec_failed);
+	execguard_set_exit_hook(witch_end);
 	if (use_pmu)
 		log_verbose(1, "client %s, PMU sampler (%s, period %llu), signal %d", craft->name,
 			    witch_pmu_ev.name[0], (unsigned long long)witch_pmu_ev.period, witch_rt.sig);
@@ -229,13 +232,21 @@ __attribute__((constructor)) static void witch_init(void)
 			 strerror(-rc));
 }
 
-__attribute__((destructor)) static void witch_fini(void)
+/* At exit, or at _exit (execguard.h) except in a vfork child, whose
+ * runtime state is the parent's. */
+static void witch_end(void)
 {
-	witch_rt.off = 1; /* first, before any call: exit-time stores are not the program's */
-	if (!witch_running)
+	if (!witch_running || getpid() != witch_pid)
 		return;
+	witch_rt.off = 1;
 	witch_running = 0;
 	flush_stop();
 	thread_end_all();
 	profile_write();
+}
+
+__attribute__((destructor)) static void witch_fini(void)
+{
+	witch_rt.off = 1; /* first, before any call: exit-time stores are not the program's */
+	witch_end();
 }

@@ -8,6 +8,10 @@
  * <fill, overwrite>.  The child starts with a fresh profile (nothing the
  * parent measured before fork), writes its own file, and exits with 3; the
  * parent waits and exits with the child's status + 4 = 7.
+ *
+ * Usage: dead_fork [REPS [_exit]]   with "_exit" the child ends with _exit(3),
+ * as forked workers do: no destructors run, and the runtime's _exit still
+ * writes the child's profile.
  */
 #include "ka.h"
 
@@ -62,6 +66,10 @@ int main(int argc, char **argv)
 		return 1;
 	if (pid == 0) {
 		printf("child %016llx\n", (unsigned long long)work(p, reps));
+		if (argc >= 3 && strcmp(argv[2], "_exit") == 0) {
+			fflush(stdout);
+			_exit(3);
+		}
 		return 3;
 	}
 	int status = 0;

@@ -3,9 +3,9 @@
 # header for the expected profiles).  Checks: same stdout and status as
 # the native run; the pre-exec profile p-<pid>.prof.exec and the exec'd
 # image's p-<pid>.prof both hold the dead_two_loops answer; the vfork
-# child and the posix_spawn child each wrote a valid profile of its own;
-# nothing else was written.  (system()'s /bin/sh, dash, ends with _exit,
-# which runs no destructors: it writes no profile.)
+# child, the posix_spawn child and system()'s /bin/sh (dash, which ends
+# with _exit: no destructors run, the _exit interposer writes it) each
+# wrote a valid profile of its own; nothing else was written.
 set -u
 BUILD=$1 PROGRAM=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -41,8 +41,8 @@ for f in "$tmp/prof"/p-*.prof; do
 	"$BUILD/witch" report --json "$f" >/dev/null 2>"$tmp/err" || fail "witch report $f: $(cat "$tmp/err")"
 	others=$((others + 1))
 done
-[ "$others" = 2 ] || fail "expected 2 profiles of child processes (vfork, posix_spawn), found $others"
+[ "$others" = 3 ] || fail "expected 3 profiles of child processes (vfork, posix_spawn, system's sh), found $others"
 n=$(ls "$tmp/prof" | grep -vc '\.json$\|\.err$\|\.check$')
-[ "$n" = 4 ] || fail "expected 4 files in the output directory, found $n"
-echo "PASS exec_chain: pre-exec and exec'd profiles both 0.5 ($(grep -o 'fraction=[0-9.]*' "$tmp/prof/p-$pid.prof.exec.check") / $(grep -o 'fraction=[0-9.]*' "$tmp/prof/p-$pid.prof.check")), 2 child profiles"
+[ "$n" = 5 ] || fail "expected 5 files in the output directory, found $n"
+echo "PASS exec_chain: pre-exec and exec'd profiles both 0.5 ($(grep -o 'fraction=[0-9.]*' "$tmp/prof/p-$pid.prof.exec.check") / $(grep -o 'fraction=[0-9.]*' "$tmp/prof/p-$pid.prof.check")), 3 child profiles"
 rm -rf "$tmp"

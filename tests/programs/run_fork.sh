@@ -1,19 +1,20 @@
 #!/bin/bash
-# run_fork.sh BUILD_DIR PROGRAM: a forking program under the profiler.
+# run_fork.sh BUILD_DIR PROGRAM [ARGS...]: a forking program under the profiler.
 # Checks: stdout and exit status equal the native run's; exactly two
 # profiles, one per process (parent and child pids), each valid and each
 # with the dead_two_loops answer (fraction 0.5 +- 0.1, top pair
 # fill -> overwrite): the child profiles itself from fork on.
 set -u
 BUILD=$1 PROGRAM=$2
+shift 2
 HERE=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d /tmp/witch-fork.XXXXXX)
 fail() { echo "FAIL dead_fork: $* (files kept in $tmp)"; exit 1; }
 
-"$PROGRAM" >"$tmp/native.out"; native_rc=$?
+"$PROGRAM" "$@" >"$tmp/native.out"; native_rc=$?
 mkdir "$tmp/prof"
 env -u WITCH_RATE LD_PRELOAD="$BUILD/libwitch.so" WITCH_CLIENT=dead WITCH_SAMPLER=soft WITCH_SEED=4242 \
-    WITCH_RATE=2000 WITCH_OUTPUT="$tmp/prof/p-%p.prof" "$PROGRAM" >"$tmp/prof.out" 2>"$tmp/prof.err"
+    WITCH_RATE=2000 WITCH_OUTPUT="$tmp/prof/p-%p.prof" "$PROGRAM" "$@" >"$tmp/prof.out" 2>"$tmp/prof.err"
 prof_rc=$?
 [ "$native_rc" = "$prof_rc" ] || fail "exit status $prof_rc, native $native_rc"
 cmp -s "$tmp/native.out" "$tmp/prof.out" || fail "stdout differs from the native run"
