@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 static struct witch_config witch_cfg;
-struct witch_runtime witch_rt;
 static struct pmu_event witch_pmu_ev;
 static int witch_running;
 static pid_t witch_pid;                 /* the process the runtime's state is for */
