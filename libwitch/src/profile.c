@@ -208,6 +208,11 @@ static int profile_module_cb(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	if (!path || !*path)
 		path = first ? mw->exe : "[unknown]";
+	/* The file, not the link it was loaded through (libbz2.so.1.0 ->
+	 * libbz2.so.1.0.4), as /proc/self/maps, perf and the oracle name it. */
+	char real[PATH_MAX];
+	if (path[0] == '/' && realpath(path, real))
+		path = real;
 	for (size_t i = 0; i < pmods.n; i++) {
 		struct profile_module *m = &pmods.v[i];
 		if (m->base == info->dlpi_addr && m->start == start && m->end == end &&

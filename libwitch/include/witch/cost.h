@@ -15,7 +15,7 @@
  * clock's interval less the handler time in it (cost_take_interval).
  *
  * API
- *   int    cost_init(void);     once: the TSC's rate (~1 ms; not async-signal-safe)
+ *   int    cost_init(void);     once: the TSC's rate (~0.2 ms; not async-signal-safe)
  *   void   cost_begin(struct cost *c);            a thread starts
  *   void   cost_enter(struct cost *c);            at every handler entry
  *   void   cost_leave(struct cost *c, int soon, int kernel);
