@@ -1,6 +1,7 @@
 /* sigguard: keep the runtime's signals and share them (see sigguard.h). */
 #include "witch/sigguard.h"
 #include "witch/export.h"
+#include "witch/fatal.h"
 #include "witch/handler.h"
 
 #include <dlfcn.h>
@@ -120,6 +121,9 @@ WITCH_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 {
 	int slot = guarded_slot(sig);
 	if (slot < 0) {
+		int fatal = fatal_program_action(sig, act, oact);
+		if (fatal != 0)
+			return fatal > 0 ? 0 : -1;
 		if (!real_sigaction()) {
 			errno = ENOSYS;
 			return -1;

@@ -12,6 +12,7 @@
 #include "witch/costmodel.h"
 #include "witch/decode.h"
 #include "witch/execguard.h"
+#include "witch/fatal.h"
 #include "witch/flush.h"
 #include "witch/handler.h"
 #include "witch/log.h"
@@ -226,6 +227,9 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	witch_running = 1;
 	witch_rt.live = 1; /* from here new threads are profiled */
+	if ((rc = fatal_install(witch_end)) < 0)
+		log_verbose(1, "cannot stand in for fatal signals (%s): a crash loses the profile",
+			    strerror(-rc));
 	if ((rc = flush_start(witch_cfg.flush)) < 0)
 		log_line("cannot start the periodic profile writer (%s); the profile is written at exit only",
 			 strerror(-rc));

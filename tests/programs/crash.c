@@ -1,7 +1,12 @@
 /* crash: stores for a while under the profiler, then dies the way argv[1]
- * says: "segv" (a store through a null pointer: SIGSEGV) or "abort"
- * (SIGABRT).  run_same_status.sh checks that the profiled run dies the
- * same way, with the same output, as the native one (issue 6).
+ * says: "segv" (a store through a null pointer: SIGSEGV), "abort"
+ * (SIGABRT), "term" (SIGTERM, as services are stopped), or "handler" (the
+ * program's own SIGTERM handler, which puts the default action back and
+ * raises it again).  Before that it prints what sigaction reads back for
+ * SIGTERM, which must be the default under the profiler too.
+ * run_same_status.sh checks that the profiled run dies the same way, with
+ * the same output, as the native one (issue 6), and that it leaves a
+ * profile (issue 14).
  */
 #include "ka.h"
 
@@ -17,8 +22,17 @@ KA_FN void fill(uint32_t *p, uint64_t v)
 	}
 }
 
+static void on_term(int sig)
+{
+	signal(sig, SIG_DFL); /* fall through to the default action */
+	raise(sig);
+}
+
 int main(int argc, char **argv)
 {
+	struct sigaction now;
+	if (sigaction(SIGTERM, NULL, &now) == 0)
+		printf("crash: SIGTERM is %s\n", now.sa_handler == SIG_DFL ? "default" : "handled");
 	uint32_t *a = ka_alloc((size_t)N * sizeof *a);
 	for (int r = 0; r < 20; r++)
 		fill(a, (uint64_t)r);
@@ -28,5 +42,11 @@ int main(int argc, char **argv)
 		*(volatile uint32_t *)(uintptr_t)(a[0] & 0) = 1;
 	if (argc > 1 && !strcmp(argv[1], "abort"))
 		abort();
+	if (argc > 1 && !strcmp(argv[1], "term"))
+		raise(SIGTERM);
+	if (argc > 1 && !strcmp(argv[1], "handler")) {
+		signal(SIGTERM, on_term);
+		raise(SIGTERM);
+	}
 	return 0;
 }

@@ -2,7 +2,9 @@
 # run_same_status.sh BUILD_DIR PROGRAM [ARGS...]: the program ends the same
 # way under the profiler: same stdout, same exit status (a signal death is
 # 128+N from bash), and the profiled run's stderr has no `witch:` line.
-# SAME_STATUS_CLIENT picks the client (default dead).
+# SAME_STATUS_CLIENT picks the client (default dead).  SAME_STATUS_PROFILE=1:
+# the profiled run must also leave exactly one profile that reads back with
+# samples in it (a fatal signal or _exit loses nothing).
 set -u
 BUILD=$1 PROGRAM=$2
 shift 2
@@ -22,5 +24,14 @@ name="$(basename "$PROGRAM") $* (client ${SAME_STATUS_CLIENT:-dead})"
 cmp -s "$tmp/native.out" "$tmp/prof.out" || { echo "FAIL $name: stdout differs"; exit 1; }
 if grep -q '^witch: ' "$tmp/prof.err"; then
 	echo "FAIL $name: runtime message:"; grep '^witch: ' "$tmp/prof.err"; exit 1
+fi
+if [ "${SAME_STATUS_PROFILE-}" = 1 ]; then
+	set -- "$tmp"/p-*.prof
+	[ $# = 1 ] && [ -f "$1" ] || { echo "FAIL $name: expected one profile, found: $(ls "$tmp" | grep prof)"; exit 1; }
+	samples=$("$BUILD/witch" report --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])') ||
+		{ echo "FAIL $name: the profile does not read back"; exit 1; }
+	[ "$samples" -gt 0 ] || { echo "FAIL $name: the profile has no samples"; exit 1; }
+	echo "PASS $name: status $prc both ways, same stdout, a profile with $samples samples"
+	exit 0
 fi
 echo "PASS $name: status $prc both ways, same stdout"

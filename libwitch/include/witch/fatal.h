@@ -1,0 +1,38 @@
+/* fatal: a profile survives a fatal signal.
+ *
+ * For SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGHUP,
+ * SIGQUIT, SIGXCPU, SIGXFSZ and SIGSYS, while the program leaves them at
+ * their default action, the runtime's handler stands in for it: it writes
+ * the profile, puts the default action back and lets the signal take the
+ * process as it would have (same status, core dump as before: a fault is
+ * retried, anything else raised again).  Writing runs in the dying thread
+ * under a watchdog: the same signal, with its default action, arrives after
+ * FATAL_WATCHDOG_SEC if the write hangs (a lock the dying thread holds, a
+ * heap it broke), so a crash is never turned into a hang.
+ *
+ * The program sees the default action: sigaction reads back SIG_DFL for
+ * these signals (sigguard.c asks fatal_program_action), setting SIG_DFL
+ * keeps the runtime's handler in place (so a program handler that resets
+ * the default and re-raises still leaves a profile), and any other handler
+ * replaces it.
+ *
+ * API
+ *   int  fatal_install(void (*write_profile)(void));
+ *        Once, from the constructor, after the runtime is live.
+ *   int  fatal_program_action(int sig, const struct sigaction *act,
+ *                             struct sigaction *oact);
+ *        sigaction for the program on a signal the runtime may stand in for:
+ *        returns 1 when handled here (rc in errno semantics: 0), 0 when sig
+ *        is none of these (the caller goes on), -1 with errno on failure.
+ */
+#ifndef WITCH_FATAL_H
+#define WITCH_FATAL_H
+
+#include <signal.h>
+
+#define FATAL_WATCHDOG_SEC 3
+
+int fatal_install(void (*write_profile)(void));
+int fatal_program_action(int sig, const struct sigaction *act, struct sigaction *oact);
+
+#endif
