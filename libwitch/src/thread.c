@@ -219,12 +219,17 @@ struct witch_thread *thread_begin(void)
 		return NULL;
 	}
 	t->stats.threads = 1;
+	/* The key's destructor folds the thread when it ends: without it what
+	 * the thread measures would be lost, so it is not profiled. */
+	if (pthread_setspecific(thread_key, t) != 0) {
+		thread_release(t);
+		return NULL;
+	}
 	pthread_mutex_lock(&thread_lock);
 	t->next = thread_list;
 	thread_list = t;
 	pthread_mutex_unlock(&thread_lock);
 	thread_tls = t;
-	pthread_setspecific(thread_key, t);
 	t->active = 1;
 	if (sampler_start(&t->sampler) < 0)
 		t->active = 0;
@@ -287,8 +292,10 @@ void thread_end(struct witch_thread *t)
 	if (!t)
 		return;
 	thread_quiesce(t);
-	thread_fold(t);
+	/* Out of the list first, under its lock: a periodic flush folding the
+	 * live threads can no longer fold this one at the same time. */
 	thread_unlink(t);
+	thread_fold(t);
 	if (thread_tls == t)
 		thread_tls = NULL;
 	thread_release(t);

@@ -68,11 +68,12 @@ static void witch_prefork(void)
 	profile_prefork();
 }
 
+/* The reverse of witch_prefork's lock order. */
 static void witch_postfork_parent(void)
 {
-	flush_postfork_parent();
 	profile_postfork_parent();
 	thread_postfork_parent();
+	flush_postfork_parent();
 }
 
 static void witch_postfork_child(void)
@@ -213,7 +214,10 @@ __attribute__((constructor)) static void witch_init(void)
 			 strerror(-rc));
 		return;
 	}
-	pthread_atfork(witch_prefork, witch_postfork_parent, witch_postfork_child);
+	if (pthread_atfork(witch_prefork, witch_postfork_parent, witch_postfork_child) != 0) {
+		log_line("cannot register fork handlers; running without profiling");
+		return;
+	}
 	witch_pid = getpid();
 	execguard_set_hooks(witch_before_exec, witch_exec_failed);
 	execguard_set_exit_hook(witch_end);
