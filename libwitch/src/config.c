@@ -102,9 +102,9 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		else
 			return bad(err, errlen, name, value, "auto, soft or pmu");
 	} else if (!strcmp(name, "WITCH_RATE")) {
-		if (parse_range(value, 1, 100000, &v) < 0)
+		if (parse_range(value, 1, CONFIG_MAX_RATE, &v) < 0)
 			return bad(err, errlen, name, value,
-				   "a whole number of samples per second from 1 to 100000");
+				   "a whole number of samples per second from 1 to 10000");
 		cfg->rate = (uint32_t)v;
 		cfg->budget = 0; /* a fixed rate */
 	} else if (!strcmp(name, "WITCH_PERIOD")) {

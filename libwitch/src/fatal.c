@@ -102,6 +102,33 @@ static int fatal_own(unsigned i)
 	return 0;
 }
 
+/* The runtime's perf_event fds signal through its real-time signal; when
+ * that signal's queue is full the kernel sends SIGIO instead, whose default
+ * action would end the program.  Those (si_code SI_KERNEL or POLL_*) are
+ * dropped; a SIGIO someone sent gets the default action, as without us. */
+static void sigio_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (si && si->si_code > 0)
+		return;
+	fatal_default(sig);
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+}
+
+static int sigio_install(void)
+{
+	struct sigaction cur, sa;
+	if (fatal_real_sigaction(SIGIO, NULL, &cur) < 0)
+		return -errno;
+	if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL)
+		return 0; /* the program's own */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sigio_handler;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return fatal_real_sigaction(SIGIO, &sa, NULL) < 0 ? -errno : 0;
+}
+
 int fatal_install(void (*write_profile)(void))
 {
 	fatal_real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
@@ -120,7 +147,7 @@ int fatal_install(void (*write_profile)(void))
 		if (rc < 0)
 			return rc;
 	}
-	return 0;
+	return sigio_install();
 }
 
 int fatal_program_action(int sig, const struct sigaction *act, struct sigaction *oact)

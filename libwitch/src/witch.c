@@ -225,8 +225,9 @@ __attribute__((constructor)) static void witch_init(void)
 		log_verbose(1, "client %s, PMU sampler (%s, period %llu), signal %d", craft->name,
 			    witch_pmu_ev.name[0], (unsigned long long)witch_pmu_ev.period, witch_rt.sig);
 	else
-		log_verbose(1, "client %s, software sampler at %u samples/s, signal %d",
-			    craft->name, witch_cfg.rate, witch_rt.sig);
+		log_verbose(1, "client %s, software sampler, %s %u ticks/s, signal %d", craft->name,
+			    witch_cfg.budget > 0 ? "CPU budget, starting at" : "fixed at",
+			    witch_cfg.rate, witch_rt.sig);
 	if (!thread_begin())
 		return;
 	witch_running = 1;

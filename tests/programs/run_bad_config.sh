@@ -41,8 +41,8 @@ WITCH_CLIENT|load|ok|
 WITCH_FP_TOLERANCE|2|exact|expected a relative tolerance from 0 to 1 (0.01 = 1%, 0 = exact only)
 WITCH_CLIENT|bogus|exact|expected dead, silent or load
 WITCH_SAMPLER|fast|exact|expected auto, soft or pmu
-WITCH_RATE|0|exact|expected a whole number of samples per second from 1 to 100000
-WITCH_RATE|abc|exact|expected a whole number of samples per second from 1 to 100000
+WITCH_RATE|0|exact|expected a whole number of samples per second from 1 to 10000
+WITCH_RATE|abc|exact|expected a whole number of samples per second from 1 to 10000
 WITCH_BUDGET|0|exact|expected a percentage of CPU time from 0.1 to 50 (e.g. 1)
 WITCH_BUDGET|1%|exact|expected a percentage of CPU time from 0.1 to 50 (e.g. 1)
 WITCH_BUDGET|5|ok|

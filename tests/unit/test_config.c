@@ -53,7 +53,7 @@ struct row {
 /* Expected-text fragments, exactly as config.c words them. */
 #define E_CLIENT "dead, silent or load"
 #define E_SAMPLER "auto, soft or pmu"
-#define E_RATE "a whole number of samples per second from 1 to 100000"
+#define E_RATE "a whole number of samples per second from 1 to 10000"
 #define E_PERIOD "a whole number of events per sample, at least 1000"
 #define E_WP "1 to 4"
 #define E_OUTPUT "a file path pattern of 1 to 1023 bytes (%p pid, %e program name)"
@@ -96,10 +96,11 @@ static const struct row rows[] = {
 	BAD("WITCH_SAMPLER", "PMU", E_SAMPLER),
 	BAD("WITCH_SAMPLER", "software", E_SAMPLER),
 
-	/* WITCH_RATE: 1 .. 100000, strict decimal */
+	/* WITCH_RATE: 1 .. 10000, strict decimal */
 	OK("WITCH_RATE", "1", F_RATE, 1),
 	OK("WITCH_RATE", "200", F_RATE, 200),
-	OK("WITCH_RATE", "100000", F_RATE, 100000),
+	OK("WITCH_RATE", "10000", F_RATE, 10000),
+	BAD("WITCH_RATE", "10001", E_RATE), /* handlers cannot keep up past it */
 	OK("WITCH_RATE", "0200", F_RATE, 200),
 	OK("WITCH_RATE", "000000000000000000000000000001", F_RATE, 1),
 	BAD("WITCH_RATE", "0", E_RATE),

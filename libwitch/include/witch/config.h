@@ -26,6 +26,9 @@ enum config_client { CONFIG_CLIENT_DEAD, CONFIG_CLIENT_SILENT, CONFIG_CLIENT_LOA
 enum config_sampler { CONFIG_SAMPLER_AUTO, CONFIG_SAMPLER_SOFT, CONFIG_SAMPLER_PMU };
 
 #define CONFIG_DEFAULT_RATE 200      /* samples per CPU-second per thread */
+/* Past this a tick comes before the handlers of the last one are done
+ * (10-30 us each here): the signals queue up until the kernel gives up. */
+#define CONFIG_MAX_RATE 10000
 #define CONFIG_DEFAULT_MAX_STEPS 32
 /* The share of CPU time the soft sampler may spend, by default: what
  * always-on profilers aim for (Google-wide profiling stays under 1%); the

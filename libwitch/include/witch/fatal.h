@@ -10,6 +10,11 @@
  * FATAL_WATCHDOG_SEC if the write hangs (a lock the dying thread holds, a
  * heap it broke), so a crash is never turned into a hang.
  *
+ * SIGIO, which the kernel sends in place of the runtime's real-time signal
+ * when that signal's queue is full, is dropped when the kernel sent it
+ * (and left to its default action when anyone else did), so a burst of
+ * the runtime's events never ends the program.
+ *
  * The program sees the default action: sigaction reads back SIG_DFL for
  * these signals (sigguard.c asks fatal_program_action), setting SIG_DFL
  * keeps the runtime's handler in place (so a program handler that resets
