@@ -19,7 +19,10 @@ otherwise inherit the environment: WITCH_RATE is not set, so the runtime's
 default rate is measured unless you export one.  Native runs get neither
 LD_PRELOAD nor any WITCH_* variable.  A run whose exit status or stdout
 differs from the first native run's, or a profiled run that leaves no
-profile, is counted in the notes column.  No timing is asserted.
+profile, is counted in the notes column.  From the profiles: samples per
+CPU-second, kernel round trips per sample, the runtime's own overhead
+estimate beside the measured one (profiled / native - 1), and how many
+samples a second 1% of measured overhead buys.  No timing is asserted.
 """
 
 import os
@@ -105,6 +108,32 @@ def build_bench(name, tmp):
     return exe
 
 
+def profile_costs(build, outdir):
+    """Medians over the profiles in outdir of what the runtime says it did:
+    samples per CPU-second, kernel round trips per sample, and its own
+    overhead estimate in percent (witch report --json: overhead_estimate,
+    stats).  None when no profile has them."""
+    import json
+    rows = []
+    for f in sorted(os.listdir(outdir)):
+        r = subprocess.run([os.path.join(build, "witch"), "report", "--json",
+                            os.path.join(outdir, f)], capture_output=True, text=True)
+        if r.returncode != 0:
+            continue
+        rep = json.loads(r.stdout)
+        st = rep.get("stats", {})
+        clock = st.get("clock_ns", 0) / 1e9
+        if "overhead_estimate" not in rep or clock <= 0 or rep.get("samples", 0) <= 0:
+            continue
+        rows.append((rep["samples"] / clock, st.get("round_trips", 0) / rep["samples"],
+                     100 * rep["overhead_estimate"]))
+    if not rows:
+        return None
+    return {"samples_per_s": statistics.median(r[0] for r in rows),
+            "trips_per_sample": statistics.median(r[1] for r in rows),
+            "estimate_pct": statistics.median(r[2] for r in rows)}
+
+
 def fmt_ratio(a, b):
     return f"{b / a:.2f}" if a > 0 else "n/a"
 
@@ -154,8 +183,9 @@ def main(argv):
                         if k not in ("WITCH_RATE", "WITCH_CLIENT", "WITCH_OUTPUT")))
         print()
         print("| program | client | native s | profiled s | ratio | witch run s | ratio "
-              "| native RSS MiB | profiled RSS MiB | RSS ratio | notes |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+              "| native RSS MiB | profiled RSS MiB | RSS ratio | samples/CPU-s "
+              "| round trips/sample | estimate % | measured % | samples/s per 1% | notes |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         sys.stdout.flush()
         for name, exe, args in programs:
             for client in clients:
@@ -190,6 +220,7 @@ def main(argv):
                     bad_prof += got != ref
                     rt.append(t)
                 nprof = len(os.listdir(outdir))
+                cost = profile_costs(build, outdir)
                 notes = []
                 if ref[0] != 0:
                     notes.append(f"native exit {ref[0]}")
@@ -202,8 +233,15 @@ def main(argv):
                 mn, mp = statistics.median(nt), statistics.median(pt)
                 mr = statistics.median(rt)
                 rn, rp = statistics.median(nr) / 1024, statistics.median(pr) / 1024
+                measured = (mp / mn - 1) * 100 if mn > 0 else float("nan")
+                per_pct = (cost["samples_per_s"] / measured
+                           if cost and measured > 0.05 else float("nan"))
+                cols = (f"{cost['samples_per_s']:.0f} | {cost['trips_per_sample']:.1f} "
+                        f"| {cost['estimate_pct']:.1f} | {measured:.1f} | {per_pct:.0f}"
+                        if cost else "- | - | - | - | -")
                 print(f"| {name} | {client} | {mn:.3f} | {mp:.3f} | {fmt_ratio(mn, mp)} "
-                      f"| {mr:.3f} | {fmt_ratio(mn, mr)} | {rn:.1f} | {rp:.1f} | {fmt_ratio(rn, rp)} | {'; '.join(notes)} |")
+                      f"| {mr:.3f} | {fmt_ratio(mn, mr)} | {rn:.1f} | {rp:.1f} | {fmt_ratio(rn, rp)} "
+                      f"| {cols} | {'; '.join(notes)} |")
                 sys.stdout.flush()
                 shutil.rmtree(outdir, ignore_errors=True)
     finally:
