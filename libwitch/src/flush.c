@@ -72,6 +72,9 @@ void flush_postfork_parent(void)
 void flush_postfork_child(void)
 {
 	pthread_mutex_init(&flush_lock, NULL);
-	if (!flush_stopped)
-		flush_start(flush_seconds);
+}
+
+int flush_start_in_child(void)
+{
+	return flush_stopped ? 0 : flush_start(flush_seconds);
 }

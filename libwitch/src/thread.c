@@ -401,11 +401,12 @@ void thread_postfork_child(void)
 	thread_list = NULL;
 	if (!self)
 		return;
-	/* The inherited events watch the parent's tid: start afresh. */
+	/* The inherited events watch the parent's tid.  The child starts
+	 * afresh with thread_begin once fork has returned to it (forkguard.h). */
 	thread_tls = NULL;
+	pthread_setspecific(thread_key, NULL); /* its destructor must not fold freed memory */
 	self->active = 0;
 	thread_release(self);
-	thread_begin();
 }
 
 /* --- pthread_create interposition ----------------------------------------- */

@@ -14,6 +14,7 @@
 #include "witch/execguard.h"
 #include "witch/fatal.h"
 #include "witch/flush.h"
+#include "witch/forkguard.h"
 #include "witch/handler.h"
 #include "witch/log.h"
 #include "witch/pmu_event.h"
@@ -76,12 +77,31 @@ static void witch_postfork_parent(void)
 	flush_postfork_parent();
 }
 
+/* Resets only: what the parent's threads held is released here, and the
+ * child starts profiling in witch_child_start, as fork returns to it. */
 static void witch_postfork_child(void)
 {
 	witch_pid = getpid();
 	profile_postfork_child();
 	thread_postfork_child();
 	flush_postfork_child();
+}
+
+/* forkguard's hook: after every atfork child handler, the program's too. */
+static void witch_child_start(void)
+{
+	int rc;
+
+	if (!witch_running || getpid() != witch_pid)
+		return;
+	if (!thread_begin()) {
+		witch_running = 0;
+		witch_rt.live = 0;
+		return;
+	}
+	if ((rc = flush_start_in_child()) < 0)
+		log_verbose(1, "child %d: no periodic profile writer (%s)", (int)witch_pid,
+			    strerror(-rc));
 }
 
 /* exec runs no destructors: write what this image measured first.  Not in
@@ -219,6 +239,7 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	witch_pid = getpid();
+	forkguard_set_child_hook(witch_child_start);
 	execguard_set_hooks(witch_before_exec, witch_exec_failed);
 	execguard_set_exit_hook(witch_end);
 	if (use_pmu)

@@ -12,7 +12,9 @@
  *        final write (exit, exec), which must not race with it.
  *   void flush_resume(void);   after flush_stop, when an exec failed
  *   void flush_prefork(void), flush_postfork_parent(void), flush_postfork_child(void);
- *        The child starts a flusher of its own.
+ *   int  flush_start_in_child(void);
+ *        A forked child starts a flusher of its own (unless flushing was
+ *        stopped) once fork has returned to it, not in its atfork handler.
  */
 #ifndef WITCH_FLUSH_H
 #define WITCH_FLUSH_H
@@ -25,5 +27,6 @@ void flush_resume(void);
 void flush_prefork(void);
 void flush_postfork_parent(void);
 void flush_postfork_child(void);
+int flush_start_in_child(void);
 
 #endif

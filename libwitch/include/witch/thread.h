@@ -30,6 +30,8 @@
  *        (Witch 4.4.2's share of a trap); async-signal-safe.
  *   struct witch_thread *thread_self(void);   async-signal-safe (TLS)
  *   void thread_prefork(void), thread_postfork_parent(void), thread_postfork_child(void);
+ *        The child releases the parent's threads, its own too: it calls
+ *        thread_begin afresh once fork has returned to it (forkguard.h).
  *
  * pthread_create is interposed so every new thread runs thread_begin first.
  */
