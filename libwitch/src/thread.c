@@ -356,8 +356,9 @@ int thread_yield_watchpoint(void)
 	thread_forget_slot(t, t->wps.n - 1);
 	int rc = watchpoint_set_shrink(&t->wps);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Handled, nothing for the user to do: said only when asked (WITCH_VERBOSE). */
 	if (rc == 0 && !__atomic_exchange_n(&thread_warned_yield, 1, __ATOMIC_RELAXED))
-		log_line("the program opens hardware breakpoints itself: giving it debug registers "
+		log_verbose(1, "the program opens hardware breakpoints itself: giving it debug registers "
 			 "(%d left to the profiler in this thread)", t->wps.n);
 	return rc;
 }
