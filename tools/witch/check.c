@@ -1,6 +1,7 @@
 /* check: the CI gate on the fraction of waste; see check.h. */
 #include "check.h"
 
+#include "cli.h"
 #include "summary.h"
 
 #include <errno.h>
@@ -74,13 +75,6 @@ int witch_check_verdict(double fraction, bool has_max, double max,
 static const char check_usage[] =
 	"Usage: witch check [--max-fraction F] [--baseline BASE --max-increase D] PROFILE...\n";
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fputs("witch: check: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s(see 'witch --help')\n", check_usage);
-	return 2;
-}
 
 /* A fraction limit: a plain decimal number from 0 to 1. */
 static int parse_limit(const char *s, double *out)
@@ -122,6 +116,7 @@ int witch_check_main(int argc, char **argv)
 	bool has_max = false, has_inc = false, opts_done = false;
 	double max = 0, inc = 0, fraction = 0, base = 0;
 	int status = 2;
+	struct witch_cli c = {.cmd = "check", .usage = check_usage, .argc = argc, .argv = argv};
 
 	files = calloc(argc > 0 ? (size_t)argc : 1, sizeof(*files));
 	bases = calloc(argc > 0 ? (size_t)argc : 1, sizeof(*bases));
@@ -129,13 +124,12 @@ int witch_check_main(int argc, char **argv)
 		fprintf(stderr, "witch: out of memory\n");
 		goto out;
 	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-		const char *opts[] = { "--max-fraction", "--baseline", "--max-increase" };
-		int which = -1;
+	for (c.i = 1; c.i < argc; c.i++) {
+		const char *a = argv[c.i], *val = NULL;
+		int rc;
 
 		if (opts_done || a[0] != '-' || !strcmp(a, "-")) {
-			files[nfiles++] = argv[i];
+			files[nfiles++] = argv[c.i];
 			continue;
 		}
 		if (!strcmp(a, "--")) {
@@ -151,55 +145,42 @@ int witch_check_main(int argc, char **argv)
 			status = 0;
 			goto out;
 		}
-		for (int k = 0; k < 3; k++) {
-			size_t l = strlen(opts[k]);
-
-			if (!strncmp(a, opts[k], l) && (a[l] == '\0' || a[l] == '=')) {
-				which = k;
-				if (a[l] == '=')
-					val = a + l + 1;
-				else if (i + 1 < argc)
-					val = argv[++i];
-				else {
-					status = usage_error("%s needs a value", opts[k]);
-					goto out;
-				}
-			}
-		}
-		switch (which) {
-		case 0:
+		if ((rc = witch_cli_option(&c, "--max-fraction", "a value", &val))) {
+			if (rc < 0)
+				goto out;
 			if (parse_limit(val, &max)) {
-				status = usage_error("--max-fraction: '%s' is not a fraction from 0 to 1", val);
+				status = witch_cli_usage_error(&c, "--max-fraction: '%s' is not a fraction from 0 to 1", val);
 				goto out;
 			}
 			has_max = true;
-			break;
-		case 1:
+		} else if ((rc = witch_cli_option(&c, "--baseline", "a value", &val))) {
+			if (rc < 0)
+				goto out;
 			bases[nbases++] = (char *)val;
-			break;
-		case 2:
+		} else if ((rc = witch_cli_option(&c, "--max-increase", "a value", &val))) {
+			if (rc < 0)
+				goto out;
 			if (parse_limit(val, &inc)) {
-				status = usage_error("--max-increase: '%s' is not a fraction from 0 to 1", val);
+				status = witch_cli_usage_error(&c, "--max-increase: '%s' is not a fraction from 0 to 1", val);
 				goto out;
 			}
 			has_inc = true;
-			break;
-		default:
-			status = usage_error("unknown option '%s'", a);
+		} else {
+			status = witch_cli_usage_error(&c, "unknown option '%s'", a);
 			goto out;
 		}
 	}
 	if (!nfiles) {
-		status = usage_error("%s", "no profile file given");
+		status = witch_cli_usage_error(&c, "%s", "no profile file given");
 		goto out;
 	}
 	if (has_inc != (nbases > 0)) {
-		status = usage_error("%s", has_inc ? "--max-increase needs --baseline BASE" :
+		status = witch_cli_usage_error(&c, "%s", has_inc ? "--max-increase needs --baseline BASE" :
 					       "--baseline needs --max-increase D");
 		goto out;
 	}
 	if (!has_max && !has_inc) {
-		status = usage_error("%s", "nothing to check: give --max-fraction F and/or --baseline BASE --max-increase D");
+		status = witch_cli_usage_error(&c, "%s", "nothing to check: give --max-fraction F and/or --baseline BASE --max-increase D");
 		goto out;
 	}
 	if (fraction_of(files, nfiles, &fraction) ||

@@ -17,7 +17,7 @@
 
 #include "index_table.h"
 #include "json_out.h"
-#include "report.h"
+#include "cli.h"
 #include "summary.h"
 
 #include <errno.h>
@@ -359,13 +359,6 @@ static int json_diff(FILE *out, struct diff *d, size_t shown,
 
 static const char diff_usage[] = "Usage: witch diff [--json] [--top N] BASE NEW\n";
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fputs("witch: diff: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s(see 'witch --help')\n", diff_usage);
-	return 2;
-}
 
 static void diff_free(struct diff *d)
 {
@@ -387,14 +380,15 @@ int witch_diff_main(int argc, char **argv)
 	const char *files[2];
 	size_t nfiles = 0, top = 0, shown, counts[NSTATUS] = { 0 };
 	bool json = false, top_set = false, opts_done = false;
+	struct witch_cli c = {.cmd = "diff", .usage = diff_usage, .argc = argc, .argv = argv};
 	int rc, status = 0;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val;
+	for (c.i = 1; c.i < argc; c.i++) {
+		const char *a = argv[c.i];
 
 		if (opts_done || a[0] != '-' || !strcmp(a, "-")) {
 			if (nfiles == 2)
-				return usage_error("one BASE and one NEW profile, not '%s' too", a);
+				return witch_cli_usage_error(&c, "one BASE and one NEW profile, not '%s' too", a);
 			files[nfiles++] = a;
 		} else if (!strcmp(a, "--")) {
 			opts_done = true;
@@ -407,22 +401,16 @@ int witch_diff_main(int argc, char **argv)
 			      "vanished, with both fractions. See docs/report-formats.md.\n",
 			      stdout);
 			return 0;
-		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
-			if (a[5] == '=')
-				val = a + 6;
-			else if (i + 1 < argc)
-				val = argv[++i];
-			else
-				return usage_error("%s needs a number", a);
-			if (witch_parse_top(val, &top))
-				return usage_error("--top: '%s' is not a count (0 for all)", val);
+		} else if ((rc = witch_cli_top(&c, &top))) {
+			if (rc < 0)
+				return 2;
 			top_set = true;
 		} else {
-			return usage_error("unknown option '%s'", a);
+			return witch_cli_usage_error(&c, "unknown option '%s'", a);
 		}
 	}
 	if (nfiles != 2)
-		return usage_error("%s", "needs two profiles, BASE and NEW");
+		return witch_cli_usage_error(&c, "%s", "needs two profiles, BASE and NEW");
 
 	index_table_init(&d.ix);
 	for (int i = 0; i < 2; i++) {

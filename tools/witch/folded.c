@@ -50,10 +50,12 @@ static void put_path_root_first(FILE *out, const struct witch_path *path,
 	}
 }
 
-int witch_folded_write(FILE *out, const struct witch_profile *p,
-		       struct witch_symbolizer *sym, const uint32_t *order,
-		       size_t n)
+int witch_folded_write(FILE *out, const struct witch_view *v)
 {
+	const struct witch_profile *p = v->p;
+	struct witch_symbolizer *sym = v->sym;
+	const uint32_t *order = v->order;
+	size_t n = v->shown;
 	struct witch_path watch = { 0 }, trap = { 0 };
 	int rc = 0;
 

@@ -15,27 +15,16 @@
  * with flamegraph.pl's "_[i]" suffix; an unknown function is written
  * "?? (MODULE-BASENAME+0xOFFSET)". ';' inside a name (which would split
  * it) becomes ':', and line breaks become spaces.
- *
- * API
- *   int witch_folded_write(FILE *out, const struct witch_profile *p,
- *                          struct witch_symbolizer *sym,
- *                          const uint32_t *order, size_t n);
- *       Writes the lines of pairs order[0..n) to out, in that order.
- *       0, or a negative errno from the symbolizer. Write errors stick in
- *       out for the caller to check.
  */
 #ifndef WITCH_TOOL_FOLDED_H
 #define WITCH_TOOL_FOLDED_H
 
-#include "profile_read.h"
-#include "symbolize.h"
+#include "view.h"
 
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 
-int witch_folded_write(FILE *out, const struct witch_profile *p,
-		       struct witch_symbolizer *sym, const uint32_t *order,
-		       size_t n);
+/* The lines of the shown pairs, in v's order.  0, or a negative errno from
+ * the symbolizer; write errors stick in out for the caller to check. */
+int witch_folded_write(FILE *out, const struct witch_view *v);
 
 #endif

@@ -3,7 +3,7 @@
 
 #include "index_table.h"
 #include "json_out.h"
-#include "report.h"
+#include "wording.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -567,10 +567,13 @@ out:
 	return rc;
 }
 
-int witch_html_write(FILE *out, const struct witch_profile *p,
-		     struct witch_symbolizer *sym, const struct witch_totals *t,
-		     const uint32_t *order, size_t n)
+int witch_html_write(FILE *out, const struct witch_view *v)
 {
+	const struct witch_profile *p = v->p;
+	struct witch_symbolizer *sym = v->sym;
+	const struct witch_totals *t = &v->t;
+	const uint32_t *order = v->order;
+	size_t n = v->shown;
 	char *json = NULL;
 	size_t json_len = 0;
 	FILE *js;

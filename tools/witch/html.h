@@ -20,30 +20,17 @@
  * it goes (HTML text and attributes, or JSON inside the script element);
  * bytes that are not UTF-8 become U+FFFD. The rows and frames carry data-*
  * attributes with exact values (JSON number syntax) for tools and tests.
- *
- * API
- *   int witch_html_write(FILE *out, const struct witch_profile *p,
- *                        struct witch_symbolizer *sym,
- *                        const struct witch_totals *t,
- *                        const uint32_t *order, size_t n);
- *       Writes the page for pairs order[0..n) (in that order) of p, whose
- *       totals over all pairs are t, to out. 0, or a negative errno (from
- *       the symbolizer, or -ENOMEM). Write errors stick in out for the
- *       caller to check.
  */
 #ifndef WITCH_TOOL_HTML_H
 #define WITCH_TOOL_HTML_H
 
-#include "profile_read.h"
-#include "summary.h"
-#include "symbolize.h"
+#include "view.h"
 
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 
-int witch_html_write(FILE *out, const struct witch_profile *p,
-		     struct witch_symbolizer *sym, const struct witch_totals *t,
-		     const uint32_t *order, size_t n);
+/* The page for the shown pairs, in v's order (totals over all pairs).  0,
+ * or a negative errno (the symbolizer's, or -ENOMEM); write errors stick
+ * in out for the caller to check. */
+int witch_html_write(FILE *out, const struct witch_view *v);
 
 #endif

@@ -380,10 +380,12 @@ static void builder_free(struct builder *b)
 			(dst)[i_] = &(arr)[i_];                      \
 	} while (0)
 
-int witch_pprof_write(FILE *out, const struct witch_profile *p,
-		      struct witch_symbolizer *sym, const uint32_t *order,
-		      size_t n)
+int witch_pprof_write(FILE *out, const struct witch_view *v)
 {
+	const struct witch_profile *p = v->p;
+	struct witch_symbolizer *sym = v->sym;
+	const uint32_t *order = v->order;
+	size_t n = v->shown;
 	static const char *const types[3][2] = {
 		{ "waste", "bytes" }, { "use", "bytes" }, { "traps", "count" },
 	};

@@ -20,27 +20,16 @@
  * module, with its run-time range, path and build-id; pcs outside every
  * module, and the marker, have no mapping. A frame the symbolizer could
  * not name gets no line, so pprof shows its address.
- *
- * API
- *   int witch_pprof_write(FILE *out, const struct witch_profile *p,
- *                         struct witch_symbolizer *sym,
- *                         const uint32_t *order, size_t n);
- *       Writes the gzipped profile of pairs order[0..n) to out. 0,
- *       -ENOMEM, -EIO (zlib failed), or a negative errno from the
- *       symbolizer. Write errors stick in out for the caller to check.
  */
 #ifndef WITCH_TOOL_PPROF_H
 #define WITCH_TOOL_PPROF_H
 
-#include "profile_read.h"
-#include "symbolize.h"
+#include "view.h"
 
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 
-int witch_pprof_write(FILE *out, const struct witch_profile *p,
-		      struct witch_symbolizer *sym, const uint32_t *order,
-		      size_t n);
+/* The gzipped profile of the shown pairs.  0, -ENOMEM, -EIO (zlib failed),
+ * or a negative errno from the symbolizer; write errors stick in out. */
+int witch_pprof_write(FILE *out, const struct witch_view *v);
 
 #endif

@@ -2,9 +2,10 @@
  * report: `witch report [--format text|json|folded|pprof|html] [--json]
  * [--top N] [--width N] [-o FILE] FILE...` - read and merge profiles,
  * symbolize, and print a summary and the pairs with the most waste, as
- * text or JSON (schema in witch --help and report.c), or write them as
- * folded stacks (folded.h), a gzipped pprof profile (pprof.h) or an HTML
- * page (html.h). docs/report-formats.md describes the formats.
+ * text (text_report.h) or JSON (json_report.h, with its schema), or write
+ * them as folded stacks (folded.h), a gzipped pprof profile (pprof.h) or
+ * an HTML page (html.h); each renders the one view (view.h) built here.
+ * docs/report-formats.md describes the formats.
  *
  * API
  *   struct witch_report_options: format (json = true is the same as
@@ -28,21 +29,6 @@
  *       profile_read.h) rather than symbolizing or writing the report.
  *   int witch_parse_format(const char *s, enum witch_report_format *out);
  *       "text", "json", "folded", "pprof" or "html": 0, else -EINVAL.
- *   int witch_parse_top(const char *s, size_t *out);
- *       Parses the argument of --top (a decimal count, 0 = all): 0 or -EINVAL.
- *   size_t witch_terminal_width(int fd);
- *       The column count of the terminal on fd (TIOCGWINSZ, else a
- *       positive $COLUMNS), or 0 (no limit) when fd is no terminal or
- *       neither tells.
- *   void witch_print_bytes(FILE *out, double v);
- *       v bytes for people: "300 bytes", "2.50 bytes", "4096 bytes (4.0 KiB)".
- *   const char *witch_client_what(enum witch_client c);
- *       "dead stores", "silent stores" or "redundant loads".
- *   const char *witch_watch_words(enum witch_client c, bool wasted);
- *   const char *witch_trap_words(enum witch_client c, bool wasted);
- *       How the text report heads a pair's C_watch and C_trap ("dead
- *       store" ... "killed by"; a pair without waste is a use: "store"
- *       ... "read by").
  *   int witch_report_main(int argc, char **argv);
  *       The subcommand; argv[0] is "report". Returns the exit status:
  *       0 success, 1 output error, 2 bad usage or unreadable profile.
@@ -81,12 +67,6 @@ int witch_report_files(char *const *paths, size_t n,
 		       const struct witch_report_options *o, FILE *out,
 		       bool *input_failed);
 int witch_parse_format(const char *s, enum witch_report_format *out);
-int witch_parse_top(const char *s, size_t *out);
-size_t witch_terminal_width(int fd);
-void witch_print_bytes(FILE *out, double v);
-const char *witch_client_what(enum witch_client c);
-const char *witch_watch_words(enum witch_client c, bool wasted);
-const char *witch_trap_words(enum witch_client c, bool wasted);
 int witch_report_main(int argc, char **argv);
 
 #endif

@@ -1,6 +1,9 @@
 /* run: run a program under libwitch.so and report; see run.h. */
 #include "run.h"
 
+#include "run_profiles.h"
+
+#include "cli.h"
 #include "report.h"
 
 #include <errno.h>
@@ -19,26 +22,11 @@
 
 #define LIB_NAME "libwitch.so"
 
-/*
- * Slack for the program's own profile: on file systems with coarse
- * timestamps its mtime may read as slightly before the start of the run.
- * Only that one file gets it; a stale file with the same pid within two
- * seconds would need pid wrap-around.
- */
-#define OWN_PROFILE_SLACK_S 2
-
 static const char run_usage[] =
 	"Usage: witch run [-c dead|silent|load] [-o FILE] [--json] [--top N] [--] PROG [ARGS...]\n";
 
 static volatile sig_atomic_t child_pid;
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fputs("witch: run: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s(see 'witch --help')\n", run_usage);
-	return 2;
-}
 
 /* ---- finding libwitch.so ---- */
 
@@ -123,275 +111,6 @@ static int find_lib(char *out, size_t outlen)
 		"witch: run: cannot find %s (tried %s and %s); set WITCH_LIB to its path\n",
 		LIB_NAME, c1, c2);
 	return -ENOENT;
-}
-
-/* ---- output pattern ---- */
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-/* Default pattern: witch-<prog basename>-%p.prof, '%' in the name doubled. */
-static char *default_pattern(const char *prog)
-{
-	const char *b = base_name(prog);
-	size_t len = strlen(b);
-	char *out = malloc(2 * len + sizeof("witch--%p.prof"));
-	char *o = out;
-
-	if (!out)
-		return NULL;
-	o += sprintf(o, "witch-");
-	for (; *b; b++) {
-		*o++ = *b;
-		if (*b == '%')
-			*o++ = '%';
-	}
-	strcpy(o, "-%p.prof");
-	return out;
-}
-
-/* Prefix relative patterns with the current directory. */
-static char *absolute_pattern(const char *pat)
-{
-	char *cwd, *out;
-
-	if (pat[0] == '/')
-		return strdup(pat);
-	cwd = getcwd(NULL, 0);
-	if (!cwd)
-		return NULL;
-	/* '%' in the directory name must not read as a conversion. */
-	out = malloc(2 * strlen(cwd) + strlen(pat) + 2);
-	if (out) {
-		char *o = out;
-
-		for (const char *c = cwd; *c; c++) {
-			*o++ = *c;
-			if (*c == '%')
-				*o++ = '%';
-		}
-		*o++ = '/';
-		strcpy(o, pat);
-	}
-	free(cwd);
-	return out;
-}
-
-/* The pattern as a glob(3) pattern: %p and %e become *, metacharacters quoted. */
-static char *glob_of_pattern(const char *pat)
-{
-	char *out = malloc(2 * strlen(pat) + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	for (const char *c = pat; *c; c++) {
-		if (c[0] == '%' && (c[1] == 'p' || c[1] == 'e')) {
-			*o++ = '*';
-			c++;
-		} else if (c[0] == '%' && c[1] == '%') {
-			*o++ = '%';
-			c++;
-		} else {
-			if (strchr("*?[\\", *c))
-				*o++ = '\\';
-			*o++ = *c;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-/*
- * Whether s is an expansion of pat: %p matches one or more digits (the
- * first one is stored in *pid), %e one or more characters other than '/',
- * %% a '%'; anything else is literal.
- */
-static bool match_pattern(const char *pat, const char *s, long long *pid)
-{
-	while (*pat) {
-		if (pat[0] == '%' && (pat[1] == 'p' || pat[1] == 'e')) {
-			size_t max = pat[1] == 'p' ? strspn(s, "0123456789") :
-						     strcspn(s, "/");
-
-			for (size_t k = max; k >= 1; k--) {
-				if (match_pattern(pat + 2, s + k, pid)) {
-					if (pat[1] == 'p') {
-						char num[32];
-
-						if (k >= sizeof(num))
-							return false;
-						memcpy(num, s, k);
-						num[k] = '\0';
-						*pid = strtoll(num, NULL, 10);
-					}
-					return true;
-				}
-			}
-			return false;
-		}
-		if (pat[0] == '%' && pat[1] == '%') {
-			if (*s != '%')
-				return false;
-			pat += 2;
-			s++;
-			continue;
-		}
-		if (*pat != *s)
-			return false;
-		pat++;
-		s++;
-	}
-	return *s == '\0';
-}
-
-static bool has_pid_conversion(const char *pat)
-{
-	for (const char *c = pat; *c; c++) {
-		if (c[0] == '%' && c[1] == 'p')
-			return true;
-		if (c[0] == '%' && c[1] == '%')
-			c++;
-	}
-	return false;
-}
-
-/* The pattern with %p = pid (for messages); %e and %% kept as written. */
-static void expand_pid(const char *pat, pid_t pid, char *out, size_t outlen)
-{
-	size_t o = 0;
-
-	for (const char *c = pat; *c && o + 1 < outlen; c++) {
-		if (c[0] == '%' && c[1] == 'p') {
-			int n = snprintf(out + o, outlen - o, "%ld", (long)pid);
-
-			if (n < 0 || (size_t)n >= outlen - o)
-				break;
-			o += (size_t)n;
-			c++;
-		} else {
-			out[o++] = *c;
-		}
-	}
-	out[o] = '\0';
-}
-
-static bool written_since(const struct stat *st, const struct timespec *t,
-			  time_t slack)
-{
-	time_t from = t->tv_sec - slack;
-
-	if (st->st_mtim.tv_sec != from)
-		return st->st_mtim.tv_sec > from;
-	return st->st_mtim.tv_nsec >= t->tv_nsec;
-}
-
-struct found {
-	char **paths;
-	size_t n, cap;
-};
-
-static void found_free(struct found *f)
-{
-	for (size_t i = 0; i < f->n; i++)
-		free(f->paths[i]);
-	free(f->paths);
-	f->paths = NULL;
-	f->n = f->cap = 0;
-}
-
-static int found_add(struct found *f, const char *path)
-{
-	if (f->n == f->cap) {
-		size_t ncap = f->cap ? 2 * f->cap : 8;
-		char **np = realloc(f->paths, ncap * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		f->paths = np;
-		f->cap = ncap;
-	}
-	f->paths[f->n] = strdup(path);
-	if (!f->paths[f->n])
-		return -ENOMEM;
-	f->n++;
-	return 0;
-}
-
-/*
- * Add the files that expand pat and were written during the run: with
- * own, the program's (%p = its pid; any name if pat has no %p), else
- * those of other pids.
- */
-static int collect(const char *pat, pid_t pid, bool own,
-		   const struct timespec *start, struct found *f)
-{
-	char *gpat = glob_of_pattern(pat);
-	bool pid_conv = has_pid_conversion(pat);
-	glob_t g;
-	int grc, rc = 0;
-
-	if (!gpat)
-		return -ENOMEM;
-	/* GLOB_PERIOD: %e may expand to a name that starts with a dot. */
-	grc = glob(gpat, GLOB_PERIOD, NULL, &g);
-	free(gpat);
-	if (grc == GLOB_NOMATCH)
-		return 0;
-	if (grc == GLOB_NOSPACE)
-		return -ENOMEM;
-	if (grc == GLOB_ABORTED) {
-		fprintf(stderr,
-			"witch: warning: cannot search the directory of %s for profiles\n",
-			pat);
-		globfree(&g);
-		return 0;
-	}
-	for (size_t i = 0; i < g.gl_pathc && !rc; i++) {
-		const char *path = g.gl_pathv[i];
-		long long fpid = -1;
-		struct stat st;
-
-		if (!match_pattern(pat, path, &fpid))
-			continue;
-		if (own != (!pid_conv || fpid == (long long)pid))
-			continue;
-		if (stat(path, &st) || !S_ISREG(st.st_mode))
-			continue;	/* vanished, or not a profile */
-		if (!written_since(&st, start, own ? OWN_PROFILE_SLACK_S : 0))
-			continue;	/* left over from an earlier run */
-		rc = found_add(f, path);
-	}
-	globfree(&g);
-	return rc;
-}
-
-/*
- * The profiles of this run, the program's own first, then those of its
- * descendants. Without %p in the pattern, every exec'd process writes
- * the pattern's name itself, and libwitch appends ".<pid>" for a process
- * forked without exec (libwitch/src/profile.c), so those are looked for
- * too.
- */
-static int find_profiles(const char *pat, pid_t pid,
-			 const struct timespec *start, struct found *f)
-{
-	char *dotted;
-	int rc;
-
-	rc = collect(pat, pid, true, start, f);
-	if (!rc && has_pid_conversion(pat))
-		rc = collect(pat, pid, false, start, f);
-	if (!rc && !has_pid_conversion(pat)) {
-		if (asprintf(&dotted, "%s.%%p", pat) < 0)
-			return -ENOMEM;
-		rc = collect(dotted, pid, false, start, f);
-		free(dotted);
-	}
-	return rc;
 }
 
 /* ---- running ---- */
@@ -553,44 +272,33 @@ int witch_run_main(int argc, char **argv)
 	const char *client = NULL, *output = NULL;
 	char lib[PATH_MAX], expected[PATH_MAX + 64];
 	char *pattern = NULL, *dflt = NULL;
-	struct found profiles = { 0 };
+	struct run_found profiles = { 0 };
 	struct saved_signals sv;
 	struct timespec start;
 	int i, rc, status, exit_code, exec_errno;
 	pid_t pid = -1, w;
+	struct witch_cli c = {.cmd = "run", .usage = run_usage, .argc = argc, .argv = argv};
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	for (c.i = 1; c.i < argc; c.i++) {
+		const char *a = argv[c.i];
 
 		if (!strcmp(a, "--")) {
-			i++;
+			c.i++;
 			break;
 		}
 		if (a[0] != '-' || !a[1])
 			break;	/* the program; its own options follow */
-		if (!strcmp(a, "-c") || !strcmp(a, "--client")) {
-			if (i + 1 >= argc)
-				return usage_error("%s needs a client name", a);
-			client = argv[++i];
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (i + 1 >= argc)
-				return usage_error("%s needs a file name", a);
-			output = argv[++i];
-		} else if (!strcmp(a, "--top")) {
-			if (i + 1 >= argc)
-				return usage_error("%s needs a number", a);
-			if (witch_parse_top(argv[++i], &ro.top))
-				return usage_error("--top: '%s' is not a count (0 for all)",
-						   argv[i]);
-			ro.top_set = true;
-		} else if (!strncmp(a, "--client=", 9)) {
-			client = a + 9;
-		} else if (!strncmp(a, "--output=", 9)) {
-			output = a + 9;
-		} else if (!strncmp(a, "--top=", 6)) {
-			if (witch_parse_top(a + 6, &ro.top))
-				return usage_error("--top: '%s' is not a count (0 for all)",
-						   a + 6);
+		if ((rc = witch_cli_option(&c, "-c", "a client name", &client)) ||
+		    (rc = witch_cli_option(&c, "--client", "a client name", &client))) {
+			if (rc < 0)
+				return 2;
+		} else if ((rc = witch_cli_option(&c, "-o", "a file name", &output)) ||
+			   (rc = witch_cli_option(&c, "--output", "a file name", &output))) {
+			if (rc < 0)
+				return 2;
+		} else if ((rc = witch_cli_top(&c, &ro.top))) {
+			if (rc < 0)
+				return 2;
 			ro.top_set = true;
 		} else if (!strcmp(a, "--json")) {
 			ro.json = true;
@@ -601,17 +309,18 @@ int witch_run_main(int argc, char **argv)
 			      stdout);
 			return 0;
 		} else {
-			return usage_error("unknown option '%s'", a);
+			return witch_cli_usage_error(&c, "unknown option '%s'", a);
 		}
 	}
+	i = c.i;
 	if (i >= argc)
-		return usage_error("%s", "no program given");
+		return witch_cli_usage_error(&c, "%s", "no program given");
 	if (client && strcmp(client, "dead") && strcmp(client, "silent") &&
 	    strcmp(client, "load"))
-		return usage_error("-c: unknown client '%s' (dead, silent or load)",
+		return witch_cli_usage_error(&c, "-c: unknown client '%s' (dead, silent or load)",
 				   client);
 	if (output && !*output)
-		return usage_error("%s", "-o: empty file name");
+		return witch_cli_usage_error(&c, "%s", "-o: empty file name");
 
 	if (find_lib(lib, sizeof(lib)))
 		return 2;
@@ -623,11 +332,11 @@ int witch_run_main(int argc, char **argv)
 	if (!output) {
 		output = getenv("WITCH_OUTPUT");
 		if (!output || !*output) {
-			dflt = default_pattern(argv[i]);
+			dflt = run_default_pattern(argv[i]);
 			output = dflt;
 		}
 	}
-	pattern = output ? absolute_pattern(output) : NULL;
+	pattern = output ? run_absolute_pattern(output) : NULL;
 	if (!pattern) {
 		fprintf(stderr, "witch: run: cannot build the output path: %s\n",
 			strerror(errno ? errno : ENOMEM));
@@ -689,13 +398,13 @@ int witch_run_main(int argc, char **argv)
 		goto out;
 	}
 
-	rc = find_profiles(pattern, pid, &start, &profiles);
+	rc = run_find_profiles(pattern, pid, &start, &profiles);
 	if (rc) {
 		fprintf(stderr, "witch: run: looking for profiles: %s\n",
 			strerror(-rc));
 		goto out;
 	}
-	expand_pid(pattern, pid, expected, sizeof(expected));
+	run_expand_pid(pattern, pid, expected, sizeof(expected));
 	if (!profiles.n) {
 		if (WIFSIGNALED(status))
 			fprintf(stderr,
@@ -712,7 +421,7 @@ int witch_run_main(int argc, char **argv)
 	 * stays the exit status either way. */
 	witch_report_files(profiles.paths, profiles.n, &ro, stdout, NULL);
 out:
-	found_free(&profiles);
+	run_found_free(&profiles);
 	free(pattern);
 	free(dflt);
 	return exit_code;

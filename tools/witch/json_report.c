@@ -1,0 +1,122 @@
+/* json_report: summary and top pairs as JSON (see json_report.h). */
+#include "json_report.h"
+
+#include "json_out.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void json_frames(FILE *out, const struct witch_path *pb)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < pb->n; i++) {
+		const struct witch_frame *f = pb->frames[i];
+
+		fputs(i ? ",\n      {" : "\n      {", out);
+		fputs("\"function\":", out);
+		json_out_str(out, f->function);
+		fputs(", \"file\":", out);
+		json_out_str(out, f->file);
+		fprintf(out, ", \"line\":%u, \"module\":", f->line);
+		json_out_str(out, f->module);
+		fprintf(out, ", \"address\":\"0x%" PRIx64 "\", \"offset\":\"0x%" PRIx64 "\"",
+			f->address, f->offset);
+		if (f->inlined)
+			fputs(", \"inlined\":true", out);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+int witch_json_write(FILE *out, const struct witch_view *v)
+{
+	const struct witch_profile *p = v->p;
+	const struct witch_totals *t = &v->t;
+	size_t shown = v->shown;
+	struct witch_path pb = { 0 };
+	int rc = 0;
+
+	fputs("{\"client\":", out);
+	json_out_str(out, witch_client_name(p->client));
+	fputs(", \"sampler\":", out);
+	json_out_str(out, p->sampler);
+	if (p->sampler_why) {
+		fputs(", \"sampler_why\":", out);
+		json_out_str(out, p->sampler_why);
+	}
+	fputs(",\n \"samples\":", out);
+	json_out_num(out, witch_profile_stat(p, "samples"));
+	double overhead, rate;
+	if (witch_overhead_of(p, &overhead, &rate) == 0) {
+		fputs(", \"overhead_estimate\":", out);
+		json_out_num(out, overhead);
+		fputs(", \"tick_rate\":", out);
+		json_out_num(out, rate);
+	}
+	fputs(", \"watchpoints_armed\":", out);
+	json_out_num(out, witch_profile_stat(p, "watchpoints_armed"));
+	fputs(", \"traps\":", out);
+	json_out_num(out, witch_profile_stat(p, "traps"));
+	fputs(",\n \"waste\":", out);
+	json_out_num(out, t->waste);
+	fputs(", \"use\":", out);
+	json_out_num(out, t->use);
+	fputs(", \"fraction\":", out);
+	json_out_num(out, witch_fraction(t->waste, t->use));
+	if (t->has_waste_approx) {
+		fputs(", \"waste_approx\":", out);
+		json_out_num(out, t->waste_approx);
+	}
+	if (p->has_tolerance && !p->tolerance_mixed) {
+		fputs(", \"tolerance\":", out);
+		json_out_num(out, p->tolerance);
+	}
+	fprintf(out, ",\n \"profiles\":%zu, \"pids\":[", p->nfiles);
+	for (size_t i = 0; i < p->npids; i++)
+		fprintf(out, "%s%" PRIu64, i ? "," : "", p->pids[i]);
+	fputc(']', out);
+	if (p->exe) {
+		fputs(", \"exe\":", out);
+		json_out_str(out, p->exe);
+	}
+	if (p->has_period && !p->period_mixed)
+		fprintf(out, ", \"period\":%" PRIu64, p->period);
+	fputs(",\n \"stats\":{", out);
+	for (size_t i = 0; i < p->nstats; i++) {
+		fputs(i ? ", " : "", out);
+		json_out_str(out, p->stats[i].name);
+		fputc(':', out);
+		json_out_num(out, p->stats[i].value);
+	}
+	fputs("},\n \"pairs\":[", out);
+	for (size_t k = 0; k < shown; k++) {
+		const struct witch_pair *q = &p->pairs[v->order[k]];
+
+		fputs(k ? ",\n  {\"waste\":" : "\n  {\"waste\":", out);
+		json_out_num(out, q->waste);
+		fputs(", \"use\":", out);
+		json_out_num(out, q->use);
+		fputs(", \"share\":", out);
+		json_out_num(out, witch_share(q->waste, t->waste));
+		fprintf(out, ", \"traps\":%" PRIu64, q->traps);
+		if (q->has_waste_approx) {
+			fputs(", \"waste_approx\":", out);
+			json_out_num(out, q->waste_approx);
+		}
+		fputs(",\n   \"watch\":", out);
+		if ((rc = witch_path_collect(v->sym, p, q->watch, &pb)))
+			goto out;
+		json_frames(out, &pb);
+		fputs(",\n   \"trap\":", out);
+		if ((rc = witch_path_collect(v->sym, p, q->trap, &pb)))
+			goto out;
+		json_frames(out, &pb);
+		fputc('}', out);
+	}
+	fputs("]}\n", out);
+out:
+	witch_path_free(&pb);
+	return rc;
+}

@@ -1,0 +1,29 @@
+/*
+ * json_report: the report as one JSON object, for scripts and
+ * bench/accuracy.sh (the oracle writes the same schema).
+ *
+ * JSON schema (names and meanings are stable; more fields may be added):
+ *   {"client":"dead|silent|load", "sampler":"soft|pmu|mixed",
+ *    "samples":N, "watchpoints_armed":N, "traps":N,
+ *    "waste":BYTES, "use":BYTES, "fraction":F,   F = waste/(waste+use), 0 if both 0
+ *    ["waste_approx":BYTES,]                     when any pair has it
+ *    ["tolerance":T,]                            silent/load: FP relative tolerance
+ *    "profiles":N, "pids":[...], ["exe":"...",] ["period":N,]
+ *    "stats":{"name":value,...},                 every stat counter, summed
+ *    "pairs":[{"waste":B, "use":B, "share":S,    S = waste/total waste (0 if none)
+ *              "traps":N, ["waste_approx":B,]
+ *              "watch":[FRAME...], "trap":[FRAME...]}]}   frames leaf first
+ *   FRAME = {"function":"...", "file":"...", "line":N, "module":"...",
+ *            "address":"0x...", "offset":"0x...", ["inlined":true]}
+ */
+#ifndef WITCH_TOOL_JSON_REPORT_H
+#define WITCH_TOOL_JSON_REPORT_H
+
+#include "view.h"
+
+#include <stdio.h>
+
+/* The summary and the shown pairs, in the schema above.  0 or a negative errno. */
+int witch_json_write(FILE *out, const struct witch_view *v);
+
+#endif

@@ -1,0 +1,206 @@
+/* profile_parse: one profile file into its raw form (see profile_parse.h). */
+#include "profile_fields.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void raw_init(struct raw_profile *r, const char *path, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->err = err;
+	r->errlen = errlen;
+	index_table_init(&r->module_ids);
+	index_table_init(&r->node_ids);
+}
+
+void raw_free(struct raw_profile *r)
+{
+	free(r->sampler);
+	free(r->exe);
+	free(r->sampler_why);
+	for (size_t i = 0; i < r->nstats; i++)
+		free(r->stats[i].name);
+	free(r->stats);
+	for (size_t i = 0; i < r->nmodules; i++) {
+		free(r->modules[i].build_id);
+		free(r->modules[i].path);
+	}
+	free(r->modules);
+	free(r->nodes);
+	free(r->pairs);
+	index_table_free(&r->module_ids);
+	index_table_free(&r->node_ids);
+}
+
+static int check_header(struct raw_profile *r, char *line)
+{
+	char *cur = line, *magic, *version, q[64];
+	uint64_t v;
+
+	/* Quote before splitting: raw_next_field() cuts the line in place. */
+	raw_quote(q, sizeof(q), line);
+	magic = raw_next_field(&cur);
+	if (!magic || strcmp(magic, PROFILE_MAGIC))
+		return raw_error(r, -EINVAL,
+				 "not a libwitch profile (expected '%s %d', got '%s')",
+				 PROFILE_MAGIC, PROFILE_VERSION, q);
+	version = raw_next_field(&cur);
+	if (!version || raw_next_field(&cur) || raw_parse_digits(version, 10, &v))
+		return raw_error(r, -EINVAL,
+				 "malformed header (expected '%s %d')",
+				 PROFILE_MAGIC, PROFILE_VERSION);
+	if (v != PROFILE_VERSION)
+		return raw_error(r, -EPROTONOSUPPORT,
+				 "unsupported profile version %" PRIu64 " (this witch reads version %d)",
+				 v, PROFILE_VERSION);
+	return 0;
+}
+
+
+static int cmp_module_start(const void *a, const void *b, void *arg)
+{
+	const struct raw_module *m = arg;
+	const struct raw_module *x = &m[*(const uint32_t *)a];
+	const struct raw_module *y = &m[*(const uint32_t *)b];
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * After `end`: resolve pair references, check required records and that
+ * executable ranges do not overlap (a pc must name one module).
+ * by_start receives the module indices sorted by start.
+ */
+int raw_finish(struct raw_profile *r, uint32_t *by_start)
+{
+	uint32_t prev = UINT32_MAX;
+
+	if (!r->has_client)
+		return raw_error(r, -EINVAL, "missing 'client' record");
+	if (!r->has_sampler)
+		return raw_error(r, -EINVAL, "missing 'sampler' record");
+	for (size_t i = 0; i < r->npairs; i++) {
+		struct raw_pair *p = &r->pairs[i];
+		uint32_t w, t;
+
+		r->line = p->line;
+		if (!raw_find_node_id(r, p->watch_id, &w))
+			return raw_error(r, -EINVAL,
+					 "pair: watch node %" PRIu64 " is not defined",
+					 p->watch_id);
+		if (!raw_find_node_id(r, p->trap_id, &t))
+			return raw_error(r, -EINVAL,
+					 "pair: trap node %" PRIu64 " is not defined",
+					 p->trap_id);
+		p->watch = w + 1;
+		p->trap = t + 1;
+	}
+	for (size_t i = 0; i < r->nmodules; i++)
+		by_start[i] = (uint32_t)i;
+	qsort_r(by_start, r->nmodules, sizeof(*by_start), cmp_module_start,
+		r->modules);
+	for (size_t i = 0; i < r->nmodules; i++) {
+		const struct raw_module *m = &r->modules[by_start[i]];
+
+		if (m->start == m->end)
+			continue;	/* no executable segment: covers no pc */
+		if (prev != UINT32_MAX && r->modules[prev].end > m->start) {
+			r->line = m->line;
+			return raw_error(r, -EINVAL,
+					 "module %" PRIu64 ": executable range overlaps that of module %" PRIu64,
+					 m->id, r->modules[prev].id);
+		}
+		prev = by_start[i];
+	}
+	return 0;
+}
+
+/* Whether line is the `end` record (blanks around it tolerated). */
+static bool is_end_line(const char *s)
+{
+	s += strspn(s, " ");
+	if (strncmp(s, "end", 3))
+		return false;
+	s += 3;
+	return s[strspn(s, " ")] == '\0';
+}
+
+/* Read and check one file into r (r->path, err, errlen set by the caller). */
+int raw_parse(struct raw_profile *r, FILE *f)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	bool seen_end = false;
+	int rc = 0;
+
+	r->line = 0;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		bool complete = len > 0 && line[len - 1] == '\n';
+
+		r->line++;
+		if (seen_end) {
+			/* Anything after `end` means the file is not what its
+			 * writer meant it to be (e.g. two profiles concatenated). */
+			if (strspn(line, " \n") != (size_t)len) {
+				rc = raw_error(r, -EINVAL,
+					       "data after the 'end' record");
+				goto out;
+			}
+			continue;
+		}
+		if (complete)
+			line[--len] = '\0';
+		if (strlen(line) != (size_t)len) {
+			rc = raw_error(r, -EINVAL,
+				       "malformed line: contains a NUL byte");
+			goto out;
+		}
+		if (r->line == 1) {
+			rc = check_header(r, line);
+			if (rc)
+				goto out;
+			continue;
+		}
+		if (is_end_line(line)) {
+			/* "end" without its newline is still complete. */
+			seen_end = true;
+			continue;
+		}
+		if (!complete) {
+			/* The writer was cut off in the middle of this line. */
+			rc = raw_error(r, -EINVAL,
+				       "truncated profile: incomplete last line and no 'end' record");
+			goto out;
+		}
+		rc = raw_dispatch(r, line);
+		if (rc)
+			goto out;
+	}
+	if (ferror(f) || !feof(f)) {
+		/* getline fails without setting the error flag on ENOMEM. */
+		rc = errno ? -errno : -EIO;
+		snprintf(r->err, r->errlen, "%s: read error: %s", r->path,
+			 strerror(-rc));
+		goto out;
+	}
+	if (r->line == 0) {
+		r->line = 1;
+		rc = raw_error(r, -EINVAL,
+			       "empty file, not a libwitch profile (expected '%s %d')",
+			       PROFILE_MAGIC, PROFILE_VERSION);
+		goto out;
+	}
+	if (!seen_end) {
+		rc = raw_error(r, -EINVAL,
+			       "truncated profile: no 'end' record after the last line");
+		goto out;
+	}
+out:
+	free(line);
+	return rc;
+}

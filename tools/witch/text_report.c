@@ -1,0 +1,175 @@
+/* text_report: summary and top pairs as text (see text_report.h). */
+#include "text_report.h"
+
+#include "json_out.h"
+#include "wording.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_summary_stat(const char *name)
+{
+	return !strcmp(name, "samples") || !strcmp(name, "watchpoints_armed") ||
+	       !strcmp(name, "traps");
+}
+
+/*
+ * line, cut to width columns with "..." as the last three when longer
+ * (0: no limit). A column is a UTF-8 character (a byte that is not a
+ * continuation byte), so a cut never splits one; wide characters count
+ * as one, which errs on the side of a line that wraps.
+ */
+static void put_cut(FILE *out, const char *line, size_t width)
+{
+	const unsigned char *p = (const unsigned char *)line;
+	size_t cols = 0, keep = 0;
+
+	if (width) {
+		for (size_t i = 0; p[i]; i++) {
+			if ((p[i] & 0xc0) == 0x80)
+				continue;
+			if (cols == width - 3)
+				keep = i;
+			cols++;
+		}
+	}
+	if (!width || cols <= width) {
+		fputs(line, out);
+		return;
+	}
+	fwrite(line, 1, keep, out);
+	fputs("...", out);
+}
+
+static int text_frames(FILE *out, const struct witch_path *pb, size_t width)
+{
+	for (size_t i = 0; i < pb->n; i++) {
+		const struct witch_frame *f = pb->frames[i];
+		char ln[16] = "";
+		char *line;
+
+		if (f->line)
+			snprintf(ln, sizeof(ln), ":%u", f->line);
+		if (asprintf(&line, "      #%-2zu %s%s at %s%s in %s [0x%" PRIx64 "]",
+			     i, f->function, f->inlined ? " (inlined)" : "",
+			     f->file, ln, f->module, f->address) < 0)
+			return -ENOMEM;
+		put_cut(out, line, width);
+		fputc('\n', out);
+		free(line);
+	}
+	return 0;
+}
+
+static void text_summary(FILE *out, const struct witch_profile *p,
+			 const struct witch_totals *t)
+{
+	bool others = false;
+
+	fprintf(out, "%-19s%zu", "profiles:", p->nfiles);
+	if (p->npids) {
+		fprintf(out, " (pid%s", p->npids > 1 ? "s" : "");
+		for (size_t i = 0; i < p->npids && i < 8; i++)
+			fprintf(out, "%s%" PRIu64, i ? ", " : " ", p->pids[i]);
+		fprintf(out, "%s)", p->npids > 8 ? ", ..." : "");
+	}
+	fputc('\n', out);
+	if (p->exe)
+		fprintf(out, "%-19s%s\n", "program:", p->exe);
+	fprintf(out, "%-19s%s (%s)\n", "client:", witch_client_name(p->client),
+		witch_client_what(p->client));
+	fprintf(out, "%-19s%s", "sampler:", p->sampler);
+	if (p->has_period && !p->period_mixed)
+		fprintf(out, " (period %" PRIu64 ")", p->period);
+	else if (p->period_mixed)
+		fprintf(out, " (periods differ between profiles)");
+	if (p->sampler_why)
+		fprintf(out, "; no PMU sampler: %s", p->sampler_why);
+	fputc('\n', out);
+	fprintf(out, "%-19s%.0f", "samples:", witch_profile_stat(p, "samples"));
+	double overhead, rate;
+	if (witch_overhead_of(p, &overhead, &rate) == 0)
+		fprintf(out, " (%.0f ticks per CPU-second; the profiler's cost, as it measured it: "
+			"%.1f%% of the program's CPU time)", rate, overhead * 100);
+	fputc('\n', out);
+	fprintf(out, "%-19s%.0f\n", "watchpoints armed:",
+		witch_profile_stat(p, "watchpoints_armed"));
+	fprintf(out, "%-19s%.0f\n", "traps:", witch_profile_stat(p, "traps"));
+	fprintf(out, "%-19s", "waste:");
+	witch_print_bytes(out, t->waste);
+	if (t->has_waste_approx) {
+		fputs(", approximate part ", out);
+		witch_print_bytes(out, t->waste_approx);
+	}
+	if (p->has_tolerance && !p->tolerance_mixed)
+		fprintf(out, " (floating point within %g%% counts as the same value)",
+			p->tolerance * 100);
+	else if (p->tolerance_mixed)
+		fputs(" (FP tolerances differ between profiles)", out);
+	fprintf(out, "\n%-19s", "use:");
+	witch_print_bytes(out, t->use);
+	fprintf(out, "\n%-19s%.4f (waste / (waste + use))\n", "fraction:",
+		witch_fraction(t->waste, t->use));
+	for (size_t i = 0; i < p->nstats; i++) {
+		if (is_summary_stat(p->stats[i].name))
+			continue;
+		fprintf(out, "%s%s ", others ? ", " : "other counters:    ",
+			p->stats[i].name);
+		json_out_num(out, p->stats[i].value);
+		others = true;
+	}
+	if (others)
+		fputc('\n', out);
+}
+
+int witch_text_write(FILE *out, const struct witch_view *v)
+{
+	const struct witch_profile *p = v->p;
+	const struct witch_totals *t = &v->t;
+	size_t shown = v->shown;
+	struct witch_path pb = { 0 };
+	int rc = 0;
+
+	text_summary(out, p, t);
+	if (!p->npairs) {
+		fputs("\nno pairs: no watchpoint trap was attributed to a pair of contexts\n",
+		      out);
+		return 0;
+	}
+	if (shown == p->npairs)
+		fprintf(out, "\n%zu pair%s by waste:\n", p->npairs,
+			p->npairs > 1 ? "s" : "");
+	else
+		fprintf(out, "\ntop %zu of %zu pairs by waste:\n", shown,
+			p->npairs);
+	for (size_t k = 0; k < shown; k++) {
+		const struct witch_pair *q = &p->pairs[v->order[k]];
+
+		fprintf(out, "\n#%zu  share %.2f%%  waste ", k + 1,
+			100 * witch_share(q->waste, t->waste));
+		witch_print_bytes(out, q->waste);
+		if (q->has_waste_approx) {
+			fputs(" (approximate ", out);
+			witch_print_bytes(out, q->waste_approx);
+			fputc(')', out);
+		}
+		fputs("  use ", out);
+		witch_print_bytes(out, q->use);
+		fprintf(out, "  traps %" PRIu64 "\n", q->traps);
+
+		fprintf(out, "    %s\n", witch_watch_words(p->client, q->waste > 0));
+		if ((rc = witch_path_collect(v->sym, p, q->watch, &pb)) ||
+		    (rc = text_frames(out, &pb, v->width)))
+			goto out;
+		fprintf(out, "    %s\n", witch_trap_words(p->client, q->waste > 0));
+		if ((rc = witch_path_collect(v->sym, p, q->trap, &pb)) ||
+		    (rc = text_frames(out, &pb, v->width)))
+			goto out;
+	}
+out:
+	witch_path_free(&pb);
+	return rc;
+}

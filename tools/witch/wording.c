@@ -1,0 +1,75 @@
+/* wording: bytes and pair headings for people (see wording.h). */
+#include "wording.h"
+
+#include <stdint.h>
+
+/* Bytes for people: exact-ish number, and a binary-unit hint when large. */
+void witch_print_bytes(FILE *out, double v)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double h = v;
+	int u = -1;
+
+	if (v >= 100 || v == (double)(uint64_t)v)
+		fprintf(out, "%.0f bytes", v);
+	else
+		fprintf(out, "%.2f bytes", v);
+	while (h >= 1024 && u < 4) {
+		h /= 1024;
+		u++;
+	}
+	if (u >= 0)
+		fprintf(out, " (%.1f %s)", h, units[u]);
+}
+
+const char *witch_client_what(enum witch_client c)
+{
+	switch (c) {
+	case WITCH_CLIENT_DEAD:
+		return "dead stores";
+	case WITCH_CLIENT_SILENT:
+		return "silent stores";
+	case WITCH_CLIENT_LOAD:
+		return "redundant loads";
+	}
+	return "?";
+}
+
+/* A pair with no waste is a useful access: word it so. */
+const char *witch_watch_words(enum witch_client c, bool wasted)
+{
+	if (!wasted)
+		return c == WITCH_CLIENT_LOAD ? "load" : "store";
+	switch (c) {
+	case WITCH_CLIENT_DEAD:
+		return "dead store";
+	case WITCH_CLIENT_SILENT:
+		return "silent store";
+	case WITCH_CLIENT_LOAD:
+		return "load";
+	}
+	return "?";
+}
+
+const char *witch_trap_words(enum witch_client c, bool wasted)
+{
+	if (!wasted) {
+		switch (c) {
+		case WITCH_CLIENT_DEAD:
+			return "read by";
+		case WITCH_CLIENT_SILENT:
+			return "overwritten with a different value by";
+		case WITCH_CLIENT_LOAD:
+			return "different value loaded by";
+		}
+	}
+	switch (c) {
+	case WITCH_CLIENT_DEAD:
+		return "killed by";
+	case WITCH_CLIENT_SILENT:
+		return "overwritten with the same value by";
+	case WITCH_CLIENT_LOAD:
+		return "same value loaded again by";
+	}
+	return "?";
+}
