@@ -71,7 +71,12 @@ void cost_leave(struct cost *c, int soon, int kernel)
 	c->exit_tsc = __rdtsc();
 	double handler = (double)(c->exit_tsc - c->entry_tsc) * ns_per_tsc;
 	double trip = kernel ? c->round_trip_ns : 0;
-	c->since_ns += handler; /* the clock skips kernel time (exclude_kernel) */
+	double in_interval = handler;
+	if (c->restart_tsc) {
+		in_interval = (double)(c->exit_tsc - c->restart_tsc) * ns_per_tsc;
+		c->restart_tsc = 0;
+	}
+	c->since_ns += in_interval; /* the clock skips kernel time (exclude_kernel) */
 	c->since_all_ns += handler + trip;
 	c->handler_ns += handler;
 	c->kernel_ns += trip;
@@ -82,6 +87,12 @@ void cost_leave(struct cost *c, int soon, int kernel)
 		c->measuring = 1;
 		c->exit_cpu_ns = thread_cpu_ns();
 	}
+}
+
+void cost_restart_interval(struct cost *c)
+{
+	c->restart_tsc = __rdtsc();
+	c->since_ns = 0;
 }
 
 double cost_take_interval(struct cost *c, double *all_ns)

@@ -2,8 +2,10 @@
  *
  * Interposed: dlclose.  Before the library goes, the profile records every
  * loaded module (profile_note_modules), so pcs sampled in it still map to
- * its file and symbols when the profile is written.
+ * its file and symbols when the profile is written, and the unwinders'
+ * module snapshot (phdrs.h) is retaken around it.
  */
+#include "witch/phdrs.h"
 #include "witch/profile.h"
 #include "witch/export.h"
 
@@ -13,5 +15,9 @@ WITCH_EXPORT int dlclose(void *handle)
 {
 	int (*real)(void *) = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 	profile_note_modules();
-	return real ? real(handle) : -1;
+	/* No unwind may read the module's tables while it is unmapped. */
+	phdrs_close_begin();
+	int rc = real ? real(handle) : -1;
+	phdrs_close_end();
+	return rc;
 }

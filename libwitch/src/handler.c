@@ -150,6 +150,14 @@ static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct loo
 	sample_take(t, uc, &r);
 }
 
+/* The sampler's next interval starts as this handler ends: a handler that
+ * costs more than an interval must not starve the program of ticks' time. */
+static void interval_restart(struct witch_thread *t)
+{
+	sampler_next_period(&t->sampler, rng_next(&t->rng));
+	cost_restart_interval(&t->cost);
+}
+
 /* Step on, or not.  Single steps run on the thread's CPU clock: restart the
  * interval when they end, or code that needs more steps per sample would
  * get more samples. */
@@ -162,11 +170,8 @@ static void look_apply(struct witch_thread *t, ucontext_t *uc, enum look_next ne
 		return;
 	}
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
-	if (was_stepping) {
-		sampler_next_period(&t->sampler, rng_next(&t->rng));
-		double all;
-		cost_take_interval(&t->cost, &all); /* the steps were before the new interval */
-	}
+	if (was_stepping)
+		interval_restart(t); /* the steps were before the new interval */
 }
 
 static void tick_soft(struct witch_thread *t, ucontext_t *uc)
@@ -176,6 +181,10 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	struct look_pick picks[LOOK_MAX_PICKS];
 	int n = 0;
 
+	if (sampler_tick_is_stale(&t->sampler)) {
+		t->stats.ticks_stale++;
+		return;
+	}
 	/* The tick stands for the program's CPU time since the last: the
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;
@@ -187,11 +196,10 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 							  t->sampler.period_ns);
 		bulk_set_period(&t->bulk, t->sampler.period_ns);
 	}
-	sampler_next_period(&t->sampler, rng_next(&t->rng));
-	if (t->look.stepping)
-		return; /* still reaching the last tick's pick */
-	if (t->bulk.active) {
-		t->stats.skip_bulk++; /* its bytes are counted (bulk.h) */
+	if (t->look.stepping || t->bulk.active) {
+		/* Still reaching the last tick's pick, or in a byte-counted call (bulk.h). */
+		t->stats.skip_bulk += t->bulk.active && !t->look.stepping;
+		interval_restart(t);
 		return;
 	}
 	regs_of(t, uc, &regs);
@@ -201,6 +209,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	for (int i = 0; i < n; i++)
 		sample_pick(t, uc, &picks[i]);
 	look_apply(t, uc, next, 0);
+	interval_restart(t);
 }
 
 static void step_soft(struct witch_thread *t, ucontext_t *uc)

@@ -102,10 +102,18 @@ int sampler_stop(struct sampler *s)
 	return 0;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO: no system call */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 int sampler_next_period(struct sampler *s, uint64_t random)
 {
 	if (s->clock == SAMPLER_PMU)
 		return 0;
+	s->started_ns = monotonic_ns();
 	uint64_t next = s->period_ns / 2 + random % (s->period_ns ? s->period_ns : 1);
 	if (next < 10000)
 		next = 10000; /* the kernel's floor for hrtimer-driven events */
@@ -121,6 +129,15 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 		return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
 	}
 	return -EBADF;
+}
+
+/* Wall time bounds CPU time from above: a tick that ends a whole interval
+ * never looks stale, whatever else ran on the CPU. */
+int sampler_tick_is_stale(const struct sampler *s)
+{
+	if (s->clock == SAMPLER_PMU || !s->started_ns)
+		return 0;
+	return monotonic_ns() - s->started_ns < s->current_ns / 2;
 }
 
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si)

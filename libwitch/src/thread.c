@@ -1,5 +1,6 @@
 /* thread: per-thread runtime state and its life cycle (see thread.h). */
 #include "witch/thread.h"
+#include "witch/phdrs.h"
 #include "witch/runtime.h"
 #include "witch/export.h"
 #include "witch/pmu_event.h"
@@ -204,6 +205,8 @@ static void thread_release(struct witch_thread *t)
 
 struct witch_thread *thread_begin(void)
 {
+	/* Outside any handler: a library loaded since is unwound through. */
+	phdrs_refresh_if_stale();
 	if (thread_reserve() < 0)
 		return NULL;
 	struct witch_thread *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,

@@ -1,6 +1,7 @@
 /* unwind: libunwind walk from a signal context (see unwind.h). */
 #define UNW_LOCAL_ONLY
 #include "witch/unwind.h"
+#include "witch/phdrs.h"
 
 #include <errno.h>
 #include <libunwind.h>
@@ -14,7 +15,7 @@ int unwind_init(void)
 	return 0;
 }
 
-int unwind_context(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_start)
+static int unwind_walk(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_start)
 {
 	unw_cursor_t cursor;
 	unw_word_t ip;
@@ -41,10 +42,23 @@ int unwind_context(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_start)
 	return n;
 }
 
+/* libunwind finds unwind tables through dl_iterate_phdr: inside these two,
+ * the runtime's lock-free snapshot of the modules answers (phdrs.h). */
+int unwind_context(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_start)
+{
+	phdrs_unwind_begin();
+	int n = unwind_walk(uc, pcs, max, fn_start);
+	phdrs_unwind_end();
+	return n;
+}
+
 int unwind_proc_start(uint64_t pc, uint64_t *fn_start)
 {
 	unw_proc_info_t pi;
-	if (unw_get_proc_info_by_ip(unw_local_addr_space, pc, &pi, NULL) < 0)
+	phdrs_unwind_begin();
+	int rc = unw_get_proc_info_by_ip(unw_local_addr_space, pc, &pi, NULL);
+	phdrs_unwind_end();
+	if (rc < 0)
 		return -ENOENT;
 	*fn_start = pi.start_ip;
 	return 0;

@@ -17,6 +17,7 @@
 #include "witch/forkguard.h"
 #include "witch/handler.h"
 #include "witch/log.h"
+#include "witch/phdrs.h"
 #include "witch/pmu_event.h"
 #include "witch/profile.h"
 #include "witch/runtime.h"
@@ -67,11 +68,13 @@ static void witch_prefork(void)
 	flush_prefork();
 	thread_prefork();
 	profile_prefork();
+	phdrs_prefork();
 }
 
 /* The reverse of witch_prefork's lock order. */
 static void witch_postfork_parent(void)
 {
+	phdrs_postfork_parent();
 	profile_postfork_parent();
 	thread_postfork_parent();
 	flush_postfork_parent();
@@ -82,6 +85,7 @@ static void witch_postfork_parent(void)
 static void witch_postfork_child(void)
 {
 	witch_pid = getpid();
+	phdrs_postfork_child();
 	profile_postfork_child();
 	thread_postfork_child();
 	flush_postfork_child();
@@ -209,7 +213,8 @@ __attribute__((constructor)) static void witch_init(void)
 	int use_pmu = witch_choose_sampler();
 	if (use_pmu < 0)
 		return;
-	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = costmodel_init()) < 0 ||
+	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
+	    (rc = costmodel_init()) < 0 ||
 	    (rc = cost_init()) < 0) {
 		log_line("cannot initialize the decoder or unwinder (%s); running without profiling",
 			 strerror(-rc));

@@ -2,7 +2,9 @@
 # run_same_status.sh BUILD_DIR PROGRAM [ARGS...]: the program ends the same
 # way under the profiler: same stdout, same exit status (a signal death is
 # 128+N from bash), and the profiled run's stderr has no `witch:` line.
-# SAME_STATUS_CLIENT picks the client (default dead).  SAME_STATUS_PROFILE=1:
+# SAME_STATUS_CLIENT picks the client (default dead), SAME_STATUS_RATE the
+# rate (default 2000); the profiled run is killed after SAME_STATUS_TIMEOUT
+# seconds (default 60), a hang then fails as status 137.  SAME_STATUS_PROFILE=1:
 # the profiled run must also leave exactly one profile that reads back with
 # samples in it (a fatal signal or _exit loses nothing).
 set -u
@@ -15,7 +17,8 @@ for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
 
 ( ulimit -c 0; exec "$PROGRAM" "$@" ) >"$tmp/native.out" 2>"$tmp/native.err"
 nrc=$?
-( ulimit -c 0; exec env LD_PRELOAD="$BUILD/libwitch.so" WITCH_SAMPLER=soft WITCH_RATE=2000 \
+( ulimit -c 0; exec timeout -s KILL "${SAME_STATUS_TIMEOUT:-60}" \
+	env LD_PRELOAD="$BUILD/libwitch.so" WITCH_SAMPLER=soft WITCH_RATE="${SAME_STATUS_RATE:-2000}" \
 	WITCH_CLIENT="${SAME_STATUS_CLIENT:-dead}" \
 	WITCH_OUTPUT="$tmp/p-%p.prof" "$PROGRAM" "$@" ) >"$tmp/prof.out" 2>"$tmp/prof.err"
 prc=$?

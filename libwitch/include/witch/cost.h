@@ -22,8 +22,12 @@
  *          At exit.  soon: the program is expected back at once (a step, a
  *          pending self-trap); kernel: a signal brought us (0: a call from
  *          the program, bulk.c).
+ *   void   cost_restart_interval(struct cost *c);
+ *          Inside a handler: the sampler's interval starts again now, so
+ *          only the rest of this handler counts in it.
  *   double cost_take_interval(struct cost *c, double *all_ns);
- *          Handler ns since the last call; *all_ns: with the kernel's part.
+ *          Handler ns inside the interval; *all_ns: everything spent since
+ *          the last call, the kernel's part included (for the budget).
  *   void   cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns,
  *                    uint64_t *round_trips);
  *          Add what was spent since the last fold to the three counters.
@@ -35,10 +39,11 @@
 
 struct cost {
 	uint64_t entry_tsc, exit_tsc;
+	uint64_t restart_tsc;  /* the interval restarted inside this handler, here */
 	int measuring;         /* the last exit expects the next entry at once: time it */
 	double exit_cpu_ns;    /* the thread's CPU clock at that exit */
 	double round_trip_ns;  /* running estimate of one kernel round trip */
-	double since_ns;       /* handler time since the last cost_take_interval */
+	double since_ns;       /* handler time inside the sampler's interval */
 	double since_all_ns;   /* ... with the kernel round trips */
 	double handler_ns, kernel_ns; /* spent since the last cost_fold */
 	uint64_t round_trips;
@@ -49,6 +54,7 @@ int cost_init(void);
 void cost_begin(struct cost *c);
 void cost_enter(struct cost *c);
 void cost_leave(struct cost *c, int soon, int kernel);
+void cost_restart_interval(struct cost *c);
 double cost_take_interval(struct cost *c, double *all_ns);
 void cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns, uint64_t *round_trips);
 

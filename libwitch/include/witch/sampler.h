@@ -18,7 +18,14 @@
  *        uniformly from [period/2, 3*period/2) using `random`.  A fixed
  *        period locks onto loops whose length is near a multiple of it and
  *        samples the same spots over and over; a dithered one cannot.
- *        Async-signal-safe (one ioctl or timer_settime).
+ *        Async-signal-safe (one ioctl or timer_settime).  The interval
+ *        starts at the call: call it as the handler ends.
+ *   int  sampler_tick_is_stale(const struct sampler *s);
+ *        A tick that came sooner after the last next_period than any
+ *        interval can end: one the clock raised while the handler ran.
+ *        perf_event signals queue (F_SETSIG with a real-time signal), so
+ *        a handler longer than the interval would otherwise meet a queue
+ *        of such ticks and starve the program.
  *   void sampler_close(struct sampler *s);
  *   int  sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig,
  *                         pid_t tid);
@@ -48,6 +55,7 @@ struct sampler {
 	timer_t timer;
 	uint64_t period_ns;
 	uint64_t current_ns;  /* the interval in force: the next tick ends it */
+	uint64_t started_ns;  /* CLOCK_MONOTONIC when it began */
 	struct pmu pmu;
 };
 
@@ -56,6 +64,7 @@ int sampler_start(struct sampler *s);
 int sampler_stop(struct sampler *s);
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si);
 int sampler_next_period(struct sampler *s, uint64_t random);
+int sampler_tick_is_stale(const struct sampler *s);
 void sampler_close(struct sampler *s);
 int sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig, pid_t tid);
 

@@ -1,0 +1,39 @@
+/* phdrs: the loaded modules as the runtime's unwinding sees them, without
+ * the dynamic loader's lock.
+ *
+ * libunwind finds a pc's unwind tables through dl_iterate_phdr, which takes
+ * the loader's lock.  A signal that lands while the interrupted thread is
+ * inside that lock's lock or unlock (dlopen, dlclose, a thread's first
+ * pthread_exit loading libgcc_s) then deadlocks the thread (found by the
+ * soak test).  So dl_iterate_phdr is interposed: while the runtime unwinds
+ * (phdrs_unwind_begin..end) it walks a snapshot of the module list taken
+ * outside any handler; every other caller gets the C library's.
+ *
+ * The snapshot is taken at start, after the program's dlopen and dlclose,
+ * when a thread starts, and by the flusher after an unwind found a pc in
+ * no module (a library the C library loaded by itself).  dlclose first
+ * waits out the unwinds that may be reading the module it unmaps.
+ */
+#ifndef WITCH_PHDRS_H
+#define WITCH_PHDRS_H
+
+/* Maps the two snapshot buffers and takes the first snapshot: 0 or -errno. */
+int phdrs_init(void);
+/* A new snapshot (not in a signal handler); cheap when nothing changed is
+ * not assumed: it walks the C library's list. */
+void phdrs_refresh(void);
+/* phdrs_refresh if an unwind since the last one missed a module. */
+void phdrs_refresh_if_stale(void);
+/* Around the runtime's own libunwind calls, async-signal-safe. */
+void phdrs_unwind_begin(void);
+void phdrs_unwind_end(void);
+/* Around the program's dlclose: no unwind reads the snapshot meanwhile. */
+void phdrs_close_begin(void);
+void phdrs_close_end(void);
+/* Fork: no snapshot is half-taken in the child, and the unwinds of the
+ * parent's other threads, gone in the child, are not waited for. */
+void phdrs_prefork(void);
+void phdrs_postfork_parent(void);
+void phdrs_postfork_child(void);
+
+#endif
