@@ -3,10 +3,12 @@
 #include "witch/export.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -27,6 +29,7 @@ static int phdrs_stale;			/* an unwind missed a module since the last snapshot *
 static pthread_mutex_t phdrs_lock = PTHREAD_MUTEX_INITIALIZER; /* writers only */
 static iterate_fn phdrs_real;
 static __thread int phdrs_in_unwind;
+static __thread uint64_t phdrs_want_pc;	/* the pc the unwinder looks up next */
 
 static iterate_fn real_iterate(void)
 {
@@ -98,6 +101,12 @@ void phdrs_unwind_begin(void)
 void phdrs_unwind_end(void)
 {
 	phdrs_in_unwind--;
+	phdrs_want_pc = 0;
+}
+
+void phdrs_unwind_at(uint64_t pc)
+{
+	phdrs_want_pc = pc;
 }
 
 void phdrs_close_begin(void)
@@ -134,6 +143,42 @@ void phdrs_postfork_child(void)
 			phdrs_bufs[i]->readers = 0;
 }
 
+/* A module the snapshot does not hold yet (loaded since it was taken), as
+ * the C library's lock-free _dl_find_object sees it: the program headers
+ * are those the ELF header at the start of its mapping points to, checked
+ * against the eh_frame segment _dl_find_object gives. */
+static int find_unlisted(uint64_t pc, struct dl_phdr_info *info)
+{
+#ifdef DLFO_EH_SEGMENT_TYPE
+	struct dl_find_object fo;
+	if (pc == 0 || _dl_find_object((void *)pc, &fo) != 0 || !fo.dlfo_link_map ||
+	    !fo.dlfo_eh_frame)
+		return -ENOENT;
+	const ElfW(Ehdr) *eh = fo.dlfo_map_start;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+	    (char *)fo.dlfo_map_start + eh->e_phoff +
+			    (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) > (char *)fo.dlfo_map_end)
+		return -ENOENT;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	ElfW(Addr) base = fo.dlfo_link_map->l_addr;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != DLFO_EH_SEGMENT_TYPE ||
+		    (void *)(base + ph[i].p_vaddr) != fo.dlfo_eh_frame)
+			continue;
+		memset(info, 0, sizeof(*info));
+		info->dlpi_addr = base;
+		info->dlpi_name = fo.dlfo_link_map->l_name;
+		info->dlpi_phdr = ph;
+		info->dlpi_phnum = eh->e_phnum;
+		return 0;
+	}
+#else
+	(void)pc;
+	(void)info;
+#endif
+	return -ENOENT;
+}
+
 /* The snapshot's walk: as the C library's, less its lock.  No module gives 0,
  * which libunwind takes as "no unwind info": the unwind stops there. */
 static int walk_snapshot(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
@@ -157,8 +202,12 @@ static int walk_snapshot(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 			struct dl_phdr_info info = b->mods[i];
 			rc = cb(&info, sizeof(info), data);
 		}
-		if (rc == 0)
+		if (rc == 0) {
+			struct dl_phdr_info info;
 			__atomic_store_n(&phdrs_stale, 1, __ATOMIC_RELAXED);
+			if (find_unlisted(phdrs_want_pc, &info) == 0)
+				rc = cb(&info, sizeof(info), data);
+		}
 	}
 	__atomic_sub_fetch(&b->readers, 1, __ATOMIC_SEQ_CST);
 	return rc;

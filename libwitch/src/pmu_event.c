@@ -2,6 +2,7 @@
 #include "witch/pmu_event.h"
 #include "witch/perf_fd.h"
 #include "witch/pmu_ring.h"
+#include "witch/pmu_sysfs.h"
 
 #include <cpuid.h>
 #include <dlfcn.h>
@@ -14,8 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* After <linux/perf_event.h>: libpfm4's copy of the perf ABI steps aside. */
-#include <perfmon/pfmlib_perf_event.h>
+#include "witch/pmu_pfm.h"
 
 #define PMU_EVENT_STR_MAX 512
 #define PMU_PRECISE_PEBS 3 /* "must have zero skid"; pmu_event_open walks down */
@@ -43,10 +43,6 @@ static const struct pmu_default {
 	{"adl_glc", "cpu_core", "MEM_INST_RETIRED:ALL_STORES", "MEM_INST_RETIRED:ALL_LOADS"},
 	{"adl_grt", "cpu_atom", "MEM_UOPS_RETIRED:ALL_STORES", "MEM_UOPS_RETIRED:ALL_LOADS"},
 };
-
-static const char *sysfs_root = "/sys";
-
-void pmu_event_set_sysfs_root(const char *root) { sysfs_root = root ? root : "/sys"; }
 
 static void say(char *why, size_t whylen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -87,199 +83,6 @@ int pmu_event_default(const char *pfm_pmu, enum config_client client, const char
 	return -ENOENT;
 }
 
-/* A small sysfs or procfs file, NUL-terminated, trailing newline dropped. */
-static int read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int rc = n < 0 ? -errno : 0;
-	close(fd);
-	if (rc < 0)
-		return rc;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
-static int parse_int(const char *s, long long *out)
-{
-	char *end;
-	if (!*s)
-		return -EINVAL;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* The perf type of a sysfs PMU: <root>/bus/event_source/devices/<pmu>/type. */
-static int sysfs_pmu_type(const char *pmu, uint32_t *type)
-{
-	char path[1024], buf[32];
-	long long v;
-	snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/type", sysfs_root, pmu);
-	int rc = read_small(path, buf, sizeof(buf));
-	if (rc < 0)
-		return rc;
-	if (parse_int(buf, &v) < 0 || v < 0 || v > UINT32_MAX)
-		return -EINVAL;
-	*type = (uint32_t)v;
-	return 0;
-}
-
-/* A one-bit format of a sysfs PMU ("config:19", "config2:0") set in attr.
- * 1 when set, 0 when the PMU has no such format, negative when unreadable. */
-static int sysfs_format_bit(const char *pmu, const char *format, struct perf_event_attr *attr)
-{
-	char path[1024], buf[64];
-	snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/format/%s", sysfs_root, pmu,
-		 format);
-	int rc = read_small(path, buf, sizeof(buf));
-	if (rc == -ENOENT)
-		return 0;
-	if (rc < 0)
-		return rc;
-	char *colon = strchr(buf, ':');
-	long long bit;
-	if (!colon || parse_int(colon + 1, &bit) < 0 || bit < 0 || bit > 63)
-		return -EINVAL;
-	*colon = '\0';
-	uint64_t mask = 1ull << bit;
-	if (strcmp(buf, "config") == 0)
-		attr->config |= mask;
-	else if (strcmp(buf, "config1") == 0)
-		attr->config1 |= mask;
-	else if (strcmp(buf, "config2") == 0)
-		attr->config2 |= mask;
-	else
-		return -EINVAL;
-	return 1;
-}
-
-/* libpfm4 is opened only when a PMU may be used: loading it relocates
- * ~2 MiB of event tables into every profiled process, for nothing on the
- * (many) machines without a PMU. */
-static struct {
-	int (*initialize)(void);
-	const char *(*strerror)(int);
-	int (*get_pmu_info)(pfm_pmu_t, pfm_pmu_info_t *);
-	int (*get_event_info)(int, pfm_os_t, pfm_event_info_t *);
-	int (*get_event_attr_info)(int, int, pfm_os_t, pfm_event_attr_info_t *);
-	int (*get_os_event_encoding)(const char *, int, pfm_os_t, void *);
-} pfm_fn;
-
-static const char *pfm_load(void)
-{
-	void *h = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return "libpfm.so.4 not found (install libpfm4)";
-	pfm_fn.initialize = (int (*)(void))dlsym(h, "pfm_initialize");
-	pfm_fn.strerror = (const char *(*)(int))dlsym(h, "pfm_strerror");
-	pfm_fn.get_pmu_info = (int (*)(pfm_pmu_t, pfm_pmu_info_t *))dlsym(h, "pfm_get_pmu_info");
-	pfm_fn.get_event_info =
-		(int (*)(int, pfm_os_t, pfm_event_info_t *))dlsym(h, "pfm_get_event_info");
-	pfm_fn.get_event_attr_info = (int (*)(int, int, pfm_os_t, pfm_event_attr_info_t *))dlsym(
-		h, "pfm_get_event_attr_info");
-	pfm_fn.get_os_event_encoding = (int (*)(const char *, int, pfm_os_t, void *))dlsym(
-		h, "pfm_get_os_event_encoding");
-	if (!pfm_fn.initialize || !pfm_fn.strerror || !pfm_fn.get_pmu_info ||
-	    !pfm_fn.get_event_info || !pfm_fn.get_event_attr_info ||
-	    !pfm_fn.get_os_event_encoding)
-		return "libpfm.so.4 lacks a function libwitch needs";
-	return NULL;
-}
-
-#define pfm_initialize pfm_fn.initialize
-#define pfm_strerror pfm_fn.strerror
-#define pfm_get_pmu_info pfm_fn.get_pmu_info
-#define pfm_get_event_info pfm_fn.get_event_info
-#define pfm_get_event_attr_info pfm_fn.get_event_attr_info
-#define pfm_get_os_event_encoding pfm_fn.get_os_event_encoding
-
-static int pfm_state; /* 0 untried, 1 ready, -1 not loadable, else pfm_initialize's pfm_err_t */
-static const char *pfm_load_error;
-
-static int pfm_ready(char *why, size_t whylen)
-{
-	if (pfm_state == 0) {
-		pfm_load_error = pfm_load();
-		if (pfm_load_error) {
-			pfm_state = -1;
-		} else {
-			int rc = pfm_initialize();
-			pfm_state = rc == PFM_SUCCESS ? 1 : rc;
-		}
-	}
-	if (pfm_state == -1) {
-		say(why, whylen, "cannot load libpfm4: %s", pfm_load_error);
-		return -ENODEV;
-	}
-	if (pfm_state == 1)
-		return 0;
-	const char *forced = getenv("LIBPFM_FORCE_PMU");
-	say(why, whylen, "cannot initialize libpfm4: %s%s%s", pfm_strerror(pfm_state),
-	    forced ? ", LIBPFM_FORCE_PMU=" : "", forced ? forced : "");
-	return -ENODEV;
-}
-
-/* Does the kernel drive any PMU that could give precise memory samples?
- * Without one there is no reason to load libpfm4 at all. */
-static int sysfs_has_cpu_pmu(void)
-{
-	static const char *const names[] = {"cpu", "cpu_core", "cpu_atom", "ibs_op"};
-	char path[512];
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s", sysfs_root, names[i]);
-		if (access(path, F_OK) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-static int cpu_is_amd(void)
-{
-	unsigned a, b, c, d;
-	if (!__get_cpuid(0, &a, &b, &c, &d))
-		return 0;
-	return b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163; /* "AuthenticAMD" */
-}
-
-/* The core PMUs libpfm4 found (or was forced to), and whether this is AMD. */
-struct cpu_pmus {
-	int n;
-	char name[4][64];
-	int amd;
-};
-
-static void detect_cpu(struct cpu_pmus *d)
-{
-	pfm_pmu_t p;
-	memset(d, 0, sizeof(*d));
-	pfm_for_all_pmus(p)
-	{
-		pfm_pmu_info_t info;
-		memset(&info, 0, sizeof(info));
-		info.size = sizeof(info);
-		if (pfm_get_pmu_info(p, &info) != PFM_SUCCESS || !info.is_present ||
-		    info.type != PFM_PMU_TYPE_CORE)
-			continue;
-		if (strncmp(info.name, "amd64", 5) == 0)
-			d->amd = 1;
-		if (d->n < 4)
-			snprintf(d->name[d->n++], sizeof(d->name[0]), "%s", info.name);
-	}
-	/* libpfm4 may not know a new AMD part, but IBS does not need it; a
-	 * forced model, though, is what the caller wants to see. */
-	const char *forced = getenv("LIBPFM_FORCE_PMU");
-	if (d->n == 0 && !(forced && *forced) && cpu_is_amd())
-		d->amd = 1;
-}
-
 /* What an encoded libpfm4 event counts, from its event and umask names. */
 #define KIND_LOAD 1
 #define KIND_STORE 2
@@ -304,7 +107,7 @@ static int umasks_precise(int idx, const pfm_event_info_t *info, const char *uma
 		pfm_event_attr_info_t ai;
 		memset(&ai, 0, sizeof(ai));
 		ai.size = sizeof(ai);
-		if (pfm_get_event_attr_info(idx, k, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS ||
+		if (pmu_pfm.get_event_attr_info(idx, k, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS ||
 		    ai.type != PFM_ATTR_UMASK)
 			continue;
 		size_t len = strlen(ai.name);
@@ -339,17 +142,17 @@ static int encode_pfm(const char *str, int is_default, enum config_client client
 	arg.size = sizeof(arg);
 	arg.attr = &a;
 	arg.fstr = &fstr;
-	int rc = pfm_get_os_event_encoding(str, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	int rc = pmu_pfm.get_os_event_encoding(str, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (rc != PFM_SUCCESS) {
 		free(fstr);
 		if (is_default)
 			say(why, whylen, "no precise %s event on this CPU (libpfm4: %s)", kind,
-			    pfm_strerror(rc));
+			    pmu_pfm.strerror(rc));
 		else if (rc == PFM_ERR_NOTFOUND)
 			say(why, whylen, "libpfm4 knows no such event on this CPU (libpfm4: %s)",
-			    pfm_strerror(rc));
+			    pmu_pfm.strerror(rc));
 		else
-			say(why, whylen, "libpfm4 cannot encode it (libpfm4: %s)", pfm_strerror(rc));
+			say(why, whylen, "libpfm4 cannot encode it (libpfm4: %s)", pmu_pfm.strerror(rc));
 		return rc == PFM_ERR_NOTFOUND || is_default ? -ENOENT : -EINVAL;
 	}
 
@@ -359,8 +162,8 @@ static int encode_pfm(const char *str, int is_default, enum config_client client
 	memset(&pinfo, 0, sizeof(pinfo));
 	info.size = sizeof(info);
 	pinfo.size = sizeof(pinfo);
-	if (pfm_get_event_info(arg.idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS ||
-	    pfm_get_pmu_info(info.pmu, &pinfo) != PFM_SUCCESS || !fstr) {
+	if (pmu_pfm.get_event_info(arg.idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS ||
+	    pmu_pfm.get_pmu_info(info.pmu, &pinfo) != PFM_SUCCESS || !fstr) {
 		free(fstr);
 		say(why, whylen, "libpfm4 cannot describe it");
 		return -EINVAL;
@@ -429,7 +232,7 @@ static int encode_pfm(const char *str, int is_default, enum config_client client
 	const char *perf = NULL;
 	uint32_t type;
 	if (pmu_event_default(pinfo.name, client, NULL, &perf) == 0 &&
-	    sysfs_pmu_type(perf, &type) == 0)
+	    pmu_sysfs_type(perf, &type) == 0)
 		attr->type = type;
 	return 0;
 }
@@ -438,8 +241,8 @@ static int encode_ibs(enum config_client client, int is_default, struct perf_eve
 		      char *why, size_t whylen)
 {
 	char where[1024], missing[1100];
-	snprintf(where, sizeof(where), "%s/bus/event_source/devices", sysfs_root);
-	int rc = sysfs_pmu_type("ibs_op", &attr->type);
+	snprintf(where, sizeof(where), "%s/bus/event_source/devices", pmu_sysfs_root());
+	int rc = pmu_sysfs_type("ibs_op", &attr->type);
 	if (rc < 0) {
 		if (rc == -ENOENT)
 			snprintf(missing, sizeof(missing), "no ibs_op PMU in %s", where);
@@ -454,8 +257,8 @@ static int encode_ibs(enum config_client client, int is_default, struct perf_eve
 		return rc == -ENOENT ? -ENOENT : -ENODEV;
 	}
 	/* Count ops, not cycles, so that samples follow op counts. */
-	rc = sysfs_format_bit("ibs_op", "cnt_ctl", attr);
-	int swfilt = rc < 0 ? rc : sysfs_format_bit("ibs_op", "swfilt", attr);
+	rc = pmu_sysfs_format_bit("ibs_op", "cnt_ctl", attr);
+	int swfilt = rc < 0 ? rc : pmu_sysfs_format_bit("ibs_op", "swfilt", attr);
 	if (rc < 0 || swfilt < 0) {
 		say(why, whylen, "cannot read the ibs_op formats in %s: %s", where,
 		    errno_name(-(rc < 0 ? rc : swfilt)));
@@ -556,25 +359,25 @@ static int encode(enum config_client client, const char *event, uint64_t period,
 	}
 	if ((rc = merge_period(&period, at, "@", why, whylen)) < 0)
 		return rc;
-	if (is_default && !getenv("LIBPFM_FORCE_PMU") && !sysfs_has_cpu_pmu()) {
+	if (is_default && !getenv("LIBPFM_FORCE_PMU") && !pmu_sysfs_has_cpu_pmu()) {
 		say(why, whylen, "no precise %s event on this CPU (no CPU PMU in "
-				 "%s/bus/event_source/devices)", access_word(client), sysfs_root);
+				 "%s/bus/event_source/devices)", access_word(client), pmu_sysfs_root());
 		return -ENOENT;
 	}
 
 	if (!ibs) {
-		rc = pfm_ready(why, whylen);
+		rc = pmu_pfm_ready(why, whylen);
 		if (rc < 0 && event)
 			return rc;
 		if (rc < 0) { /* no libpfm4: only AMD IBS remains */
-			if (!cpu_is_amd())
+			if (!pmu_pfm_cpu_is_amd())
 				return rc;
 			ibs = 1;
 		}
 	}
 	if (is_default && !ibs) {
-		struct cpu_pmus d;
-		detect_cpu(&d);
+		struct pmu_cpus d;
+		pmu_pfm_detect(&d);
 		ibs = d.amd;
 		for (int i = 0; !ibs && i < d.n && nitems < PMU_EVENT_MAX; i++) {
 			const char *e;
@@ -685,10 +488,8 @@ int pmu_event_open(const struct perf_event_attr *attr, pid_t tid, int *precise)
 
 int pmu_event_paranoid(void)
 {
-	char buf[32];
 	long long v;
-	if (read_small("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf)) < 0 ||
-	    parse_int(buf, &v) < 0)
+	if (pmu_sysfs_read_int("/proc/sys/kernel/perf_event_paranoid", &v) < 0)
 		return PMU_EVENT_PARANOID_UNKNOWN;
 	return (int)v;
 }

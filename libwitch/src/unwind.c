@@ -30,6 +30,7 @@ static int unwind_walk(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_star
 	if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0)
 		return -EINVAL;
 	pcs[n++] = ip;
+	phdrs_unwind_at(ip);
 	if (fn_start) {
 		unw_proc_info_t pi;
 		*fn_start = unw_get_proc_info(&cursor, &pi) == 0 ? pi.start_ip : 0;
@@ -38,6 +39,7 @@ static int unwind_walk(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_star
 		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
 			break;
 		pcs[n++] = unw_is_signal_frame(&cursor) > 0 ? ip : ip - 1;
+		phdrs_unwind_at(pcs[n - 1]); /* the next step looks up this frame */
 	}
 	return n;
 }
@@ -56,6 +58,7 @@ int unwind_proc_start(uint64_t pc, uint64_t *fn_start)
 {
 	unw_proc_info_t pi;
 	phdrs_unwind_begin();
+	phdrs_unwind_at(pc);
 	int rc = unw_get_proc_info_by_ip(unw_local_addr_space, pc, &pi, NULL);
 	phdrs_unwind_end();
 	if (rc < 0)

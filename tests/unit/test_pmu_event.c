@@ -42,6 +42,7 @@
 #include <perfmon/pfmlib_perf_event.h>
 
 #include "witch/pmu_event.h"
+#include "witch/pmu_sysfs.h"
 #include "witch/pmu_ring.h"
 
 #include "check.h"
@@ -335,7 +336,7 @@ static void check_row_child(const struct row *r)
 	char why[512], want_why[512];
 	struct pmu_event ev;
 
-	pmu_event_set_sysfs_root(tree_root[r->tree]);
+	pmu_sysfs_set_root(tree_root[r->tree]);
 	int rc = pmu_event_encode(r->client, r->event, r->period, &ev, why, sizeof(why));
 
 	int want_rc = r->rc;

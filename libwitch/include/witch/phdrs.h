@@ -9,11 +9,15 @@
  * (phdrs_unwind_begin..end) it walks a snapshot of the module list taken
  * outside any handler; every other caller gets the C library's.
  *
- * The snapshot is taken at start, after the program's dlopen and dlclose,
- * when a thread starts, and by the flusher after an unwind found a pc in
- * no module (a library the C library loaded by itself).  dlclose first
- * waits out the unwinds that may be reading the module it unmaps.
+ * The snapshot is taken at start, after the program's dlclose, when a
+ * thread starts, and by the flusher within 0.25 s of an unwind that found
+ * a pc in no module.  Until then, a pc in a module loaded since (dlopen is
+ * not interposed: the C library finds the caller's RUNPATH from its return
+ * address) is found by the C library's lock-free _dl_find_object.  dlclose
+ * first waits out the unwinds that may be reading the module it unmaps.
  */
+
+#include <stdint.h>
 #ifndef WITCH_PHDRS_H
 #define WITCH_PHDRS_H
 
@@ -27,6 +31,9 @@ void phdrs_refresh_if_stale(void);
 /* Around the runtime's own libunwind calls, async-signal-safe. */
 void phdrs_unwind_begin(void);
 void phdrs_unwind_end(void);
+/* The pc the unwinder looks up next (a frame's pc, a return address less
+ * one): where to look when the snapshot has no module for it. */
+void phdrs_unwind_at(uint64_t pc);
 /* Around the program's dlclose: no unwind reads the snapshot meanwhile. */
 void phdrs_close_begin(void);
 void phdrs_close_end(void);

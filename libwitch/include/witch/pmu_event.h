@@ -47,8 +47,6 @@
  *                          const char **event, const char **perf_pmu);
  *        The default event for a libpfm4 PMU name and the sysfs PMU whose
  *        type perf wants for it.  0 or -ENOENT.
- *   void pmu_event_set_sysfs_root(const char *root);
- *        Tests: read <root>/bus/event_source/devices/... instead of /sys/...
  *
  * Defaults (libpfm4 PMU: stores / loads; data addresses from PEBS):
  *   hsw hsw_ep bdw bdw_ep        MEM_UOPS_RETIRED:ALL_STORES / ALL_LOADS
@@ -105,6 +103,5 @@ void pmu_event_explain(int err, int paranoid, int ibs_kernel, enum config_client
 		       char *why, size_t whylen);
 int pmu_event_default(const char *pfm_pmu, enum config_client client, const char **event,
 		      const char **perf_pmu);
-void pmu_event_set_sysfs_root(const char *root);
 
 #endif
