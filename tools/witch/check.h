@@ -15,17 +15,6 @@
  *   witch check: fraction 0.31, baseline 0.30: increase +0.01 <= 0.05 (max): PASS
  * (both criteria: both parts, separated by "; "). Numbers have two
  * decimals, more when two of them would otherwise print alike.
- *
- * API
- *   int witch_check_main(int argc, char **argv);
- *       The subcommand; argv[0] is "check". Returns the exit status: 0
- *       pass, 1 fail, 2 bad usage or an unreadable profile (one "witch:
- *       ..." line on stderr, no verdict).
- *   int witch_check_verdict(double fraction, bool has_max, double max,
- *                           bool has_base, double base_fraction,
- *                           double max_increase, char *line, size_t len);
- *       The verdict without the files: writes the line (no newline) and
- *       returns 0 (pass) or 1 (fail).
  */
 #ifndef WITCH_TOOL_CHECK_H
 #define WITCH_TOOL_CHECK_H
@@ -33,7 +22,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The subcommand; argv[0] is "check". Returns the exit status: 0 pass, 1 fail,
+ * 2 bad usage or an unreadable profile (one "witch: ..." line on stderr, no
+ * verdict). */
 int witch_check_main(int argc, char **argv);
+/* The verdict without the files: writes the line (no newline) and returns 0
+ * (pass) or 1 (fail). */
 int witch_check_verdict(double fraction, bool has_max, double max,
 			bool has_base, double base_fraction,
 			double max_increase, char *line, size_t len);

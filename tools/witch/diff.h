@@ -16,16 +16,13 @@
  * waste; the summary gives both profiles' fractions (waste / (waste +
  * use)) and the change. Text lists the first N entries (default 10, 0 =
  * all); JSON (schema in diff.c) lists all unless --top is given.
- *
- * API
- *   int witch_diff_main(int argc, char **argv);
- *       The subcommand; argv[0] is "diff". Returns the exit status: 0
- *       success, 1 output error, 2 bad usage or unreadable profile (one
- *       "witch: ..." line on stderr), or profiles of different clients.
  */
 #ifndef WITCH_TOOL_DIFF_H
 #define WITCH_TOOL_DIFF_H
 
+/* The subcommand; argv[0] is "diff". Returns the exit status: 0 success, 1
+ * output error, 2 bad usage or unreadable profile (one "witch: ..." line on
+ * stderr), or profiles of different clients. */
 int witch_diff_main(int argc, char **argv);
 
 #endif

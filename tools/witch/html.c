@@ -417,12 +417,7 @@ static void page_summary(FILE *out, const struct witch_profile *p,
 	fputs("<table id=\"summary\">\n", out);
 	summary_row(out, "profiles", "profiles");
 	fprintf(out, "%zu", p->nfiles);
-	if (p->npids) {
-		fprintf(out, " (pid%s", p->npids > 1 ? "s" : "");
-		for (size_t i = 0; i < p->npids && i < 8; i++)
-			fprintf(out, "%s%" PRIu64, i ? ", " : " ", p->pids[i]);
-		fprintf(out, "%s)", p->npids > 8 ? ", ..." : "");
-	}
+	witch_print_pids(out, p);
 	fputs("</td></tr>\n", out);
 	if (p->exe) {
 		summary_row(out, "program", "program");

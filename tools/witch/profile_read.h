@@ -10,28 +10,6 @@
  * paths are the same when their chains of (module, offset) tuples from
  * the leaf up to the root are equal, and pairs are the same when both of
  * their paths are. Metrics and stats are summed.
- *
- * API
- *   void witch_profile_init(struct witch_profile *p);
- *       An empty model (no files yet).
- *   int witch_profile_read(struct witch_profile *p, const char *path,
- *                          char *err, size_t errlen);
- *       Parses the profile file at path and merges it into p. Returns 0, or
- *       a negative errno with a one-line message in err, naming the file
- *       and, for content errors, the line: "FILE:LINE: what is wrong".
- *         -EINVAL   malformed content: bad magic, malformed or truncated
- *                   file, bad ids or references, a different client
- *         -EPROTONOSUPPORT  a profile version other than 1
- *         -ENOMEM, or the errno of open/read
- *       Records of unknown type are skipped (forward compatibility). On
- *       -EINVAL and -EPROTONOSUPPORT p is unchanged; after -ENOMEM it is
- *       valid (freeable) but may hold part of the file.
- *   void witch_profile_free(struct witch_profile *p);
- *       Releases everything; p is empty again.
- *   const char *witch_client_name(enum witch_client c);
- *       "dead", "silent" or "load".
- *   double witch_profile_stat(const struct witch_profile *p, const char *name);
- *       Summed value of a stat counter, 0 if no file had it.
  */
 #ifndef WITCH_TOOL_PROFILE_READ_H
 #define WITCH_TOOL_PROFILE_READ_H
@@ -112,11 +90,23 @@ struct witch_profile {
 	struct witch_profile_index *index;
 };
 
+/* An empty model (no files yet). */
 void witch_profile_init(struct witch_profile *p);
+/* Parses the profile file at path and merges it into p. Returns 0, or a
+ * negative errno with a one-line message in err, naming the file and, for
+ * content errors, the line: "FILE:LINE: what is wrong". -EINVAL   malformed
+ * content: bad magic, malformed or truncated file, bad ids or references, a
+ * different client -EPROTONOSUPPORT  a profile version other than 1 -ENOMEM,
+ * or the errno of open/read Records of unknown type are skipped (forward
+ * compatibility). On -EINVAL and -EPROTONOSUPPORT p is unchanged; after
+ * -ENOMEM it is valid (freeable) but may hold part of the file. */
 int witch_profile_read(struct witch_profile *p, const char *path, char *err,
 		       size_t errlen);
+/* Releases everything; p is empty again. */
 void witch_profile_free(struct witch_profile *p);
+/* "dead", "silent" or "load". */
 const char *witch_client_name(enum witch_client c);
+/* Summed value of a stat counter, 0 if no file had it. */
 double witch_profile_stat(const struct witch_profile *p, const char *name);
 
 #endif

@@ -6,32 +6,6 @@
  * them as folded stacks (folded.h), a gzipped pprof profile (pprof.h) or
  * an HTML page (html.h); each renders the one view (view.h) built here.
  * docs/report-formats.md describes the formats.
- *
- * API
- *   struct witch_report_options: format (json = true is the same as
- *       WITCH_FORMAT_JSON); top = how many pairs to print (0: all);
- *       top_set = whether top was given (the default is 10 pairs for text
- *       and all pairs for the other formats); output = a file to write
- *       instead of the given stream (written to a temp file and renamed
- *       into place, so it is whole or absent); width_set and width:
- *       text only, frame lines longer than width columns (UTF-8
- *       characters) are cut to width with "..." at the end, 0 = no limit.
- *       Without width_set the width is the terminal's when the report
- *       goes to a terminal (TIOCGWINSZ, else $COLUMNS, else no limit) and
- *       no limit otherwise. Widths below WITCH_MIN_WIDTH count as it.
- *   int witch_report_files(char *const *paths, size_t n,
- *                          const struct witch_report_options *o, FILE *out,
- *                          bool *input_failed);
- *       Reads and merges the n profiles and prints the report to out.
- *       Returns 0; or a negative errno after printing one "witch: ..."
- *       line on stderr. *input_failed (if not NULL) tells whether the
- *       failure was reading the profiles (the profile reader's errors, see
- *       profile_read.h) rather than symbolizing or writing the report.
- *   int witch_parse_format(const char *s, enum witch_report_format *out);
- *       "text", "json", "folded", "pprof" or "html": 0, else -EINVAL.
- *   int witch_report_main(int argc, char **argv);
- *       The subcommand; argv[0] is "report". Returns the exit status:
- *       0 success, 1 output error, 2 bad usage or unreadable profile.
  */
 #ifndef WITCH_TOOL_REPORT_H
 #define WITCH_TOOL_REPORT_H
@@ -53,20 +27,32 @@ enum witch_report_format {
 /* Narrower than this, a cut frame line would keep too little to read. */
 #define WITCH_MIN_WIDTH 20
 
+/* Without width_set the width is the terminal's when the report goes to a
+ * terminal (TIOCGWINSZ, else $COLUMNS, else no limit), no limit otherwise;
+ * frame lines longer than width columns (UTF-8 characters) are cut to width
+ * with "..." at the end.  Widths below WITCH_MIN_WIDTH count as it. */
 struct witch_report_options {
 	bool json;		/* same as format = WITCH_FORMAT_JSON */
-	bool top_set;
-	size_t top;
+	bool top_set;		/* false: 10 pairs for text, all for the other formats */
+	size_t top;		/* pairs to print; 0: all */
 	enum witch_report_format format;
-	const char *output;	/* -o FILE; NULL or "-": the given stream */
+	const char *output;	/* -o FILE, written whole (temp file + rename); NULL or "-": out */
 	bool width_set;		/* false: the terminal's width, if any */
 	size_t width;		/* text frame lines; 0 = no limit */
 };
 
+/* Reads and merges the n profiles and prints the report to out.  Returns 0;
+ * or a negative errno after printing one "witch: ..." line on stderr.
+ * *input_failed (if not NULL) tells whether the failure was reading the
+ * profiles (the profile reader's errors, see profile_read.h) rather than
+ * symbolizing or writing the report. */
 int witch_report_files(char *const *paths, size_t n,
 		       const struct witch_report_options *o, FILE *out,
 		       bool *input_failed);
+/* "text", "json", "folded", "pprof" or "html": 0, else -EINVAL. */
 int witch_parse_format(const char *s, enum witch_report_format *out);
+/* The subcommand; argv[0] is "report".  Returns the exit status: 0 success,
+ * 1 output error, 2 bad usage or unreadable profile. */
 int witch_report_main(int argc, char **argv);
 
 #endif

@@ -16,17 +16,13 @@
  * While the program runs, SIGINT and SIGQUIT are ignored by witch (the
  * terminal delivers them to the program too; witch must survive to
  * report), and SIGTERM and SIGHUP are forwarded to the program.
- *
- * API
- *   int witch_run_main(int argc, char **argv);
- *       The subcommand; argv[0] is "run". Returns the exit status: the
- *       program's, or 128 + signal if it was killed; 127 (not found) or
- *       126 (not executable) if it could not be started; 2 for bad usage
- *       or when libwitch.so cannot be found.
  */
 #ifndef WITCH_TOOL_RUN_H
 #define WITCH_TOOL_RUN_H
 
+/* The subcommand; argv[0] is "run". Returns the exit status: the program's, or
+ * 128 + signal if it was killed; 127 (not found) or 126 (not executable) if it
+ * could not be started; 2 for bad usage or when libwitch.so cannot be found. */
 int witch_run_main(int argc, char **argv);
 
 #endif

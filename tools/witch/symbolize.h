@@ -10,19 +10,6 @@
  * whose build-id differs from the profile's, yields "??" frames that keep
  * the module path and address; it is reported once on stderr as
  * "witch: warning: ...".
- *
- * API
- *   int witch_symbolizer_new(const struct witch_profile *p,
- *                            struct witch_symbolizer **out);
- *       A symbolizer for the model p, which must outlive it. 0 or -ENOMEM.
- *   void witch_symbolizer_free(struct witch_symbolizer *s);
- *   int witch_symbolize_node(struct witch_symbolizer *s, uint32_t node,
- *                            const struct witch_frame **frames, size_t *n);
- *       The frames of one calling-context node (its pc), innermost first:
- *       the inlined calls (inlined = true) before the function that
- *       physically contains the pc. Always at least one frame. The array
- *       and its strings stay valid until witch_symbolizer_free.
- *       0, -EINVAL (node out of range) or -ENOMEM.
  */
 #ifndef WITCH_TOOL_SYMBOLIZE_H
 #define WITCH_TOOL_SYMBOLIZE_H
@@ -45,9 +32,14 @@ struct witch_frame {
 
 struct witch_symbolizer;
 
+/* A symbolizer for the model p, which must outlive it. 0 or -ENOMEM. */
 int witch_symbolizer_new(const struct witch_profile *p,
 			 struct witch_symbolizer **out);
 void witch_symbolizer_free(struct witch_symbolizer *s);
+/* The frames of one calling-context node (its pc), innermost first: the
+ * inlined calls (inlined = true) before the function that physically contains
+ * the pc. Always at least one frame. The array and its strings stay valid
+ * until witch_symbolizer_free. 0, -EINVAL (node out of range) or -ENOMEM. */
 int witch_symbolize_node(struct witch_symbolizer *s, uint32_t node,
 			 const struct witch_frame **frames, size_t *n);
 

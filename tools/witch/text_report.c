@@ -70,12 +70,7 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 	bool others = false;
 
 	fprintf(out, "%-19s%zu", "profiles:", p->nfiles);
-	if (p->npids) {
-		fprintf(out, " (pid%s", p->npids > 1 ? "s" : "");
-		for (size_t i = 0; i < p->npids && i < 8; i++)
-			fprintf(out, "%s%" PRIu64, i ? ", " : " ", p->pids[i]);
-		fprintf(out, "%s)", p->npids > 8 ? ", ..." : "");
-	}
+	witch_print_pids(out, p);
 	fputc('\n', out);
 	if (p->exe)
 		fprintf(out, "%-19s%s\n", "program:", p->exe);

@@ -1,6 +1,7 @@
 /* wording: bytes and pair headings for people (see wording.h). */
 #include "wording.h"
 
+#include <inttypes.h>
 #include <stdint.h>
 
 /* Bytes for people: exact-ish number, and a binary-unit hint when large. */
@@ -72,4 +73,14 @@ const char *witch_trap_words(enum witch_client c, bool wasted)
 		return "same value loaded again by";
 	}
 	return "?";
+}
+
+void witch_print_pids(FILE *out, const struct witch_profile *p)
+{
+	if (!p->npids)
+		return;
+	fprintf(out, " (pid%s", p->npids > 1 ? "s" : "");
+	for (size_t i = 0; i < p->npids && i < 8; i++)
+		fprintf(out, "%s%" PRIu64, i ? ", " : " ", p->pids[i]);
+	fprintf(out, "%s)", p->npids > 8 ? ", ..." : "");
 }

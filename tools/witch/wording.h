@@ -12,6 +12,8 @@
 
 /* v bytes for people: "300 bytes", "2.50 bytes", "4096 bytes (4.0 KiB)". */
 void witch_print_bytes(FILE *out, double v);
+/* The profiles' pids after their count: " (pids 1, 2, ...)", eight at most. */
+void witch_print_pids(FILE *out, const struct witch_profile *p);
 /* "dead stores", "silent stores" or "redundant loads". */
 const char *witch_client_what(enum witch_client c);
 /* How a pair's C_watch and C_trap are headed ("dead store" ... "killed by";

@@ -1,12 +1,5 @@
 /* arena: preallocated memory for signal handlers.
  *
- * API
- *   int   arena_init(struct arena *a, size_t size);  mmap size bytes (not touched yet)
- *   void *arena_alloc(struct arena *a, size_t size); bump allocation, 16-byte aligned;
- *                                                    NULL when full (async-signal-safe)
- *   void  arena_destroy(struct arena *a);
- *   int   arena_contains(const struct arena *a, uintptr_t addr);
- *
  * Handlers never call malloc; each thread gets one arena at start.  Pages
  * are MAP_NORESERVE and only cost memory once touched.
  */
@@ -22,7 +15,9 @@ struct arena {
 	size_t used;
 };
 
+/* Maps size bytes (MAP_NORESERVE: no memory until touched). */
 int arena_init(struct arena *a, size_t size);
+/* Bump allocation, 16-byte aligned; NULL when full.  Async-signal-safe. */
 void *arena_alloc(struct arena *a, size_t size);
 void arena_destroy(struct arena *a);
 

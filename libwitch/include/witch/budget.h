@@ -7,13 +7,6 @@
  * ticks per CPU-second.  A tick stands for its own interval (handler.c), and
  * a byte-counted call sample for the period it was drawn with (bulk.c), so
  * estimates stay unbiased while the rate moves.
- *
- * API
- *   uint64_t budget_next_period(struct budget *b, double budget,
- *                               double spent_ns, uint64_t period_ns);
- *        The mean interval (ns) to use from now, given the budget (a
- *        fraction of CPU time), what was spent since the last tick and the
- *        mean interval in force.  Async-signal-safe.
  */
 #ifndef WITCH_BUDGET_H
 #define WITCH_BUDGET_H
@@ -28,6 +21,9 @@ struct budget {
 	uint32_t ticks;
 };
 
+/* The mean interval (ns) to use from now, given the budget (a fraction of CPU
+ * time), what was spent since the last tick and the mean interval in force.
+ * Async-signal-safe. */
 uint64_t budget_next_period(struct budget *b, double budget, double spent_ns, uint64_t period_ns);
 
 #endif

@@ -13,18 +13,6 @@
  * stand for no bytes (the count has them).  Calls inside the C library
  * (qsort's memcpy, strncpy's padding) are not interposed: ticks sample them.
  *
- * API
- *   int  bulk_init(uint8_t sample_kind);
- *        Once, from the constructor: find the C library's functions.
- *   void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns);
- *        A thread's count starts (thread_begin), its period following the
- *        sampler's mean tick interval.
- *   void bulk_text(uint64_t *lo, uint64_t *hi);
- *        The code of the wrappers: frames there are the program's call of
- *        the C library, not the runtime's own (context.h leaves them out).
- *   void bulk_set_period(struct bulk *b, uint64_t tick_ns);
- *        The sampler's mean interval changed (budget.h): so does the period.
- *
  * Calls before bulk_init, from the runtime's own handlers, and in threads
  * not profiled go straight to the C library.
  */
@@ -46,9 +34,15 @@ struct bulk {
 	int active;       /* inside a counted call: ticks stand for no bytes */
 };
 
+/* Once, from the constructor: find the C library's functions. */
 int bulk_init(uint8_t sample_kind);
+/* A thread's count starts (thread_begin), its period following the sampler's
+ * mean tick interval. */
 void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns);
+/* The sampler's mean interval changed (budget.h): so does the period. */
 void bulk_set_period(struct bulk *b, uint64_t tick_ns);
+/* The code of the wrappers: frames there are the program's call of the C
+ * library, not the runtime's own (context.h leaves them out). */
 void bulk_text(uint64_t *lo, uint64_t *hi);
 
 #endif

@@ -1,16 +1,5 @@
 /* cct: calling context tree in preallocated memory.
  *
- * API
- *   int     cct_init(struct cct *t, struct arena *a, uint32_t max_nodes);
- *   int64_t cct_insert_path(struct cct *t, const uint64_t *pcs, int n);
- *           pcs[0] is the leaf (the accessing instruction), pcs[n-1] the
- *           outermost caller.  Returns the leaf's node id (> 0 when n > 0;
- *           the root, 0, when n == 0), or -ENOMEM
- *           when the tree is full (counted in t->dropped).  Async-signal-safe.
- *   int     cct_path(const struct cct *t, uint32_t node, uint64_t *pcs, int max);
- *           The path of a node, leaf first; returns its length.
- *   struct cct_node *cct_node(struct cct *t, uint32_t id);
- *
  * Node 0 is the root and has no pc.  Children are found through one hash
  * table keyed by (parent, pc).  Each node carries the Witch 4.4.2 metrics:
  * mu (samples taken in this context), eta (samples already represented by
@@ -42,7 +31,12 @@ struct cct {
 };
 
 int cct_init(struct cct *t, struct arena *a, uint32_t max_nodes);
+/* pcs[0] is the leaf (the accessing instruction), pcs[n-1] the outermost
+ * caller.  Returns the leaf's node id (> 0 when n > 0; the root, 0, when n ==
+ * 0), or -ENOMEM when the tree is full (counted in t->dropped).  Async-signal-
+ * safe. */
 int64_t cct_insert_path(struct cct *t, const uint64_t *pcs, int n);
+/* The path of a node, leaf first; returns its length. */
 int cct_path(const struct cct *t, uint32_t node, uint64_t *pcs, int max);
 
 static inline struct cct_node *cct_node(struct cct *t, uint32_t id)

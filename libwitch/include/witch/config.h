@@ -1,15 +1,5 @@
 /* config: the runtime's settings, read once from the environment.
  *
- * API
- *   void config_defaults(struct witch_config *cfg);
- *   int  config_from_env(struct witch_config *cfg, char *err, size_t errlen);
- *        Parse the WITCH_* variables over the defaults.  Returns 0, or
- *        -EINVAL with err holding the one-line message (without "witch: ")
- *        naming the variable, its value and what is expected.
- *   int  config_parse(struct witch_config *cfg, const char *name,
- *                     const char *value, char *err, size_t errlen);
- *        Parse one variable (used by config_from_env and the unit test).
- *
  * Variables: WITCH_CLIENT, WITCH_SAMPLER, WITCH_RATE, WITCH_PERIOD,
  * WITCH_WATCHPOINTS, WITCH_OUTPUT, WITCH_SEED, WITCH_VERBOSE,
  * WITCH_MAX_STEPS, WITCH_BUDGET, WITCH_DEPTH, WITCH_SLOW_REARM, WITCH_FP_TOLERANCE,
@@ -64,7 +54,11 @@ struct witch_config {
 };
 
 void config_defaults(struct witch_config *cfg);
+/* Parse the WITCH_* variables over the defaults.  Returns 0, or -EINVAL with
+ * err holding the one-line message (without "witch: ") naming the variable,
+ * its value and what is expected. */
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen);
+/* Parse one variable (used by config_from_env and the unit test). */
 int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		 char *err, size_t errlen);
 const char *config_client_name(enum config_client c);

@@ -13,24 +13,6 @@
  * tick due in the kernel is skipped), the profiler's handlers included: a
  * tick stands for the program's time since the last one, which is the
  * clock's interval less the handler time in it (cost_take_interval).
- *
- * API
- *   int    cost_init(void);     once: the TSC's rate (~0.2 ms; not async-signal-safe)
- *   void   cost_begin(struct cost *c);            a thread starts
- *   void   cost_enter(struct cost *c);            at every handler entry
- *   void   cost_leave(struct cost *c, int soon, int kernel);
- *          At exit.  soon: the program is expected back at once (a step, a
- *          pending self-trap); kernel: a signal brought us (0: a call from
- *          the program, bulk.c).
- *   void   cost_restart_interval(struct cost *c);
- *          Inside a handler: the sampler's interval starts again now, so
- *          only the rest of this handler counts in it.
- *   double cost_take_interval(struct cost *c, double *all_ns);
- *          Handler ns inside the interval; *all_ns: everything spent since
- *          the last call, the kernel's part included (for the budget).
- *   void   cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns,
- *                    uint64_t *round_trips);
- *          Add what was spent since the last fold to the three counters.
  */
 #ifndef WITCH_COST_H
 #define WITCH_COST_H
@@ -50,12 +32,23 @@ struct cost {
 	uint64_t round_trip_samples;
 };
 
+/* Once: measures the TSC rate (~0.2 ms; not async-signal-safe). */
 int cost_init(void);
+/* A thread starts. */
 void cost_begin(struct cost *c);
+/* At every handler entry. */
 void cost_enter(struct cost *c);
+/* At exit.  soon: the program is expected back at once (a step, a pending
+ * self-trap); kernel: a signal brought us (0: a call from the program,
+ * bulk.c). */
 void cost_leave(struct cost *c, int soon, int kernel);
+/* Inside a handler: the sampler's interval starts again now, so only the rest
+ * of this handler counts in it. */
 void cost_restart_interval(struct cost *c);
+/* Handler ns inside the interval; *all_ns: everything spent since the last
+ * call, the kernel's part included (for the budget). */
 double cost_take_interval(struct cost *c, double *all_ns);
+/* Add what was spent since the last fold to the three counters. */
 void cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns, uint64_t *round_trips);
 
 #endif

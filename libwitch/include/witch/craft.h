@@ -1,19 +1,5 @@
 /* craft: the interface between the runtime and its clients (Witch 4.6).
  *
- * API
- *   const struct craft *craft_get(enum config_client client);
- *   int  craft_read_location(struct watchpoint *w, uint8_t *buf);
- *        Copy the sampled location into buf (w->value or w->shadow):
- *        the whole sampled access (up to WATCHPOINT_VALUE_MAX bytes) when
- *        it can be read, else only the watched bytes; sets w->value_addr
- *        and w->value_len the first time.  Never faults (reads through
- *        process_vm_readv, which also does not trip the watchpoint).
- *        Returns 0 or -EFAULT.
- *   enum craft_verdict craft_judge(const struct watchpoint *w, const uint8_t *now,
- *                                  const struct craft_trap *t, int *approx);
- *        Same value (w->value vs now, over the trap's overlap) is waste,
- *        approximately the same (FP) is waste with *approx = 1, else use.
- *
  * A craft says which accesses to sample and how to watch them.  The
  * runtime calls it at three moments, all in a signal handler:
  *   on_sample  the access is chosen and about to run (x86 watchpoints are
@@ -69,7 +55,14 @@ struct craft {
 };
 
 const struct craft *craft_get(enum config_client client);
+/* Copy the sampled location into buf (w->value or w->shadow): the whole
+ * sampled access (up to WATCHPOINT_VALUE_MAX bytes) when it can be read, else
+ * only the watched bytes; sets w->value_addr and w->value_len the first time.
+ * Never faults (reads through process_vm_readv, which also does not trip the
+ * watchpoint). Returns 0 or -EFAULT. */
 int craft_read_location(struct watchpoint *w, uint8_t *buf);
+/* Same value (w->value vs now, over the trap's overlap) is waste,
+ * approximately the same (FP) is waste with *approx = 1, else use. */
 enum craft_verdict craft_judge(const struct watchpoint *w, const uint8_t *now,
 			       const struct craft_trap *t, int *approx);
 

@@ -1,33 +1,5 @@
 /* decode: x86-64 instruction decoding and effective addresses (Zydis).
  *
- * API
- *   int  decode_init(void);
- *        Once per process, before any other call (not async-signal-safe).
- *   void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
- *                                  uint64_t gs_base, struct decode_regs *out);
- *        Snapshot the general registers of a signal context.
- *   int  decode_at(uint64_t pc, const struct decode_regs *regs,
- *                  struct decode_insn *out);
- *        Decode the instruction at pc and compute each memory access it makes
- *        (address, length, load/store/read-modify-write) as if it executed
- *        with the register values in regs.  Returns 0, -EFAULT when the code
- *        bytes cannot be read, -EILSEQ when they do not decode (-EINVAL
- *        before decode_init).  The page holding pc must be readable (it is
- *        for an interrupted pc); only bytes past it are read via
- *        process_vm_readv.  Accesses are listed in Zydis operand order
- *        (explicit operands first); a rep string op with a zero count
- *        reports none.
- *   int  decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
- *                         uint64_t ctx_pc, uint64_t *prev_pc);
- *        x86 reports a data breakpoint after the access (Witch 4.5, "precise
- *        PC"): find the instruction that ends exactly at ctx_pc by decoding
- *        forward from fn_start, a known instruction boundary.  Results are
- *        kept in the caller's cache (no locking: one cache per thread).
- *        Returns 0, -ENOENT when linear decoding from fn_start does not land
- *        on ctx_pc (cached as well), -E2BIG when ctx_pc is too far
- *        (DECODE_MAX_SCAN bytes) from fn_start, -EFAULT when code between
- *        them is unreadable (a wrong fn_start; not cached).
- *
  * Everything but decode_init is async-signal-safe: no malloc, no locks, no
  * stdio, and reading code never faults (a read that may cross into an
  * unmapped page goes through process_vm_readv).
@@ -119,10 +91,27 @@ struct decode_cache {
 	uint64_t hits, misses;
 };
 
+/* Once per process, before any other call (not async-signal-safe). */
 int decode_init(void);
+/* Snapshot the general registers of a signal context. */
 void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
 			       uint64_t gs_base, struct decode_regs *out);
+/* Decode the instruction at pc and compute each memory access it makes
+ * (address, length, load/store/read-modify-write) as if it executed with the
+ * register values in regs.  Returns 0, -EFAULT when the code bytes cannot be
+ * read, -EILSEQ when they do not decode (-EINVAL before decode_init).  The
+ * page holding pc must be readable (it is for an interrupted pc); only bytes
+ * past it are read via process_vm_readv.  Accesses are listed in Zydis operand
+ * order (explicit operands first); a rep string op with a zero count reports
+ * none. */
 int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out);
+/* x86 reports a data breakpoint after the access (Witch 4.5, "precise PC"):
+ * find the instruction that ends exactly at ctx_pc by decoding forward from
+ * fn_start, a known instruction boundary.  Results are kept in the caller's
+ * cache (no locking: one cache per thread). Returns 0, -ENOENT when linear
+ * decoding from fn_start does not land on ctx_pc (cached as well), -E2BIG when
+ * ctx_pc is too far (DECODE_MAX_SCAN bytes) from fn_start, -EFAULT when code
+ * between them is unreadable (a wrong fn_start; not cached). */
 int decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
 		     uint64_t ctx_pc, uint64_t *prev_pc);
 

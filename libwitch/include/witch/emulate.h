@@ -6,40 +6,6 @@
  * accesses), so the sampler first runs the instructions on a copy of the
  * registers, and steps only over what this module does not know.
  *
- * API
- *   void emulate_begin(struct emulate *e, uint64_t pc);
- *        Start a run of emulation at pc, the interrupted pc of a signal
- *        context (its code page is readable).
- *   int  emulate_insn(struct emulate *e, struct decode_regs *regs,
- *                     const struct decode_insn *in, const struct decode_zydis *z);
- *        Advance regs (gprs, rip, arithmetic flags) over in, the instruction
- *        at regs->rip as decode_at_zydis decoded it (in and z) with regs.  Integer moves,
- *        lea, ALU ops and shifts, imul, cmov/set, sign extensions, push/pop,
- *        leave, jcc, direct or indirect jmp and call, ret; and, as no-ops,
- *        instructions that touch no general register, flag or control flow
- *        (vector and x87 arithmetic, vector loads and stores).  Calls and
- *        returns are kept in e, for emulate_context.  Loads read memory without faulting;
- *        stores change no memory and are noted with their value where it is
- *        known (general registers, pushes, return addresses), so a later load
- *        that one such store covers gets it.  Returns 0, or
- *          -ENOTSUP  not emulated here, or a load of stored bytes whose value
- *                    is not known (vector stores, partly covered), or calls
- *                    nested deeper than EMULATE_MAX_CALLS
- *          -EFAULT   a load, or the code it leads to, could not be read (the
- *                    caller decodes there next: decode_at reads code in place)
- *        On error regs are unchanged.
- *   int  emulate_code_readable(struct emulate *e, uint64_t pc);
- *        1 if the code page holding pc is mapped (checked once per page and
- *        remembered in e), so decoding there cannot fault.
- *   int  emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
- *        Whether an emulated store touched [addr, addr + len).
- *   int  emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max);
- *        pcs[0..n) is the calling context where emulation began (leaf first,
- *        callers as return address - 1); rewrite it for where it is now:
- *        drop the frames emulated returns left, add the emulated calls.
- *        pcs[0] (the leaf) is left for the caller to set.  Returns the new
- *        length (at most max), or -EINVAL when the returns left every frame.
- *
  * Async-signal-safe: no malloc, no locks, no stdio.
  */
 #ifndef WITCH_EMULATE_H
@@ -69,11 +35,35 @@ struct emulate {
 	uint64_t call_slot[EMULATE_MAX_CALLS]; /* where each would have pushed it */
 };
 
+/* Start a run of emulation at pc, the interrupted pc of a signal context (its
+ * code page is readable). */
 void emulate_begin(struct emulate *e, uint64_t pc);
+/* Advance regs (gprs, rip, arithmetic flags) over in, the instruction at
+ * regs->rip as decode_at_zydis decoded it (in and z) with regs.  Integer
+ * moves, lea, ALU ops and shifts, imul, cmov/set, sign extensions, push/pop,
+ * leave, jcc, direct or indirect jmp and call, ret; and, as no-ops,
+ * instructions that touch no general register, flag or control flow (vector
+ * and x87 arithmetic, vector loads and stores).  Calls and returns are kept in
+ * e, for emulate_context.  Loads read memory without faulting; stores change
+ * no memory and are noted with their value where it is known (general
+ * registers, pushes, return addresses), so a later load that one such store
+ * covers gets it.  Returns 0, or -ENOTSUP  not emulated here, or a load of
+ * stored bytes whose value is not known (vector stores, partly covered), or
+ * calls nested deeper than EMULATE_MAX_CALLS -EFAULT   a load, or the code it
+ * leads to, could not be read (the caller decodes there next: decode_at reads
+ * code in place) On error regs are unchanged. */
 int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in,
 		 const struct decode_zydis *z);
+/* 1 if the code page holding pc is mapped (checked once per page and
+ * remembered in e), so decoding there cannot fault. */
 int emulate_code_readable(struct emulate *e, uint64_t pc);
+/* Whether an emulated store touched [addr, addr + len). */
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
+/* pcs[0..n) is the calling context where emulation began (leaf first, callers
+ * as return address - 1); rewrite it for where it is now: drop the frames
+ * emulated returns left, add the emulated calls. pcs[0] (the leaf) is left for
+ * the caller to set.  Returns the new length (at most max), or -EINVAL when
+ * the returns left every frame. */
 int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max);
 
 #endif

@@ -1,19 +1,5 @@
 /* execguard: a profile survives exec and _exit (interposes them).
  *
- * API
- *   void execguard_set_hooks(int (*before)(const char *file), void (*failed)(void));
-void execguard_set_exit_hook(void (*before_exit)(void));
- *        before(file) runs in the process about to exec `file` (as given
- *        to the call: a path, or a name execvp searches): the runtime
- *        writes what this image measured, since exec runs no destructors.
- *        It returns 1 if it stopped profiling, then failed() runs if the
- *        exec returns (it failed) to resume.
- *   void execguard_set_exit_hook(void (*before_exit)(void));
- *        before_exit runs when the program ends with _exit or _Exit, which
- *        run no destructors (forked workers, shells): the runtime writes
- *        the profile there as at exit.  A vfork child's is not its own to
- *        write: the hook tells by its pid.
- *
  * Interposed: _exit, _Exit, execve, execv, execvp, execvpe, execl, execlp, execle,
  * fexecve, execveat.  glibc's own exec functions call its internal
  * execve, past an execve interposer, so each is wrapped.  posix_spawn and
@@ -23,7 +9,17 @@ void execguard_set_exit_hook(void (*before_exit)(void));
 #ifndef WITCH_EXECGUARD_H
 #define WITCH_EXECGUARD_H
 
+/* before(file) runs in the process about to exec `file` (as given to the
+ * call: a path, or a name execvp searches): the runtime writes what this
+ * image measured, since exec runs no destructors.  It returns 1 if it
+ * stopped profiling; failed() then runs if the exec returns (it failed),
+ * to resume. */
 void execguard_set_hooks(int (*before)(const char *file), void (*failed)(void));
+
+/* before_exit runs when the program ends with _exit or _Exit, which run no
+ * destructors (forked workers, shells): the runtime writes the profile
+ * there as at exit.  A vfork child's is not its own to write: the hook
+ * tells by its pid. */
 void execguard_set_exit_hook(void (*before_exit)(void));
 
 #endif

@@ -20,15 +20,6 @@
  * keeps the runtime's handler in place (so a program handler that resets
  * the default and re-raises still leaves a profile), and any other handler
  * replaces it.
- *
- * API
- *   int  fatal_install(void (*write_profile)(void));
- *        Once, from the constructor, after the runtime is live.
- *   int  fatal_program_action(int sig, const struct sigaction *act,
- *                             struct sigaction *oact);
- *        sigaction for the program on a signal the runtime may stand in for:
- *        returns 1 when handled here (rc in errno semantics: 0), 0 when sig
- *        is none of these (the caller goes on), -1 with errno on failure.
  */
 #ifndef WITCH_FATAL_H
 #define WITCH_FATAL_H
@@ -37,7 +28,11 @@
 
 #define FATAL_WATCHDOG_SEC 3
 
+/* Once, from the constructor, after the runtime is live. */
 int fatal_install(void (*write_profile)(void));
+/* sigaction for the program on a signal the runtime may stand in for: returns
+ * 1 when handled here (rc in errno semantics: 0), 0 when sig is none of these
+ * (the caller goes on), -1 with errno on failure. */
 int fatal_program_action(int sig, const struct sigaction *act, struct sigaction *oact);
 
 #endif

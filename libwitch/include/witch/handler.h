@@ -1,13 +1,5 @@
 /* handler: what runs in the runtime's signal handlers.
  *
- * API
- *   int  handler_on_signal(int sig, siginfo_t *si, void *uc);   the RT signal; 1 if ours
- *   int  handler_on_sigtrap(siginfo_t *si, void *uc);           1 if the trap was ours
- *   void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight);
- *        Sample the byte at addr that the program's call of fn (a C library
- *        bulk operation, bulk.h) is about to access (kind: DECODE_STORE or
- *        DECODE_LOAD), standing for weight bytes.  Not from a signal handler.
- *
  * The path, top to bottom: sampler tick -> look (look.h: a window run ahead,
  * a pick and its weight in bytes) -> calling context -> client -> reservoir
  * -> watchpoint;
@@ -24,8 +16,13 @@
 #include "witch/config.h"
 #include "witch/craft.h"
 
+/* The runtime's RT signal: 1 if it was ours (a tick, a trap), 0 if the program's. */
 int handler_on_signal(int sig, siginfo_t *si, void *uc);
+/* SIGTRAP: 1 if it was the runtime's single step. */
 int handler_on_sigtrap(siginfo_t *si, void *uc);
+/* Sample the byte at addr that the program's call of fn (a C library bulk
+ * operation, bulk.h) is about to access (kind: DECODE_STORE or DECODE_LOAD),
+ * standing for weight bytes.  Not from a signal handler. */
 void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight);
 
 #endif

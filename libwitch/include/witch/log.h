@@ -1,11 +1,5 @@
 /* log: the runtime's only way to talk to the user: one `witch:` line on stderr.
  *
- * API
- *   void log_line(const char *fmt, ...);   "witch: " + formatted text + "\n"
- *   void log_verbose(int level, const char *fmt, ...);  only when WITCH_VERBOSE >= level
- *   void log_set_verbosity(int level);
- *   int  log_format(char *buf, size_t size, const char *fmt, va_list ap);
- *
  * Formatting is done by hand into a stack buffer and written with one
  * write(2), so every function here is async-signal-safe and never mallocs.
  * Conversions: %s %d %u %ld %lu %lld %llu %zu %x %lx %llx %p %c %%, and %.*s
@@ -17,7 +11,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* "witch: " + the formatted text + "\n", in one write(2). */
 void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same, only when WITCH_VERBOSE >= level. */
 void log_verbose(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_set_verbosity(int level);
 int log_format(char *buf, size_t size, const char *fmt, va_list ap);

@@ -1,18 +1,5 @@
 /* pairtab: metrics of <C_watch, C_trap> pairs (Witch 4.4.2).
  *
- * API
- *   int  pairtab_init(struct pairtab *p, struct arena *a, uint32_t max_pairs);
- *   int  pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap,
- *                    double waste, double use, double waste_approx);
- *        Accumulate into the pair (creating it) and count one trap.
- *        Returns 0 or -ENOMEM when the table is full (counted in dropped).
- *        Async-signal-safe.
- *   int  pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
- *                      const struct pair_entry *from);  add another table's entry
- *   void pairtab_clear(struct pairtab *p);
- *        Empty the table (after its pairs were folded into the profile).
- *        Not while a handler may use it.
- *
  * Entries live in p->entries[1 .. p->n_entries - 1].
  */
 #ifndef WITCH_PAIRTAB_H
@@ -42,11 +29,16 @@ struct pairtab {
 };
 
 int pairtab_init(struct pairtab *p, struct arena *a, uint32_t max_pairs);
+/* Accumulate into the pair (creating it) and count one trap. Returns 0 or
+ * -ENOMEM when the table is full (counted in dropped). Async-signal-safe. */
 int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, double waste,
 		double use, double waste_approx);
+/* Adds another table's entry. */
 int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
 		  const struct pair_entry *from);
 
+/* Empty the table (after its pairs were folded into the profile). Not while a
+ * handler may use it. */
 void pairtab_clear(struct pairtab *p);
 
 #endif

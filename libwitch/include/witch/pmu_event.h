@@ -1,53 +1,5 @@
 /* pmu_event: choosing and encoding the precise memory event of the PMU sampler.
  *
- * API
- *   int  pmu_event_encode(enum config_client client, const char *event,
- *                         uint64_t period, struct pmu_event *ev,
- *                         char *why, size_t whylen);
- *        Fill ev with the perf_event_attr of every event to open per thread
- *        (two on a hybrid Intel CPU: one per core type).  event NULL: this
- *        CPU's default for the client (table below); else libpfm4 syntax,
- *        e.g. "MEM_INST_RETIRED:ALL_STORES", "adl_grt::MEM_UOPS_RETIRED:ALL_STORES",
- *        up to two joined by ',', or "ibs_op" for AMD IBS; "@N" at the very
- *        end sets the period.  period: events per sample, 0 = the @N, else
- *        the default: primes 5000011 (stores) and 10000019 (loads) as in the
- *        paper; on IBS, which counts every op and needs a multiple of 16,
- *        16 x prime: 5000144 and 10000112.
- *        attr: type, config/config1/config2, sample_period, precise_ip =
- *        the highest level to try (3 PEBS, 2 IBS; an explicit :precise=N
- *        lowers it), sample_type IP|TID|ADDR (+RAW on IBS), exclude_kernel,
- *        exclude_hv, disabled, wakeup_events = 1.
- *        Returns 0, or a negative errno and `why` = one line without
- *        "witch: ".  -EINVAL: the event string or the period is wrong (a
- *        setting error: name the setting, e.g. "WITCH_EVENT=<value>: "
- *        + why, since why does not repeat the value).  -ENOENT, -ENODEV:
- *        this machine has no such event; with event NULL why starts "no
- *        precise store event on this CPU (" (or "load"), to be followed by
- *        "; using software sampling".
- *        Not async-signal-safe (libpfm4, malloc); call at start-up.
- *   int  pmu_event_probe(struct pmu_event *ev, char *why, size_t whylen);
- *        Open every event of an encoded ev on the calling thread and close
- *        it; records in ev the precise_ip each one got.  0, or a negative
- *        errno and why: "no precise store event on this CPU
- *        (perf_event_open: ENOENT)", or for EACCES/EPERM what to change
- *        (perf_event_paranoid, CAP_PERFMON), see pmu_event_explain.
- *   int  pmu_event_open(const struct perf_event_attr *attr, pid_t tid, int *precise);
- *        perf_event_open(attr, tid, cpu -1, O_CLOEXEC), lowering precise_ip
- *        from attr's to 1 while the kernel answers EOPNOTSUPP or EINVAL.
- *        Returns the fd (and *precise, if not NULL) or a negative errno.
- *   int  pmu_event_paranoid(void);
- *        /proc/sys/kernel/perf_event_paranoid, or PMU_EVENT_PARANOID_UNKNOWN.
- *   void pmu_event_explain(int err, int paranoid, int ibs_kernel,
- *                          enum config_client client, char *why, size_t whylen);
- *        The reason line for a perf_event_open failure err (negative
- *        errno); paranoid: /proc/sys/kernel/perf_event_paranoid, or
- *        PMU_EVENT_PARANOID_UNKNOWN; ibs_kernel: the event cannot exclude
- *        kernel samples (IBS without swfilt).
- *   int  pmu_event_default(const char *pfm_pmu, enum config_client client,
- *                          const char **event, const char **perf_pmu);
- *        The default event for a libpfm4 PMU name and the sysfs PMU whose
- *        type perf wants for it.  0 or -ENOENT.
- *
  * Defaults (libpfm4 PMU: stores / loads; data addresses from PEBS):
  *   hsw hsw_ep bdw bdw_ep        MEM_UOPS_RETIRED:ALL_STORES / ALL_LOADS
  *   skl skx clx icl icx spr      MEM_INST_RETIRED:ALL_STORES / ALL_LOADS
@@ -94,13 +46,46 @@ struct pmu_event {
 	enum config_client client;
 };
 
+/* Fill ev with the perf_event_attr of every event to open per thread (two on a
+ * hybrid Intel CPU: one per core type).  event NULL: this CPU's default for
+ * the client (table below); else libpfm4 syntax, e.g.
+ * "MEM_INST_RETIRED:ALL_STORES", "adl_grt::MEM_UOPS_RETIRED:ALL_STORES", up to
+ * two joined by ',', or "ibs_op" for AMD IBS; "@N" at the very end sets the
+ * period.  period: events per sample, 0 = the @N, else the default: primes
+ * 5000011 (stores) and 10000019 (loads) as in the paper; on IBS, which counts
+ * every op and needs a multiple of 16, 16 x prime: 5000144 and 10000112. attr:
+ * type, config/config1/config2, sample_period, precise_ip = the highest level
+ * to try (3 PEBS, 2 IBS; an explicit :precise=N lowers it), sample_type
+ * IP|TID|ADDR (+RAW on IBS), exclude_kernel, exclude_hv, disabled,
+ * wakeup_events = 1. Returns 0, or a negative errno and `why` = one line
+ * without "witch: ".  -EINVAL: the event string or the period is wrong (a
+ * setting error: name the setting, e.g. "WITCH_EVENT=<value>: " + why, since
+ * why does not repeat the value).  -ENOENT, -ENODEV: this machine has no such
+ * event; with event NULL why starts "no precise store event on this CPU (" (or
+ * "load"), to be followed by "; using software sampling". Not async-signal-
+ * safe (libpfm4, malloc); call at start-up. */
 int pmu_event_encode(enum config_client client, const char *event, uint64_t period,
 		     struct pmu_event *ev, char *why, size_t whylen);
+/* Open every event of an encoded ev on the calling thread and close it;
+ * records in ev the precise_ip each one got.  0, or a negative errno and why:
+ * "no precise store event on this CPU (perf_event_open: ENOENT)", or for
+ * EACCES/EPERM what to change (perf_event_paranoid, CAP_PERFMON), see
+ * pmu_event_explain. */
 int pmu_event_probe(struct pmu_event *ev, char *why, size_t whylen);
+/* perf_event_open(attr, tid, cpu -1, O_CLOEXEC), lowering precise_ip from
+ * attr's to 1 while the kernel answers EOPNOTSUPP or EINVAL. Returns the fd
+ * (and *precise, if not NULL) or a negative errno. */
 int pmu_event_open(const struct perf_event_attr *attr, pid_t tid, int *precise);
+/* /proc/sys/kernel/perf_event_paranoid, or PMU_EVENT_PARANOID_UNKNOWN. */
 int pmu_event_paranoid(void);
+/* The reason line for a perf_event_open failure err (negative errno);
+ * paranoid: /proc/sys/kernel/perf_event_paranoid, or
+ * PMU_EVENT_PARANOID_UNKNOWN; ibs_kernel: the event cannot exclude kernel
+ * samples (IBS without swfilt). */
 void pmu_event_explain(int err, int paranoid, int ibs_kernel, enum config_client client,
 		       char *why, size_t whylen);
+/* The default event for a libpfm4 PMU name and the sysfs PMU whose type perf
+ * wants for it.  0 or -ENOENT. */
 int pmu_event_default(const char *pfm_pmu, enum config_client client, const char **event,
 		      const char **perf_pmu);
 

@@ -1,24 +1,5 @@
 /* pmu_ring: reading a perf_event mmap ring buffer of PMU address samples.
  *
- * API
- *   int  pmu_ring_init(struct pmu_ring *r, struct perf_event_mmap_page *page,
- *                      void *data, uint64_t size, uint64_t sample_type,
- *                      int ibs_raw, uint32_t want_op);
- *        Describe a ring: the header page the kernel maps first, the data
- *        area (size bytes, a power of two), and the sample_type the event
- *        was opened with (IP and ADDR required; TID, IDENTIFIER, TIME, ID,
- *        STREAM_ID, CPU, PERIOD, CALLCHAIN and RAW understood).  ibs_raw: the
- *        RAW field holds AMD IBS op registers; they give the access kind (a
- *        load, a store, both for read-modify-write, or none) and the address
- *        where the kernel leaves PERF_SAMPLE_ADDR at 0.  want_op: PMU_OP_*
- *        bits a sample of known kind must have to be used, 0 = any.
- *        Returns 0 or -EINVAL.  Touches neither page nor data.
- *   int  pmu_ring_read(struct pmu_ring *r, pmu_sample_fn fn, void *arg);
- *        Consume every record from data_tail to data_head (head read with
- *        acquire, tail written with release once at the end), calling fn for
- *        each usable sample, and return how many that was.  A record that
- *        wraps around the end of the data area is read in pieces.
- *
  * A sample is usable when it was taken in user mode, carries
  * PERF_RECORD_MISC_EXACT_IP (else the ip may be an instruction after the
  * access), is of a wanted kind, and has a nonzero data address.  Every
@@ -79,8 +60,20 @@ struct pmu_ring {
 
 typedef void (*pmu_sample_fn)(const struct pmu_sample *s, void *arg);
 
+/* Describe a ring: the header page the kernel maps first, the data area (size
+ * bytes, a power of two), and the sample_type the event was opened with (IP
+ * and ADDR required; TID, IDENTIFIER, TIME, ID, STREAM_ID, CPU, PERIOD,
+ * CALLCHAIN and RAW understood).  ibs_raw: the RAW field holds AMD IBS op
+ * registers; they give the access kind (a load, a store, both for read-modify-
+ * write, or none) and the address where the kernel leaves PERF_SAMPLE_ADDR at
+ * 0.  want_op: PMU_OP_* bits a sample of known kind must have to be used, 0 =
+ * any. Returns 0 or -EINVAL.  Touches neither page nor data. */
 int pmu_ring_init(struct pmu_ring *r, struct perf_event_mmap_page *page, void *data,
 		  uint64_t size, uint64_t sample_type, int ibs_raw, uint32_t want_op);
+/* Consume every record from data_tail to data_head (head read with acquire,
+ * tail written with release once at the end), calling fn for each usable
+ * sample, and return how many that was.  A record that wraps around the end of
+ * the data area is read in pieces. */
 int pmu_ring_read(struct pmu_ring *r, pmu_sample_fn fn, void *arg);
 
 #endif

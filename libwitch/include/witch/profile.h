@@ -1,29 +1,4 @@
 /* profile: the process's measurements and the profile file (docs/profile-format.md).
- *
- * API
- *   int  profile_init(const char *sampler, const char *sampler_why, uint64_t period);
- *   int  profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stats *st);
- *        Add one thread's pairs (re-rooting their paths in the process tree)
- *        and counters.  Takes the profile lock: never from a signal handler.
- *   int  profile_write(void);
- *        Write the profile whole: temp file in the same directory, then
- *        rename, so a reader never sees half a file and a symlink at the
- *        target is replaced, not followed.  On failure one `witch:` line.
- *   int  profile_write_suffixed(const char *suffix);
- *        The same, to the path with suffix appended (".exec": see witch.c).
- *   int  profile_path(const char *exe, char *path, size_t size);
- *        The path this process's profile gets if its executable is named
- *        exe (basename; NULL: its own).  0 or -ENAMETOOLONG.
- *   int  profile_expand_path(const char *pattern, pid_t pid, const char *exe,
- *                            int add_pid, char *out, size_t size);
- *        %p pid, %e executable basename, %% percent; add_pid appends
- *        ".<pid>" when the pattern has no %p (a forked child must not
- *        overwrite its parent's profile).  0 or -ENAMETOOLONG.
- *   void profile_note_modules(void);
- *        Remember the modules loaded now (before a dlclose), so the profile
- *        still maps pcs in them.
- *   void profile_prefork(void), profile_postfork_parent(void), profile_postfork_child(void);
- *        The child of fork starts with an empty profile of its own.
  */
 #ifndef WITCH_PROFILE_H
 #define WITCH_PROFILE_H
@@ -38,13 +13,27 @@
 #include "witch/stats.h"
 
 int profile_init(const char *sampler, const char *sampler_why, uint64_t period);
+/* Add one thread's pairs (re-rooting their paths in the process tree) and
+ * counters.  Takes the profile lock: never from a signal handler. */
 int profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stats *st);
+/* Write the profile whole: temp file in the same directory, then rename, so a
+ * reader never sees half a file and a symlink at the target is replaced, not
+ * followed.  On failure one `witch:` line. */
 int profile_write(void);
+/* The same, to the path with suffix appended (".exec": see witch.c). */
 int profile_write_suffixed(const char *suffix);
+/* The path this process's profile gets if its executable is named exe
+ * (basename; NULL: its own).  0 or -ENAMETOOLONG. */
 int profile_path(const char *exe, char *path, size_t size);
+/* %p pid, %e executable basename, %% percent; add_pid appends ".<pid>" when
+ * the pattern has no %p (a forked child must not overwrite its parent's
+ * profile).  0 or -ENAMETOOLONG. */
 int profile_expand_path(const char *pattern, pid_t pid, const char *exe, int add_pid,
 			char *out, size_t size);
+/* Remember the modules loaded now (before a dlclose), so the profile still
+ * maps pcs in them. */
 void profile_note_modules(void);
+/* The child of fork starts with an empty profile of its own. */
 void profile_prefork(void);
 void profile_postfork_parent(void);
 void profile_postfork_child(void);

@@ -1,11 +1,5 @@
 /* rng: small, fast, seedable random numbers for reservoir decisions.
  *
- * API
- *   void     rng_seed(struct rng *r, uint64_t seed);
- *   uint64_t rng_next(struct rng *r);              xorshift64*
- *   uint32_t rng_below(struct rng *r, uint32_t n); uniform in [0, n)
- *   double   rng_unit(struct rng *r);              uniform in [0, 1)
- *
  * Per-thread state, no locks: safe in signal handlers.
  */
 #ifndef WITCH_RNG_H
@@ -26,6 +20,7 @@ static inline void rng_seed(struct rng *r, uint64_t seed)
 	r->s = (z ^ (z >> 31)) | 1;
 }
 
+/* The next xorshift64* value. */
 static inline uint64_t rng_next(struct rng *r)
 {
 	r->s ^= r->s >> 12;
@@ -34,11 +29,13 @@ static inline uint64_t rng_next(struct rng *r)
 	return r->s * 0x2545f4914f6cdd1dull;
 }
 
+/* Uniform in [0, n). */
 static inline uint32_t rng_below(struct rng *r, uint32_t n)
 {
 	return (uint32_t)(((rng_next(r) >> 32) * (uint64_t)n) >> 32);
 }
 
+/* Uniform in [0, 1). */
 static inline double rng_unit(struct rng *r)
 {
 	return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);

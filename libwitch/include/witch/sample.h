@@ -5,15 +5,6 @@
  * sample's weight into its context (Witch 4.4.2: mu, in bytes), the client
  * (craft.h), the reservoir (4.4.1) and the watchpoint.
  *
- * API
- *   const struct decode_access *sample_wanted(const struct decode_insn *in);
- *        The access of in the client samples, or NULL.
- *   void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r);
- *        Take the sample r describes; uc: the signal (or getcontext) context.
- *        Every way it can be dropped is counted in t->stats.
- *   void sample_release(struct witch_thread *t, int slot);
- *        The slot's sample no longer counts as armed in its context; disarm.
- *
  * Async-signal-safe.
  */
 #ifndef WITCH_SAMPLE_H
@@ -43,8 +34,12 @@ struct sample_req {
 	uint32_t self_skip; /* traps of self_pc on these bytes that come first */
 };
 
+/* The access of in the client samples, or NULL. */
 const struct decode_access *sample_wanted(const struct decode_insn *in);
+/* Take the sample r describes; uc: the signal (or getcontext) context. Every
+ * way it can be dropped is counted in t->stats. */
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r);
+/* The slot's sample no longer counts as armed in its context; disarm. */
 void sample_release(struct witch_thread *t, int slot);
 
 #endif

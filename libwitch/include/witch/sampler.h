@@ -4,36 +4,6 @@
  * finds the next access itself) or the PMU sampler (pmu.h: overflow of a
  * precise memory event; the samples carry their instruction and address).
  *
- * API
- *   int  sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
- *        A CPU-time clock for thread tid raising `sig` on that thread `rate`
- *        times per CPU-second: a perf_event task-clock event, or, where
- *        perf_event_open is refused, timer_create(CLOCK_THREAD_CPUTIME_ID).
- *        Returns 0 or a negative errno.  Not async-signal-safe.
- *   int  sampler_start(struct sampler *s);
- *   int  sampler_stop(struct sampler *s);
- *   int  sampler_is_tick(const struct sampler *s, const siginfo_t *si);
- *   int  sampler_next_period(struct sampler *s, uint64_t random);
- *        From a tick: set the time to the next tick to a value drawn
- *        uniformly from [period/2, 3*period/2) using `random`.  A fixed
- *        period locks onto loops whose length is near a multiple of it and
- *        samples the same spots over and over; a dithered one cannot.
- *        Async-signal-safe (one ioctl or timer_settime).  The interval
- *        starts at the call: call it as the handler ends.
- *   int  sampler_tick_is_stale(const struct sampler *s);
- *        A tick that came sooner after the last next_period than any
- *        interval can end: one the clock raised while the handler ran.
- *        perf_event signals queue (F_SETSIG with a real-time signal), so
- *        a handler longer than the interval would otherwise meet a queue
- *        of such ticks and starve the program.
- *   void sampler_close(struct sampler *s);
- *   int  sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig,
- *                         pid_t tid);
- *        The PMU instead of the clock (ev encoded and probed at start-up):
- *        start, stop, is_tick and close then act on its events, and
- *        next_period does nothing (the event period is fixed).  Samples
- *        are read with pmu_drain(&s->pmu, ...) in the handler.
- *
  * What happens on a tick (decode, single-step to the next access) is the
  * runtime's job (witch.c); this module only keeps time.
  */
@@ -59,13 +29,30 @@ struct sampler {
 	struct pmu pmu;
 };
 
+/* A CPU-time clock for thread tid raising `sig` on that thread `rate` times
+ * per CPU-second: a perf_event task-clock event, or, where perf_event_open is
+ * refused, timer_create(CLOCK_THREAD_CPUTIME_ID). Returns 0 or a negative
+ * errno.  Not async-signal-safe. */
 int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
 int sampler_start(struct sampler *s);
 int sampler_stop(struct sampler *s);
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si);
+/* From a tick: set the time to the next tick to a value drawn uniformly from
+ * [period/2, 3*period/2) using `random`.  A fixed period locks onto loops
+ * whose length is near a multiple of it and samples the same spots over and
+ * over; a dithered one cannot. Async-signal-safe (one ioctl or timer_settime).
+ * The interval starts at the call: call it as the handler ends. */
 int sampler_next_period(struct sampler *s, uint64_t random);
+/* A tick that came sooner after the last next_period than any interval can
+ * end: one the clock raised while the handler ran. perf_event signals queue
+ * (F_SETSIG with a real-time signal), so a handler longer than the interval
+ * would otherwise meet a queue of such ticks and starve the program. */
 int sampler_tick_is_stale(const struct sampler *s);
 void sampler_close(struct sampler *s);
+/* The PMU instead of the clock (ev encoded and probed at start-up): start,
+ * stop, is_tick and close then act on its events, and next_period does nothing
+ * (the event period is fixed).  Samples are read with pmu_drain(&s->pmu, ...)
+ * in the handler. */
 int sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig, pid_t tid);
 
 #endif

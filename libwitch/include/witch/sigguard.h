@@ -1,16 +1,5 @@
 /* sigguard: the runtime's two signals, kept from and shared with the program.
  *
- * API
- *   int  sigguard_pick_signal(void);
- *        A real-time signal nobody has a handler for (from SIGRTMIN+6 up),
- *        or -EBUSY.  Call before sigguard_install.
- *   int  sigguard_install(int rt_sig);
- *        Install the runtime's handlers for rt_sig (samples, watchpoint
- *        traps) and SIGTRAP (single steps), SA_ONSTACK.  Whatever handler
- *        the program had for them becomes the program's "chained" handler.
- *        Returns 0 or a negative errno.  (fork needs nothing: the child
- *        inherits the handlers and the recorded program handlers alike.)
- *
  * Interposed: sigaction, signal, bsd_signal, sysv_signal.  From the moment
  * sigguard_install succeeds, a program that sets a handler for SIGTRAP or
  * rt_sig does not replace the runtime's: its handler is recorded and gets
@@ -25,7 +14,14 @@
 
 #include <signal.h>
 
+/* A real-time signal nobody has a handler for (from SIGRTMIN+6 up), or -EBUSY.
+ * Call before sigguard_install. */
 int sigguard_pick_signal(void);
+/* Install the runtime's handlers for rt_sig (samples, watchpoint traps) and
+ * SIGTRAP (single steps), SA_ONSTACK.  Whatever handler the program had for
+ * them becomes the program's "chained" handler. Returns 0 or a negative errno.
+ * (fork needs nothing: the child inherits the handlers and the recorded
+ * program handlers alike.) */
 int sigguard_install(int rt_sig);
 
 #endif

@@ -1,9 +1,5 @@
 /* stats: counters kept per thread and summed into the profile.
  *
- * API
- *   void stats_add(struct witch_stats *to, const struct witch_stats *from);
- *   WITCH_STATS_FIELDS(X): X(name) for every counter, in profile order.
- *
  * Every skipped sample or ignored trap is counted under its reason, so a
  * profile says what the runtime could not handle.
  */
@@ -12,6 +8,7 @@
 
 #include <stdint.h>
 
+/* X(name) for every counter, in profile order. */
 #define WITCH_STATS_FIELDS(X)                                                   \
 	X(ticks)              /* sampler clock ticks */                          \
 	X(samples)            /* address samples taken */                        \

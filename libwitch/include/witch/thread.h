@@ -1,38 +1,5 @@
 /* thread: per-thread runtime state and its life cycle.
  *
- * API
- *   int  thread_module_init(const struct pmu_event *pmu_ev);
- *        Once, from the constructor (after runtime.h's cfg and sig): which
- *        sampler threads get (pmu_ev NULL: the software one), the
- *        thread-exit key.  New threads are profiled once witch_rt.live.
- *   struct witch_thread *thread_begin(void);
- *        Give the calling thread its sigaltstack, arena, calling context
- *        tree, watchpoints and sampler, and start sampling.  NULL (after one
- *        `witch:` line for the first failure) when it cannot.
- *   void thread_end(struct witch_thread *t);
- *        Stop the thread's sampler and watchpoints, fold what it measured
- *        into the process profile and free its memory.  Runs from the
- *        thread-exit key destructor, so nothing a thread measured is lost.
- *   void thread_end_all(void);   at process exit: stop and fold every thread
- *   void thread_resume_all(void);
- *        After thread_end_all, start every thread's sampling again (an exec
- *        that failed: the process goes on).
- *   void thread_flush_all(void);
- *        Fold what every live thread measured so far into the profile
- *        (pausing each one's handlers for the moment it takes); they go on.
- *   int  thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
- *        A runtime thread of its own (the flusher): never sampled.
- *   int  thread_yield_watchpoint(void);
- *        The calling thread gives one of its debug registers back (the
- *        program wants a breakpoint of its own).  0 or -ENOSPC.
- *   void thread_forget_slot(struct witch_thread *t, int slot);
- *        The sample slot holds no longer counts as armed in its context
- *        (Witch 4.4.2's share of a trap); async-signal-safe.
- *   struct witch_thread *thread_self(void);   async-signal-safe (TLS)
- *   void thread_prefork(void), thread_postfork_parent(void), thread_postfork_child(void);
- *        The child releases the parent's threads, its own too: it calls
- *        thread_begin afresh once fork has returned to it (forkguard.h).
- *
  * pthread_create is interposed so every new thread runs thread_begin first.
  */
 #ifndef WITCH_THREAD_H
@@ -90,20 +57,42 @@ struct witch_thread {
 	struct witch_thread *next;    /* in the list of live threads */
 };
 
+/* Once, from the constructor (after runtime.h's cfg and sig): which sampler
+ * threads get (pmu_ev NULL: the software one), the thread-exit key.  New
+ * threads are profiled once witch_rt.live. */
 int thread_module_init(const struct pmu_event *pmu_ev);
+/* Give the calling thread its sigaltstack, arena, calling context tree,
+ * watchpoints and sampler, and start sampling.  NULL (after one `witch:` line
+ * for the first failure) when it cannot. */
 struct witch_thread *thread_begin(void);
+/* Stop the thread's sampler and watchpoints, fold what it measured into the
+ * process profile and free its memory.  Runs from the thread-exit key
+ * destructor, so nothing a thread measured is lost. */
 void thread_end(struct witch_thread *t);
+/* At process exit: stops and folds every thread. */
 void thread_end_all(void);
+/* After thread_end_all, start every thread's sampling again (an exec that
+ * failed: the process goes on). */
 void thread_resume_all(void);
+/* Fold what every live thread measured so far into the profile (pausing each
+ * one's handlers for the moment it takes); they go on. */
 void thread_flush_all(void);
+/* A runtime thread of its own (the flusher): never sampled. */
 int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
+/* The calling thread gives one of its debug registers back (the program wants
+ * a breakpoint of its own).  0 or -ENOSPC. */
 int thread_yield_watchpoint(void);
+/* The calling thread's state, or NULL.  Async-signal-safe (TLS). */
 struct witch_thread *thread_self(void);
+/* The sample slot holds no longer counts as armed in its context (Witch
+ * 4.4.2's share of a trap); async-signal-safe. */
 void thread_forget_slot(struct witch_thread *t, int slot);
 /* 1 if addr is the runtime's (arena, signal stack, thread state) or a word
  * its handler touches (the TCB head with the stack canary, errno): never
  * sampled. */
 int thread_owns_address(const struct witch_thread *t, uint64_t addr);
+/* The child releases the parent's threads, its own too: it calls thread_begin
+ * afresh once fork has returned to it (forkguard.h). */
 void thread_prefork(void);
 void thread_postfork_parent(void);
 void thread_postfork_child(void);

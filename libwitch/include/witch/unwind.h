@@ -1,16 +1,5 @@
 /* unwind: calling context of a signal context, with libunwind.
  *
- * API
- *   int unwind_init(void);   once per process: per-thread unwind caches
- *   int unwind_context(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_start);
- *       Walk the interrupted thread's stack.  pcs[0] is the interrupted pc
- *       (exact); pcs[i > 0] are return addresses minus one, so each lies in
- *       its call instruction.  *fn_start (may be NULL) receives the start of
- *       the procedure holding pcs[0] from the unwind tables, or 0.
- *       Returns the number of frames (>= 1) or a negative errno.
- *   int unwind_proc_start(uint64_t pc, uint64_t *fn_start);
- *       Start of the procedure holding pc, from the unwind tables.
- *
  * Async-signal-safe as libunwind's local unwinding is: no malloc, no stdio.
  */
 #ifndef WITCH_UNWIND_H
@@ -19,8 +8,15 @@
 #include <stdint.h>
 #include <ucontext.h>
 
+/* Once per process: per-thread unwind caches. */
 int unwind_init(void);
+/* Walk the interrupted thread's stack.  pcs[0] is the interrupted pc (exact);
+ * pcs[i > 0] are return addresses minus one, so each lies in its call
+ * instruction.  *fn_start (may be NULL) receives the start of the procedure
+ * holding pcs[0] from the unwind tables, or 0. Returns the number of frames
+ * (>= 1) or a negative errno. */
 int unwind_context(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_start);
+/* Start of the procedure holding pc, from the unwind tables. */
 int unwind_proc_start(uint64_t pc, uint64_t *fn_start);
 
 #endif

@@ -1,30 +1,5 @@
 /* watchpoint: one thread's hardware data breakpoints (perf_event breakpoints).
  *
- * API
- *   int  watchpoint_set_open(struct watchpoint_set *s, uint32_t want, int sig,
- *                            pid_t tid, int slow_rearm, uint64_t parking_addr);
- *        Open up to `want` (0 = as many as the hardware has) breakpoint events
- *        for thread tid, disabled and parked on parking_addr, each raising
- *        signal `sig` on that thread when it fires.  Returns how many it got
- *        (the debug registers the kernel would give; 4 on x86, fewer when a
- *        debugger holds some), or a negative errno when none.
- *   int  watchpoint_arm(struct watchpoint_set *s, int slot, uint64_t addr,
- *                       uint32_t len, int type);
- *        Watch [addr, addr+len) (len 1, 2, 4 or 8, aligned) for type
- *        WATCHPOINT_W or WATCHPOINT_RW.  Re-arms in one ioctl
- *        (PERF_EVENT_IOC_MODIFY_ATTRIBUTES, Linux 4.17+), else close+reopen.
- *   int  watchpoint_disarm(struct watchpoint_set *s, int slot);
- *   int  watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd);
- *   int  watchpoint_pause(struct watchpoint_set *s, int slot);  disable, keep state
- *   int  watchpoint_resume(struct watchpoint_set *s, int slot);
- *   int  watchpoint_set_shrink(struct watchpoint_set *s);
- *        Close the highest slot, giving its debug register back to the
- *        kernel (for the program).  0, or -ENOSPC when none is left.
- *   void watchpoint_set_close(struct watchpoint_set *s);
- *   void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen);
- *        The x86-legal range to watch for an access [addr, addr+len): the
- *        largest aligned 8/4/2/1-byte part that starts at addr.
- *
  * Everything but open/close is async-signal-safe (syscalls only).
  */
 #ifndef WITCH_WATCHPOINT_H
@@ -78,15 +53,28 @@ struct watchpoint_set {
 	uint64_t rearm_fast, rearm_slow, arm_errors;
 };
 
+/* Open up to `want` (0 = as many as the hardware has) breakpoint events for
+ * thread tid, disabled and parked on parking_addr, each raising signal `sig`
+ * on that thread when it fires.  Returns how many it got (the debug registers
+ * the kernel would give; 4 on x86, fewer when a debugger holds some), or a
+ * negative errno when none. */
 int watchpoint_set_open(struct watchpoint_set *s, uint32_t want, int sig, pid_t tid,
 			int slow_rearm, uint64_t parking_addr);
+/* Watch [addr, addr+len) (len 1, 2, 4 or 8, aligned) for type WATCHPOINT_W or
+ * WATCHPOINT_RW.  Re-arms in one ioctl (PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
+ * Linux 4.17+), else close+reopen. */
 int watchpoint_arm(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t len, int type);
 int watchpoint_disarm(struct watchpoint_set *s, int slot);
+/* Disables the watchpoint, keeping its state. */
 int watchpoint_pause(struct watchpoint_set *s, int slot);
 int watchpoint_resume(struct watchpoint_set *s, int slot);
 int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd);
+/* Close the highest slot, giving its debug register back to the kernel (for
+ * the program).  0, or -ENOSPC when none is left. */
 int watchpoint_set_shrink(struct watchpoint_set *s);
 void watchpoint_set_close(struct watchpoint_set *s);
+/* The x86-legal range to watch for an access [addr, addr+len): the largest
+ * aligned 8/4/2/1-byte part that starts at addr. */
 void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen);
 
 #endif
