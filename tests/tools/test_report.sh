@@ -263,21 +263,21 @@ lines = err.splitlines()
 check(len(lines) == 2, "one warning per unusable module: %r" % err)
 check(any(l.startswith("witch: warning: cannot open module /nonexistent/libgone.so: ") for l in lines),
       "missing module warning")
-check(any(l == "witch: warning: %s has build-id %s but the profile recorded 00112233445566778899aabbccddeeff00112233 (rebuilt since the run?); its frames are shown as ??" % (prog, build_id) for l in lines),
+check(any(l == "witch: warning: %s has build-id %s but the profile recorded 00112233445566778899aabbccddeeff00112233 (rebuilt since the run?); its frames are shown as [unknown in prog]" % (prog, build_id) for l in lines),
       "build-id mismatch warning: %r" % err)
 j = json.loads(out)
 f = j["pairs"][0]["watch"][0]
-check(f["function"] == "??" and f["file"] == "??" and f["line"] == 0 and
+check(f["function"] == "[unknown in libgone.so]" and f["file"] == "??" and f["line"] == 0 and
       f["module"] == "/nonexistent/libgone.so" and f["address"] == "0x7f0000001234",
       "missing module frame keeps module and address: %r" % f)
 f = j["pairs"][1]["watch"][0]
-check(f["function"] == "??" and f["module"] == prog, "other build gives ??: %r" % f)
+check(f["function"] == "[unknown in prog]" and f["module"] == prog, "other build gives [unknown in prog]: %r" % f)
 f = j["pairs"][1]["trap"][0]
-check(f["function"] == "??" and f["module"] == "??" and f["address"] == "0x1000",
+check(f["function"] == "[JIT]" and f["module"] == "??" and f["address"] == "0x1000",
       "pc outside every module: %r" % f)
 rc, out, err = run("report", "gone.prof")
-check("#0  ?? at ?? in /nonexistent/libgone.so [0x7f0000001234]" in out,
-      "text ?? frame shows module and address")
+check("#0  [unknown in libgone.so] at ?? in /nonexistent/libgone.so [0x7f0000001234]" in out,
+      "text unknown frame shows module and address")
 
 if failures:
     print("%d check(s) failed" % len(failures), file=sys.stderr)

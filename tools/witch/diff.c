@@ -75,8 +75,9 @@ static void key_path(FILE *k, const struct witch_path *path)
 
 		/* Names cannot hold '\n' from DWARF in practice, and the
 		 * key only has to be equal for equal frames. */
-		if (!strcmp(f->function, "??"))
-			fprintf(k, "??\t%s\t0x%" PRIx64 "\n", f->module, f->offset);
+		/* Unknown frames of one module are one frame, as shown. */
+		if (f->unknown)
+			fprintf(k, "%s\t%s\n", f->function, f->module);
 		else
 			fprintf(k, "%s\t%s\t%u\t%d\n", f->function, f->file,
 				f->line, f->inlined);
@@ -217,7 +218,7 @@ static void text_path(FILE *out, const struct witch_path *path)
 			f->inlined ? " (inlined)" : "", f->file);
 		if (f->line)
 			fprintf(out, ":%u", f->line);
-		if (!strcmp(f->function, "??"))
+		if (f->unknown)
 			fprintf(out, " in %s+0x%" PRIx64, f->module, f->offset);
 		fputc('\n', out);
 	}

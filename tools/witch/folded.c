@@ -23,17 +23,9 @@ static void put_name(FILE *out, const char *s)
 
 static void put_frame(FILE *out, const struct witch_frame *f)
 {
-	if (!strcmp(f->function, "??")) {
-		const char *slash = strrchr(f->module, '/');
-
-		/* Without a name the module and offset are all that tells
-		 * unknown frames apart. */
-		fputs("?? (", out);
-		put_name(out, slash ? slash + 1 : f->module);
-		fprintf(out, "+0x%" PRIx64 ")", f->offset);
-	} else {
-		put_name(out, f->function);
-	}
+	/* Demangled, or "[unknown in MODULE]" (symbolize.h): unknown
+	 * frames of one module are one frame. */
+	put_name(out, f->function);
 	if (f->inlined)
 		fputs("_[i]", out);
 }

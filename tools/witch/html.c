@@ -120,20 +120,10 @@ static void name_set_free(struct name_set *s)
 }
 
 /* The label a frame has in the flame graph: as in the folded format, the
- * function, or for an unknown one its module and offset, which is all
- * that tells unknown frames apart. */
+ * function as symbolize named it ("[unknown in MODULE]" for no name). */
 static char *frame_label(const struct witch_frame *f)
 {
-	const char *slash;
-	char *s;
-
-	if (strcmp(f->function, "??"))
-		return strdup(f->function);
-	slash = strrchr(f->module, '/');
-	if (asprintf(&s, "?? (%s+0x%" PRIx64 ")", slash ? slash + 1 : f->module,
-		     f->offset) < 0)
-		return NULL;
-	return s;
+	return strdup(f->function);
 }
 
 /* Index of the frame's label in s, added if new: 0 or -ENOMEM. */

@@ -17,6 +17,10 @@ static void json_frames(FILE *out, const struct witch_path *pb)
 		fputs(i ? ",\n      {" : "\n      {", out);
 		fputs("\"function\":", out);
 		json_out_str(out, f->function);
+		if (f->raw) {
+			fputs(", \"raw\":", out);
+			json_out_str(out, f->raw);
+		}
 		fputs(", \"file\":", out);
 		json_out_str(out, f->file);
 		fprintf(out, ", \"line\":%u, \"module\":", f->line);

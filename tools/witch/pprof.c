@@ -106,18 +106,20 @@ static int intern_owned(struct builder *b, char *s, int64_t *out)
 	return intern(b, s, out);
 }
 
-/* The function id (index + 1) of (name, file), added if new. */
-static int function_id(struct builder *b, const char *name, const char *file,
-		       uint64_t *out)
+/* The function id (index + 1) of (name, file), added if new; system_name
+ * is the symbol as mangled in the binary (NULL: the same as name). */
+static int function_id(struct builder *b, const char *name, const char *system_name,
+		       const char *file, uint64_t *out)
 {
-	int64_t ni, fi;
+	int64_t ni, si, fi;
 	uint64_t h;
 	struct index_probe pr;
 	uint32_t idx;
 	pb_function *f;
 	int rc;
 
-	if ((rc = intern(b, name, &ni)) || (rc = intern(b, file, &fi)))
+	if ((rc = intern(b, name, &ni)) || (rc = intern(b, file, &fi)) ||
+	    (rc = intern(b, system_name ? system_name : name, &si)))
 		return rc;
 	h = index_hash_mix(index_hash_u64((uint64_t)ni), (uint64_t)fi);
 	index_table_probe_start(&b->func_ix, h, &pr);
@@ -135,7 +137,7 @@ static int function_id(struct builder *b, const char *name, const char *file,
 	perftools__profiles__function__init(f);
 	f->id = b->nfuncs + 1;
 	f->name = ni;
-	f->system_name = ni;
+	f->system_name = si;
 	f->filename = fi;
 	b->nfuncs++;
 	*out = f->id;
@@ -175,13 +177,11 @@ static int add_location(struct builder *b, uint32_t node, uint64_t mapping_id,
 			return -ENOMEM;
 		for (size_t i = 0; i < max; i++) {
 			const char *name = marker ? marker : fr[i].function;
-			const char *file = marker ? "" : fr[i].file;
+			const char *file = marker || fr[i].unknown ? "" : fr[i].file;
 			pb_line *ln;
 
-			/* An unnamed frame gets no line: pprof then shows the
-			 * address, which says more than "??". */
-			if (!strcmp(name, "??"))
-				continue;
+			/* An unnamed frame is "[unknown in MODULE]" here as in
+			 * every format (its address stays in the location). */
 			ln = malloc(sizeof(*ln));
 			if (!ln) {
 				rc = -ENOMEM;
@@ -189,7 +189,8 @@ static int add_location(struct builder *b, uint32_t node, uint64_t mapping_id,
 			}
 			perftools__profiles__line__init(ln);
 			l->line[nlines++] = ln;
-			if ((rc = function_id(b, name, file, &ln->function_id)))
+			if ((rc = function_id(b, name, marker ? NULL : fr[i].raw, file,
+					       &ln->function_id)))
 				break;
 			ln->line = marker ? 0 : fr[i].line;
 		}

@@ -1,6 +1,7 @@
 /* symbolize: pcs to source frames with libdwfl; see symbolize.h. */
 #include "symbolize.h"
 
+#include "demangle.h"
 #include "index_table.h"
 
 #include <dwarf.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 static const char unknown[] = "??";
+static const char jit_name[] = "[JIT]";
 
 enum module_state {
 	MODULE_UNTRIED,
@@ -23,6 +25,7 @@ struct sym_module {
 	enum module_state state;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	const char *unknown_name;	/* "[unknown in FILE]", made once */
 };
 
 struct sym_entry {
@@ -93,6 +96,69 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* str (malloc'd; NULL: out of memory), now owned by the symbolizer. */
+static const char *keep_owned(struct witch_symbolizer *s, char *str)
+{
+	if (!str)
+		return NULL;
+	if (s->nstrings == s->capstrings) {
+		size_t ncap = s->capstrings ? 2 * s->capstrings : 16;
+		char **ns = realloc(s->strings, ncap * sizeof(*ns));
+
+		if (!ns) {
+			free(str);
+			return NULL;
+		}
+		s->strings = ns;
+		s->capstrings = ncap;
+	}
+	s->strings[s->nstrings++] = str;
+	return str;
+}
+
+/* A copy of the first len bytes of str, owned by the symbolizer. */
+static const char *keep_string(struct witch_symbolizer *s, const char *str,
+			       size_t len)
+{
+	return keep_owned(s, strndup(str, len));
+}
+
+/* f named name as people read it: demangled when it is a mangled name
+ * (the mangled one kept in raw). 0 or -ENOMEM. */
+static int name_frame(struct witch_symbolizer *s, struct witch_frame *f,
+		      const char *name)
+{
+	char *d = witch_demangle(name);
+
+	f->raw = NULL;
+	f->function = name;
+	if (!d)
+		return 0;
+	f->function = keep_owned(s, d);
+	if (!f->function)
+		return -ENOMEM;
+	f->raw = name;
+	return 0;
+}
+
+/* The name of a frame nothing names: "[unknown in FILE]" once per module,
+ * "[JIT]" outside every module. NULL: out of memory. */
+static const char *unknown_name(struct witch_symbolizer *s, uint32_t mi)
+{
+	struct sym_module *m;
+	char *n;
+
+	if (mi == WITCH_NO_MODULE)
+		return jit_name;
+	m = &s->mods[mi];
+	if (!m->unknown_name) {
+		if (asprintf(&n, "[unknown in %s]", base_name(s->p->modules[mi].path)) < 0)
+			return NULL;
+		m->unknown_name = keep_owned(s, n);
+	}
+	return m->unknown_name;
+}
+
 /* Compare the file's GNU build-id note with the profile's hex string. */
 static int check_build_id(Dwfl_Module *mod, const char *want, char *got,
 			  size_t gotlen)
@@ -127,8 +193,8 @@ static void open_module(struct witch_symbolizer *s, uint32_t mi)
 	m->dwfl = dwfl_begin(&offline_callbacks);
 	if (!m->dwfl) {
 		fprintf(stderr,
-			"witch: warning: cannot symbolize %s: %s; its frames are shown as ??\n",
-			pm->path, dwfl_errmsg(-1));
+			"witch: warning: cannot symbolize %s: %s; its frames are shown as [unknown in %s]\n",
+			pm->path, dwfl_errmsg(-1), base_name(pm->path));
 		return;
 	}
 	dwfl_report_begin(m->dwfl);
@@ -143,15 +209,15 @@ static void open_module(struct witch_symbolizer *s, uint32_t mi)
 				 pm->base, true);
 	if (!m->mod) {
 		fprintf(stderr,
-			"witch: warning: cannot open module %s: %s; its frames are shown as ??\n",
-			pm->path, dwfl_errmsg(-1));
+			"witch: warning: cannot open module %s: %s; its frames are shown as [unknown in %s]\n",
+			pm->path, dwfl_errmsg(-1), base_name(pm->path));
 		dwfl_report_end(m->dwfl, NULL, NULL);
 		return;
 	}
 	if (dwfl_report_end(m->dwfl, NULL, NULL) != 0) {
 		fprintf(stderr,
-			"witch: warning: cannot load module %s: %s; its frames are shown as ??\n",
-			pm->path, dwfl_errmsg(-1));
+			"witch: warning: cannot load module %s: %s; its frames are shown as [unknown in %s]\n",
+			pm->path, dwfl_errmsg(-1), base_name(pm->path));
 		return;
 	}
 	if (pm->build_id) {
@@ -159,27 +225,35 @@ static void open_module(struct witch_symbolizer *s, uint32_t mi)
 
 		if (rc == -EIO) {
 			fprintf(stderr,
-				"witch: warning: cannot read ELF of %s: %s; its frames are shown as ??\n",
-				pm->path, dwfl_errmsg(-1));
+				"witch: warning: cannot read ELF of %s: %s; its frames are shown as [unknown in %s]\n",
+				pm->path, dwfl_errmsg(-1), base_name(pm->path));
 			return;
 		}
 		if (rc) {
 			/* Another build would map pcs to the wrong code. */
 			fprintf(stderr,
-				"witch: warning: %s has build-id %s but the profile recorded %s (rebuilt since the run?); its frames are shown as ??\n",
-				pm->path, got, pm->build_id);
+				"witch: warning: %s has build-id %s but the profile recorded %s (rebuilt since the run?); its frames are shown as [unknown in %s]\n",
+				pm->path, got, pm->build_id, base_name(pm->path));
 			return;
 		}
 	}
 	m->state = MODULE_USABLE;
 }
 
-/* DW_AT_name, following abstract_origin/specification (inlined copies). */
+/* The linkage (mangled) name, else DW_AT_name, following
+ * abstract_origin/specification (inlined copies): C++ DW_AT_name is the
+ * bare "bar" of ns::Foo<int>::bar, the linkage name says all of it. */
 static const char *die_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
+	const char *n;
 
-	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return n;
 }
 
 /* The source file of an inlined call: DW_AT_call_file indexes its CU's table. */
@@ -225,31 +299,10 @@ static int push_frame(struct sym_entry *e, size_t *cap,
 	return 0;
 }
 
-/* A copy of the first len bytes of str, owned by the symbolizer. */
-static const char *keep_string(struct witch_symbolizer *s, const char *str,
-			       size_t len)
-{
-	char *c;
-
-	if (s->nstrings == s->capstrings) {
-		size_t ncap = s->capstrings ? 2 * s->capstrings : 16;
-		char **ns = realloc(s->strings, ncap * sizeof(*ns));
-
-		if (!ns)
-			return NULL;
-		s->strings = ns;
-		s->capstrings = ncap;
-	}
-	c = strndup(str, len);
-	if (c)
-		s->strings[s->nstrings++] = c;
-	return c;
-}
-
 /* Fill e with the frames of pc in a usable module. */
 static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
 		     struct sym_entry *e, const struct witch_frame *proto,
-		     Dwarf_Addr pc)
+		     Dwarf_Addr pc, const char *unknown_fn)
 {
 	struct witch_frame f = *proto;
 	const char *symname, *file = NULL;
@@ -288,7 +341,14 @@ static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
 			const char *name = die_name(&scopes[i]);
 			const char *cf;
 
-			f.function = name ? name : unknown;
+			f.unknown = !name;
+			if (name) {
+				if ((rc = name_frame(s, &f, name)))
+					goto out;
+			} else {
+				f.function = unknown_fn;
+				f.raw = NULL;
+			}
 			f.inlined = true;
 			if ((rc = push_frame(e, &cap, &f)))
 				goto out;
@@ -301,7 +361,15 @@ static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
 
 			/* The symbol keeps clone suffixes (.constprop.0 ...),
 			 * which tell which copy of the code ran. */
-			f.function = symname ? symname : name ? name : unknown;
+			name = symname ? symname : name;
+			f.unknown = !name;
+			if (name) {
+				if ((rc = name_frame(s, &f, name)))
+					goto out;
+			} else {
+				f.function = unknown_fn;
+				f.raw = NULL;
+			}
 			f.inlined = false;
 			if ((rc = push_frame(e, &cap, &f)))
 				goto out;
@@ -309,9 +377,14 @@ static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
 		}
 	}
 	if (!outer_done) {
-		f.function = symname ? symname : unknown;
+		f.unknown = !symname;
 		f.inlined = false;
-		rc = push_frame(e, &cap, &f);
+		if (symname)
+			rc = name_frame(s, &f, symname);
+		else
+			f.function = unknown_fn, f.raw = NULL;
+		if (!rc)
+			rc = push_frame(e, &cap, &f);
 	}
 out:
 	free(scopes);
@@ -362,7 +435,10 @@ int witch_symbolize_node(struct witch_symbolizer *s, uint32_t node,
 	e->module = wn->module;
 	e->offset = wn->offset;
 
-	proto.function = unknown;
+	proto.function = unknown_name(s, wn->module);
+	if (!proto.function)
+		return -ENOMEM;
+	proto.unknown = true;
 	proto.file = unknown;
 	proto.address = wn->pc;
 	proto.offset = wn->offset;
@@ -373,7 +449,8 @@ int witch_symbolize_node(struct witch_symbolizer *s, uint32_t node,
 		open_module(s, wn->module);
 	if (wn->module != WITCH_NO_MODULE &&
 	    s->mods[wn->module].state == MODULE_USABLE) {
-		rc = frames_of(s, s->mods[wn->module].mod, e, &proto, wn->pc);
+		rc = frames_of(s, s->mods[wn->module].mod, e, &proto, wn->pc,
+			       proto.function);
 	} else {
 		size_t cap = 0;
 

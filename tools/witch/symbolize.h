@@ -7,9 +7,19 @@
  * merging, modules of different processes may claim overlapping address
  * ranges, which one Dwfl would refuse. Results are cached per
  * (module, module-relative pc). A module whose file cannot be opened, or
- * whose build-id differs from the profile's, yields "??" frames that keep
- * the module path and address; it is reported once on stderr as
+ * whose build-id differs from the profile's, yields unknown frames that
+ * keep the module path and address; it is reported once on stderr as
  * "witch: warning: ...".
+ *
+ * Names are made here, once, for every renderer: C++ and Rust symbols are
+ * demangled (demangle.h; the symbol as the binary spells it stays in
+ * `raw`), a frame nothing names is "[unknown in MODULE]" (the module's
+ * file name) and a pc outside every module (anonymous executable memory:
+ * JIT code) is "[JIT]". Debug info is found as libdwfl's standard
+ * callbacks find it: in the file itself, a separate file by build-id
+ * under /usr/lib/debug/.build-id or by .gnu_debuglink (next to the file,
+ * in its .debug/ and under /usr/lib/debug), and, when DEBUGINFOD_URLS is
+ * set, from debuginfod servers through libdw's debuginfod client.
  */
 #ifndef WITCH_TOOL_SYMBOLIZE_H
 #define WITCH_TOOL_SYMBOLIZE_H
@@ -21,13 +31,17 @@
 #include <stdint.h>
 
 struct witch_frame {
-	const char *function;	/* "??" when unknown */
+	const char *function;	/* as people read it: demangled, or
+				 * "[unknown in MODULE]" / "[JIT]" */
+	const char *raw;	/* the symbol as mangled in the binary; NULL
+				 * when function is not a demangled name */
 	const char *file;	/* "??" when unknown */
 	unsigned line;		/* 0 when unknown */
 	const char *module;	/* module path; "??" outside every module */
 	uint64_t address;	/* run-time pc (see struct witch_node) */
 	uint64_t offset;	/* pc - module base; the pc without a module */
 	bool inlined;		/* an inlined call, inside the next frame */
+	bool unknown;		/* no name: function is "[unknown in ...]" or "[JIT]" */
 };
 
 struct witch_symbolizer;
