@@ -13,6 +13,7 @@
 #include "pprof.h"
 #include "profile_read.h"
 #include "sink.h"
+#include "source.h"
 #include "summary.h"
 #include "symbolize.h"
 #include "text_report.h"
@@ -31,6 +32,7 @@ int witch_report_files(char *const *paths, size_t n,
 {
 	struct witch_profile p;
 	struct witch_symbolizer *sym = NULL;
+	struct witch_source *src = NULL;
 	struct witch_view v;
 	struct witch_sink k = { 0 };
 	enum witch_report_format fmt = o->json ? WITCH_FORMAT_JSON : o->format;
@@ -66,6 +68,10 @@ int witch_report_files(char *const *paths, size_t n,
 		fprintf(stderr, "witch: out of memory\n");
 		goto out;
 	}
+	if ((o->source || fmt == WITCH_FORMAT_HTML) && (rc = witch_source_new(&src))) {
+		fprintf(stderr, "witch: out of memory\n");
+		goto out;
+	}
 	rc = witch_sink_open(&k, o->output, out);
 	if (rc)
 		goto out;
@@ -74,7 +80,8 @@ int witch_report_files(char *const *paths, size_t n,
 	width = o->width_set ? o->width : k.tmp ? 0 : witch_terminal_width(fileno(k.f));
 	if (width && width < WITCH_MIN_WIDTH)
 		width = WITCH_MIN_WIDTH;
-	v = (struct witch_view){.p = &p, .sym = sym, .order = order, .shown = shown, .width = width};
+	v = (struct witch_view){.p = &p, .sym = sym, .order = order, .shown = shown, .width = width,
+			      .src = src};
 	witch_totals_of(&p, &v.t);
 	switch (fmt) {
 	case WITCH_FORMAT_JSON:
@@ -99,6 +106,7 @@ int witch_report_files(char *const *paths, size_t n,
 			strerror(-rc));
 	rc = witch_sink_close(&k, o->output, rc);
 out:
+	witch_source_free(src);
 	witch_symbolizer_free(sym);
 	free(order);
 	witch_profile_free(&p);
@@ -128,17 +136,21 @@ int witch_parse_format(const char *s, enum witch_report_format *out)
 }
 
 static const char report_usage[] =
-	"Usage: witch report [--format text|json|folded|pprof|html] [--json] [--top N] [--width N] [-o FILE] FILE...\n";
+	"Usage: witch report [--format text|json|folded|pprof|html] [--json] [--top N] [--width N] [--source] [-o FILE] FILE...\n";
 
 static const char report_help[] =
 	"Prints a summary and the pairs of calling contexts with the most\n"
 	"waste (default 10; --top 0 for all; the other formats list all by\n"
 	"default). Several files are merged. Formats: text, json (same as\n"
 	"--json), folded (stacks for flamegraph.pl and speedscope), pprof\n"
-	"(gzipped profile.proto for go tool pprof; needs -o FILE), html (one\n"
+	"(gzipped profile.proto for go tool pprof; -o FILE, or stdout when it\n"
+	"is not a terminal), html (one\n"
 	"self-contained page: summary, flame graph, pair table). -o FILE\n"
 	"writes there instead of stdout. On a terminal, text frame lines are\n"
-	"cut to its width; --width N sets the width (0: no limit).\n"
+	"cut to its width; --width N sets the width (0: no limit). --source\n"
+	"prints, for each pair shown, the source lines of the watched and of\n"
+	"the trapping access, the line itself marked '>' (the HTML page always\n"
+	"shows them for its top pairs).\n"
 	"See docs/report-formats.md.\n";
 
 /* One option at c->i into o: 1 taken, 0 not an option of ours, 2 after a usage error. */
@@ -149,6 +161,10 @@ static int report_option(struct witch_cli *c, struct witch_report_options *o)
 
 	if (!strcmp(a, "--json")) {
 		o->json = true;
+		return 1;
+	}
+	if (!strcmp(a, "--source")) {
+		o->source = true;
 		return 1;
 	}
 	if ((rc = witch_cli_option(c, "--format", "text, json, folded, pprof or html", &val))) {
@@ -223,9 +239,14 @@ int witch_report_main(int argc, char **argv)
 		rc = witch_cli_usage_error(&c, "%s", "no profile file given");
 	if (rc == 0 && o.json && o.format != WITCH_FORMAT_TEXT && o.format != WITCH_FORMAT_JSON)
 		rc = witch_cli_usage_error(&c, "%s", "--json contradicts --format");
-	/* gzip bytes on a terminal help nobody and may confuse it. */
+	if (rc == 0 && o.source && (o.json || (o.format != WITCH_FORMAT_TEXT &&
+					       o.format != WITCH_FORMAT_HTML)))
+		rc = witch_cli_usage_error(&c, "%s", "--source is for the text report "
+					   "(the HTML page always shows source lines)");
+	/* gzip bytes on a terminal help nobody and may confuse it; a pipe
+	 * or a redirected stdout takes them (witch report ... | go tool pprof). */
 	if (rc == 0 && o.format == WITCH_FORMAT_PPROF &&
-	    (!o.output || (!strcmp(o.output, "-") && isatty(STDOUT_FILENO))))
+	    (!o.output || !strcmp(o.output, "-")) && isatty(STDOUT_FILENO))
 		rc = witch_cli_usage_error(&c, "%s", "--format pprof writes a binary file: give -o FILE");
 	if (rc) {
 		free(files);

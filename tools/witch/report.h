@@ -39,6 +39,7 @@ struct witch_report_options {
 	const char *output;	/* -o FILE, written whole (temp file + rename); NULL or "-": out */
 	bool width_set;		/* false: the terminal's width, if any */
 	size_t width;		/* text frame lines; 0 = no limit */
+	bool source;		/* --source: text shows the pairs' source lines */
 };
 
 /* Reads and merges the n profiles and prints the report to out.  Returns 0;

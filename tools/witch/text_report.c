@@ -64,6 +64,48 @@ static int text_frames(FILE *out, const struct witch_path *pb, size_t width)
 	return 0;
 }
 
+/*
+ * The source lines around the leaf frame of a context (the accessing
+ * instruction's line), headed by what the access is and where:
+ *
+ *     dead store: /src/prog.c:13 (fill)
+ *            10  {
+ *       >    13          a[i] = v * i + 7;
+ *
+ * or one plain line when there is no source to show.
+ */
+static int text_source(FILE *out, struct witch_source *src, const char *what,
+		       const struct witch_path *pb)
+{
+	const struct witch_frame *f = pb->frames[0];
+	struct witch_source_excerpt ex;
+	int rc;
+
+	if (!f->line || !strcmp(f->file, "??")) {
+		fprintf(out, "    %s: no source line for %s\n", what, f->function);
+		return 0;
+	}
+	fprintf(out, "    %s: %s:%u (%s)", what, f->file, f->line, f->function);
+	rc = witch_source_excerpt(src, f->file, f->line, WITCH_SOURCE_CONTEXT, &ex);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc == -ERANGE) {
+		fputs(": the source file has no such line (another version of it?)\n", out);
+		return 0;
+	}
+	if (rc) {
+		fputs(": source file not found\n", out);
+		return 0;
+	}
+	fputc('\n', out);
+	for (size_t i = 0; i < ex.n; i++) {
+		unsigned ln = ex.first + (unsigned)i;
+
+		fprintf(out, "      %c %5u  %s\n", ln == ex.mark ? '>' : ' ', ln, ex.lines[i]);
+	}
+	return 0;
+}
+
 static void text_summary(FILE *out, const struct witch_profile *p,
 			 const struct witch_totals *t)
 {
@@ -162,6 +204,13 @@ int witch_text_write(FILE *out, const struct witch_view *v)
 		fprintf(out, "    %s\n", witch_trap_words(p->client, q->waste > 0));
 		if ((rc = witch_path_collect(v->sym, p, q->trap, &pb)) ||
 		    (rc = text_frames(out, &pb, v->width)))
+			goto out;
+		if (!v->src)
+			continue;
+		if ((rc = witch_path_collect(v->sym, p, q->watch, &pb)) ||
+		    (rc = text_source(out, v->src, witch_watch_words(p->client, q->waste > 0), &pb)) ||
+		    (rc = witch_path_collect(v->sym, p, q->trap, &pb)) ||
+		    (rc = text_source(out, v->src, witch_trap_words(p->client, q->waste > 0), &pb)))
 			goto out;
 	}
 out:

@@ -8,6 +8,7 @@
 #define WITCH_TOOL_VIEW_H
 
 #include "profile_read.h"
+#include "source.h"
 #include "summary.h"
 #include "symbolize.h"
 
@@ -21,6 +22,8 @@ struct witch_view {
 	const uint32_t *order;		/* pair indices by waste, largest first */
 	size_t shown;			/* the first `shown` of order are reported */
 	size_t width;			/* text frame lines, in columns; 0 = no limit */
+	struct witch_source *src;	/* source lines of the top pairs (text
+					 * --source, HTML); NULL: not shown */
 };
 
 #endif
