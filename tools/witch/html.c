@@ -1,7 +1,8 @@
 /* html: one self-contained HTML page of a profile model; see html.h. */
 #include "html.h"
 
-#include "index_table.h"
+#include "html_flame.h"
+#include "html_out.h"
 #include "json_out.h"
 #include "wording.h"
 
@@ -11,369 +12,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- escaping ---- */
-
-
-/*
- * s as HTML text or a quoted attribute value. Names and paths come from
- * files and DWARF and may hold any bytes: markup characters become
- * entities, and bytes that are not UTF-8 (the page says it is) or control
- * characters (which HTML does not allow) become U+FFFD.
- */
-static void html_text(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		size_t n;
-
-		switch (*p) {
-		case '&':
-			fputs("&amp;", out);
-			p++;
-			continue;
-		case '<':
-			fputs("&lt;", out);
-			p++;
-			continue;
-		case '>':
-			fputs("&gt;", out);
-			p++;
-			continue;
-		case '"':
-			fputs("&quot;", out);
-			p++;
-			continue;
-		case '\'':
-			fputs("&#39;", out);
-			p++;
-			continue;
-		}
-		if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f) {
-			fputs("&#xfffd;", out);
-			p++;
-			continue;
-		}
-		n = json_out_utf8_len(p);
-		if (!n) {
-			fputs("&#xfffd;", out);
-			p++;
-			continue;
-		}
-		fwrite(p, 1, n, out);
-		p += n;
-	}
-}
-
-/* A number as the JSON report writes it, for data-* attributes. */
-static void html_num_attr(FILE *out, const char *name, double v)
-{
-	fprintf(out, " %s=\"", name);
-	json_out_num(out, v);
-	fputc('"', out);
-}
-
-/*
- * Copies JSON text into a <script> element. json_out_str already made it
- * valid UTF-8 JSON; '<', '>' and '&' can only occur inside its strings,
- * where \u escapes mean the same, and without them no "</script>" or
- * "<!--" inside a name can end or confuse the element.
- */
-static void script_json(FILE *out, const char *json, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		switch (json[i]) {
-		case '<':
-			fputs("\\u003c", out);
-			break;
-		case '>':
-			fputs("\\u003e", out);
-			break;
-		case '&':
-			fputs("\\u0026", out);
-			break;
-		default:
-			fputc(json[i], out);
-		}
-	}
-}
-
-/* ---- flame graph data ---- */
-
-/* Distinct frame labels, so each pair's stack is a list of small ints. */
-struct name_set {
-	struct name_entry {
-		char *label;
-		bool inlined;
-	} *v;
-	size_t n, cap;
-	struct index_table index;
-};
-
-static void name_set_free(struct name_set *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i].label);
-	free(s->v);
-	index_table_free(&s->index);
-	memset(s, 0, sizeof(*s));
-}
-
-/* The label a frame has in the flame graph: as in the folded format, the
- * function as symbolize named it ("[unknown in MODULE]" for no name). */
-static char *frame_label(const struct witch_frame *f)
-{
-	return strdup(f->function);
-}
-
-/* Index of the frame's label in s, added if new: 0 or -ENOMEM. */
-static int name_set_add(struct name_set *s, const struct witch_frame *f,
-			uint32_t *idx)
-{
-	char *label = frame_label(f);
-	struct index_probe pr;
-	uint64_t h;
-	uint32_t i;
-	int rc;
-
-	if (!label)
-		return -ENOMEM;
-	h = index_hash_str(f->inlined, label);
-	index_table_probe_start(&s->index, h, &pr);
-	while (index_table_probe_next(&s->index, &pr, &i)) {
-		if (s->v[i].inlined == f->inlined && !strcmp(s->v[i].label, label)) {
-			free(label);
-			*idx = i;
-			return 0;
-		}
-	}
-	if (s->n == UINT32_MAX)
-		goto nomem;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct name_entry *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			goto nomem;
-		s->v = v;
-		s->cap = cap;
-	}
-	if ((rc = index_table_insert(&s->index, h, (uint32_t)s->n))) {
-		free(label);
-		return rc;
-	}
-	s->v[s->n].label = label;
-	s->v[s->n].inlined = f->inlined;
-	*idx = (uint32_t)s->n++;
-	return 0;
-nomem:
-	free(label);
-	return -ENOMEM;
-}
-
-/* The label indices of a path, root first (paths are leaf first). */
-static int stack_json(FILE *js, struct name_set *names,
-		      const struct witch_path *path)
-{
-	fputc('[', js);
-	for (size_t i = path->n; i-- > 0;) {
-		uint32_t idx;
-		int rc = name_set_add(names, path->frames[i], &idx);
-
-		if (rc)
-			return rc;
-		fprintf(js, "%s%" PRIu32, i + 1 == path->n ? "" : ",", idx);
-	}
-	fputc(']', js);
-	return 0;
-}
-
-/*
- * The JSON the page's script draws the flame graph from:
- *   {"marker":M, "total":TOTAL_WASTE, "names":[{"f":LABEL,"i":0|1}...],
- *    "stacks":[{"r":RANK, "v":WASTE, "w":[NAME...], "t":[NAME...]}...]}
- * w and t are the C_watch and C_trap frames root first; pairs without
- * waste have no width and are left out.
- */
-static int flame_json(FILE *js, const struct witch_profile *p,
-		      struct witch_symbolizer *sym, const struct witch_totals *t,
-		      const uint32_t *order, size_t n)
-{
-	struct witch_path watch = { 0 }, trap = { 0 };
-	struct name_set names = { 0 };
-	bool first = true;
-	int rc = 0;
-
-	fputs("{\"marker\":", js);
-	json_out_str(js, witch_marker_frame(p->client));
-	fputs(",\"total\":", js);
-	json_out_num(js, t->waste);
-	fputs(",\n\"stacks\":[", js);
-	for (size_t k = 0; k < n; k++) {
-		const struct witch_pair *q = &p->pairs[order[k]];
-
-		if (!(q->waste > 0))
-			continue;
-		if ((rc = witch_path_collect(sym, p, q->watch, &watch)) ||
-		    (rc = witch_path_collect(sym, p, q->trap, &trap)))
-			goto out;
-		fprintf(js, "%s{\"r\":%zu,\"v\":", first ? "\n" : ",\n", k + 1);
-		json_out_num(js, q->waste);
-		fputs(",\"w\":", js);
-		if ((rc = stack_json(js, &names, &watch)))
-			goto out;
-		fputs(",\"t\":", js);
-		if ((rc = stack_json(js, &names, &trap)))
-			goto out;
-		fputc('}', js);
-		first = false;
-	}
-	fputs("],\n\"names\":[", js);
-	for (size_t i = 0; i < names.n; i++) {
-		fputs(i ? ",\n{\"f\":" : "\n{\"f\":", js);
-		json_out_str(js, names.v[i].label);
-		fprintf(js, ",\"i\":%d}", names.v[i].inlined ? 1 : 0);
-	}
-	fputs("]}", js);
-out:
-	name_set_free(&names);
-	witch_path_free(&watch);
-	witch_path_free(&trap);
-	return rc;
-}
-
-/* ---- page ---- */
+/* Pairs the page leads with, each with both contexts and source lines. */
+#define LEAD_PAIRS 3
 
 static const char page_css[] =
 	"body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\n"
-	"h1{font-size:1.4em;margin:0 0 .6em}h2{font-size:1.15em;margin:1.4em 0 .5em}\n"
+	"h1{font-size:1.4em;margin:0 0 .4em;overflow-wrap:anywhere}h2{font-size:1.15em;margin:1.4em 0 .5em}\n"
+	"h3{font-size:1.05em;margin:0 0 .3em}\n"
 	"table{border-collapse:collapse}\n"
+	"#answer{font-size:1.1em;margin:.2em 0 1em}\n"
+	".lead{border:1px solid #d8d8d8;border-left:5px solid #d03030;border-radius:4px;"
+	"padding:.6em .8em;margin:0 0 1em;background:#fffdfa}\n"
+	".look{margin:.2em 0 .6em}\n"
+	".sides{display:flex;flex-wrap:wrap;gap:.8em}\n"
+	".side{flex:1 1 420px;min-width:0}\n"
+	"pre.src{margin:.3em 0 0;padding:.3em 0;background:#f6f8fa;border:1px solid #e1e4e8;"
+	"overflow-x:auto;font-size:12px;line-height:1.35;tab-size:4}\n"
+	"pre.src span{display:block;padding:0 .5em;white-space:pre}\n"
+	"pre.src span.mark{background:#ffe08a;font-weight:bold}\n"
+	".nosrc{font-family:monospace;font-size:12px;color:#777;margin:.3em 0 0}\n"
 	"#summary th{text-align:left;padding:1px 1.5em 1px 0;font-weight:600}\n"
 	"#summary td{font-family:monospace}\n"
-	"#flame{position:relative;width:100%;min-height:18px;background:#fafafa;"
-	"border:1px solid #ddd}\n"
-	".fr{position:absolute;height:17px;box-sizing:border-box;border:1px solid #fff;"
-	"padding:0 3px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;"
-	"font:12px/15px monospace;cursor:pointer}\n"
-	".fr:hover{border-color:#333}\n"
-	".fr-root{background:#c8c8c8}.fr-m{background:#d03030;color:#fff;font-weight:bold}\n"
-	".fr-i{font-style:italic;border-style:dashed}.fr-focus{outline:2px solid #333}\n"
-	"#flame-info{font-family:monospace;min-height:1.4em;margin:.3em 0}\n"
+	"details{margin:1.4em 0}summary{font-size:1.15em;font-weight:600;cursor:pointer}\n"
 	".hint{color:#666;font-size:.9em}\n"
+	".scroll{overflow-x:auto}\n"
 	"#pairs th,#pairs td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}\n"
 	"#pairs th{background:#eee}#pairs td.num{text-align:right;white-space:nowrap}\n"
 	".what{font-weight:600}\n"
-	"ol.frames{margin:0;padding-left:2.4em;font-family:monospace;font-size:12px}\n"
+	"ol.frames{margin:0;padding-left:2.4em;font-family:monospace;font-size:12px;"
+	"overflow-wrap:anywhere}\n"
 	".fn{font-weight:bold}.tag{background:#ffe08a;border-radius:3px;padding:0 3px;"
 	"margin-left:.4em;font-size:11px}\n"
-	".loc{color:#0550ae}.mod{color:#777}\n";
-
-/*
- * Draws the flame graph from the JSON in #witch-data: a tree of the
- * root-first stacks, children widest first, root at the bottom. Frames are
- * absolutely positioned divs with left/width in percent of the focused
- * frame, so the graph follows the window width without a resize handler.
- * Text goes in with textContent only, never as markup.
- */
-static const char page_js[] =
-	"(function () {\n"
-	"\"use strict\";\n"
-	"var data = JSON.parse(document.getElementById(\"witch-data\").textContent);\n"
-	"var box = document.getElementById(\"flame\");\n"
-	"var info = document.getElementById(\"flame-info\");\n"
-	"var ROW = 18, UNITS = [\"KiB\", \"MiB\", \"GiB\", \"TiB\", \"PiB\"];\n"
-	"function bytes(v) {\n"
-	"  var s = (v >= 100 || v === Math.floor(v)) ? v.toFixed(0) : v.toFixed(2);\n"
-	"  var h = v, u = -1;\n"
-	"  while (h >= 1024 && u < 4) { h /= 1024; u++; }\n"
-	"  return s + \" bytes\" + (u >= 0 ? \" (\" + h.toFixed(1) + \" \" + UNITS[u] + \")\" : \"\");\n"
-	"}\n"
-	"function share(v) {\n"
-	"  return (data.total > 0 ? 100 * v / data.total : 0).toFixed(2) + \"%\";\n"
-	"}\n"
-	"function mk(name, kind, inl, parent) {\n"
-	"  return { name: name, kind: kind, inl: inl, v: 0, kids: [], byKey: new Map(),\n"
-	"           parent: parent, depth: parent ? parent.depth + 1 : 0, x0: 0 };\n"
-	"}\n"
-	"var root = mk(\"all\", \"root\", false, null), maxDepth = 0;\n"
-	"data.stacks.forEach(function (s) {\n"
-	"  var path = s.w.map(function (i) { return [\"w\", i]; });\n"
-	"  path.push([\"m\", -1]);\n"
-	"  s.t.forEach(function (i) { path.push([\"t\", i]); });\n"
-	"  var n = root;\n"
-	"  n.v += s.v;\n"
-	"  path.forEach(function (p) {\n"
-	"    var key = p[0] + p[1], c = n.byKey.get(key);\n"
-	"    if (!c) {\n"
-	"      var nm = p[1] < 0 ? { f: data.marker, i: 0 } : data.names[p[1]];\n"
-	"      c = mk(nm.f, p[0], nm.i === 1, n);\n"
-	"      n.byKey.set(key, c);\n"
-	"      n.kids.push(c);\n"
-	"    }\n"
-	"    c.v += s.v;\n"
-	"    n = c;\n"
-	"    if (n.depth > maxDepth) maxDepth = n.depth;\n"
-	"  });\n"
-	"});\n"
-	"root.name = \"all (\" + data.stacks.length + \" pair\" + (data.stacks.length === 1 ? \"\" : \"s\") + \")\";\n"
-	"(function place(n) {\n"
-	"  var x = n.x0;\n"
-	"  n.kids.sort(function (a, b) { return b.v - a.v || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0); });\n"
-	"  n.kids.forEach(function (c) { c.x0 = x; x += c.v; place(c); });\n"
-	"})(root);\n"
-	"function label(n) { return n.name + (n.inl ? \" (inlined)\" : \"\"); }\n"
-	"function describe(n) { return label(n) + \": \" + bytes(n.v) + \", \" + share(n.v) + \" of waste\"; }\n"
-	"function hue(s) {\n"
-	"  var h = 0;\n"
-	"  for (var i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0;\n"
-	"  return h;\n"
-	"}\n"
-	"var focus = root;\n"
-	"function draw(n, left, width) {\n"
-	"  if (width < 0.02) return false;\n"
-	"  var d = document.createElement(\"div\");\n"
-	"  d.className = \"fr fr-\" + n.kind + (n.inl ? \" fr-i\" : \"\") + (n === focus ? \" fr-focus\" : \"\");\n"
-	"  d.style.left = left + \"%\";\n"
-	"  d.style.width = width + \"%\";\n"
-	"  d.style.bottom = n.depth * ROW + \"px\";\n"
-	"  if (n.kind === \"w\") d.style.background = \"hsl(\" + (15 + hue(n.name) % 40) + \",85%,62%)\";\n"
-	"  if (n.kind === \"t\") d.style.background = \"hsl(\" + (190 + hue(n.name) % 40) + \",60%,68%)\";\n"
-	"  d.textContent = label(n);\n"
-	"  d.title = describe(n);\n"
-	"  d.setAttribute(\"data-name\", label(n));\n"
-	"  d.setAttribute(\"data-waste\", String(n.v));\n"
-	"  d.setAttribute(\"data-depth\", String(n.depth));\n"
-	"  d.witchNode = n;\n"
-	"  box.appendChild(d);\n"
-	"  return true;\n"
-	"}\n"
-	"function render() {\n"
-	"  box.textContent = \"\";\n"
-	"  box.style.height = (maxDepth + 1) * ROW + \"px\";\n"
-	"  for (var a = focus; a; a = a.parent) draw(a, 0, 100);\n"
-	"  (function kids(n) {\n"
-	"    n.kids.forEach(function (c) {\n"
-	"      if (draw(c, (c.x0 - focus.x0) / focus.v * 100, c.v / focus.v * 100)) kids(c);\n"
-	"    });\n"
-	"  })(focus);\n"
-	"}\n"
-	"if (!data.stacks.length) {\n"
-	"  info.textContent = \"no pairs with waste: nothing to draw\";\n"
-	"  return;\n"
-	"}\n"
-	"box.addEventListener(\"click\", function (e) {\n"
-	"  var n = e.target.witchNode;\n"
-	"  if (!n) return;\n"
-	"  focus = n;\n"
-	"  render();\n"
-	"  info.textContent = describe(n);\n"
-	"});\n"
-	"box.addEventListener(\"mouseover\", function (e) {\n"
-	"  if (e.target.witchNode) info.textContent = describe(e.target.witchNode);\n"
-	"});\n"
-	"render();\n"
-	"info.textContent = describe(root);\n"
-	"})();\n";
+	".loc{color:#0550ae}.mod{color:#777}\n"
+	"@media (max-width:600px){body{margin:.6em}.lead{padding:.5em}}\n";
 
 static void summary_row(FILE *out, const char *id, const char *name)
 {
@@ -384,7 +55,7 @@ static void summary_num_row(FILE *out, const char *id, const char *name,
 			    double v, bool is_bytes)
 {
 	fprintf(out, "<tr id=\"sum-%s\"", id);
-	html_num_attr(out, "data-value", v);
+	html_out_num_attr(out, "data-value", v);
 	fprintf(out, "><th>%s</th><td>", name);
 	if (is_bytes)
 		witch_print_bytes(out, v);
@@ -411,14 +82,14 @@ static void page_summary(FILE *out, const struct witch_profile *p,
 	fputs("</td></tr>\n", out);
 	if (p->exe) {
 		summary_row(out, "program", "program");
-		html_text(out, p->exe);
+		html_out_text(out, p->exe);
 		fputs("</td></tr>\n", out);
 	}
 	summary_row(out, "client", "client");
-	html_text(out, witch_client_name(p->client));
+	html_out_text(out, witch_client_name(p->client));
 	fprintf(out, " (%s)</td></tr>\n", witch_client_what(p->client));
 	summary_row(out, "sampler", "sampler");
-	html_text(out, p->sampler);
+	html_out_text(out, p->sampler);
 	if (p->has_period && !p->period_mixed)
 		fprintf(out, " (period %" PRIu64 ")", p->period);
 	else if (p->period_mixed)
@@ -442,7 +113,7 @@ static void page_summary(FILE *out, const struct witch_profile *p,
 				t->waste_approx, true);
 	summary_num_row(out, "use", "use", t->use, true);
 	fprintf(out, "<tr id=\"sum-fraction\"");
-	html_num_attr(out, "data-value", witch_fraction(t->waste, t->use));
+	html_out_num_attr(out, "data-value", witch_fraction(t->waste, t->use));
 	fprintf(out, "><th>fraction</th><td>%.4f (waste / (waste + use))</td></tr>\n",
 		witch_fraction(t->waste, t->use));
 	if (p->has_tolerance && !p->tolerance_mixed) {
@@ -456,7 +127,7 @@ static void page_summary(FILE *out, const struct witch_profile *p,
 		if (!others)
 			summary_row(out, "others", "other counters");
 		fputs(others ? ", " : "", out);
-		html_text(out, p->stats[i].name);
+		html_out_text(out, p->stats[i].name);
 		fputc(' ', out);
 		json_out_num(out, p->stats[i].value);
 		others = true;
@@ -475,20 +146,20 @@ static void page_frames(FILE *out, const struct witch_path *pb)
 
 		fprintf(out, "<li class=\"frame%s\" data-function=\"",
 			f->inlined ? " inlined" : "");
-		html_text(out, f->function);
+		html_out_text(out, f->function);
 		fputs("\" data-file=\"", out);
-		html_text(out, f->file);
+		html_out_text(out, f->file);
 		fprintf(out, "\" data-line=\"%u\"><span class=\"fn\">", f->line);
-		html_text(out, f->function);
+		html_out_text(out, f->function);
 		fputs("</span>", out);
 		if (f->inlined)
 			fputs("<span class=\"tag\">inlined</span>", out);
 		fputs(" at <span class=\"loc\">", out);
-		html_text(out, f->file);
+		html_out_text(out, f->file);
 		if (f->line)
 			fprintf(out, ":%u", f->line);
 		fputs("</span> <span class=\"mod\">in ", out);
-		html_text(out, f->module);
+		html_out_text(out, f->module);
 		fprintf(out, " [0x%" PRIx64 "]</span></li>\n", f->address);
 	}
 	fputs("</ol>", out);
@@ -510,7 +181,7 @@ static int page_pairs(FILE *out, const struct witch_profile *p,
 		fprintf(out, "<p>%zu pair%s by waste.</p>\n", n, n > 1 ? "s" : "");
 	else
 		fprintf(out, "<p>top %zu of %zu pairs by waste.</p>\n", n, p->npairs);
-	fputs("<table id=\"pairs\">\n<thead><tr><th>#</th><th>share</th><th>waste</th>"
+	fputs("<div class=\"scroll\"><table id=\"pairs\">\n<thead><tr><th>#</th><th>share</th><th>waste</th>"
 	      "<th>use</th><th>traps</th><th>watched access (C_watch)</th>"
 	      "<th>trapping access (C_trap)</th></tr></thead>\n<tbody>\n", out);
 	for (size_t k = 0; k < n; k++) {
@@ -519,9 +190,9 @@ static int page_pairs(FILE *out, const struct witch_profile *p,
 		bool wasted = q->waste > 0;
 
 		fprintf(out, "<tr class=\"pair\" data-rank=\"%zu\"", k + 1);
-		html_num_attr(out, "data-share", s);
-		html_num_attr(out, "data-waste", q->waste);
-		html_num_attr(out, "data-use", q->use);
+		html_out_num_attr(out, "data-share", s);
+		html_out_num_attr(out, "data-waste", q->waste);
+		html_out_num_attr(out, "data-use", q->use);
 		fprintf(out, " data-traps=\"%" PRIu64 "\">\n", q->traps);
 		fprintf(out, "<td class=\"num\">%zu</td><td class=\"num\">%.2f%%</td>"
 			"<td class=\"num\">", k + 1, 100 * s);
@@ -546,39 +217,191 @@ static int page_pairs(FILE *out, const struct witch_profile *p,
 		page_frames(out, &pb);
 		fputs("</td></tr>\n", out);
 	}
-	fputs("</tbody></table>\n", out);
+	fputs("</tbody></table></div>\n", out);
 out:
 	witch_path_free(&pb);
+	return rc;
+}
+
+/*
+ * The source lines around a context's leaf frame, the line itself marked
+ * as in the text report (">"): <pre class="src" data-file data-line> with
+ * one <span data-line=N> per line, or one line saying why there is none.
+ */
+static int page_source(FILE *out, struct witch_source *src, const struct witch_path *pb)
+{
+	const struct witch_frame *f = pb->frames[0];
+	struct witch_source_excerpt ex;
+	int rc;
+
+	if (!f->line || !strcmp(f->file, "??")) {
+		fputs("<p class=\"nosrc\">no source line for ", out);
+		html_out_text(out, f->function);
+		fputs("</p>\n", out);
+		return 0;
+	}
+	rc = witch_source_excerpt(src, f->file, f->line, WITCH_SOURCE_CONTEXT, &ex);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc) {
+		fputs("<p class=\"nosrc\">", out);
+		html_out_text(out, f->file);
+		fprintf(out, ":%u: %s</p>\n", f->line, rc == -ERANGE ?
+			"the source file has no such line (another version of it?)" :
+			"source file not found");
+		return 0;
+	}
+	fputs("<pre class=\"src\" data-file=\"", out);
+	html_out_text(out, f->file);
+	fprintf(out, "\" data-line=\"%u\">", f->line);
+	for (size_t i = 0; i < ex.n; i++) {
+		unsigned ln = ex.first + (unsigned)i;
+		bool mark = ln == ex.mark;
+
+		fprintf(out, "<span%s data-line=\"%u\">%c %5u  ", mark ? " class=\"mark\"" : "",
+			ln, mark ? '>' : ' ', ln);
+		html_out_text(out, ex.lines[i]);
+		fputs("</span>", out);
+	}
+	fputs("</pre>\n", out);
+	return 0;
+}
+
+/* A leaf frame as "function (file:line)", for the sentence of a pair. */
+static void page_where(FILE *out, const struct witch_frame *f)
+{
+	const char *slash = strrchr(f->file, '/');
+
+	fputs("<b>", out);
+	html_out_text(out, f->function);
+	fputs("</b>", out);
+	if (f->line) {
+		fputs(" (", out);
+		html_out_text(out, slash ? slash + 1 : f->file);
+		fprintf(out, ":%u)", f->line);
+	}
+}
+
+/* What a pair with waste asks the reader to look at, per client. */
+static void page_look(FILE *out, enum witch_client c, const struct witch_frame *w,
+		      const struct witch_frame *t)
+{
+	fputs("<p class=\"look\">", out);
+	switch (c) {
+	case WITCH_CLIENT_DEAD:
+		fputs("Look at ", out);
+		page_where(out, w);
+		fputs(": what it stores is overwritten by ", out);
+		page_where(out, t);
+		fputs(" before anything reads it. Drop the first store, or the second "
+		      "if it is the redundant one.", out);
+		break;
+	case WITCH_CLIENT_SILENT:
+		fputs("Look at ", out);
+		page_where(out, t);
+		fputs(": it stores the value that ", out);
+		page_where(out, w);
+		fputs(" already stored there. Skip the store when the value has not changed.",
+		      out);
+		break;
+	case WITCH_CLIENT_LOAD:
+		fputs("Look at ", out);
+		page_where(out, t);
+		fputs(": it loads the value that ", out);
+		page_where(out, w);
+		fputs(" loaded from the same place before. Keep the value in a local "
+		      "instead of loading it again.", out);
+		break;
+	}
+	fputs("</p>\n", out);
+}
+
+/* One side of a lead pair: heading, the context leaf first, its source. */
+static int page_side(FILE *out, const struct witch_view *v, const char *cls,
+		     const char *what, uint32_t node, struct witch_path *pb)
+{
+	int rc = witch_path_collect(v->sym, v->p, node, pb);
+
+	if (rc)
+		return rc;
+	fprintf(out, "<div class=\"side %s\"><div class=\"what\">%s</div>\n", cls, what);
+	page_frames(out, pb);
+	if (v->src && (rc = page_source(out, v->src, pb)))
+		return rc;
+	fputs("</div>\n", out);
+	return 0;
+}
+
+/*
+ * The answer first: one sentence with the fraction and the top pair's
+ * share, then the LEAD_PAIRS pairs with the most waste, each with its
+ * share, what to look at, both contexts and their source lines.
+ */
+static int page_lead(FILE *out, const struct witch_view *v)
+{
+	const struct witch_profile *p = v->p;
+	struct witch_path w = { 0 }, t = { 0 };
+	size_t n = 0;
+	int rc = 0;
+
+	fprintf(out, "<p id=\"answer\"><b>%.1f%%</b> of the sampled accesses were %s (",
+		100 * witch_fraction(v->t.waste, v->t.use), witch_client_what(p->client));
+	witch_print_bytes(out, v->t.waste);
+	fputs(" of ", out);
+	witch_print_bytes(out, v->t.waste + v->t.use);
+	fputs(").", out);
+	if (v->shown && p->pairs[v->order[0]].waste > 0)
+		fprintf(out, " The top pair holds <b>%.2f%%</b> of the waste.",
+			100 * witch_share(p->pairs[v->order[0]].waste, v->t.waste));
+	fputs("</p>\n", out);
+	fputs("<section id=\"top\">\n", out);
+	for (size_t k = 0; k < v->shown && n < LEAD_PAIRS; k++) {
+		const struct witch_pair *q = &p->pairs[v->order[k]];
+		double s = witch_share(q->waste, v->t.waste);
+
+		if (!(q->waste > 0))
+			break;	/* sorted: the rest have no waste either */
+		if ((rc = witch_path_collect(v->sym, p, q->watch, &w)) ||
+		    (rc = witch_path_collect(v->sym, p, q->trap, &t)))
+			goto out;
+		fprintf(out, "<div class=\"lead\" data-rank=\"%zu\"", k + 1);
+		html_out_num_attr(out, "data-share", s);
+		html_out_num_attr(out, "data-waste", q->waste);
+		fprintf(out, ">\n<h3>#%zu: %.2f%% of the waste, ", k + 1, 100 * s);
+		witch_print_bytes(out, q->waste);
+		fputs("</h3>\n", out);
+		page_look(out, p->client, w.frames[0], t.frames[0]);
+		fputs("<div class=\"sides\">\n", out);
+		if ((rc = page_side(out, v, "watch", witch_watch_words(p->client, true), q->watch, &w)) ||
+		    (rc = page_side(out, v, "trap", witch_trap_words(p->client, true), q->trap, &t)))
+			goto out;
+		fputs("</div></div>\n", out);
+		n++;
+	}
+	if (!n)
+		fputs("<p id=\"no-lead\">No pair has waste: nothing to look at.</p>\n", out);
+	fputs("</section>\n", out);
+out:
+	witch_path_free(&w);
+	witch_path_free(&t);
 	return rc;
 }
 
 int witch_html_write(FILE *out, const struct witch_view *v)
 {
 	const struct witch_profile *p = v->p;
-	struct witch_symbolizer *sym = v->sym;
-	const struct witch_totals *t = &v->t;
-	const uint32_t *order = v->order;
-	size_t n = v->shown;
+	const char *prog = p->exe;
 	char *json = NULL;
 	size_t json_len = 0;
-	FILE *js;
-	const char *prog = p->exe ? p->exe : NULL;
 	int rc;
 
 	/* The stacks first, into memory: they go inside <script> and need
 	 * one more escaping pass on the way out. */
-	js = open_memstream(&json, &json_len);
-	if (!js)
-		return -ENOMEM;
-	rc = flame_json(js, p, sym, t, order, n);
-	if (fclose(js) && !rc)
-		rc = -ENOMEM;
-	if (rc) {
-		free(json);
+	if ((rc = html_flame_data(v, &json, &json_len)))
 		return rc;
-	}
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 	      "<meta name=\"generator\" content=\"witch report --format html\">\n"
 	      "<title>witch report: ", out);
 	fputs(witch_client_what(p->client), out);
@@ -586,27 +409,28 @@ int witch_html_write(FILE *out, const struct witch_view *v)
 		const char *slash = strrchr(prog, '/');
 
 		fputs(" in ", out);
-		html_text(out, slash ? slash + 1 : prog);
+		html_out_text(out, slash ? slash + 1 : prog);
 	}
-	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", page_css);
-	fprintf(out, "<h1>witch report: %s</h1>\n", witch_client_what(p->client));
-	page_summary(out, p, t);
+	fprintf(out, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n", page_css,
+		html_flame_css);
+	fprintf(out, "<h1>witch report: %s", witch_client_what(p->client));
+	if (prog) {
+		const char *slash = strrchr(prog, '/');
 
-	fputs("<h2>Flame graph</h2>\n<p class=\"hint\">Each tower is a pair: the watched "
-	      "context from its outermost caller up, then <b>", out);
-	html_text(out, witch_marker_frame(p->client));
-	fputs("</b>, then the trapping context. Widths are waste. Click a frame "
-	      "to zoom into it, the bottom frame to reset.</p>\n"
-	      "<div id=\"flame-info\"></div>\n<div id=\"flame\"></div>\n", out);
-	fputs("<h2>Pairs</h2>\n", out);
-	rc = page_pairs(out, p, sym, t, order, n);
-	if (rc) {
-		free(json);
-		return rc;
+		fputs(" in ", out);
+		html_out_text(out, slash ? slash + 1 : prog);
 	}
-	fputs("<script type=\"application/json\" id=\"witch-data\">", out);
-	script_json(out, json, json_len);
-	fprintf(out, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", page_js);
+	fputs("</h1>\n", out);
+	if ((rc = page_lead(out, v)))
+		goto out;
+	html_flame_write(out, v, json, json_len);
+	fputs("<h2 id=\"all-pairs\">All pairs</h2>\n", out);
+	if ((rc = page_pairs(out, p, v->sym, &v->t, v->order, v->shown)))
+		goto out;
+	fputs("<details id=\"counters\">\n<summary>Counters and settings</summary>\n", out);
+	page_summary(out, p, &v->t);
+	fputs("</details>\n</body>\n</html>\n", out);
+out:
 	free(json);
-	return 0;
+	return rc;
 }

@@ -4,18 +4,24 @@
  * other files, so it can be mailed, attached to a CI run or opened from
  * disk.
  *
- * The page has
- *   - a summary table (program, client, sampler, samples, watchpoints
- *     armed, traps, waste and use bytes, fraction, other counters);
- *   - an interactive flame graph of the pairs with waste: each pair is a
- *     stack root first - the C_watch frames from the outermost caller,
- *     the client's marker frame (witch_marker_frame), the C_trap frames -
- *     with widths proportional to waste. The stacks are embedded as JSON
- *     and laid out by the page's script (click a frame to zoom into it,
- *     click the root to reset, hover for name, waste and share);
- *   - the pair table: rank, share, waste, use, traps and both calling
- *     contexts leaf first (function, file:line, module and address,
- *     inlined frames marked), as the text report lists them.
+ * The page leads with the answer, then gives the detail:
+ *   - one sentence: the fraction of sampled accesses that were waste and
+ *     the top pair's share of it;
+ *   - the three pairs with most waste (#top, div.lead): share, what to look
+ *     at (a sentence per client naming both accesses), both calling
+ *     contexts and the source lines of the watched and of the trapping
+ *     instruction, the line itself marked '>' as in `witch report
+ *     --source` (pre.src, one span per line), or one line saying why
+ *     there is none;
+ *   - the flame graph of the pairs with waste (html_flame.h): an icicle,
+ *     root at the top, the watched context, the marker frame, the
+ *     trapping context;
+ *   - the pair table (#pairs): rank, share, waste, use, traps and both
+ *     calling contexts leaf first (function, file:line, module and
+ *     address, inlined frames marked), as the text report lists them;
+ *   - the counters and settings (program, client, sampler, samples,
+ *     watchpoints armed, traps, waste and use bytes, fraction, other
+ *     counters) in a collapsed <details id="counters">.
  * Every string from the profile or the debug info is escaped for where
  * it goes (HTML text and attributes, or JSON inside the script element);
  * bytes that are not UTF-8 become U+FFFD. The rows and frames carry data-*
