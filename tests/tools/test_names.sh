@@ -1,0 +1,276 @@
+#!/bin/sh
+# Names as people read them (issue 16), in every format of `witch report`:
+#  - C++: tests/programs/cxx_names.cpp (a class template in a namespace,
+#    an inlined function template) is built with c++ -O2 -g. A profile is
+#    written whose pcs lie in ns::Foo<int>::bar (inside the inlined
+#    ns::detail::step<unsigned int>), ::baz, ::sum and main, and each
+#    format is checked against addr2line -i -f -C (binutils, demangling
+#    through the same libiberty) for the same pcs: text, JSON (with the
+#    mangled name in "raw", as addr2line -i -f without -C gives it),
+#    folded, pprof (go tool pprof -traces; not checked without go) and
+#    HTML. The program is also profiled for real under libwitch.so: where
+#    its pairs exist (this needs hardware watchpoints that trap), their
+#    C++ frames must be demangled.
+#  - Separate debug info: tests/tools/prog.c is built, its debug info
+#    moved out (objcopy --only-keep-debug, strip --strip-all, objcopy
+#    --add-gnu-debuglink) and a profile of the stripped binary must name
+#    the same frames, files and lines as one of the unstripped binary,
+#    with the debug file next to the binary and in its .debug/; without
+#    the debug file the frames are "[unknown in prog]". With debuginfod
+#    (Debian's debuginfod) a local server serves the debug file, found
+#    through DEBUGINFOD_URLS alone.
+# Skipped (77) without a C++ compiler.
+#
+# Usage: test_names.sh PATH/TO/witch PATH/TO/libwitch.so
+set -eu
+WITCH=${1:?usage: test_names.sh PATH/TO/witch PATH/TO/libwitch.so}
+LIB=${2:?usage: test_names.sh PATH/TO/witch PATH/TO/libwitch.so}
+case $WITCH in /*) ;; *) WITCH=$(pwd)/$WITCH ;; esac
+SRC=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+HOME=$T python3 - "$WITCH" "$LIB" "$SRC" "$T" <<'PYEOF'
+import html.parser, json, os, re, shutil, signal, socket, subprocess, sys, time
+witch, lib, src, work = sys.argv[1:5]
+sys.path.insert(0, src)
+from profgen import Prog, check, finish, run
+
+cxx = shutil.which("c++") or shutil.which("g++")
+if cxx is None:
+    print("no C++ compiler (apt-get install g++): skipped")
+    sys.exit(77)
+
+# ---- C++ ----
+exe = os.path.join(work, "cxx_names")
+subprocess.run([cxx, "-O2", "-g", "-fno-tree-vectorize", "-o", exe,
+                os.path.join(src, "..", "programs", "cxx_names.cpp")], check=True)
+syms = {}
+for l in subprocess.run(["nm", "-S", "--defined-only", exe], capture_output=True, text=True,
+                        check=True).stdout.splitlines():
+    f = l.split()
+    if len(f) == 4 and f[2] in "tTwW":
+        syms[f[3]] = (int(f[0], 16), int(f[1], 16))
+build_id = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run(
+    ["readelf", "-n", exe], capture_output=True, text=True, check=True).stdout).group(1)
+
+
+def a2l(addr, demangle=True):
+    """addr2line's frames of addr, innermost first: [(function, line)]."""
+    out = subprocess.run(["addr2line", "-i", "-f"] + (["-C"] if demangle else []) +
+                         ["-e", exe, "%x" % addr], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    return [(out[i], int(re.search(r":(\d+)", out[i + 1]).group(1)) if
+             re.search(r":(\d+)", out[i + 1]) else 0) for i in range(0, len(out) - 1, 2)]
+
+
+def pick(sym, want):
+    """A pc in sym whose addr2line frames satisfy want(frames)."""
+    lo, size = syms[sym]
+    for a in range(lo, lo + size):
+        fr = a2l(a)
+        if fr and all(l > 0 for _, l in fr) and want(fr):
+            return a
+    sys.exit("no pc in %s as wanted" % sym)
+
+
+BAR, BAZ, SUM = "_ZN2ns3FooIiE3barEi", "_ZN2ns3FooIiE3bazEi", "_ZNK2ns3FooIiE3sumEv"
+pcs = {
+    "bar": pick(BAR, lambda f: len(f) == 2 and "step<" in f[0][0]),
+    "baz": pick(BAZ, lambda f: len(f) == 1),
+    "sum": pick(SUM, lambda f: len(f) == 1),
+    "main": pick("main", lambda f: len(f) == 1 and f[0][0] == "main"),
+}
+B = 0x555555554000
+text_lo = min(a for a, s in syms.values())
+text_hi = max(a + s for a, s in syms.values()) + 16
+prof = os.path.join(work, "cxx.prof")
+with open(prof, "w") as f:
+    f.write("\n".join([
+        "witch-profile 1", "client dead", "sampler soft", "stat samples 10",
+        "module 1 %#x %#x %#x %s %s" % (B, B + text_lo, B + text_hi, build_id, exe),
+        "node 1 0 %#x" % (B + pcs["main"]), "node 2 1 %#x" % (B + pcs["bar"]),
+        "node 3 0 %#x" % (B + pcs["main"]), "node 4 3 %#x" % (B + pcs["baz"]),
+        "node 5 0 %#x" % (B + pcs["main"]), "node 6 5 %#x" % (B + pcs["sum"]),
+        "pair 2 4 1000 0 5", "pair 4 6 0 900 4", "end", ""]))
+
+# Expected contexts, leaf first: addr2line's frames of the leaf, then main's.
+def context(leaf):
+    return a2l(pcs[leaf]) + a2l(pcs["main"]), a2l(pcs[leaf], False) + a2l(pcs["main"], False)
+
+watch, watch_raw = context("bar")
+trap, trap_raw = context("baz")
+check(watch[0][0] == "unsigned int ns::detail::step<unsigned int>(unsigned int)" and
+      watch[1][0] == "ns::Foo<int>::bar(int)" and trap[0][0] == "ns::Foo<int>::baz(int)",
+      "addr2line names the pcs as the test expects: %r %r" % (watch, trap))
+inl_w = [True] + [False] * (len(watch) - 1)
+inl_t = [False] * len(trap)
+
+
+def check_text(out):
+    for i, ((fn, line), inl) in enumerate(zip(watch, inl_w)):
+        check(re.search(r"#%-2d %s%s at \S+cxx_names.cpp:%d in " % (i, re.escape(fn), " \\(inlined\\)" if inl else "", line),
+                        out), "text shows frame #%d %s:%d\n%s" % (i, fn, line, out))
+    check(re.search(r"#0  %s at \S+cxx_names.cpp:%d" % (re.escape(trap[0][0]), trap[0][1]), out),
+          "text shows %s" % trap[0][0])
+    check("_ZN" not in out, "no mangled name in the text report")
+
+
+def check_json(out):
+    j = json.loads(out)
+    p = j["pairs"][0]
+    for side, want, raw in (("watch", watch, watch_raw), ("trap", trap, trap_raw)):
+        got = [(f["function"], f["line"]) for f in p[side]]
+        check(got == want, "JSON %s frames\n got: %r\n addr2line: %r" % (side, got, want))
+        got_raw = [f.get("raw") for f in p[side]]
+        want_r = [r if r != fn else None for (r, _), (fn, _) in zip(raw, want)]
+        check(got_raw == want_r, "JSON %s raw names\n got: %r\n want: %r" % (side, got_raw, want_r))
+
+
+def check_folded(out):
+    names = lambda fr, inl: [fn + ("_[i]" if i else "") for (fn, _), i in zip(fr, inl)]
+    want = ";".join(list(reversed(names(watch, inl_w))) + ["KILLED_BY"] +
+                    list(reversed(names(trap, inl_t)))) + " 1000\n"
+    check(out == want, "folded\n got: %r\n want: %r" % (out, want))
+
+
+def check_html(out):
+    class P(html.parser.HTMLParser):
+        fns, ctx = {"watch": [], "trap": []}, None
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            cls = (a.get("class") or "").split()
+            if tag == "tr" and "pair" in cls:
+                self.row = a.get("data-rank")
+            if tag == "td" and "ctx" in cls:
+                self.ctx = cls[1]
+            if tag == "li" and "frame" in cls and self.ctx and self.row == "1":
+                self.fns[self.ctx].append(a["data-function"])
+        def handle_endtag(self, tag):
+            if tag == "td":
+                self.ctx = None
+    p = P(convert_charrefs=True)
+    p.row = None
+    p.feed(out)
+    check(p.fns == {"watch": [f for f, _ in watch], "trap": [f for f, _ in trap]},
+          "HTML pair table frames: %r" % p.fns)
+    check("ns::Foo&lt;int&gt;::bar(int)" in out.split('id="flame-graph"')[0],
+          "the HTML page's lead names ns::Foo<int>::bar(int)")
+
+
+def check_pprof(_):
+    go = shutil.which("go")
+    if go is None:
+        print("go is not installed: pprof names not checked")
+        return
+    path = os.path.join(work, "cxx.pb.gz")
+    rc, out, err = run(witch, "report", "--format", "pprof", "-o", path, prof)
+    p = subprocess.run([go, "tool", "pprof", "-traces", path], capture_output=True, text=True)
+    check(p.returncode == 0, "go tool pprof: %s" % p.stderr)
+    # pprof drops a C++ name's parameter list (and return type) in reports.
+    for fn in ("ns::detail::step<unsigned int>", "ns::Foo<int>::bar", "ns::Foo<int>::baz"):
+        check(fn in p.stdout, "go tool pprof -traces shows %s:\n%s" % (fn, p.stdout))
+    check("_ZN" not in p.stdout, "no mangled name in pprof's report")
+
+
+for fmt, fn in (("text", check_text), ("json", check_json), ("folded", check_folded),
+                ("html", check_html), ("pprof", check_pprof)):
+    if fmt == "pprof":
+        fn(None)
+        continue
+    rc, out, err = run(witch, "report", "--format", fmt, prof)
+    if check(rc == 0 and err == "", "report --format %s: %d %r" % (fmt, rc, err)):
+        fn(out)
+
+# The program profiled for real.
+real = os.path.join(work, "real.prof")
+env = dict(os.environ, LD_PRELOAD=lib, WITCH_SAMPLER="soft", WITCH_RATE="2000",
+           WITCH_SEED="1", WITCH_OUTPUT=real)
+subprocess.run([exe, "6"], env=env, stdout=subprocess.DEVNULL, check=True)
+rc, out, err = run(witch, "report", "--json", real)
+if check(rc == 0, "report of the real run: %r" % err):
+    j = json.loads(out)
+    fns = {f["function"] for p in j["pairs"] for s in ("watch", "trap") for f in p[s]}
+    if j["pairs"]:
+        check(any(f.startswith("ns::Foo<int>::") for f in fns) and
+              not any(f.startswith("_Z") for f in fns),
+              "the real run's frames are demangled: %r" % sorted(fns))
+    else:
+        print("(the real run has no pairs: no watchpoint trapped on this machine)")
+
+# ---- separate debug info ----
+g = Prog(src, work)
+A = g.addr
+plain = g.write("plain.prof", [
+    "witch-profile 1", "client dead", "sampler soft", g.module_line(1, B),
+    "node 1 0 %#x" % (B + A["main_first"]), "node 2 1 %#x" % (B + A["inline_store"]),
+    "node 3 0 %#x" % (B + A["main_again"]), "node 4 3 %#x" % (B + A["kill"]),
+    "pair 2 4 100 0 3"])
+rc, out, err = run(witch, "report", "--json", plain)
+want = json.loads(out)["pairs"]
+sdir = os.path.join(work, "stripped")
+os.makedirs(os.path.join(sdir, ".debug"))
+sprog = os.path.join(sdir, "prog")
+shutil.copy(g.prog, sprog)
+dbg = os.path.join(sdir, "prog.debug")
+subprocess.run(["objcopy", "--only-keep-debug", sprog, dbg], check=True)
+subprocess.run(["strip", "--strip-all", sprog], check=True)
+subprocess.run(["objcopy", "--add-gnu-debuglink=" + dbg, sprog], check=True)
+secs = subprocess.run(["readelf", "-S", sprog], capture_output=True, text=True).stdout
+check(".debug_info" not in secs and ".symtab" not in secs and ".gnu_debuglink" in secs,
+      "the stripped binary has no debug info or symbols, and a debug link")
+sprof = g.write("stripped.prof", [l.replace(g.prog, sprog) for l in open(plain).read().split("\n")[:-2]])
+
+
+def frames_of(out):
+    return [[(f["function"], f["file"], f["line"], f.get("inlined", False)) for f in p[s]]
+            for p in json.loads(out)["pairs"] for s in ("watch", "trap")]
+
+
+expect = [[(f["function"], f["file"], f["line"], f.get("inlined", False)) for f in p[s]]
+          for p in want for s in ("watch", "trap")]
+check(expect[0][0][0] == "fill" and expect[0][0][3], "the unstripped profile names fill (inlined)")
+where = [("next to the binary", dbg), ("in .debug/", os.path.join(sdir, ".debug", "prog.debug")),
+         ("nowhere", os.path.join(work, "hidden.debug"))]
+for what, place in where:
+    if place != dbg:
+        os.rename(dbg if os.path.exists(dbg) else where[1][1], place)
+    rc, out, err = run(witch, "report", "--json", sprof)
+    got = frames_of(out) if rc == 0 else None
+    if what == "nowhere":
+        check(got is not None and all(f[0] == "[unknown in prog]" for fr in got for f in fr),
+              "without the debug file the frames are [unknown in prog]: %r" % got)
+    else:
+        check(got == expect, "debug file %s: frames\n got: %r\n want: %r" % (what, got, expect))
+
+# debuginfod: a local server has the debug file; the binary's own is gone.
+dbgd = shutil.which("debuginfod")
+if dbgd is None:
+    print("debuginfod is not installed: not checked")
+else:
+    served = os.path.join(work, "served")
+    os.makedirs(served)
+    shutil.copy(os.path.join(work, "hidden.debug"), os.path.join(served, "prog.debug"))
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    srv = subprocess.Popen([dbgd, "-d", os.path.join(work, "dbi.sqlite"), "-p", str(port),
+                            "-F", served, "-t", "0", "-g", "0"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        env = dict(os.environ, DEBUGINFOD_URLS="http://127.0.0.1:%d" % port,
+                   DEBUGINFOD_CACHE_PATH=os.path.join(work, "dcache"), DEBUGINFOD_TIMEOUT="10")
+        got = None
+        for _ in range(40):   # until the server has scanned its directory
+            rc, out, err = run(witch, "report", "--json", sprof, env=env)
+            got = frames_of(out) if rc == 0 else None
+            if got == expect:
+                break
+            shutil.rmtree(os.path.join(work, "dcache"), ignore_errors=True)
+            time.sleep(0.25)
+        check(got == expect, "debuginfod: frames\n got: %r\n want: %r" % (got, expect))
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.wait()
+finish("test_names")
+PYEOF
