@@ -205,7 +205,6 @@ else:
 
 # ---- bad usage ----
 for args, status, want in [
-        (["--format", "pprof", one], 2, "witch: report: --format pprof writes a binary file: give -o FILE"),
         (["--format", "svg", one], 2, "witch: report: --format: 'svg' is not text, json, folded, pprof or html"),
         (["--json", "--format", "folded", one], 2, "witch: report: --json contradicts --format"),
         # An output that cannot be written is status 1, as for text.
