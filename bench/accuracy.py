@@ -175,6 +175,10 @@ def context_key(frames):
     for frame in frames:
         # Valgrind keeps a symbol's version ("__libc_start_main@@GLIBC_2.34")
         name = (frame.get("function") or "").split("@")[0]
+        # witch names what it cannot name "[unknown in MODULE]" or "[JIT]",
+        # the oracle "??".
+        if name == "[JIT]" or name.startswith("[unknown in "):
+            name = "??"
         if frame.get("inlined") or name in OUTER_FRAMES:
             continue
         # glibc aliases "__snprintf" to "snprintf": the two sides may pick

@@ -13,8 +13,12 @@
  *    "pairs":[{"waste":B, "use":B, "share":S,    S = waste/total waste (0 if none)
  *              "traps":N, ["waste_approx":B,]
  *              "watch":[FRAME...], "trap":[FRAME...]}]}   frames leaf first
- *   FRAME = {"function":"...", "file":"...", "line":N, "module":"...",
+ *   FRAME = {"function":"...", ["raw":"...",] "file":"...", "line":N, "module":"...",
  *            "address":"0x...", "offset":"0x...", ["inlined":true]}
+ *   function is the name as people read it (symbolize.h): C++ and Rust
+ *   names demangled, "[unknown in MODULE]" for a frame nothing names,
+ *   "[JIT]" for a pc outside every module; raw, when the name was
+ *   demangled, is the symbol as the binary spells it.
  */
 #ifndef WITCH_TOOL_JSON_REPORT_H
 #define WITCH_TOOL_JSON_REPORT_H
