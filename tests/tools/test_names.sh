@@ -11,6 +11,10 @@
 #    HTML. The program is also profiled for real under libwitch.so: where
 #    its pairs exist (this needs hardware watchpoints that trap), their
 #    C++ frames must be demangled.
+#  - Rust: tests/programs/rust_names.rs, where rustc is there: a profile
+#    with pcs in rust_names::shapes::Grid::fill and ::clear, named in
+#    text, JSON (raw: the mangled symbol), folded and HTML as addr2line -C
+#    names them (the hash left out).
 #  - Separate debug info: tests/tools/prog.c is built, its debug info
 #    moved out (objcopy --only-keep-debug, strip --strip-all, objcopy
 #    --add-gnu-debuglink) and a profile of the stripped binary must name
@@ -29,7 +33,8 @@ case $WITCH in /*) ;; *) WITCH=$(pwd)/$WITCH ;; esac
 SRC=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-HOME=$T python3 - "$WITCH" "$LIB" "$SRC" "$T" <<'PYEOF'
+# rustc (rustup's) finds its toolchain under the real HOME.
+REAL_HOME=${HOME:-/} HOME=$T python3 - "$WITCH" "$LIB" "$SRC" "$T" <<'PYEOF'
 import html.parser, json, os, re, shutil, signal, socket, subprocess, sys, time
 witch, lib, src, work = sys.argv[1:5]
 sys.path.insert(0, src)
@@ -196,6 +201,53 @@ if check(rc == 0, "report of the real run: %r" % err):
               "the real run's frames are demangled: %r" % sorted(fns))
     else:
         print("(the real run has no pairs: no watchpoint trapped on this machine)")
+
+# ---- Rust ----
+rustc = shutil.which("rustc")
+rexe = os.path.join(work, "rust_names")
+built = rustc is not None and subprocess.run(
+    [rustc, "-O", "-g", "-o", rexe, os.path.join(src, "..", "programs", "rust_names.rs")],
+    env=dict(os.environ, HOME=os.environ.get("REAL_HOME", "/")), capture_output=True).returncode == 0
+if not built:
+    print("rustc is not installed or cannot build: Rust names not checked")
+else:
+    exe = rexe   # a2l() reads exe
+    rsyms = {}
+    for l in subprocess.run(["nm", "-S", "--defined-only", rexe], capture_output=True, text=True,
+                            check=True).stdout.splitlines():
+        f = l.split()
+        if len(f) == 4 and re.search(r"Grid(4fill|5clear)", f[3]):
+            rsyms["fill" if "4fill" in f[3] else "clear"] = (f[3], int(f[0], 16), int(f[1], 16))
+    rpcs = {}
+    for k, (sym, lo, size) in rsyms.items():
+        for a in range(lo, lo + size):
+            fr = a2l(a)
+            if len(fr) == 1 and fr[0][1] > 0:
+                rpcs[k] = a
+                break
+    if check(set(rpcs) == {"fill", "clear"}, "pcs in Grid::fill and Grid::clear: %r" % rsyms):
+        rid = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run(
+            ["readelf", "-n", rexe], capture_output=True, text=True, check=True).stdout).group(1)
+        rprof = os.path.join(work, "rust.prof")
+        with open(rprof, "w") as f:
+            f.write("\n".join([
+                "witch-profile 1", "client dead", "sampler soft",
+                "module 1 %#x %#x %#x %s %s" % (B, B + 0x1000, B + 0x1000000, rid, rexe),
+                "node 1 0 %#x" % (B + rpcs["fill"]), "node 2 0 %#x" % (B + rpcs["clear"]),
+                "pair 1 2 64 0 1", "end", ""]))
+        fill, clear = a2l(rpcs["fill"])[0][0], a2l(rpcs["clear"])[0][0]
+        check((fill, clear) == ("rust_names::shapes::Grid::fill", "rust_names::shapes::Grid::clear"),
+              "addr2line -C names them: %r" % ((fill, clear),))
+        rc, out, err = run(witch, "report", "--json", rprof)
+        p = json.loads(out)["pairs"][0]
+        check([(f["function"], f.get("raw")) for f in p["watch"] + p["trap"]] ==
+              [(fill, rsyms["fill"][0]), (clear, rsyms["clear"][0])],
+              "Rust JSON names and raw symbols: %r" % (p["watch"] + p["trap"]))
+        for fmt, want in (("text", "#0  %s at " % fill), ("folded", "%s;KILLED_BY;%s 64\n" % (fill, clear)),
+                          ("html", 'data-function="%s"' % clear)):
+            rc, out, err = run(witch, "report", "--format", fmt, rprof)
+            check(rc == 0 and want in out and "_ZN" not in out,
+                  "Rust names in %s: %r not in\n%s" % (fmt, want, out[:3000]))
 
 # ---- separate debug info ----
 g = Prog(src, work)
