@@ -14,6 +14,8 @@
 
 /* Pairs the page leads with, each with both contexts and source lines. */
 #define LEAD_PAIRS 3
+/* Frames of each context shown there; the pair table has them all. */
+#define LEAD_FRAMES 8
 
 static const char page_css[] =
 	"body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\n"
@@ -43,7 +45,7 @@ static const char page_css[] =
 	"overflow-wrap:anywhere}\n"
 	".fn{font-weight:bold}.tag{background:#ffe08a;border-radius:3px;padding:0 3px;"
 	"margin-left:.4em;font-size:11px}\n"
-	".loc{color:#0550ae}.mod{color:#777}\n"
+	".loc{color:#0550ae}.mod{color:#777}.more{color:#777;font-size:12px;margin-left:2.4em}\n"
 	"@media (max-width:600px){body{margin:.6em}.lead{padding:.5em}}\n";
 
 static void summary_row(FILE *out, const char *id, const char *name)
@@ -137,11 +139,14 @@ static void page_summary(FILE *out, const struct witch_profile *p,
 	fputs("</table>\n", out);
 }
 
-/* One calling context, leaf first as the text report lists it. */
-static void page_frames(FILE *out, const struct witch_path *pb)
+/* One calling context, leaf first as the text report lists it; the first
+ * max frames (0: all), and a line saying how many more the table has. */
+static void page_frames(FILE *out, const struct witch_path *pb, size_t max)
 {
+	size_t n = max && pb->n > max ? max : pb->n;
+
 	fputs("<ol class=\"frames\" start=\"0\">\n", out);
-	for (size_t i = 0; i < pb->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct witch_frame *f = pb->frames[i];
 
 		fprintf(out, "<li class=\"frame%s\" data-function=\"",
@@ -163,6 +168,9 @@ static void page_frames(FILE *out, const struct witch_path *pb)
 		fprintf(out, " [0x%" PRIx64 "]</span></li>\n", f->address);
 	}
 	fputs("</ol>", out);
+	if (n < pb->n)
+		fprintf(out, "<div class=\"more\">and %zu outer frame%s (all pairs, below)</div>",
+			pb->n - n, pb->n - n > 1 ? "s" : "");
 }
 
 static int page_pairs(FILE *out, const struct witch_profile *p,
@@ -209,12 +217,12 @@ static int page_pairs(FILE *out, const struct witch_profile *p,
 			witch_watch_words(p->client, wasted));
 		if ((rc = witch_path_collect(sym, p, q->watch, &pb)))
 			goto out;
-		page_frames(out, &pb);
+		page_frames(out, &pb, 0);
 		fprintf(out, "</td>\n<td class=\"ctx trap\"><div class=\"what\">%s</div>",
 			witch_trap_words(p->client, wasted));
 		if ((rc = witch_path_collect(sym, p, q->trap, &pb)))
 			goto out;
-		page_frames(out, &pb);
+		page_frames(out, &pb, 0);
 		fputs("</td></tr>\n", out);
 	}
 	fputs("</tbody></table></div>\n", out);
@@ -325,7 +333,7 @@ static int page_side(FILE *out, const struct witch_view *v, const char *cls,
 	if (rc)
 		return rc;
 	fprintf(out, "<div class=\"side %s\"><div class=\"what\">%s</div>\n", cls, what);
-	page_frames(out, pb);
+	page_frames(out, pb, LEAD_FRAMES);
 	if (v->src && (rc = page_source(out, v->src, pb)))
 		return rc;
 	fputs("</div>\n", out);

@@ -3,7 +3,7 @@
  *
  * API (command line)
  *   witch run [options] [--] PROG [ARGS...]   run.h
- *   witch report [--format F] [--json] [--top N] [--width N] [-o FILE] FILE...
+ *   witch report [--format F] [--json] [--top N] [--width N] [--source] [-o FILE] FILE...
  *                                              report.h
  *   witch diff [--json] [--top N] BASE NEW     diff.h
  *   witch check [--max-fraction F] [--baseline BASE --max-increase D] PROFILE...
@@ -43,7 +43,7 @@ static const char help_text[] =
 	"      libwitch.so is $WITCH_LIB, else the one next to the witch\n"
 	"      executable, else ../lib/libwitch.so relative to it.\n"
 	"  report [--format text|json|folded|pprof|html] [--json] [--top N] [--width N]\n"
-	"         [-o FILE] FILE...\n"
+	"         [--source] [-o FILE] FILE...\n"
 	"      Summarize profiles (several files are merged by code address, so\n"
 	"      processes with different load addresses add up) and list the\n"
 	"      pairs with the most waste: N of them (default 10 for text, all\n"
@@ -52,9 +52,12 @@ static const char help_text[] =
 	"      --json        same as --format json\n"
 	"      --format folded   folded stacks for flamegraph.pl and speedscope:\n"
 	"                    watch frames;KILLED_BY;trap frames WASTE-BYTES\n"
-	"      --format pprof    gzipped profile.proto for go tool pprof (needs -o)\n"
-	"      --format html     one self-contained page: summary, interactive flame\n"
-	"                    graph of the pairs, pair table with source lines\n"
+	"      --format pprof    gzipped profile.proto for go tool pprof (-o FILE,\n"
+	"                    or stdout when it is not a terminal)\n"
+	"      --format html     one self-contained page: the top pairs with their\n"
+	"                    source lines, a flame graph, all pairs, the counters\n"
+	"      --source      text: the source lines of both accesses of each pair,\n"
+	"                    the line marked '>'\n"
 	"      --width N     text: cut frame lines to N columns (default: the\n"
 	"                    terminal's width on a terminal, else no limit; 0 = none)\n"
 	"      -o FILE       write to FILE instead of stdout\n"
