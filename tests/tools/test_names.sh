@@ -15,6 +15,9 @@
 #    with pcs in rust_names::shapes::Grid::fill and ::clear, named in
 #    text, JSON (raw: the mangled symbol), folded and HTML as addr2line -C
 #    names them (the hash left out).
+#  - Inlined calls: for every byte of ns::Foo<int>::bar and of
+#    rust_names::shapes::Grid::fill, the frames (function and line,
+#    inlined calls included) are addr2line -i's.
 #  - Separate debug info: tests/tools/prog.c is built, its debug info
 #    moved out (objcopy --only-keep-debug, strip --strip-all, objcopy
 #    --add-gnu-debuglink) and a profile of the stripped binary must name
@@ -68,6 +71,48 @@ def a2l(addr, demangle=True):
              re.search(r":(\d+)", out[i + 1]) else 0) for i in range(0, len(out) - 1, 2)]
 
 
+def a2l_many(path, addrs):
+    """addr2line -i -f -C of many pcs at once: {addr: [(function, line)]}."""
+    out = subprocess.run(["addr2line", "-a", "-i", "-f", "-C", "-e", path] + ["%x" % a for a in addrs],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    res, cur = {}, None
+    i = 0
+    while i < len(out):
+        if re.match(r"0x[0-9a-f]+$", out[i]):
+            cur = res.setdefault(int(out[i], 16), [])
+            i += 1
+            continue
+        m = re.search(r":(\d+)", out[i + 1])
+        cur.append((out[i], int(m.group(1)) if m else 0))
+        i += 2
+    return res
+
+
+def whole_function(what, path, sym, lo, size):
+    """Every byte of a function, as witch --json and addr2line -i name it:
+    the function names and lines of every frame, inlined ones included."""
+    bid = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run(
+        ["readelf", "-n", path], capture_output=True, text=True, check=True).stdout).group(1)
+    addrs = list(range(lo, lo + size))
+    recs = ["witch-profile 1", "client dead", "sampler soft",
+            "module 1 %#x %#x %#x %s %s" % (B, B + lo, B + lo + size, bid, path)]
+    recs += ["node %d 0 %#x" % (i + 1, B + a) for i, a in enumerate(addrs)]
+    recs += ["pair %d %d %d 0 1" % (i + 1, i + 1, i + 1) for i in range(len(addrs))]
+    wf = os.path.join(work, what + "-whole.prof")
+    with open(wf, "w") as f:
+        f.write("\n".join(recs + ["end", ""]))
+    rc, out, err = run(witch, "report", "--json", wf)
+    want = a2l_many(path, addrs)
+    bad = []
+    for p in json.loads(out)["pairs"]:
+        a = int(p["watch"][0]["address"], 16) - B
+        got = [(f["function"], f["line"]) for f in p["watch"]]
+        if got != want[a]:
+            bad.append((hex(a), got, want[a]))
+    check(rc == 0 and not bad, "%s: every pc of %s named as addr2line -i -f -C names it; %d differ: %r"
+          % (what, sym, len(bad), bad[:3]))
+
+
 def pick(sym, want):
     """A pc in sym whose addr2line frames satisfy want(frames)."""
     lo, size = syms[sym]
@@ -107,6 +152,7 @@ trap, trap_raw = context("baz")
 check(watch[0][0] == "unsigned int ns::detail::step<unsigned int>(unsigned int)" and
       watch[1][0] == "ns::Foo<int>::bar(int)" and trap[0][0] == "ns::Foo<int>::baz(int)",
       "addr2line names the pcs as the test expects: %r %r" % (watch, trap))
+whole_function("C++", exe, BAR, *syms[BAR])
 inl_w = [True] + [False] * (len(watch) - 1)
 inl_t = [False] * len(trap)
 
@@ -225,6 +271,7 @@ else:
             if len(fr) == 1 and fr[0][1] > 0:
                 rpcs[k] = a
                 break
+    whole_function("Rust", rexe, rsyms["fill"][0], *rsyms["fill"][1:])
     if check(set(rpcs) == {"fill", "clear"}, "pcs in Grid::fill and Grid::clear: %r" % rsyms):
         rid = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run(
             ["readelf", "-n", rexe], capture_output=True, text=True, check=True).stdout).group(1)

@@ -299,6 +299,26 @@ static int push_frame(struct sym_entry *e, size_t *cap,
 	return 0;
 }
 
+/* *die becomes the innermost inlined call or function that contains it
+ * in the concrete tree; *found false when there is none (or libdw failed:
+ * the frame of the symbol ends the list then). */
+static void next_function_scope(Dwarf_Die *die, bool *found)
+{
+	Dwarf_Die *chain = NULL;
+	int n = dwarf_getscopes_die(die, &chain);
+
+	*found = false;
+	for (int j = 1; j < n && !*found; j++) {
+		int tag = dwarf_tag(&chain[j]);
+
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+			*die = chain[j];
+			*found = true;
+		}
+	}
+	free(chain);
+}
+
 /* Fill e with the frames of pc in a usable module. */
 static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
 		     struct sym_entry *e, const struct witch_frame *proto,
@@ -312,7 +332,9 @@ static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
 	GElf_Off symoff;
 	GElf_Sym sym;
 	size_t cap = 0;
-	bool outer_done = false;
+	bool outer_done = false, have = false;
+	const char *cf;
+	Dwarf_Die cur;
 	int lineno = 0, nscopes = 0, rc = 0;
 
 	symname = dwfl_module_addrinfo(mod, pc, &symoff, &sym, NULL, NULL,
@@ -334,47 +356,47 @@ static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
 	if (cudie)
 		nscopes = dwarf_getscopes(cudie, pc - bias, &scopes);
 	/* nscopes < 0: no usable DWARF here; fall back to the symbol alone. */
-	for (int i = 0; i < nscopes && !outer_done; i++) {
+	for (int i = 0; i < nscopes && !have; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 
-		if (tag == DW_TAG_inlined_subroutine) {
-			const char *name = die_name(&scopes[i]);
-			const char *cf;
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+			cur = scopes[i];
+			have = true;
+		}
+	}
+	/*
+	 * Outward from the innermost function scope. What contains an inlined
+	 * call is found among its concrete parents (dwarf_getscopes_die), as
+	 * eu-addr2line -i finds it: after an inlined instance dwarf_getscopes
+	 * goes on with the scopes of its abstract definition, which can skip
+	 * the callers (rustc's inlined generics lost a frame that addr2line
+	 * -i shows).
+	 */
+	while (have && !outer_done) {
+		const char *name = die_name(&cur);
 
-			f.unknown = !name;
-			if (name) {
-				if ((rc = name_frame(s, &f, name)))
-					goto out;
-			} else {
-				f.function = unknown_fn;
-				f.raw = NULL;
-			}
-			f.inlined = true;
-			if ((rc = push_frame(e, &cap, &f)))
-				goto out;
-			/* The next frame out is located at this call site. */
-			cf = call_file(&scopes[i]);
-			f.file = cf ? cf : unknown;
-			f.line = cf ? call_line(&scopes[i]) : 0;
-		} else if (tag == DW_TAG_subprogram) {
-			const char *name = die_name(&scopes[i]);
-
+		f.unknown = !name;
+		if (dwarf_tag(&cur) == DW_TAG_subprogram) {
 			/* The symbol keeps clone suffixes (.constprop.0 ...),
 			 * which tell which copy of the code ran. */
 			name = symname ? symname : name;
 			f.unknown = !name;
-			if (name) {
-				if ((rc = name_frame(s, &f, name)))
-					goto out;
-			} else {
-				f.function = unknown_fn;
-				f.raw = NULL;
-			}
-			f.inlined = false;
-			if ((rc = push_frame(e, &cap, &f)))
-				goto out;
 			outer_done = true;
 		}
+		f.raw = NULL;
+		f.function = unknown_fn;
+		if (name && (rc = name_frame(s, &f, name)))
+			goto out;
+		f.inlined = !outer_done;
+		if ((rc = push_frame(e, &cap, &f)))
+			goto out;
+		if (outer_done)
+			break;
+		/* The next frame out is located at this call site. */
+		cf = call_file(&cur);
+		f.file = cf ? cf : unknown;
+		f.line = cf ? call_line(&cur) : 0;
+		next_function_scope(&cur, &have);
 	}
 	if (!outer_done) {
 		f.unknown = !symname;
