@@ -403,7 +403,7 @@ if check(len(ld.leads) >= 2 and len(ld.leads[1]["srcs"]) == 2, "lead pair 2 has 
         for n, marked, text in ex["lines"]:
             check(text == "%s %5d  %s" % (">" if marked else " ", n, lines[n - 1]),
                   "excerpt line %d reads %r" % (n, text))
-    check(ld.leads[1]["look"].startswith("Look at fill (prog.c:%d): what it stores is overwritten by "
+    check(ld.leads[1]["look"].startswith("Look at fill (prog.c:%d), inlined in store_first: what it stores is overwritten by "
                                          "store_again (prog.c:%d)" % (g.marks["INLINE_STORE"], g.marks["KILL"])),
           "what to look at: %r" % ld.leads[1]["look"])
 # The icicle: the root at the top, every frame one row below its parent.

@@ -37,7 +37,8 @@ text = open(cfile).read().split("\n")
 
 def excerpt(what, fn, mark):
     line = M[mark]
-    out = "    %s: %s:%d (%s)\n" % (what, cfile, line, fn)
+    out = "    %s: %s:%d (%s)\n" % (what, cfile, line,
+                                  fn + (", inlined in store_first" if fn == "fill" else ""))
     for n in range(max(1, line - 3), line + 4):
         out += "      %s %5d  %s\n" % (">" if n == line else " ", n, text[n - 1])
     return out
@@ -75,10 +76,10 @@ cases = [  # (what, setup, pair rank, expected tail)
     ("a use pair", None, 3,
      excerpt("store", "store_again", "KILL") + excerpt("read by", "sum", "LOAD")),
     ("the source file gone", lambda: os.unlink(cfile), 1,
-     "    dead store: %s:%d (fill): source file not found\n"
+     "    dead store: %s:%d (fill, inlined in store_first): source file not found\n"
      "    killed by: %s:%d (store_again): source file not found\n" % (cfile, M["INLINE_STORE"], cfile, M["KILL"])),
     ("another version of the file", short_file, 1,
-     "    dead store: %s:%d (fill): the source file has no such line (another version of it?)\n"
+     "    dead store: %s:%d (fill, inlined in store_first): the source file has no such line (another version of it?)\n"
      "    killed by: %s:%d (store_again): the source file has no such line (another version of it?)\n"
      % (cfile, M["INLINE_STORE"], cfile, M["KILL"])),
 ]

@@ -275,10 +275,13 @@ static int page_source(FILE *out, struct witch_source *src, const struct witch_p
 	return 0;
 }
 
-/* A leaf frame as "function (file:line)", for the sentence of a pair. */
-static void page_where(FILE *out, const struct witch_frame *f)
+/* A context's access as "function (file:line)", and ", inlined in
+ * caller" when it is an inlined call, for the sentence of a pair. */
+static void page_where(FILE *out, const struct witch_path *pb)
 {
+	const struct witch_frame *f = pb->frames[0];
 	const char *slash = strrchr(f->file, '/');
+	const char *in = witch_path_function(pb);
 
 	fputs("<b>", out);
 	html_out_text(out, f->function);
@@ -288,11 +291,16 @@ static void page_where(FILE *out, const struct witch_frame *f)
 		html_out_text(out, slash ? slash + 1 : f->file);
 		fprintf(out, ":%u)", f->line);
 	}
+	if (in != f->function) {
+		fputs(", inlined in <b>", out);
+		html_out_text(out, in);
+		fputs("</b>", out);
+	}
 }
 
 /* What a pair with waste asks the reader to look at, per client. */
-static void page_look(FILE *out, enum witch_client c, const struct witch_frame *w,
-		      const struct witch_frame *t)
+static void page_look(FILE *out, enum witch_client c, const struct witch_path *w,
+		      const struct witch_path *t)
 {
 	fputs("<p class=\"look\">", out);
 	switch (c) {
@@ -378,7 +386,7 @@ static int page_lead(FILE *out, const struct witch_view *v)
 		fprintf(out, ">\n<h3>#%zu: %.2f%% of the waste, ", k + 1, 100 * s);
 		witch_print_bytes(out, q->waste);
 		fputs("</h3>\n", out);
-		page_look(out, p->client, w.frames[0], t.frames[0]);
+		page_look(out, p->client, &w, &t);
 		fputs("<div class=\"sides\">\n", out);
 		if ((rc = page_side(out, v, "watch", witch_watch_words(p->client, true), q->watch, &w)) ||
 		    (rc = page_side(out, v, "trap", witch_trap_words(p->client, true), q->trap, &t)))

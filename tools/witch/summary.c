@@ -137,3 +137,11 @@ int witch_overhead_of(const struct witch_profile *p, double *overhead, double *r
 	*rate = witch_profile_stat(p, "ticks") / (clock / 1e9);
 	return 0;
 }
+
+const char *witch_path_function(const struct witch_path *path)
+{
+	for (size_t i = 0; i < path->n; i++)
+		if (!path->frames[i]->inlined)
+			return path->frames[i]->function;
+	return path->frames[0]->function;
+}

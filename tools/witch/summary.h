@@ -50,6 +50,9 @@ int witch_pairs_by_waste(const struct witch_profile *p, uint32_t **order);
 int witch_path_collect(struct witch_symbolizer *s, const struct witch_profile *p,
 		       uint32_t node, struct witch_path *path);
 void witch_path_free(struct witch_path *path);
+/* The function that holds a path's leaf: the name of its first frame that
+ * is not an inlined call (the leaf's own name when all are). n >= 1. */
+const char *witch_path_function(const struct witch_path *path);
 /* The synthetic frame between C_watch and C_trap in stack views (Witch 4.6.5):
  * KILLED_BY (dead), OVERWRITTEN_BY_SAME_VALUE (silent), RELOADED_BY (load). */
 const char *witch_marker_frame(enum witch_client c);

@@ -68,7 +68,7 @@ static int text_frames(FILE *out, const struct witch_path *pb, size_t width)
  * The source lines around the leaf frame of a context (the accessing
  * instruction's line), headed by what the access is and where:
  *
- *     dead store: /src/prog.c:13 (fill)
+ *     dead store: /src/prog.c:13 (fill, inlined in store_first)
  *            10  {
  *       >    13          a[i] = v * i + 7;
  *
@@ -85,7 +85,10 @@ static int text_source(FILE *out, struct witch_source *src, const char *what,
 		fprintf(out, "    %s: no source line for %s\n", what, f->function);
 		return 0;
 	}
-	fprintf(out, "    %s: %s:%u (%s)", what, f->file, f->line, f->function);
+	fprintf(out, "    %s: %s:%u (%s", what, f->file, f->line, f->function);
+	if (witch_path_function(pb) != f->function)
+		fprintf(out, ", inlined in %s", witch_path_function(pb));
+	fputc(')', out);
 	rc = witch_source_excerpt(src, f->file, f->line, WITCH_SOURCE_CONTEXT, &ex);
 	if (rc == -ENOMEM)
 		return rc;
