@@ -11,7 +11,8 @@
  *              "watch":[FRAME...], "trap":[FRAME...]}]}    frames leaf first
  *   SIDE = {"profile":"PATH", "waste":B, "use":B, "fraction":F, "pairs":N}
  *   METRICS = {"waste":B, "use":B, "share":S, "traps":N}   S = waste / that profile's waste
- *   FRAME = {"function":"...", "file":"...", "line":N, "module":"...", ["inlined":true]}
+ *   FRAME = {"function":"...", ["raw":"...",] "file":"...", "line":N, "module":"...", ["inlined":true]}
+ *   (function and raw as in witch report --json: json_report.h)
  */
 #include "diff.h"
 
@@ -280,6 +281,10 @@ static void json_path(FILE *out, const struct witch_path *path)
 
 		fputs(i ? ", {\"function\":" : "{\"function\":", out);
 		json_out_str(out, f->function);
+		if (f->raw) {
+			fputs(", \"raw\":", out);
+			json_out_str(out, f->raw);
+		}
 		fputs(", \"file\":", out);
 		json_out_str(out, f->file);
 		fprintf(out, ", \"line\":%u, \"module\":", f->line);
