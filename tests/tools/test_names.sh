@@ -23,7 +23,10 @@
 #    --add-gnu-debuglink) and a profile of the stripped binary must name
 #    the same frames, files and lines as one of the unstripped binary,
 #    with the debug file next to the binary and in its .debug/; without
-#    the debug file the frames are "[unknown in prog]". With debuginfod
+#    the debug file the frames are "[unknown in prog]". By build-id: a
+#    copy without the debug link, its debug file under .build-id/ of a
+#    tree bound over /usr/lib/debug in a private mount namespace (unshare
+#    -m; not checked where that is refused). With debuginfod
 #    (Debian's debuginfod) a local server serves the debug file, found
 #    through DEBUGINFOD_URLS alone.
 # Skipped (77) without a C++ compiler.
@@ -340,6 +343,31 @@ for what, place in where:
               "without the debug file the frames are [unknown in prog]: %r" % got)
     else:
         check(got == expect, "debug file %s: frames\n got: %r\n want: %r" % (what, got, expect))
+
+# By build-id under /usr/lib/debug/.build-id, with no debug link: in a
+# private mount namespace the test's own tree is bound over /usr/lib/debug
+# (nothing outside the namespace sees it); not checked where unshare or
+# the mount is refused (not root, a container without CAP_SYS_ADMIN).
+nolink = os.path.join(sdir, "prog.nolink")
+subprocess.run(["objcopy", "--remove-section=.gnu_debuglink", sprog, nolink], check=True)
+nprof = g.write("nolink.prof", [l.replace(g.prog, nolink) for l in open(plain).read().split("\n")[:-2]])
+tree = os.path.join(work, "usr-lib-debug")
+os.makedirs(os.path.join(tree, ".build-id", g.build_id[:2]))
+shutil.copy(os.path.join(work, "hidden.debug"),
+            os.path.join(tree, ".build-id", g.build_id[:2], g.build_id[2:] + ".debug"))
+ns = subprocess.run(["unshare", "-m", "sh", "-c", 'mount --bind "$1" /usr/lib/debug && "$2" report --json "$3"',
+                     "sh", tree, witch, nprof], capture_output=True, text=True) \
+    if shutil.which("unshare") and os.path.isdir("/usr/lib/debug") else None
+if ns is None or ns.returncode != 0:
+    print("no private mount namespace here (%s): the build-id directory not checked"
+          % (ns.stderr.strip() if ns else "no unshare or /usr/lib/debug"))
+else:
+    got = frames_of(ns.stdout)
+    check(got == expect, "debug file by build-id in /usr/lib/debug/.build-id: frames\n got: %r\n want: %r"
+          % (got, expect))
+    rc, out, err = run(witch, "report", "--json", nprof)
+    check(rc == 0 and all(f[0] == "[unknown in prog.nolink]" for fr in frames_of(out) for f in fr),
+          "without the build-id tree the binary without a debug link has no names")
 
 # debuginfod: a local server has the debug file; the binary's own is gone.
 dbgd = shutil.which("debuginfod")
