@@ -2,6 +2,7 @@
 """accuracy.py: sampled libwitch profiles against an exhaustive oracle (see accuracy.sh).
 
 usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
+                   [--count-period STORES[,LOADS]]
   BUILD_DIR  has libwitch.so, witch, tests/programs/* and, when built,
              bench/programs/* and tools/oracle/witch-oracle
   --quick    CI mode (~3 min): known-answer programs only, at half their
@@ -14,6 +15,8 @@ usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
   --check    exit 1 if a known-answer program, with its own client, has a
              top-1 pair other than the oracle's or a fraction more than 10
              points off it, at any rate measured
+  --count-period STORES[,LOADS]
+             periods of the count-based simulation (default 5000011,10000019)
 
 Accuracy.  Every program runs once under the oracle, which writes a
 `witch report --json` style file per client with every load and store
@@ -23,7 +26,9 @@ against; its numbers say nothing about accuracy).  Every program then runs
 under LD_PRELOAD=libwitch.so with WITCH_SAMPLER=soft for every client, at
 the default rate (WITCH_RATE unset) and at 2000/s, seeds 1..3, and all
 profiles one run writes are read together with `witch report --json --top 0`.
-Per row: the difference of the mean sampled waste fraction from the
+The oracle's same run also simulates Witch with a count-based sampler
+(--simulate, three seeds), as a machine with PEBS or IBS would run it: the
+"count" columns.  Per row: the difference of the mean sampled waste fraction from the
 oracle's in percentage points, and how the largest pairs agree; pairs
 are compared by a key of their two calling contexts (context_key), since
 addresses differ between runs and the oracle has no inlined frames.
@@ -92,6 +97,11 @@ QUICK_ARGS = {"dead_two_loops": ["5"], "fig42": ["4"], "no_dead": ["20"],
               "silent_fp": ["120"], "load_search": ["80"], "load_threads": ["40"]}
 
 HIGH_RATE = 2000
+# The count-based simulation (witch-oracle --simulate): seeds, and its
+# periods for stores and loads; the oracle's defaults, which are libwitch's
+# own PMU sampler's (a sample every ~5M stores, ~10M loads).  --count-period.
+COUNT_SEEDS = 3
+COUNT_PERIODS = (5000011, 10000019)
 STANDIN_RATE, STANDIN_SEED = 20000, 99
 # Stated on both sides so a change of either default cannot skew silent/load.
 FP_TOLERANCE = "0.01"
@@ -287,9 +297,13 @@ def sampled_job(build, prog, client, rate_name, rate, seed, workdir, ref):
 
 
 def run_witch_oracle(build, prog, prefix, workdir, ref):
-    """The exhaustive oracle: one Valgrind run writes PREFIX.<client>.json."""
+    """The exhaustive oracle: one Valgrind run writes PREFIX.<client>.json and,
+    from the same access stream, the count-based simulation of Witch (a
+    PEBS/IBS machine's sampler) PREFIX.<client>.count.<seed>.json."""
     argv = [os.path.join(build, "tools", "oracle", "witch-oracle"),
-            f"--tolerance={FP_TOLERANCE}", f"--out={prefix}", "--"] + prog["argv"]
+            f"--tolerance={FP_TOLERANCE}", f"--out={prefix}",
+            f"--simulate={COUNT_SEEDS}", f"--store-period={COUNT_PERIODS[0]}",
+            f"--load-period={COUNT_PERIODS[1]}", "--"] + prog["argv"]
     wall, rc, stdout = run_captured(argv, clean_env(), prefix + ".stderr", ORACLE_TIMEOUT_S)
     return wall, behaviour_notes("oracle", rc, stdout, ref), rc == ref["rc"]
 
@@ -331,11 +345,21 @@ def oracle_job(oracle, build, prog, oracle_dir, workdir, ref):
                 clients[client] = summarize(json.load(f))
         except (OSError, ValueError, KeyError) as e:
             notes.append(f"oracle: no usable {client} file ({e})")
+    count = {}  # client -> [summary per simulated seed]; none from the stand-in
+    for client in CLIENTS:
+        for seed in range(1, COUNT_SEEDS + 1):
+            path = f"{prefix}.{client}.count.{seed}.json"
+            try:
+                if os.path.getsize(path) <= ORACLE_JSON_MAX_BYTES:
+                    with open(path) as f:
+                        count.setdefault(client, []).append(summarize(json.load(f)))
+            except (OSError, ValueError, KeyError):
+                pass
     failed = not status_ok or len(clients) != len(CLIENTS)
     if failed and os.path.exists(prefix + ".stderr"):
         notes.append(f"oracle stderr: {stderr_tail(prefix + '.stderr')}")
     return {"program": prog["name"], "wall_s": wall, "failed": failed,
-            "clients": clients, "notes": notes}
+            "clients": clients, "count": count, "notes": notes}
 
 
 def native_reference(prog, workdir):
@@ -440,6 +464,21 @@ def top_overlap(oracle, sampled):
     return len(keys(oracle) & keys(sampled)) / n
 
 
+def count_cell(o, sims):
+    """The count-based simulation's runs of one row, as a sampled cell."""
+    fractions = [s["fraction"] for s in sims if s["verdicts"]]
+    cell = {"seeds": list(range(1, len(sims) + 1)), "fractions": fractions,
+            "samples": [s["samples"] for s in sims]}
+    if o and sims:
+        cell["top1"] = [top1_match(o, s) for s in sims]
+    if fractions:
+        cell.update(mean=statistics.mean(fractions),
+                    sd=statistics.stdev(fractions) if len(fractions) > 1 else 0.0)
+        if o:
+            cell["diff"] = 100 * (cell["mean"] - o["fraction"])
+    return cell
+
+
 def accuracy_rows(programs, oracles, sampled, rates):
     """One row per (program, client): oracle vs the sampled runs at each rate."""
     by_cell = {}
@@ -455,6 +494,7 @@ def accuracy_rows(programs, oracles, sampled, rates):
                    "oracle_counts": (o or {}).get("oracle"),
                    "oracle_top_pair": o["top_pairs"][0][0] if o and o["top_pairs"] else None,
                    "rates": {}, "notes": []}
+            row["count"] = count_cell(o, orc.get("count", {}).get(client, []))
             if (prog["name"], client) in BY_DESIGN:
                 row["notes"].append(BY_DESIGN[(prog["name"], client)])
             for rate_name in rates:
@@ -505,6 +545,23 @@ def diff_targets(rows, rate_name):
              + (f"; left out, no sampled verdicts: {', '.join(left_out)}" if left_out else "")),
             (f"{rate_name} rate: no |difference| above {MAX_DIFF_TARGET:g} points",
              not over, ", ".join(over) or "")]
+
+
+def count_targets(rows):
+    """The simulated PEBS/IBS sampler against the exhaustive answer: what the
+    algorithm itself costs, the floor for libwitch's software sampler."""
+    diffs = [(r, abs(r["count"]["diff"])) for r in rows if "diff" in r["count"]]
+    if not diffs:
+        return []
+    wasteful = [d for r, d in diffs if max(r["oracle_fraction"], r["count"]["mean"])
+                >= NO_WASTE_FRACTION]
+    above3 = [f"{r['program']}/{r['client']} {d:.1f}" for r, d in diffs if d > MEDIAN_DIFF_TARGET]
+    return [(f"count-based simulation (informational): median |difference| <= "
+             f"{MEDIAN_DIFF_TARGET:g} points ({len(diffs)} rows)",
+             statistics.median(d for _, d in diffs) <= MEDIAN_DIFF_TARGET,
+             f"median {statistics.median(d for _, d in diffs):.2f} (over the {len(wasteful)} "
+             f"rows with waste: {statistics.median(wasteful) if wasteful else 0:.2f}); "
+             f"above {MEDIAN_DIFF_TARGET:g}: {', '.join(above3) or 'none'}")]
 
 
 def own_row_failures(rows, rates):
@@ -614,8 +671,13 @@ def markdown(meta, rows, ovh, targets, rates):
             f"agree, per seed (tie: the oracle has the sampled top pair within "
             f"{100 * TOP1_TIE:g}% of its top pair's waste; where the oracle sees under "
             f"{100 * NO_WASTE_FRACTION:g}% waste: the sampled run does too); "
-            "top-5 = overlap of the five largest, mean over seeds.", ""]
-    hdr = ["program", "client", "oracle %"]
+            "top-5 = overlap of the five largest, mean over seeds.  count = Witch's "
+            "algorithm run by the oracle on the exhaustive access stream with a sample "
+            f"every ~{COUNT_PERIODS[0]} stores ({COUNT_PERIODS[1]} loads for load), as a "
+            "PEBS/IBS machine samples (mean ± sd over its seeds): its diff is what the "
+            "algorithm costs, the rest of a sampled diff is what time-based software "
+            "sampling adds.", ""]
+    hdr = ["program", "client", "oracle %", "count %", "diff", "top-1"]
     for rate_name in rates:
         hdr += [f"{rate_name} %", "diff", "top-1", "top-5"]
     hdr += ["oracle stored", "oracle loaded", "notes"]
@@ -623,6 +685,7 @@ def markdown(meta, rows, ovh, targets, rates):
     for r in rows:
         client = f"**{r['client']}**" if r["own"] and r["known_answer"] else r["client"]
         cells = [r["program"], client, pct(r["oracle_fraction"])]
+        cells += list(fmt_sampled(r["count"])) + [fmt_top1(r["count"])]
         for rate_name in rates:
             cell = r["rates"][rate_name]
             cells += list(fmt_sampled(cell)) + [fmt_top1(cell), fmt_top5(cell)]
@@ -741,7 +804,17 @@ def parse_args(argv):
     ap.add_argument("--out", default="accuracy-results")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--count-period", metavar="STORES[,LOADS]",
+                    help="periods of the count-based simulation (default %d,%d)" % COUNT_PERIODS)
     args = ap.parse_args(argv)
+    if args.count_period:
+        try:
+            p = [int(x) for x in args.count_period.split(",")]
+            if len(p) not in (1, 2) or min(p) < 1:
+                raise ValueError
+        except ValueError:
+            ap.error("--count-period takes STORES or STORES,LOADS, positive integers")
+        globals()["COUNT_PERIODS"] = (p[0], p[-1])
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
     return args
@@ -834,6 +907,7 @@ def main(argv):
     targets = []
     for rate_name in rates:
         targets += diff_targets(rows, rate_name)
+    targets += count_targets(rows)
     for rate_name in rates:
         bad = [msg for rate, msg in check_fails if rate in (rate_name, None)]
         targets.append((f"{rate_name} rate: --check rows (known-answer programs, own client, "

@@ -9,10 +9,9 @@
 
 #include <string.h>
 
-/* The slot's sample no longer counts as armed in its context; disarm it. */
+/* The slot's sample is no longer watched (its weight waits in mu). */
 void sample_release(struct witch_thread *t, int slot)
 {
-	thread_forget_slot(t, slot);
 	watchpoint_disarm(&t->wps, slot);
 }
 
@@ -90,13 +89,12 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		t->stats.not_monitored++;
 		return;
 	}
-	thread_forget_slot(t, slot); /* re-arming replaces the victim: no disarm needed */
+	/* Re-arming replaces the victim (no disarm needed); its weight waits in mu. */
 	if (watchpoint_arm(&t->wps, slot, cand.addr, cand.len, witch_rt.craft->watch_type) < 0) {
 		watchpoint_disarm(&t->wps, slot); /* the victim may still be live */
 		return;
 	}
 	t->wps.wp[slot].own = cand.own; /* the slot's fd, state and range stay */
 	t->back_soon |= cand.own.pending_self;
-	c->armed++;
 	t->stats.watchpoints_armed++;
 }

@@ -337,14 +337,6 @@ int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg)
 	return rc ? -rc : 0;
 }
 
-void thread_forget_slot(struct witch_thread *t, int slot)
-{
-	struct watchpoint *w = &t->wps.wp[slot];
-	struct cct_node *c = cct_node(&t->cct, w->own.ctx);
-	if (w->armed && c->armed > 0)
-		c->armed--;
-}
-
 int thread_yield_watchpoint(void)
 {
 	struct witch_thread *t = thread_tls;
@@ -356,7 +348,6 @@ int thread_yield_watchpoint(void)
 	sigaddset(&ours, witch_rt.sig);
 	sigaddset(&ours, SIGTRAP);
 	pthread_sigmask(SIG_BLOCK, &ours, &old);
-	thread_forget_slot(t, t->wps.n - 1);
 	int rc = watchpoint_set_shrink(&t->wps);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* Handled, nothing for the user to do: said only when asked (WITCH_VERBOSE). */
@@ -370,9 +361,6 @@ void thread_resume_all(void)
 {
 	pthread_mutex_lock(&thread_lock);
 	for (struct witch_thread *t = thread_list; t; t = t->next) {
-		/* quiesce disarmed every watchpoint: none is armed from any context */
-		for (uint32_t i = 0; i < t->cct.n_nodes; i++)
-			t->cct.nodes[i].armed = 0;
 		t->active = 1;
 		if (sampler_start(&t->sampler) < 0)
 			t->active = 0;

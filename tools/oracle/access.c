@@ -1,7 +1,6 @@
 /* access: shadow-state decisions for the three clients; see access.h. */
 #include "access.h"
 
-#include "callstack.h"
 #include "insn_class.h"
 #include "shadow.h"
 
@@ -177,20 +176,16 @@ static void store_segment(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old,
 	decide_value(&access_silent, sprev, judged, old, now, n, cls, ctx);
 }
 
-void access_load(Addr a, UInt n, UInt cls, Addr pc)
+void access_load(Addr a, UInt n, UInt cls, UInt ctx)
 {
-	UInt ctx = callstack_context(pc);
-
 	access_totals.loads++;
 	access_totals.bytes_loaded += n;
 	for (UInt off = 0; off < n; off += SEG)
 		load_segment(a + off, n - off < SEG ? n - off : SEG, cls, ctx);
 }
 
-void access_store(Addr a, UInt n, UInt cls, Addr pc, const UChar *old, const UChar *now)
+void access_store(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old, const UChar *now)
 {
-	UInt ctx = callstack_context(pc);
-
 	access_totals.stores++;
 	access_totals.bytes_stored += n;
 	for (UInt off = 0; off < n; off += SEG)

@@ -14,12 +14,6 @@
  * (value.c): an 8-byte counter incremented is one changed value, not seven
  * silent bytes and one used one.
  *
- *   void access_load(Addr a, UInt n, UInt cls, Addr pc);
- *       before a load of n bytes at a (its value is read from memory)
- *   void access_store(Addr a, UInt n, UInt cls, Addr pc,
- *                     const UChar *old, const UChar *now);
- *       a store of n bytes: the bytes before it and the bytes it writes
- *   cls: insn_class_of() of the accessing instruction.
  */
 #ifndef ORACLE_ACCESS_H
 #define ORACLE_ACCESS_H
@@ -35,7 +29,10 @@ extern struct pairs access_dead, access_silent, access_load_pairs;
 extern struct access_totals access_totals;
 extern double access_tolerance;
 
-void access_load(Addr a, UInt n, UInt cls, Addr pc);
-void access_store(Addr a, UInt n, UInt cls, Addr pc, const UChar *old, const UChar *now);
+/* Before a load of n bytes at a (its value is read from memory); cls is
+ * insn_class_of() of the instruction, ctx its context (callstack.h). */
+void access_load(Addr a, UInt n, UInt cls, UInt ctx);
+/* A store of n bytes: the bytes before it and the bytes it writes. */
+void access_store(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old, const UChar *now);
 
 #endif

@@ -27,6 +27,7 @@
 #include "insn_class.h"
 #include "output.h"
 #include "shadow.h"
+#include "simulate.h"
 
 /* --- options ------------------------------------------------------------------- */
 
@@ -34,6 +35,10 @@ static Long opt_depth = 128;
 static Long opt_top = 1000;
 static const HChar *opt_tolerance = "0.01";
 static const HChar *opt_out = NULL;
+static Long opt_simulate = 3;
+static Long opt_sim_store_period = 5000011;  /* libwitch's PMU_EVENT_STORE_PERIOD */
+static Long opt_sim_load_period = 10000019;  /* PMU_EVENT_LOAD_PERIOD */
+static const HChar *opt_attribution = "paper";
 
 static Bool process_option(const HChar *arg)
 {
@@ -50,6 +55,24 @@ static Bool process_option(const HChar *arg)
 		if (opt_top < 0)
 			VG_(fmsg_bad_option)(arg, "--top must be 0 (all) or more\n");
 	} else if VG_STR_CLO(arg, "--out", opt_out) {
+	} else if VG_INT_CLO(arg, "--simulate", opt_simulate) {
+		if (opt_simulate < 0 || opt_simulate > SIMULATE_MAX_SEEDS)
+			VG_(fmsg_bad_option)(arg, "--simulate must be 0 (off) to 8 seeds\n");
+	} else if VG_INT_CLO(arg, "--store-period", opt_sim_store_period) {
+		if (opt_sim_store_period < 2)
+			VG_(fmsg_bad_option)(arg, "--store-period must be 2 or more stores\n");
+	} else if VG_STR_CLO(arg, "--attribution", opt_attribution) {
+		if (!VG_(strcmp)(opt_attribution, "shared"))
+			simulate_set_attribution(ATTR_SHARED);
+		else if (!VG_(strcmp)(opt_attribution, "paper"))
+			simulate_set_attribution(ATTR_PAPER);
+		else if (!VG_(strcmp)(opt_attribution, "ht"))
+			simulate_set_attribution(ATTR_HT);
+		else
+			VG_(fmsg_bad_option)(arg, "--attribution must be shared, paper or ht\n");
+	} else if VG_INT_CLO(arg, "--load-period", opt_sim_load_period) {
+		if (opt_sim_load_period < 2)
+			VG_(fmsg_bad_option)(arg, "--load-period must be 2 or more loads\n");
 	} else {
 		return False;
 	}
@@ -62,7 +85,13 @@ static void print_usage(void)
 		    "    --tolerance=T     FP relative tolerance of silent/load [0.01]\n"
 		    "    --top=N           pairs written per file, largest waste first; 0 = all [1000]\n"
 		    "    --out=PREFIX      write PREFIX.{dead,silent,load}.json "
-		    "[witch-oracle.PID]\n");
+		    "[witch-oracle.PID]\n"
+		    "    --simulate=K      also run Witch's algorithm by count, seeds 1..K:\n"
+		    "                      PREFIX.CLIENT.count.SEED.json; 0 = off [3]\n"
+		    "    --store-period=N  simulated stores per sample [5000011]\n"
+		    "    --load-period=N   simulated loads per sample [10000019]\n"
+		    "    --attribution=A   simulated weights: paper (libwitch's), shared\n"
+		    "                      (4.4.2) or ht (inverse watch probability) [paper]\n");
 }
 
 static void print_debug_usage(void)
@@ -75,9 +104,24 @@ static void print_debug_usage(void)
 #define SIZE_OF(sc) ((UInt)((sc) & 0xffff))
 #define CLS_OF(sc) ((UInt)((sc) >> 16))
 
+/* Every access goes to the exhaustive decision and to the simulation. */
+static void on_load(Addr a, UInt n, UInt cls, Addr pc)
+{
+	UInt ctx = callstack_context(pc);
+	access_load(a, n, cls, ctx);
+	simulate_load(a, n, cls, ctx);
+}
+
+static void on_store(Addr a, UInt n, UInt cls, Addr pc, const UChar *old, const UChar *now)
+{
+	UInt ctx = callstack_context(pc);
+	access_store(a, n, cls, ctx, old, now);
+	simulate_store(a, n, cls, ctx, old, now);
+}
+
 static VG_REGPARM(3) void h_load(Addr a, HWord size_cls, Addr pc)
 {
-	access_load(a, SIZE_OF(size_cls), CLS_OF(size_cls), pc);
+	on_load(a, SIZE_OF(size_cls), CLS_OF(size_cls), pc);
 }
 
 /* A store of up to 8 bytes whose value IR hands over widened to 64 bits;
@@ -87,7 +131,7 @@ static void h_store(Addr a, HWord size_cls, Addr pc, ULong value)
 	UChar old[8];
 	UInt n = SIZE_OF(size_cls);
 	VG_(memcpy)(old, (const void *)a, n);
-	access_store(a, n, CLS_OF(size_cls), pc, old, (const UChar *)&value);
+	on_store(a, n, CLS_OF(size_cls), pc, old, (const UChar *)&value);
 }
 
 /* Wider stores (vectors, CAS, helpers' memory effects): the old bytes are
@@ -107,7 +151,7 @@ static VG_REGPARM(3) void h_store_post(Addr a, HWord size_cls, Addr pc)
 		access_totals.bytes_untracked += n - sizeof(pre_bytes);
 		n = sizeof(pre_bytes);
 	}
-	access_store(a, n, CLS_OF(size_cls), pc, pre_bytes, (const UChar *)a);
+	on_store(a, n, CLS_OF(size_cls), pc, pre_bytes, (const UChar *)a);
 }
 
 static VG_REGPARM(2) void h_call(Addr ret, Addr sp)
@@ -317,6 +361,7 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayo
 static void start_client_code(ThreadId tid, ULong blocks_dispatched)
 {
 	callstack_switch_thread(tid);
+	simulate_switch_thread(tid);
 }
 
 static Int main_pid;
@@ -329,6 +374,7 @@ static void atfork_child(ThreadId tid)
 	pairs_clear(&access_silent);
 	pairs_clear(&access_load_pairs);
 	VG_(memset)(&access_totals, 0, sizeof(access_totals));
+	simulate_clear();
 }
 
 static void post_clo_init(void)
@@ -338,12 +384,29 @@ static void post_clo_init(void)
 	main_pid = VG_(getpid)();
 	start_ms = VG_(read_millisecond_timer)();
 	VG_(atfork)(NULL, NULL, atfork_child);
+	if (simulate_init((UInt)opt_simulate, (ULong)opt_sim_store_period,
+			  (ULong)opt_sim_load_period, access_tolerance) < 0)
+		VG_(fmsg_bad_option)("--simulate", "cannot set up the simulation\n");
 }
 
-static void write_client(const HChar *prefix, const HChar *name, const struct pairs *p,
-			 ULong decidable, Bool values)
+/* One file; its fraction in tenths of a percent, or -1 when it was not written. */
+static Int write_file(const HChar *path, const struct output_client *c)
 {
-	HChar path[4096];
+	Int rc = output_write(path, c);
+	if (rc < 0) {
+		VG_(printf)("witch-oracle: cannot write %s (error %d); check the --out directory\n",
+			    path, -rc);
+		return -1;
+	}
+	ULong den = c->pairs->waste + c->pairs->use;
+	return den ? (Int)((c->pairs->waste * 1000 + den / 2) / den) : 0;
+}
+
+/* The exhaustive answer and the simulated runs of one client; one line. */
+static void write_client(const HChar *prefix, const HChar *name, enum simulate_client sc,
+			 const struct pairs *p, ULong decidable, Bool values)
+{
+	HChar path[4096], line[512];
 	struct output_client c = {
 		.name = name, .pairs = p, .totals = &access_totals, .decidable = decidable,
 		.values = values, .tolerance = opt_tolerance, .depth = (UInt)opt_depth,
@@ -352,16 +415,22 @@ static void write_client(const HChar *prefix, const HChar *name, const struct pa
 		.wall_ms = VG_(read_millisecond_timer)() - start_ms,
 	};
 	VG_(snprintf)(path, sizeof(path), "%s.%s.json", prefix, name);
-	Int rc = output_write(path, &c);
-	if (rc < 0) {
-		VG_(printf)("witch-oracle: cannot write %s (error %d); check the --out directory\n",
-			    path, -rc);
+	Int pct10 = write_file(path, &c);
+	if (pct10 < 0)
 		return;
+	Int len = VG_(snprintf)(line, sizeof(line), "witch-oracle: %-6s %d.%d%% waste of %llu decided bytes",
+				name, pct10 / 10, pct10 % 10, p->waste + p->use);
+	for (UInt seed = 0; seed < simulate_seeds(); seed++) {
+		HChar spath[4096];
+		c.pairs = simulate_pairs(seed, sc);
+		c.sim = simulate_stats_of(seed, sc);
+		VG_(snprintf)(spath, sizeof(spath), "%s.%s.count.%u.json", prefix, name, seed + 1);
+		Int s10 = write_file(spath, &c);
+		if (s10 >= 0 && len < (Int)sizeof(line) - 40)
+			len += VG_(snprintf)(line + len, sizeof(line) - (UInt)len, "%s%d.%d%%",
+					     seed ? " " : "; by count ", s10 / 10, s10 % 10);
 	}
-	ULong den = p->waste + p->use;
-	ULong pct10 = den ? (p->waste * 1000 + den / 2) / den : 0;
-	VG_(printf)("witch-oracle: %-6s %llu.%llu%% waste of %llu decided bytes -> %s\n", name,
-		    pct10 / 10, pct10 % 10, den, path);
+	VG_(printf)("%s -> %s\n", line, path);
 }
 
 static void fini(Int exitcode)
@@ -375,9 +444,9 @@ static void fini(Int exitcode)
 		VG_(snprintf)(prefix, sizeof(prefix), "%s.%d", opt_out, pid);
 	else
 		VG_(snprintf)(prefix, sizeof(prefix), "%s", opt_out);
-	write_client(prefix, "dead", &access_dead, access_totals.bytes_stored, False);
-	write_client(prefix, "silent", &access_silent, access_totals.bytes_stored, True);
-	write_client(prefix, "load", &access_load_pairs, access_totals.bytes_loaded, True);
+	write_client(prefix, "dead", SIM_DEAD, &access_dead, access_totals.bytes_stored, False);
+	write_client(prefix, "silent", SIM_SILENT, &access_silent, access_totals.bytes_stored, True);
+	write_client(prefix, "load", SIM_LOAD, &access_load_pairs, access_totals.bytes_loaded, True);
 }
 
 static void pre_clo_init(void)

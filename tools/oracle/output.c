@@ -192,9 +192,10 @@ static void w_document(struct writer *w, const struct output_client *c)
 	const struct pairs *p = c->pairs;
 	const struct access_totals *t = c->totals;
 
-	w_printf(w, "{\"client\":\"%s\",\"sampler\":\"oracle\",\"samples\":0,", c->name);
-	w_printf(w, "\"watchpoints_armed\":0,\"traps\":%llu,\"waste\":%llu,\"use\":%llu,",
-		 p->traps, p->waste, p->use);
+	w_printf(w, "{\"client\":\"%s\",\"sampler\":\"%s\",\"samples\":%llu,", c->name,
+		 c->sim ? "count" : "oracle", c->sim ? c->sim->samples : 0);
+	w_printf(w, "\"watchpoints_armed\":%llu,\"traps\":%llu,\"waste\":%llu,\"use\":%llu,",
+		 c->sim ? c->sim->armed : 0, p->traps, p->waste, p->use);
 	w_put(w, "\"fraction\":", 11);
 	w_ratio(w, p->waste, p->waste + p->use);
 	if (c->values) {
@@ -203,12 +204,19 @@ static void w_document(struct writer *w, const struct output_client *c)
 	}
 	w_printf(w, ",\"profiles\":1,\"pids\":[%d],\"exe\":", VG_(getpid)());
 	w_string(w, VG_(args_the_exename) ? VG_(args_the_exename) : "");
-	w_printf(w, ",\"depth\":%u,\"stats\":{},\n\"oracle\":{", c->depth);
+	w_printf(w, ",\"depth\":%u,\"stats\":{},\n", c->depth);
+	if (c->sim)
+		w_printf(w, "\"simulation\":{\"period\":%llu,\"seed\":%llu,\"watchpoints\":%d,"
+			 "\"not_monitored\":%llu},\n", c->sim->period, c->sim->seed,
+			 SIMULATE_WATCHPOINTS, c->sim->not_monitored);
+	w_put(w, "\"oracle\":{", 10);
 	w_printf(w, "\"bytes_stored\":%llu,\"bytes_loaded\":%llu,", t->bytes_stored,
 		 t->bytes_loaded);
 	w_printf(w, "\"stores\":%llu,\"loads\":%llu,", t->stores, t->loads);
+	/* A simulated run's estimates may exceed the bytes decidable. */
+	ULong decided = p->waste + p->use;
 	w_printf(w, "\"undecided\":%llu,\"bytes_untracked\":%llu,",
-		 c->decidable - p->waste - p->use, t->bytes_untracked);
+		 c->sim || decided > c->decidable ? 0 : c->decidable - decided, t->bytes_untracked);
 	w_printf(w, "\"shadow_mib\":%llu,\"wall_ms\":%llu},\n", c->shadow_bytes >> 20,
 		 c->wall_ms);
 	w_pairs(w, c);

@@ -14,6 +14,7 @@
 #include "pub_tool_basics.h"
 #include "access.h"
 #include "pairs.h"
+#include "simulate.h"
 
 struct output_client {
 	const HChar *name;        /* dead, silent, load */
@@ -26,6 +27,7 @@ struct output_client {
 	UInt top;                 /* pairs written, largest waste first; 0 = all */
 	ULong shadow_bytes;
 	ULong wall_ms;
+	const struct simulate_stats *sim; /* a simulated run: "sampler":"count"; NULL: exhaustive */
 };
 
 Int output_write(const HChar *path, const struct output_client *c);

@@ -2,8 +2,8 @@
  *
  * Node 0 is the root and has no pc.  Children are found through one hash
  * table keyed by (parent, pc).  Each node carries the Witch 4.4.2 metrics:
- * mu (samples taken in this context), eta (samples already represented by
- * a trap) and the number of watchpoints currently armed from it.
+ * mu (the bytes its samples stand for) and eta (what traps have already
+ * attributed).
  */
 #ifndef WITCH_CCT_H
 #define WITCH_CCT_H
@@ -18,7 +18,6 @@ struct cct_node {
 	uint32_t hash_next;
 	double mu;
 	double eta;
-	uint32_t armed;
 };
 
 struct cct {

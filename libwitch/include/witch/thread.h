@@ -84,9 +84,6 @@ int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
 int thread_yield_watchpoint(void);
 /* The calling thread's state, or NULL.  Async-signal-safe (TLS). */
 struct witch_thread *thread_self(void);
-/* The sample slot holds no longer counts as armed in its context (Witch
- * 4.4.2's share of a trap); async-signal-safe. */
-void thread_forget_slot(struct witch_thread *t, int slot);
 /* 1 if addr is the runtime's (arena, signal stack, thread state) or a word
  * its handler touches (the TCB head with the stack canary, errno): never
  * sampled. */
