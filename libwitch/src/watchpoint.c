@@ -190,3 +190,24 @@ void watchpoint_set_close(struct watchpoint_set *s)
 	}
 	s->n = 0;
 }
+
+int watchpoint_probe(void)
+{
+	static volatile uint64_t word;
+	struct perf_event_attr a;
+	uint64_t count = 0;
+
+	watchpoint_attr(&a, (uint64_t)(uintptr_t)&word, sizeof(word), WATCHPOINT_W, 0);
+	a.sample_period = 0; /* counting: no signal, no ring buffer */
+	a.wakeup_events = 0;
+	int fd = perf_fd_open(&a, 0);
+	if (fd < 0)
+		return fd;
+	word++;
+	ssize_t n = read(fd, &count, sizeof(count));
+	int err = n == (ssize_t)sizeof(count) ? 0 : n < 0 ? -errno : -EIO;
+	close(fd);
+	if (err < 0)
+		return err;
+	return count > 0 ? 0 : -EOPNOTSUPP;
+}

@@ -213,6 +213,14 @@ __attribute__((constructor)) static void witch_init(void)
 	int use_pmu = witch_choose_sampler();
 	if (use_pmu < 0)
 		return;
+	/* A breakpoint that cannot open is said by the first thread's
+	 * watchpoint_set_open; one that opens and never traps only here. */
+	if (watchpoint_probe() == -EOPNOTSUPP) {
+		log_line("hardware watchpoints do not trigger on this machine (its hypervisor drops "
+			 "debug-register traps; gdb's watch is silent too): no waste can be found, "
+			 "running without profiling");
+		return;
+	}
 	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
 	    (rc = costmodel_init()) < 0 ||
 	    (rc = cost_init()) < 0) {

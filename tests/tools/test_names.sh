@@ -239,9 +239,14 @@ for fmt, fn in (("text", check_text), ("json", check_json), ("folded", check_fol
 real = os.path.join(work, "real.prof")
 env = dict(os.environ, LD_PRELOAD=lib, WITCH_SAMPLER="soft", WITCH_RATE="2000",
            WITCH_SEED="1", WITCH_OUTPUT=real)
-subprocess.run([exe, "6"], env=env, stdout=subprocess.DEVNULL, check=True)
-rc, out, err = run(witch, "report", "--json", real)
-if check(rc == 0, "report of the real run: %r" % err):
+ran = subprocess.run([exe, "6"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                     text=True, check=True)
+if "hardware watchpoints do not trigger" in ran.stderr:
+    print("(the real run is not checked: %s)" % ran.stderr.strip())
+    rc = None
+else:
+    rc, out, err = run(witch, "report", "--json", real)
+if rc is not None and check(rc == 0, "report of the real run: %r" % err):
     j = json.loads(out)
     fns = {f["function"] for p in j["pairs"] for s in ("watch", "trap") for f in p[s]}
     if j["pairs"]:

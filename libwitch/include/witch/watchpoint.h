@@ -73,6 +73,13 @@ int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd);
  * the program).  0, or -ENOSPC when none is left. */
 int watchpoint_set_shrink(struct watchpoint_set *s);
 void watchpoint_set_close(struct watchpoint_set *s);
+/* Whether this machine delivers debug-register traps: a counting write
+ * breakpoint on a word of the calling thread sees one store to it.  0 if it
+ * does; -EOPNOTSUPP if the breakpoint opens but counts nothing (some
+ * hypervisors, Firecracker's among them, drop guests' debug-register
+ * traps: gdb's hardware watchpoints stay silent there too); another
+ * -errno if it cannot be opened.  One #DB round trip, at startup. */
+int watchpoint_probe(void);
 /* The x86-legal range to watch for an access [addr, addr+len): the largest
  * aligned 8/4/2/1-byte part that starts at addr. */
 void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen);
