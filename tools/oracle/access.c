@@ -33,13 +33,17 @@ static double fp_at(const UChar *p, UInt size)
 	return d;
 }
 
-/* NaNs are never close; other values when |a-b| <= tol*max(|a|,|b|). */
 static Bool fp_close(double a, double b)
 {
 	if (a != a || b != b)
 		return False;
 	double scale = fp_abs(a) > fp_abs(b) ? fp_abs(a) : fp_abs(b);
 	return fp_abs(a - b) <= access_tolerance * scale;
+}
+
+Bool access_fp_close(const UChar *a, const UChar *b, UInt size)
+{
+	return fp_close(fp_at(a, size), fp_at(b, size));
 }
 
 enum judgement { DIFFERENT, SAME, APPROX };

@@ -28,6 +28,9 @@ struct access_totals {
 extern struct pairs access_dead, access_silent, access_load_pairs;
 extern struct access_totals access_totals;
 extern double access_tolerance;
+/* Two FP elements (size 4 or 8) equal within access_tolerance: NaNs never
+ * are, other values when |a-b| <= tol*max(|a|,|b|) (libwitch's value.c). */
+Bool access_fp_close(const UChar *a, const UChar *b, UInt size);
 
 /* Before a load of n bytes at a (its value is read from memory); cls is
  * insn_class_of() of the instruction, ctx its context (callstack.h). */

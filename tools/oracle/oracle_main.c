@@ -385,7 +385,7 @@ static void post_clo_init(void)
 	start_ms = VG_(read_millisecond_timer)();
 	VG_(atfork)(NULL, NULL, atfork_child);
 	if (simulate_init((UInt)opt_simulate, (ULong)opt_sim_store_period,
-			  (ULong)opt_sim_load_period, access_tolerance) < 0)
+			  (ULong)opt_sim_load_period) < 0)
 		VG_(fmsg_bad_option)("--simulate", "cannot set up the simulation\n");
 }
 

@@ -1,6 +1,7 @@
 /* simulate: libwitch's algorithm on the exhaustive stream; see simulate.h. */
 #include "simulate.h"
 
+#include "access.h"
 #include "insn_class.h"
 
 #include "pub_tool_libcbase.h"
@@ -57,7 +58,6 @@ struct sim_seed {
 static struct sim_seed sim[SIMULATE_MAX_SEEDS];
 static UInt sim_nseeds;
 static ULong sim_period[SIM_CLIENTS];
-static double sim_tolerance;
 static ThreadId sim_tid;
 static enum simulate_attribution sim_attribution;
 
@@ -132,30 +132,6 @@ static struct sim_thread *thread_of(struct sim_seed *s, UInt seed_index)
 
 /* --- values (libwitch's value.c rule) ------------------------------------------- */
 
-static double fp_abs(double x)
-{
-	return x < 0 ? -x : x;
-}
-
-static double fp_at(const UChar *p, UInt size)
-{
-	if (size == 4) {
-		float f;
-		VG_(memcpy)(&f, p, 4);
-		return f;
-	}
-	double d;
-	VG_(memcpy)(&d, p, 8);
-	return d;
-}
-
-static Bool fp_close(double a, double b)
-{
-	if (a != a || b != b)
-		return False;
-	double scale = fp_abs(a) > fp_abs(b) ? fp_abs(a) : fp_abs(b);
-	return fp_abs(a - b) <= sim_tolerance * scale;
-}
 
 enum verdict { V_KEEP, V_USE, V_WASTE, V_WASTE_APPROX };
 
@@ -175,7 +151,7 @@ static enum verdict judge(const struct sim_wp *w, const UChar *now, Addr lo, Add
 		if (e >= base && e + size <= end) {
 			if (VG_(memcmp)(w->value + (e - base), now + (e - base), size) == 0)
 				continue;
-			if (!fp_close(fp_at(w->value + (e - base), size), fp_at(now + (e - base), size)))
+			if (!access_fp_close(w->value + (e - base), now + (e - base), size))
 				return V_USE;
 			v = V_WASTE_APPROX;
 		} else {
@@ -349,14 +325,13 @@ static void count_event(struct sim_seed *s, struct sim_thread *t, enum simulate_
 
 /* --- the API ------------------------------------------------------------------------ */
 
-Int simulate_init(UInt seeds, ULong store_period, ULong load_period, double tolerance)
+Int simulate_init(UInt seeds, ULong store_period, ULong load_period)
 {
 	if (seeds > SIMULATE_MAX_SEEDS || store_period < 1 || load_period < 1)
 		return -1;
 	sim_nseeds = seeds;
 	sim_period[SIM_DEAD] = sim_period[SIM_SILENT] = store_period;
 	sim_period[SIM_LOAD] = load_period;
-	sim_tolerance = tolerance;
 	for (UInt i = 0; i < seeds; i++) {
 		sim[i].threads = VG_(calloc)("oracle.sim.threads", VG_N_THREADS, sizeof(void *));
 		for (UInt c = 0; c < SIM_CLIENTS; c++) {

@@ -36,7 +36,7 @@ struct simulate_stats {
 
 /* seeds independent runs (1..SIMULATE_MAX_SEEDS, seeds 1..seeds); periods
  * for stores (dead, silent) and loads.  0 or -1 (bad arguments). */
-Int simulate_init(UInt seeds, ULong store_period, ULong load_period, double tolerance);
+Int simulate_init(UInt seeds, ULong store_period, ULong load_period);
 UInt simulate_seeds(void);
 /* How a trap's weight is found: the paper's and libwitch's (4.4.2: a trap
  * takes all of its context's mu - eta; the default); mu - eta shared among

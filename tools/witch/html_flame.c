@@ -4,6 +4,7 @@
 #include "html_out.h"
 #include "index_table.h"
 #include "json_out.h"
+#include "profile_parse.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -60,15 +61,8 @@ static int name_set_add(struct name_set *s, const struct witch_frame *f,
 	}
 	if (s->n == UINT32_MAX)
 		goto nomem;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct name_entry *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			goto nomem;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (profile_grow((void **)&s->v, &s->cap, s->n, sizeof(*s->v)) < 0)
+		goto nomem;
 	if ((rc = index_table_insert(&s->index, h, (uint32_t)s->n))) {
 		free(label);
 		return rc;

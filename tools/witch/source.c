@@ -1,5 +1,6 @@
 /* source: lines around a source line, files read once; see source.h. */
 #include "source.h"
+#include "profile_parse.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -100,15 +101,8 @@ static struct source_file *source_file(struct witch_source *s, const char *path)
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->files[i].path, path))
 			return &s->files[i];
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? 2 * s->cap : 8;
-		struct source_file *nf = realloc(s->files, ncap * sizeof(*nf));
-
-		if (!nf)
-			return NULL;
-		s->files = nf;
-		s->cap = ncap;
-	}
+	if (profile_grow((void **)&s->files, &s->cap, s->n, sizeof(*s->files)) < 0)
+		return NULL;
 	f = &s->files[s->n];
 	memset(f, 0, sizeof(*f));
 	f->path = strdup(path);
