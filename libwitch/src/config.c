@@ -113,9 +113,11 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 				   "a whole number of events per sample, at least 1000");
 		cfg->period = v;
 	} else if (!strcmp(name, "WITCH_WATCHPOINTS")) {
-		if (parse_range(value, 1, CONFIG_MAX_WATCHPOINTS, &v) < 0)
-			return bad(err, errlen, name, value, "1 to 4");
+		if (parse_range(value, 0, CONFIG_MAX_WATCHPOINTS, &v) < 0)
+			return bad(err, errlen, name, value,
+				   "1 to 4, or 0 to weigh samples without watching them");
 		cfg->watchpoints = (uint32_t)v;
+		cfg->sample_only = v == 0;
 	} else if (!strcmp(name, "WITCH_OUTPUT")) {
 		if (!*value || strlen(value) >= sizeof(cfg->output))
 			return bad(err, errlen, name, value,

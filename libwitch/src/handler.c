@@ -109,7 +109,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 	if (witch_rt.off || !t || !t->active)
 		return;
 	sigemptyset(&ours);
-	sigaddset(&ours, t->wps.sig);
+	sigaddset(&ours, witch_rt.sig); /* not wps.sig: no set is open when sampling only */
 	sigaddset(&ours, SIGTRAP);
 	if (pthread_sigmask(SIG_BLOCK, &ours, &old) != 0)
 		return;

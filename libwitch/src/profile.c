@@ -79,6 +79,21 @@ int profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stat
 	prof.stats.round_trip_ns = trip; /* a gauge, not a count: the largest thread's */
 	prof.stats.skip_cct_full += cct->dropped;
 	prof.stats.skip_pairs_full += pairs->dropped;
+	/* The bytes the samples stand for, by context, since the last fold:
+	 * what the sampler saw, whatever the watchpoints made of it. */
+	for (uint32_t i = 1; i < cct->n_nodes; i++) {
+		struct cct_node *c = &cct->nodes[i];
+		if (c->mu <= c->mu_folded)
+			continue;
+		int64_t p = profile_reroot(cct, i);
+		if (p < 0) {
+			prof.stats.skip_cct_full++;
+			rc = -ENOMEM;
+			continue;
+		}
+		cct_node(&prof.cct, (uint32_t)p)->mu += c->mu - c->mu_folded;
+		c->mu_folded = c->mu;
+	}
 	for (uint32_t i = 1; i < pairs->n_entries; i++) {
 		const struct pair_entry *e = &pairs->entries[i];
 		int64_t w = profile_reroot(cct, e->watch);
@@ -321,6 +336,9 @@ static int profile_emit(FILE *f)
 	for (uint32_t i = 1; i < prof.cct.n_nodes; i++)
 		fprintf(f, "node %u %u 0x%llx\n", i, prof.cct.nodes[i].parent,
 			(unsigned long long)prof.cct.nodes[i].pc);
+	for (uint32_t i = 1; i < prof.cct.n_nodes; i++)
+		if (prof.cct.nodes[i].mu > 0)
+			fprintf(f, "sampled %u %.17g\n", i, prof.cct.nodes[i].mu);
 	for (uint32_t i = 1; i < prof.pairs.n_entries; i++) {
 		const struct pair_entry *e = &prof.pairs.entries[i];
 		fprintf(f, "pair %u %u %.17g %.17g %llu", e->watch, e->trap, e->waste, e->use,

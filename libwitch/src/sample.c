@@ -70,6 +70,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	}
 	struct cct_node *c = cct_node(&t->cct, (uint32_t)node);
 	c->mu += r->weight; /* Witch 4.4.2: every sample counts in its context (in bytes) */
+	if (witch_rt.cfg->sample_only)
+		return; /* WITCH_WATCHPOINTS=0: the weights alone (the profile's `sampled`) */
 
 	struct watchpoint cand;
 	memset(&cand, 0, sizeof(cand));

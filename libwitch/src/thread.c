@@ -120,8 +120,10 @@ static int thread_setup(struct witch_thread *t)
 	if (!t->dcache)
 		return -ENOMEM;
 
-	rc = watchpoint_set_open(&t->wps, cfg->watchpoints, witch_rt.sig, t->tid, cfg->slow_rearm,
-				 (uint64_t)(uintptr_t)&t->parking);
+	/* Sample-only: no debug register is opened; the set stays empty. */
+	rc = cfg->sample_only ? 0
+			      : watchpoint_set_open(&t->wps, cfg->watchpoints, witch_rt.sig, t->tid,
+						    cfg->slow_rearm, (uint64_t)(uintptr_t)&t->parking);
 	if (rc < 0) {
 		if (!__atomic_exchange_n(&thread_warned_wp, 1, __ATOMIC_RELAXED)) {
 			char why[512];
@@ -141,7 +143,8 @@ static int thread_setup(struct witch_thread *t)
 	}
 	/* A debugger (or the program) holds some: fewer watchpoints, said once. */
 	uint32_t want = cfg->watchpoints ? cfg->watchpoints : WATCHPOINT_MAX;
-	if ((uint32_t)rc < want && !__atomic_exchange_n(&thread_warned_fewer, 1, __ATOMIC_RELAXED))
+	if (!cfg->sample_only && (uint32_t)rc < want &&
+	    !__atomic_exchange_n(&thread_warned_fewer, 1, __ATOMIC_RELAXED))
 		log_line("using %d of %u debug registers: the others are in use (a debugger?)", rc,
 			 want);
 

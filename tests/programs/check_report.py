@@ -5,6 +5,7 @@ usage: check_report.py JSON [--fraction F --tol T] [--fraction-below X]
                        [--top-pair WATCHFN TRAPFN]
                        [--shares FN1:FN2=S1,FN3:FN4=S2,... --tol T]
                        [--approx-fraction F] [--approx-shares FN1:FN2=S1,...]
+                       [--sampled-shares FN=S,... --tol T]
                        [--no-trap-in-module M] [--no-watch-in-module M]
                        [--trap-fns-for WATCHFN=TRAPFN[,TRAPFN...]]
                        [--min-samples N] [--min-traps N] [--max-stat NAME=N] [--min-stat NAME=N]
@@ -45,6 +46,10 @@ Checks (each failure prints what was expected and what was found):
                     gets waste/total waste.
   --approx-fraction F  |waste_approx / waste - F| <= tol, both the report's
                     top-level totals (0 when waste is 0)
+  --sampled-shares FN=S,...  for each FN, the share of `sampled_total` (the
+                    bytes the samples stand for, WITCH_WATCHPOINTS=0 or not)
+                    in contexts whose first named function, leaf first, is FN:
+                    within --tol of S
   --approx-shares K=S,...  like --shares, for waste_approx: for each key
                     W:T, the sum of the matching pairs' waste_approx over
                     the total waste_approx is within tol of S (0 when there
@@ -195,6 +200,19 @@ def parse_stat(text):
         raise argparse.ArgumentTypeError(f"--max-stat: {val!r} is not a number")
 
 
+def parse_sampled_shares(text):
+    out = []
+    for item in text.split(","):
+        fn, sep, val = item.strip().rpartition("=")
+        try:
+            if not sep or not fn:
+                raise ValueError
+            out.append((fn, float(val)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--sampled-shares: expected FN=S, got {item!r}")
+    return out
+
+
 def main(argv):
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -204,6 +222,7 @@ def main(argv):
     ap.add_argument("--fraction-below", type=float)
     ap.add_argument("--top-pair", nargs=2, metavar=("WATCHFN", "TRAPFN"))
     ap.add_argument("--shares", type=parse_shares)
+    ap.add_argument("--sampled-shares", type=parse_sampled_shares, metavar="FN=S[,FN=S...]")
     ap.add_argument("--approx-fraction", type=float)
     ap.add_argument("--approx-shares", type=parse_approx_shares)
     ap.add_argument("--no-trap-in-module", action="append", default=[], metavar="M")
@@ -376,6 +395,24 @@ def main(argv):
             check(f"share {w}:{t}", abs(got - want) <= args.tol,
                   f"share {want:.4f} +- {args.tol:.4f}",
                   f"{got:.4f} from {n} matching pair(s) [{', '.join(sorted(basis)) or 'no pairs'}]")
+
+    # ---- what the samples stand for, by function (WITCH_WATCHPOINTS=0) ----
+    # A sampled context counts for the first of the named functions in its
+    # frames, leaf first (memset called from bulk counts for bulk when bulk
+    # is named and memset is not); the share is of the report's total.
+    if args.sampled_shares:
+        names = [fn for fn, _ in args.sampled_shares]
+        total = rep.get("sampled_total", 0)
+        got = dict.fromkeys(names, 0.0)
+        for ctx in rep.get("sampled", []):
+            fns = [f.get("function") for f in ctx.get("context", [])]
+            hit = next((f for f in fns if f in got), None)
+            if hit is not None and is_num(total) and total > 0:
+                got[hit] += ctx["bytes"] / total
+        for fn, want in args.sampled_shares:
+            check(f"sampled {fn}", abs(got[fn] - want) <= args.tol,
+                  f"share {want:.4f} +- {args.tol:.4f} of the sampled bytes",
+                  f"{got[fn]:.4f} of {total} bytes")
 
     # ---- approximate waste (silent client, floating point) ----
     def approx_of(obj):

@@ -46,7 +46,8 @@ WITCH_RATE|abc|exact|expected a whole number of samples per second from 1 to 100
 WITCH_BUDGET|0|exact|expected a percentage of CPU time from 0.1 to 50 (e.g. 1)
 WITCH_BUDGET|1%|exact|expected a percentage of CPU time from 0.1 to 50 (e.g. 1)
 WITCH_BUDGET|5|ok|
-WITCH_WATCHPOINTS|9|exact|expected 1 to 4
+WITCH_WATCHPOINTS|9|exact|expected 1 to 4, or 0 to weigh samples without watching them
+WITCH_WATCHPOINTS|0|ok|
 WITCH_SEED|-1|exact|expected a decimal unsigned 64-bit number
 WITCH_SAMPLER|pmu|pmu|no precise store event on this CPU (
 WITCH_SAMPLER|auto|fallback|no precise store event on this CPU (

@@ -55,7 +55,7 @@ struct row {
 #define E_SAMPLER "auto, soft or pmu"
 #define E_RATE "a whole number of samples per second from 1 to 10000"
 #define E_PERIOD "a whole number of events per sample, at least 1000"
-#define E_WP "1 to 4"
+#define E_WP "1 to 4, or 0 to weigh samples without watching them"
 #define E_OUTPUT "a file path pattern of 1 to 1023 bytes (%p pid, %e program name)"
 #define E_SEED "a decimal unsigned 64-bit number"
 #define E_VERBOSE "0, 1 or 2"
@@ -132,12 +132,12 @@ static const struct row rows[] = {
 	BAD("WITCH_PERIOD", "-1000", E_PERIOD),
 	BAD("WITCH_PERIOD", "10k", E_PERIOD),
 
-	/* WITCH_WATCHPOINTS: 1 .. 4 */
+	/* WITCH_WATCHPOINTS: 1 .. 4; 0 samples without watching (sample_only) */
+	OK("WITCH_WATCHPOINTS", "0", F_WATCHPOINTS, 0),
 	OK("WITCH_WATCHPOINTS", "1", F_WATCHPOINTS, 1),
 	OK("WITCH_WATCHPOINTS", "2", F_WATCHPOINTS, 2),
 	OK("WITCH_WATCHPOINTS", "3", F_WATCHPOINTS, 3),
 	OK("WITCH_WATCHPOINTS", "4", F_WATCHPOINTS, 4),
-	BAD("WITCH_WATCHPOINTS", "0", E_WP),
 	BAD("WITCH_WATCHPOINTS", "5", E_WP),
 	BAD("WITCH_WATCHPOINTS", "-1", E_WP),
 	BAD("WITCH_WATCHPOINTS", "", E_WP),
@@ -293,7 +293,10 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_SAMPLER: c->sampler = (enum config_sampler)r->want; break;
 	case F_RATE: c->rate = (uint32_t)r->want; c->budget = 0; break;
 	case F_PERIOD: c->period = r->want; break;
-	case F_WATCHPOINTS: c->watchpoints = (uint32_t)r->want; break;
+	case F_WATCHPOINTS:
+		c->watchpoints = (uint32_t)r->want;
+		c->sample_only = r->want == 0;
+		break;
 	case F_OUTPUT: strcpy(c->output, r->value); break;
 	case F_SEED: c->seed = r->want; c->seed_set = 1; break;
 	case F_VERBOSE: c->verbose = (int)r->want; break;

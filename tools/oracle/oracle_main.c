@@ -104,10 +104,19 @@ static void print_debug_usage(void)
 #define SIZE_OF(sc) ((UInt)((sc) & 0xffff))
 #define CLS_OF(sc) ((UInt)((sc) >> 16))
 
+/* The bytes each context accessed, as the samplers draw them (keyed
+ * <ctx, ctx> in a pairs table, the bytes as its waste): stores for dead,
+ * stores other than push/call for silent, loads other than pop/ret for
+ * load.  What a sampler's weights should add up to, by context: the
+ * files' "sampled" lists. */
+static struct pairs bytes_by_ctx[SIM_CLIENTS];
+
 /* Every access goes to the exhaustive decision and to the simulation. */
 static void on_load(Addr a, UInt n, UInt cls, Addr pc)
 {
 	UInt ctx = callstack_context(pc);
+	if (!(cls & INSN_STACK))
+		pairs_add(&bytes_by_ctx[SIM_LOAD], ctx, ctx, n, 0, 0, 0);
 	access_load(a, n, cls, ctx);
 	simulate_load(a, n, cls, ctx);
 }
@@ -115,6 +124,9 @@ static void on_load(Addr a, UInt n, UInt cls, Addr pc)
 static void on_store(Addr a, UInt n, UInt cls, Addr pc, const UChar *old, const UChar *now)
 {
 	UInt ctx = callstack_context(pc);
+	pairs_add(&bytes_by_ctx[SIM_DEAD], ctx, ctx, n, 0, 0, 0);
+	if (!(cls & INSN_STACK))
+		pairs_add(&bytes_by_ctx[SIM_SILENT], ctx, ctx, n, 0, 0, 0);
 	access_store(a, n, cls, ctx, old, now);
 	simulate_store(a, n, cls, ctx, old, now);
 }
@@ -373,6 +385,8 @@ static void atfork_child(ThreadId tid)
 	pairs_clear(&access_dead);
 	pairs_clear(&access_silent);
 	pairs_clear(&access_load_pairs);
+	for (UInt c = 0; c < SIM_CLIENTS; c++)
+		pairs_clear(&bytes_by_ctx[c]);
 	VG_(memset)(&access_totals, 0, sizeof(access_totals));
 	simulate_clear();
 }
@@ -410,7 +424,7 @@ static void write_client(const HChar *prefix, const HChar *name, enum simulate_c
 	struct output_client c = {
 		.name = name, .pairs = p, .totals = &access_totals, .decidable = decidable,
 		.values = values, .tolerance = opt_tolerance, .depth = (UInt)opt_depth,
-		.top = (UInt)opt_top,
+		.top = (UInt)opt_top, .by_ctx = &bytes_by_ctx[sc],
 		.shadow_bytes = shadow_bytes_allocated(),
 		.wall_ms = VG_(read_millisecond_timer)() - start_ms,
 	};
@@ -424,6 +438,7 @@ static void write_client(const HChar *prefix, const HChar *name, enum simulate_c
 		HChar spath[4096];
 		c.pairs = simulate_pairs(seed, sc);
 		c.sim = simulate_stats_of(seed, sc);
+		c.by_ctx = NULL;
 		VG_(snprintf)(spath, sizeof(spath), "%s.%s.count.%u.json", prefix, name, seed + 1);
 		Int s10 = write_file(spath, &c);
 		if (s10 >= 0 && len < (Int)sizeof(line) - 40)

@@ -147,22 +147,38 @@ static Int by_waste(const void *a, const void *b)
 	return 0;
 }
 
+/* in's entries merged at depth frames (cut), largest waste first: *n of them. */
+static struct pair_count **cut_sorted(const struct pairs *in, UInt depth, struct pairs *cut,
+				      UInt *n)
+{
+	VG_(memset)(cut, 0, sizeof(*cut));
+	for (UInt i = 0; i < in->cap; i++) {
+		const struct pair_count *p = pairs_at(in, i);
+		if (p->watch)
+			pairs_add(cut, context_cut(p->watch, depth), context_cut(p->trap, depth),
+				  p->waste, p->use, p->approx, p->traps);
+	}
+	struct pair_count **order = VG_(malloc)("oracle.order", (cut->n + 1) * sizeof(*order));
+	*n = 0;
+	for (UInt i = 0; i < cut->cap; i++)
+		if (pairs_at(cut, i)->watch)
+			order[(*n)++] = pairs_at(cut, i);
+	VG_(ssort)(order, *n, sizeof(*order), by_waste);
+	return order;
+}
+
+static void cut_free(struct pairs *cut, struct pair_count **order)
+{
+	VG_(free)(order);
+	if (cut->e)
+		VG_(free)(cut->e);
+}
+
 static void w_pairs(struct writer *w, const struct output_client *c)
 {
 	struct pairs cut;
-	VG_(memset)(&cut, 0, sizeof(cut));
-	for (UInt i = 0; i < c->pairs->cap; i++) {
-		const struct pair_count *p = pairs_at(c->pairs, i);
-		if (p->watch)
-			pairs_add(&cut, context_cut(p->watch, c->depth), context_cut(p->trap, c->depth),
-				  p->waste, p->use, p->approx, p->traps);
-	}
-	struct pair_count **order = VG_(malloc)("oracle.order", (cut.n + 1) * sizeof(*order));
-	UInt n = 0;
-	for (UInt i = 0; i < cut.cap; i++)
-		if (pairs_at(&cut, i)->watch)
-			order[n++] = pairs_at(&cut, i);
-	VG_(ssort)(order, n, sizeof(*order), by_waste);
+	UInt n;
+	struct pair_count **order = cut_sorted(c->pairs, c->depth, &cut, &n);
 	UInt written = c->top && c->top < n ? c->top : n;
 
 	DiEpoch ep = VG_(current_DiEpoch)();
@@ -182,9 +198,30 @@ static void w_pairs(struct writer *w, const struct output_client *c)
 		w_put(w, "}", 1);
 	}
 	w_printf(w, "],\n\"pairs_total\":%u", n);
-	VG_(free)(order);
-	if (cut.e)
-		VG_(free)(cut.e);
+	cut_free(&cut, order);
+}
+
+/* The bytes each context accessed, the 200 largest, in libwitch's
+ * "sampled" form: what its samples' weights should add up to. */
+#define SAMPLED_MAX 200
+
+static void w_sampled(struct writer *w, const struct output_client *c)
+{
+	struct pairs cut;
+	UInt n;
+	struct pair_count **order = cut_sorted(c->by_ctx, c->depth, &cut, &n);
+
+	DiEpoch ep = VG_(current_DiEpoch)();
+	w_printf(w, ",\n\"sampled_total\":%llu,\"sampled\":[", c->by_ctx->waste);
+	for (UInt i = 0; i < n && i < SAMPLED_MAX; i++) {
+		w_printf(w, "%s\n{\"bytes\":%llu,\"share\":", i ? "," : "", order[i]->waste);
+		w_ratio(w, order[i]->waste, c->by_ctx->waste);
+		w_put(w, ",\"context\":", 11);
+		w_context(w, ep, order[i]->watch);
+		w_put(w, "}", 1);
+	}
+	w_put(w, "]", 1);
+	cut_free(&cut, order);
 }
 
 static void w_document(struct writer *w, const struct output_client *c)
@@ -220,6 +257,8 @@ static void w_document(struct writer *w, const struct output_client *c)
 	w_printf(w, "\"shadow_mib\":%llu,\"wall_ms\":%llu},\n", c->shadow_bytes >> 20,
 		 c->wall_ms);
 	w_pairs(w, c);
+	if (c->by_ctx)
+		w_sampled(w, c);
 	w_put(w, "}\n", 2);
 }
 

@@ -3,7 +3,9 @@
  * oracle with libwitch.  "sampler" is "oracle", frames are physical (no
  * inlined ones), and an "oracle" object adds what sampling cannot see.
  * Totals count every pair; the file lists the `top` largest (recursion
- * can make millions of distinct contexts: glibc's qsort).
+ * can make millions of distinct contexts: glibc's qsort).  "sampled" lists
+ * the 200 contexts that accessed the most bytes, as libwitch's profile
+ * lists what its samples stand for.
  *
  *   Int output_write(const HChar *path, const struct output_client *c);
  *       whole file through PATH.tmp renamed into place; 0 or -errno.
@@ -28,6 +30,8 @@ struct output_client {
 	ULong shadow_bytes;
 	ULong wall_ms;
 	const struct simulate_stats *sim; /* a simulated run: "sampler":"count"; NULL: exhaustive */
+	const struct pairs *by_ctx; /* bytes accessed per context (<ctx, ctx>, waste): the
+				     * "sampled" list; NULL: none */
 };
 
 Int output_write(const HChar *path, const struct output_client *c);

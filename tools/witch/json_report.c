@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void json_frames(FILE *out, const struct witch_path *pb)
@@ -32,6 +33,40 @@ static void json_frames(FILE *out, const struct witch_path *pb)
 		fputc('}', out);
 	}
 	fputc(']', out);
+}
+
+/* The contexts whose samples stand for the most bytes (`sampled` records):
+ * what the sampler saw, apart from what the watchpoints made of it.  At
+ * most JSON_SAMPLED_MAX, largest first; the total counts them all. */
+#define JSON_SAMPLED_MAX 200
+
+static int json_sampled(FILE *out, const struct witch_view *v, struct witch_path *pb)
+{
+	const struct witch_profile *p = v->p;
+	double total;
+	size_t n;
+	uint32_t *order;
+	int rc = witch_sampled_by_bytes(p, &order, &n, &total);
+
+	if (rc)
+		return rc;
+	fputs(",\n \"sampled_total\":", out);
+	json_out_num(out, total);
+	fputs(", \"sampled\":[", out);
+	for (size_t k = 0; k < n && k < JSON_SAMPLED_MAX; k++) {
+		fputs(k ? ",\n  {\"bytes\":" : "\n  {\"bytes\":", out);
+		json_out_num(out, p->nodes[order[k]].sampled);
+		fputs(", \"share\":", out);
+		json_out_num(out, witch_share(p->nodes[order[k]].sampled, total));
+		fputs(",\n   \"context\":", out);
+		if ((rc = witch_path_collect(v->sym, p, order[k], pb)))
+			break;
+		json_frames(out, pb);
+		fputc('}', out);
+	}
+	fputc(']', out);
+	free(order);
+	return rc;
 }
 
 int witch_json_write(FILE *out, const struct witch_view *v)
@@ -119,7 +154,10 @@ int witch_json_write(FILE *out, const struct witch_view *v)
 		json_frames(out, &pb);
 		fputc('}', out);
 	}
-	fputs("]}\n", out);
+	fputc(']', out);
+	if ((rc = json_sampled(out, v, &pb)))
+		goto out;
+	fputs("}\n", out);
 out:
 	witch_path_free(&pb);
 	return rc;

@@ -12,7 +12,10 @@
  *    "stats":{"name":value,...},                 every stat counter, summed
  *    "pairs":[{"waste":B, "use":B, "share":S,    S = waste/total waste (0 if none)
  *              "traps":N, ["waste_approx":B,]
- *              "watch":[FRAME...], "trap":[FRAME...]}]}   frames leaf first
+ *              "watch":[FRAME...], "trap":[FRAME...]}],   frames leaf first
+ *    "sampled_total":BYTES,                      what all samples stand for
+ *    "sampled":[{"bytes":B, "share":S,           S = bytes/sampled_total; the
+ *                "context":[FRAME...]}]}         200 largest contexts
  *   FRAME = {"function":"...", ["raw":"...",] "file":"...", "line":N, "module":"...",
  *            "address":"0x...", "offset":"0x...", ["inlined":true]}
  *   function is the name as people read it (symbolize.h): C++ and Rust

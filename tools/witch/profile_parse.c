@@ -32,6 +32,7 @@ void raw_free(struct raw_profile *r)
 	free(r->modules);
 	free(r->nodes);
 	free(r->pairs);
+	free(r->sampled);
 	index_table_free(&r->module_ids);
 	index_table_free(&r->node_ids);
 }
@@ -98,6 +99,16 @@ int raw_finish(struct raw_profile *r, uint32_t *by_start)
 					 p->trap_id);
 		p->watch = w + 1;
 		p->trap = t + 1;
+	}
+	for (size_t i = 0; i < r->nsampled; i++) {
+		struct raw_sampled *s = &r->sampled[i];
+		uint32_t n;
+
+		r->line = s->line;
+		if (!raw_find_node_id(r, s->node_id, &n))
+			return raw_error(r, -EINVAL, "sampled: node %" PRIu64 " is not defined",
+					 s->node_id);
+		s->node = n + 1;
 	}
 	for (size_t i = 0; i < r->nmodules; i++)
 		by_start[i] = (uint32_t)i;

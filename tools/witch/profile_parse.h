@@ -45,6 +45,14 @@ struct raw_pair {
 	size_t line;
 };
 
+/* `sampled <node> <bytes>`: what the samples taken in a context stand for. */
+struct raw_sampled {
+	uint64_t node_id;
+	uint32_t node;		/* raw node index + 1, resolved at the end */
+	double bytes;
+	size_t line;
+};
+
 struct raw_profile {
 	const char *path;
 	char *err;
@@ -70,6 +78,8 @@ struct raw_profile {
 	size_t nnodes, capnodes;
 	struct raw_pair *pairs;
 	size_t npairs, cappairs;
+	struct raw_sampled *sampled;
+	size_t nsampled, capsampled;
 
 	struct index_table module_ids;	/* id -> raw module index */
 	struct index_table node_ids;	/* id -> raw node index */

@@ -162,6 +162,7 @@ static int merge_node(struct witch_profile *p, size_t *cap, uint32_t parent,
 	n->parent = parent;
 	n->module = module;
 	n->offset = offset;
+	n->sampled = 0;
 	/* Unsigned wrap-around keeps pc = base + offset exact either way. */
 	n->pc = module == WITCH_NO_MODULE ? offset :
 					    p->modules[module].base + offset;
@@ -304,6 +305,9 @@ static int merge_raw(struct witch_profile *p, struct raw_profile *r,
 			return rc;
 	}
 
+	for (size_t i = 0; i < r->nsampled; i++)
+		p->nodes[r->nodes[r->sampled[i].node - 1].merged].sampled += r->sampled[i].bytes;
+
 	for (size_t i = 0; i < r->npairs; i++) {
 		const struct raw_pair *rp = &r->pairs[i];
 
@@ -332,6 +336,7 @@ static int model_setup(struct witch_profile *p)
 	/* The root: no module, no pc; never a key of a lookup. */
 	p->nodes[0].parent = 0;
 	p->nodes[0].module = WITCH_NO_MODULE;
+	p->nodes[0].sampled = 0;
 	p->nnodes = 1;
 	return 0;
 }

@@ -40,6 +40,7 @@ struct witch_node {
 	uint32_t module;	/* module index or WITCH_NO_MODULE */
 	uint64_t offset;	/* pc - module base; the absolute pc without module */
 	uint64_t pc;		/* run-time pc, using the module's base above */
+	double sampled;		/* bytes the samples taken here stand for (`sampled`) */
 };
 
 struct witch_pair {

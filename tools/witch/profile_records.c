@@ -318,6 +318,32 @@ static int rec_pair(struct raw_profile *r, char *cur)
 	r->pairs[r->npairs++] = p;
 	return 0;
 }
+static int rec_sampled(struct raw_profile *r, char *cur)
+{
+	static const char syntax[] = "sampled <node> <bytes>";
+	struct raw_sampled s = { 0 };
+	char *f[3] = { NULL };
+	int n = 0, rc;
+
+	while (n < 3 && (f[n] = raw_next_field(&cur)))
+		n++;
+	if (n != 2)
+		return raw_error(r, -EINVAL, "malformed 'sampled' record: too %s fields (expected '%s')",
+				 n < 2 ? "few" : "many", syntax);
+	if ((rc = raw_field_number(r, "sampled", "node", f[0], &s.node_id)) ||
+	    (rc = raw_field_metric(r, "sampled", "bytes", f[1], &s.bytes)))
+		return rc;
+	if (s.node_id == 0)
+		return raw_error(r, -EINVAL,
+				 "sampled: node 0 is out of range: the root has no calling context");
+	s.line = r->line;
+	rc = profile_grow((void **)&r->sampled, &r->capsampled, r->nsampled, sizeof(*r->sampled));
+	if (rc)
+		return rc;
+	r->sampled[r->nsampled++] = s;
+	return 0;
+}
+
 /* A second header line inside the file. */
 static int rec_magic_again(struct raw_profile *r, char *cur)
 {
@@ -347,6 +373,7 @@ static const struct {
 	{"module", rec_module},
 	{"node", rec_node},
 	{"pair", rec_pair},
+	{"sampled", rec_sampled},
 	{PROFILE_MAGIC, rec_magic_again},
 	{"end", rec_end_with_fields},
 };

@@ -76,6 +76,33 @@ int witch_pairs_by_waste(const struct witch_profile *p, uint32_t **order)
 	return 0;
 }
 
+static int cmp_sampled(const void *a, const void *b, void *arg)
+{
+	const struct witch_node *n = arg;
+	double x = n[*(const uint32_t *)a].sampled, y = n[*(const uint32_t *)b].sampled;
+	return x > y ? -1 : x < y ? 1 : 0;
+}
+
+int witch_sampled_by_bytes(const struct witch_profile *p, uint32_t **order, size_t *n,
+			   double *total)
+{
+	uint32_t *o = malloc((p->nnodes ? p->nnodes : 1) * sizeof(*o));
+
+	if (!o)
+		return -ENOMEM;
+	*n = 0;
+	*total = 0;
+	for (size_t i = 1; i < p->nnodes; i++)
+		if (p->nodes[i].sampled > 0) {
+			o[(*n)++] = (uint32_t)i;
+			*total += p->nodes[i].sampled;
+		}
+	/* Casting away const is safe: cmp_sampled only reads. */
+	qsort_r(o, *n, sizeof(*o), cmp_sampled, (void *)p->nodes);
+	*order = o;
+	return 0;
+}
+
 int witch_path_collect(struct witch_symbolizer *s, const struct witch_profile *p,
 		       uint32_t node, struct witch_path *path)
 {

@@ -43,6 +43,10 @@ double witch_share(double waste, double total_waste);
 /* A malloc'd array of the p->npairs pair indices sorted by waste, largest
  * first (ties: use, traps, then profile order). 0 or -ENOMEM. */
 int witch_pairs_by_waste(const struct witch_profile *p, uint32_t **order);
+/* A malloc'd array of the *n nodes with sampled bytes (`sampled` records),
+ * largest first, and their *total.  0 or -ENOMEM. */
+int witch_sampled_by_bytes(const struct witch_profile *p, uint32_t **order, size_t *n,
+			   double *total);
 /* The frames of the calling context ending at node, leaf first, inlined frames
  * included (witch_symbolize_node for each node up to the root). path is
  * reused: its old contents are replaced. 0 or a negative errno from the

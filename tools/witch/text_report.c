@@ -165,6 +165,38 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 		fputc('\n', out);
 }
 
+/* Without pairs (WITCH_WATCHPOINTS=0, or no trap here): what the samples
+ * stood for, by context, so the profile still says where the bytes went. */
+#define TEXT_SAMPLED_MAX 10
+
+static int text_sampled(FILE *out, const struct witch_view *v)
+{
+	struct witch_path pb = { 0 };
+	double total;
+	size_t n;
+	uint32_t *order;
+	int rc = witch_sampled_by_bytes(v->p, &order, &n, &total);
+
+	if (rc || n == 0) {
+		free(order);
+		return rc;
+	}
+	fprintf(out, "\nbytes the samples stand for, by context (top %zu of %zu):\n",
+		n < TEXT_SAMPLED_MAX ? n : TEXT_SAMPLED_MAX, n);
+	for (size_t k = 0; k < n && k < TEXT_SAMPLED_MAX; k++) {
+		double b = v->p->nodes[order[k]].sampled;
+		fprintf(out, "\n#%zu  share %.2f%%  ", k + 1, 100 * witch_share(b, total));
+		witch_print_bytes(out, b);
+		fputc('\n', out);
+		if ((rc = witch_path_collect(v->sym, v->p, order[k], &pb)) ||
+		    (rc = text_frames(out, &pb, v->width)))
+			break;
+	}
+	witch_path_free(&pb);
+	free(order);
+	return rc;
+}
+
 int witch_text_write(FILE *out, const struct witch_view *v)
 {
 	const struct witch_profile *p = v->p;
@@ -177,7 +209,7 @@ int witch_text_write(FILE *out, const struct witch_view *v)
 	if (!p->npairs) {
 		fputs("\nno pairs: no watchpoint trap was attributed to a pair of contexts\n",
 		      out);
-		return 0;
+		return text_sampled(out, v);
 	}
 	if (shown == p->npairs)
 		fprintf(out, "\n%zu pair%s by waste:\n", p->npairs,

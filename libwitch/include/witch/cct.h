@@ -2,8 +2,8 @@
  *
  * Node 0 is the root and has no pc.  Children are found through one hash
  * table keyed by (parent, pc).  Each node carries the Witch 4.4.2 metrics:
- * mu (the bytes its samples stand for) and eta (what traps have already
- * attributed).
+ * mu (the bytes its samples stand for), eta (what traps have already
+ * attributed) and mu_folded (what the profile has already taken of mu).
  */
 #ifndef WITCH_CCT_H
 #define WITCH_CCT_H
@@ -18,6 +18,7 @@ struct cct_node {
 	uint32_t hash_next;
 	double mu;
 	double eta;
+	double mu_folded;
 };
 
 struct cct {

@@ -39,6 +39,7 @@ struct witch_config {
 	uint32_t rate;            /* soft sampler: ticks per CPU-second (the start, with a budget) */
 	uint64_t period;          /* pmu sampler: events per sample; 0 = per-client default */
 	uint32_t watchpoints;     /* 0 = all the hardware has */
+	int sample_only;          /* WITCH_WATCHPOINTS=0: weigh samples, arm nothing */
 	char output[CONFIG_PATH_MAX]; /* pattern: %p pid, %e exe basename, %% */
 	uint64_t seed;
 	int seed_set;

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""sampled.py: the software sampler's half of the answer, against the oracle,
+on any machine (no watchpoint trap needed).
+
+usage: bench/sampled.py BUILD_DIR [--quick] [--out DIR] [--seeds N]
+
+Every Witch estimate is a sum of sample weights (4.4.2's mu) distributed
+over pairs by the watchpoints.  Whatever the watchpoints do, the weights by
+calling context must add up to the bytes each context accessed, or no pair
+can be right.  This measures that part alone:
+
+- the oracle (witch-oracle --simulate=0) counts the bytes each context
+  stored (dead) or loaded other than by pop/ret (load): its "sampled" list;
+- libwitch runs with WITCH_WATCHPOINTS=0 (samples weighed, nothing armed:
+  the profile's `sampled` records), at the default CPU budget and at a fixed
+  2000/s, seeds 1..N;
+- both sides are grouped by key: the innermost frame in the program's own
+  executable (the code its author changes; memset called from bulk counts
+  for bulk), else the leaf function;
+- per row: the total variation distance between the two shares by key,
+  1/2 sum |p - q| (0: the same distribution, 1: disjoint), mean over seeds,
+  and the largest keys of each side.
+
+Writes DIR/sampled.md (also printed) and sampled.json (default DIR
+./sampled-results).  Exit status 0, 2 on bad usage or a missing build.
+"""
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+KNOWN_ANSWER = ["dead_two_loops", "fig42", "stack_case", "dense_memset", "dense_memcpy",
+                "dense_vector", "silent_refresh", "load_search"]
+BENCH = ["lz", "sort", "hashtab", "stencil", "interp", "strings"]
+QUICK_ARGS = {"dead_two_loops": ["4"], "fig42": ["4"], "stack_case": ["300"],
+              "dense_memset": ["3000"], "dense_memcpy": ["3000"], "dense_vector": ["3000"],
+              "silent_refresh": ["200"], "load_search": ["40"]}
+CLIENTS = ["dead", "load"]
+RATES = {"default": None, "2000/s": 2000}
+
+
+def key_of(frames, exe):
+    for f in frames:
+        if f.get("module") and os.path.realpath(f["module"]) == exe:
+            return f.get("function") or "??"
+    return (frames[0].get("function") or "??") if frames else "??"
+
+
+def shares(report, exe):
+    total = report.get("sampled_total") or 0
+    out = {}
+    for ctx in report.get("sampled", []):
+        k = key_of(ctx["context"], exe)
+        out[k] = out.get(k, 0.0) + (ctx["bytes"] / total if total else 0.0)
+    return out
+
+
+def tvd(p, q):
+    return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
+
+
+def run_oracle(build, argv, prefix):
+    cmd = [os.path.join(build, "tools", "oracle", "witch-oracle"), "--simulate=0",
+           f"--out={prefix}", "--"] + argv
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=3600)
+    return {c: json.load(open(f"{prefix}.{c}.json")) for c in CLIENTS
+            if os.path.exists(f"{prefix}.{c}.json")}
+
+
+def run_witch(build, argv, client, rate, seed, workdir):
+    os.makedirs(workdir, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WITCH_")}
+    env.update(LD_PRELOAD=os.path.join(build, "libwitch.so"), WITCH_CLIENT=client,
+               WITCH_SAMPLER="soft", WITCH_WATCHPOINTS="0", WITCH_SEED=str(seed),
+               WITCH_OUTPUT=os.path.join(workdir, "p-%p.prof"))
+    if rate:
+        env["WITCH_RATE"] = str(rate)
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=600)
+    profs = glob.glob(os.path.join(workdir, "*.prof"))
+    if not profs:
+        return None
+    r = subprocess.run([os.path.join(build, "witch"), "report", "--json", "--top", "0"] + profs,
+                       capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="sampled.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("build")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default="sampled-results")
+    ap.add_argument("--seeds", type=int, default=3)
+    args = ap.parse_args(argv)
+    build = os.path.abspath(args.build)
+    if not os.path.exists(os.path.join(build, "tools", "oracle", "witch-oracle")):
+        print(f"sampled.py: {build}/tools/oracle/witch-oracle not found: build it first",
+              file=sys.stderr)
+        return 2
+    progs = [(n, [os.path.join(build, "tests", "programs", n)] + (QUICK_ARGS[n] if args.quick
+                                                                  else [])) for n in KNOWN_ANSWER]
+    if not args.quick:
+        progs += [(n, [os.path.join(build, "bench", "programs", n)]) for n in BENCH]
+    progs = [(n, a) for n, a in progs if os.access(a[0], os.X_OK)]
+    os.makedirs(args.out, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="witch-sampled.")
+    rows = []
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        oracles = {n: pool.submit(run_oracle, build, a, os.path.join(tmp, n)) for n, a in progs}
+        runs = {(n, c, r, s): pool.submit(run_witch, build, a, c, rate, s,
+                                          os.path.join(tmp, f"{n}-{c}-{r.replace('/', '')}-{s}"))
+                for n, a in progs for c in CLIENTS for r, rate in RATES.items()
+                for s in range(1, args.seeds + 1)}
+        for n, a in progs:
+            exe = os.path.realpath(a[0])
+            orc = oracles[n].result()
+            for c in CLIENTS:
+                if c not in orc:
+                    continue
+                want = shares(orc[c], exe)
+                row = {"program": n, "client": c,
+                       "oracle_top": sorted(want.items(), key=lambda kv: -kv[1])[:3]}
+                for r in RATES:
+                    got = [runs[(n, c, r, s)].result() for s in range(1, args.seeds + 1)]
+                    got = [g for g in got if g and g.get("sampled_total")]
+                    ds = [tvd(want, shares(g, exe)) for g in got]
+                    row[r] = {"tvd": statistics.mean(ds) if ds else None,
+                              "samples": statistics.mean(g["samples"] for g in got) if got else 0,
+                              "top": sorted(shares(got[0], exe).items(),
+                                            key=lambda kv: -kv[1])[:3] if got else []}
+                rows.append(row)
+
+    def top(t):
+        return ", ".join(f"{k} {100 * v:.0f}" for k, v in t) or "—"
+
+    md = ["# The sampler's half: sampled bytes by context vs the oracle", "",
+          f"`bench/sampled.py {' '.join(argv)}`; libwitch WITCH_WATCHPOINTS=0, seeds 1-"
+          f"{args.seeds}; distance = total variation of the shares by key (0 = same)", "",
+          "| program | client | oracle top (%) | default: distance | samples | top (%) "
+          "| 2000/s: distance | samples | top (%) |", "|---|---|---|---:|---:|---|---:|---:|---|"]
+    for row in rows:
+        cells = [row["program"], row["client"], top(row["oracle_top"])]
+        for r in RATES:
+            d = row[r]["tvd"]
+            cells += ["—" if d is None else f"{d:.3f}", f"{row[r]['samples']:.0f}",
+                      top(row[r]["top"])]
+        md.append("| " + " | ".join(cells) + " |")
+    vals = {r: [row[r]["tvd"] for row in rows if row[r]["tvd"] is not None] for r in RATES}
+    md += [""] + [f"- {r}: median distance {statistics.median(v):.3f} over {len(v)} rows, "
+                  f"max {max(v):.3f}" for r, v in vals.items() if v]
+    text = "\n".join(md) + "\n"
+    with open(os.path.join(args.out, "sampled.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(args.out, "sampled.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
