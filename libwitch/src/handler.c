@@ -309,15 +309,14 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 }
 
 /* Witch 4.4.2, Eq. 4.1: a trap in C_watch stands for every sample taken
- * there since its last trap, mu - eta (in bytes), and eta catches up with
- * mu.  Not divided among C_watch's other armed watchpoints: those the
- * reservoir replaces before they trap would keep their part from ever being
- * attributed (measured by the oracle's simulation, --attribution=shared:
- * dead_two_loops 0.38 for 0.50, hashtab/silent 0.24 for 0.30).  The first
- * access to touch the watched word decides all of it, though it may touch
- * only part: a 4-byte store into the watched 8 bytes of a 32-byte vector
- * store kills its neighbours too as a rule, and crediting only the touched
- * part would count every sample wider than the access after it short. */
+ * there since its last trap, mu - eta (in bytes); eta catches up.  Not
+ * divided among C_watch's armed watchpoints: the parts of those replaced
+ * before they trap were never attributed (oracle --attribution=shared:
+ * dead_two_loops 0.40 for 0.50).  The first access to touch the watched
+ * word decides all of it, though it may touch only part: a 4-byte store
+ * into the watched 8 bytes of a 32-byte vector store kills its neighbours
+ * too as a rule, and crediting only the touched part would count every
+ * sample wider than the access after it short. */
 static double attribute(struct cct_node *watch)
 {
 	double share = watch->mu - watch->eta;
