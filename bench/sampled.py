@@ -50,10 +50,15 @@ RATES = {"default": None, "2000/s": 2000}
 def key_of(frames, exe):
     # Physical frames only: the oracle has no inlined ones (an AVX2
     # intrinsic inlined into bulk counts for bulk on both sides).
+    # Unnamed frames (a PLT stub's GOT load: "[unknown in hashtab]" on one
+    # side, "???" on the other) name nothing: the caller does.
     frames = [f for f in frames if not f.get("inlined")]
     for f in frames:
+        fn = f.get("function") or ""
+        if fn.startswith("[unknown") or fn.strip("?") == "":
+            continue
         if f.get("module") and os.path.realpath(f["module"]) == exe:
-            return f.get("function") or "??"
+            return fn
     return (frames[0].get("function") or "??") if frames else "??"
 
 
