@@ -464,13 +464,16 @@ def top_overlap(oracle, sampled):
     return len(keys(oracle) & keys(sampled)) / n
 
 
-def count_cell(o, sims):
-    """The count-based simulation's runs of one row, as a sampled cell."""
-    fractions = [s["fraction"] for s in sims if s["verdicts"]]
-    cell = {"seeds": list(range(1, len(sims) + 1)), "fractions": fractions,
-            "samples": [s["samples"] for s in sims]}
-    if o and sims:
-        cell["top1"] = [top1_match(o, s) for s in sims]
+def summary_cell(o, summaries, seeds):
+    """One row's runs (summaries, one per seed) against the oracle's answer o:
+    their fractions, mean, sd, difference and top-pair agreement."""
+    fractions = [s["fraction"] for s in summaries if s["verdicts"]]
+    cell = {"seeds": seeds, "fractions": fractions,
+            "samples": [s["samples"] for s in summaries],
+            "top_pairs": [s["top_pairs"][:TOP_N] for s in summaries]}
+    if o and summaries:
+        cell["top1"] = [top1_match(o, s) for s in summaries]
+        cell["top5"] = [top_overlap(o, s) for s in summaries]
     if fractions:
         cell.update(mean=statistics.mean(fractions),
                     sd=statistics.stdev(fractions) if len(fractions) > 1 else 0.0)
@@ -494,23 +497,15 @@ def accuracy_rows(programs, oracles, sampled, rates):
                    "oracle_counts": (o or {}).get("oracle"),
                    "oracle_top_pair": o["top_pairs"][0][0] if o and o["top_pairs"] else None,
                    "rates": {}, "notes": []}
-            row["count"] = count_cell(o, orc.get("count", {}).get(client, []))
+            sims = orc.get("count", {}).get(client, [])
+            row["count"] = summary_cell(o, sims, list(range(1, len(sims) + 1)))
             if (prog["name"], client) in BY_DESIGN:
                 row["notes"].append(BY_DESIGN[(prog["name"], client)])
             for rate_name in rates:
                 runs = by_cell.get((prog["name"], client, rate_name), [])
                 got = [r for r in runs if r["summary"]]
-                fractions = [r["summary"]["fraction"] for r in got if r["summary"]["verdicts"]]
-                cell = {"seeds": [r["seed"] for r in got], "fractions": fractions,
-                        "top_pairs": [r["summary"]["top_pairs"][:TOP_N] for r in got]}
-                if o and got:
-                    cell["top1"] = [top1_match(o, r["summary"]) for r in got]
-                    cell["top5"] = [top_overlap(o, r["summary"]) for r in got]
-                if fractions:
-                    mean = statistics.mean(fractions)
-                    cell.update(mean=mean, sd=statistics.stdev(fractions) if len(fractions) > 1 else 0.0)
-                    if o:
-                        cell["diff"] = 100 * (mean - o["fraction"])
+                cell = summary_cell(o, [r["summary"] for r in got], [r["seed"] for r in got])
+                fractions = cell["fractions"]
                 if len(fractions) < len(got):
                     row["notes"].append(f"{rate_name}: {len(got) - len(fractions)} of {len(got)} "
                                         f"run(s) without verdicts (no fraction)")

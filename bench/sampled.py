@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """sampled.py: the software sampler's half of the answer, against the oracle,
 on any machine (no watchpoint trap needed).
 
@@ -36,6 +36,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import accuracy  # noqa: E402  (profiled_env; Debian's python3, for its matplotlib)
 
 KNOWN_ANSWER = ["dead_two_loops", "fig42", "stack_case", "dense_memset", "dense_memcpy",
                 "dense_vector", "silent_refresh", "load_search"]
@@ -85,12 +88,8 @@ def run_oracle(build, argv, prefix):
 
 def run_witch(build, argv, client, rate, seed, workdir):
     os.makedirs(workdir, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WITCH_")}
-    env.update(LD_PRELOAD=os.path.join(build, "libwitch.so"), WITCH_CLIENT=client,
-               WITCH_SAMPLER="soft", WITCH_WATCHPOINTS="0", WITCH_SEED=str(seed),
-               WITCH_OUTPUT=os.path.join(workdir, "p-%p.prof"))
-    if rate:
-        env["WITCH_RATE"] = str(rate)
+    env = accuracy.profiled_env(build, client, workdir, rate, seed)
+    env["WITCH_WATCHPOINTS"] = "0"
     subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    timeout=600)
     profs = glob.glob(os.path.join(workdir, "*.prof"))

@@ -333,12 +333,12 @@ static int profile_emit(FILE *f)
 	fprintf(f, "pid %d\n", (int)getpid());
 	fprintf(f, "exe %s\n", exe);
 	profile_emit_modules(f);
-	for (uint32_t i = 1; i < prof.cct.n_nodes; i++)
-		fprintf(f, "node %u %u 0x%llx\n", i, prof.cct.nodes[i].parent,
-			(unsigned long long)prof.cct.nodes[i].pc);
-	for (uint32_t i = 1; i < prof.cct.n_nodes; i++)
-		if (prof.cct.nodes[i].mu > 0)
-			fprintf(f, "sampled %u %.17g\n", i, prof.cct.nodes[i].mu);
+	for (uint32_t i = 1; i < prof.cct.n_nodes; i++) {
+		const struct cct_node *n = &prof.cct.nodes[i];
+		fprintf(f, "node %u %u 0x%llx\n", i, n->parent, (unsigned long long)n->pc);
+		if (n->mu > 0)
+			fprintf(f, "sampled %u %.17g\n", i, n->mu);
+	}
 	for (uint32_t i = 1; i < prof.pairs.n_entries; i++) {
 		const struct pair_entry *e = &prof.pairs.entries[i];
 		fprintf(f, "pair %u %u %.17g %.17g %llu", e->watch, e->trap, e->waste, e->use,
