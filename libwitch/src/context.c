@@ -21,12 +21,15 @@ void context_set_runtime_text(uint64_t lo, uint64_t hi, uint64_t through_lo_, ui
 
 /* Frames of the runtime's wrappers that the program called (bulk.c) are
  * left out: the program's call goes through them to the C library. */
-static int drop_through_frames(uint64_t *pcs, int n)
+static int drop_through_frames(uint64_t *pcs, uint64_t *sps, int n)
 {
 	int out = 0;
 	for (int i = 0; i < n; i++)
-		if (i == 0 || pcs[i] < through_lo || pcs[i] >= through_hi)
+		if (i == 0 || pcs[i] < through_lo || pcs[i] >= through_hi) {
+			if (sps)
+				sps[out] = sps[i];
 			pcs[out++] = pcs[i];
+		}
 	return out;
 }
 
@@ -68,18 +71,20 @@ static void resume_watchpoints(struct witch_thread *t, uint32_t paused)
 }
 
 int context_of_signal(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int skip,
-		      uint64_t *pcs, int max)
+		      uint64_t *pcs, uint64_t *sps, int max)
 {
 	uint32_t paused = pause_stack_watchpoints(t, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
-	int n = unwind_context(uc, pcs, max, NULL);
+	int n = unwind_context(uc, pcs, sps, max, NULL);
 	resume_watchpoints(t, paused);
 	if (n <= 0)
 		return n < 0 ? n : -EINVAL;
-	n = drop_through_frames(pcs, n);
+	n = drop_through_frames(pcs, sps, n);
 	if (skip > 0) {
 		if (n <= skip)
 			return -EINVAL;
 		memmove(pcs, pcs + skip, sizeof(pcs[0]) * (size_t)(n - skip));
+		if (sps)
+			memmove(sps, sps + skip, sizeof(sps[0]) * (size_t)(n - skip));
 		n -= skip;
 	}
 	pcs[0] = leaf;

@@ -368,14 +368,14 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		t->stats.traps_kept++;
 		return;
 	}
-	uint32_t watch_ctx = w->own.ctx;
+	uint32_t watch_ctx = w->own.ctx, watch_obj = w->own.obj;
 	if (v == CRAFT_DROP) {
 		t->stats.traps++;
 		t->stats.traps_unreadable++;
 		sample_release(t, slot);
 		return;
 	}
-	int n = context_of_signal(t, uc, p.pc, p.skip_frames, pcs, (int)witch_rt.cfg->depth);
+	int n = context_of_signal(t, uc, p.pc, p.skip_frames, pcs, NULL, (int)witch_rt.cfg->depth);
 	if (n <= 0) {
 		t->stats.skip_unwind++;
 		sample_release(t, slot);
@@ -393,7 +393,7 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		t->stats.skip_cct_full++;
 		return;
 	}
-	if (pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, v == CRAFT_WASTE ? amount : 0,
+	if (pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, watch_obj, v == CRAFT_WASTE ? amount : 0,
 			v == CRAFT_USE ? amount : 0, v == CRAFT_WASTE && approx ? amount : 0) < 0)
 		t->stats.skip_pairs_full++;
 }

@@ -28,12 +28,14 @@ void pairtab_clear(struct pairtab *p)
 	p->dropped = 0;
 }
 
-static struct pair_entry *pairtab_get(struct pairtab *p, uint32_t watch, uint32_t trap)
+static struct pair_entry *pairtab_get(struct pairtab *p, uint32_t watch, uint32_t trap,
+				      uint32_t object)
 {
-	uint32_t b = (uint32_t)((((uint64_t)watch << 32 | trap) * 0x9e3779b97f4a7c15ull) >> 32) &
-		     p->bucket_mask;
+	uint64_t key = ((uint64_t)watch << 32 | trap) ^ (uint64_t)object * 0xff51afd7ed558ccdull;
+	uint32_t b = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & p->bucket_mask;
 	for (uint32_t id = p->buckets[b]; id; id = p->entries[id].hash_next)
-		if (p->entries[id].watch == watch && p->entries[id].trap == trap)
+		if (p->entries[id].watch == watch && p->entries[id].trap == trap &&
+		    p->entries[id].object == object)
 			return &p->entries[id];
 	if (p->n_entries >= p->max_entries) {
 		p->dropped++;
@@ -43,15 +45,16 @@ static struct pair_entry *pairtab_get(struct pairtab *p, uint32_t watch, uint32_
 	struct pair_entry *e = &p->entries[id];
 	e->watch = watch;
 	e->trap = trap;
+	e->object = object;
 	e->hash_next = p->buckets[b];
 	p->buckets[b] = id;
 	return e;
 }
 
-int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, double waste,
-		double use, double waste_approx)
+int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
+		double waste, double use, double waste_approx)
 {
-	struct pair_entry *e = pairtab_get(p, watch, trap);
+	struct pair_entry *e = pairtab_get(p, watch, trap, object);
 	if (!e)
 		return -ENOMEM;
 	e->waste += waste;
@@ -64,7 +67,7 @@ int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, double waste,
 int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
 		  const struct pair_entry *from)
 {
-	struct pair_entry *e = pairtab_get(p, watch, trap);
+	struct pair_entry *e = pairtab_get(p, watch, trap, from->object);
 	if (!e)
 		return -ENOMEM;
 	e->waste += from->waste;

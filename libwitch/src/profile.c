@@ -1,5 +1,6 @@
 /* profile: process-wide aggregate and the profile writer (see profile.h). */
 #include "witch/profile.h"
+#include "witch/objects.h"
 #include "witch/runtime.h"
 #include "witch/log.h"
 
@@ -312,6 +313,73 @@ static void profile_emit_modules(FILE *f)
 
 /* --- writer ------------------------------------------------------------- */
 
+/* Heap objects' allocation contexts are paths of the process tree. */
+static int64_t profile_node_of(const uint64_t *pcs, int n, void *arg)
+{
+	(void)arg;
+	return cct_insert_path(&prof.cct, pcs, n);
+}
+
+static const struct pair_entry *sort_entries;
+
+static int pair_order(const void *a, const void *b)
+{
+	const struct pair_entry *x = &sort_entries[*(const uint32_t *)a];
+	const struct pair_entry *y = &sort_entries[*(const uint32_t *)b];
+	if (x->watch != y->watch)
+		return x->watch < y->watch ? -1 : 1;
+	if (x->trap != y->trap)
+		return x->trap < y->trap ? -1 : 1;
+	return (x->object > y->object) - (x->object < y->object);
+}
+
+static void pair_emit(FILE *f, const struct pair_entry *e)
+{
+	fprintf(f, "pair %u %u %.17g %.17g %llu", e->watch, e->trap, e->waste, e->use,
+		(unsigned long long)e->traps);
+	if (e->waste_approx > 0)
+		fprintf(f, " %.17g", e->waste_approx);
+	fputc('\n', f);
+}
+
+/* The table is keyed by <watch, trap, object>: one `pair` per <watch, trap>
+ * summed over its objects, then its `pair_object` parts. */
+static void profile_emit_pairs(FILE *f)
+{
+	uint32_t n = prof.pairs.n_entries - 1, *order = malloc(sizeof(uint32_t) * (n + 1));
+	if (!order) { /* no split then: each entry a pair (readers sum repeats) */
+		for (uint32_t i = 1; i <= n; i++)
+			pair_emit(f, &prof.pairs.entries[i]);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		order[i] = i + 1;
+	sort_entries = prof.pairs.entries;
+	qsort(order, n, sizeof(order[0]), pair_order);
+	for (uint32_t i = 0; i < n;) {
+		const struct pair_entry *first = &prof.pairs.entries[order[i]];
+		struct pair_entry sum = *first;
+		uint32_t j = i + 1;
+		for (; j < n; j++) {
+			const struct pair_entry *e = &prof.pairs.entries[order[j]];
+			if (e->watch != first->watch || e->trap != first->trap)
+				break;
+			sum.waste += e->waste;
+			sum.use += e->use;
+			sum.waste_approx += e->waste_approx;
+			sum.traps += e->traps;
+		}
+		pair_emit(f, &sum);
+		for (uint32_t k = i; k < j && objects_enabled(); k++) {
+			const struct pair_entry *e = &prof.pairs.entries[order[k]];
+			fprintf(f, "pair_object %u %u %u %.17g %.17g %.17g\n", e->watch, e->trap,
+				objects_written_id(e->object), e->waste, e->use, e->waste_approx);
+		}
+		i = j;
+	}
+	free(order);
+}
+
 static int profile_emit(FILE *f)
 {
 	char exe[PATH_MAX];
@@ -333,20 +401,16 @@ static int profile_emit(FILE *f)
 	fprintf(f, "pid %d\n", (int)getpid());
 	fprintf(f, "exe %s\n", exe);
 	profile_emit_modules(f);
+	objects_prepare(profile_node_of, NULL);
 	for (uint32_t i = 1; i < prof.cct.n_nodes; i++) {
 		const struct cct_node *n = &prof.cct.nodes[i];
 		fprintf(f, "node %u %u 0x%llx\n", i, n->parent, (unsigned long long)n->pc);
 		if (n->mu > 0)
 			fprintf(f, "sampled %u %.17g\n", i, n->mu);
 	}
-	for (uint32_t i = 1; i < prof.pairs.n_entries; i++) {
-		const struct pair_entry *e = &prof.pairs.entries[i];
-		fprintf(f, "pair %u %u %.17g %.17g %llu", e->watch, e->trap, e->waste, e->use,
-			(unsigned long long)e->traps);
-		if (e->waste_approx > 0)
-			fprintf(f, " %.17g", e->waste_approx);
-		fputc('\n', f);
-	}
+	if (objects_emit(f) < 0)
+		return -EIO;
+	profile_emit_pairs(f);
 	fprintf(f, "end\n");
 	return ferror(f) ? -EIO : 0;
 }

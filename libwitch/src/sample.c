@@ -3,6 +3,7 @@
 #include "witch/cct.h"
 #include "witch/context.h"
 #include "witch/log.h"
+#include "witch/objects.h"
 #include "witch/reservoir.h"
 #include "witch/runtime.h"
 #include "witch/thread.h"
@@ -38,9 +39,22 @@ static uint32_t armed_mask(const struct witch_thread *t)
 	return m;
 }
 
+/* The data the sample falls on, decided now (docs/objects.md): its bytes
+ * count there, and a trap's verdict goes to it.  *dropped: the object
+ * table was full. */
+static uint32_t sample_object(struct witch_thread *t, const ucontext_t *uc,
+			      const struct sample_req *r, const uint64_t *pcs, const uint64_t *sps,
+			      int n, int *dropped)
+{
+	struct objects_where w = {(uint64_t)uc->uc_mcontext.gregs[REG_RIP], pcs, sps, n,
+				  t->stack_hi, t->fs_base};
+	*dropped = 0;
+	return objects_enabled() ? objects_classify(r->a->addr, &w, dropped) : 0;
+}
+
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
 {
-	uint64_t pcs[CONFIG_MAX_DEPTH];
+	uint64_t pcs[CONFIG_MAX_DEPTH], sps[CONFIG_MAX_DEPTH];
 	const struct decode_access *a = r->a;
 
 	if (thread_owns_address(t, a->addr)) {
@@ -50,7 +64,10 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	t->stats.samples++;
 	log_verbose(2, "sample pc %lx addr %lx len %u weight %lu bytes", (unsigned long)r->leaf,
 		    (unsigned long)a->addr, a->len, (unsigned long)r->weight);
-	int n = context_of_signal(t, uc, r->leaf, 0, pcs, (int)witch_rt.cfg->depth);
+	int n = context_of_signal(t, uc, r->leaf, 0, pcs, sps, (int)witch_rt.cfg->depth);
+	/* Before the run-ahead's frames change pcs: sps are the unwound frames'. */
+	int obj_dropped;
+	uint32_t obj = n > 0 ? sample_object(t, uc, r, pcs, sps, n, &obj_dropped) : 0;
 	if (n > 0 && r->emu)
 		n = emulate_context(r->emu, pcs, n, (int)witch_rt.cfg->depth);
 	else if (n > 0 && r->self_pc == 0)
@@ -70,6 +87,11 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	}
 	struct cct_node *c = cct_node(&t->cct, (uint32_t)node);
 	c->mu += r->weight; /* Witch 4.4.2: every sample counts in its context (in bytes) */
+	if (objects_enabled()) {
+		objects_add_sampled(obj, r->weight);
+		t->stats.objects_unknown += obj == 0;
+		t->stats.objects_dropped += (uint64_t)obj_dropped;
+	}
 	if (witch_rt.cfg->sample_only)
 		return; /* WITCH_WATCHPOINTS=0: the weights alone (the profile's `sampled`) */
 
@@ -77,6 +99,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	memset(&cand, 0, sizeof(cand));
 	watchpoint_align(a->addr, a->len, &cand.addr, &cand.len);
 	cand.own.ctx = (uint32_t)node;
+	cand.own.obj = obj;
 	cand.own.sample_pc = r->self_pc;
 	cand.own.sample_addr = a->addr;
 	cand.own.sample_len = a->len;

@@ -15,10 +15,10 @@ int unwind_init(void)
 	return 0;
 }
 
-static int unwind_walk(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_start)
+static int unwind_walk(ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max, uint64_t *fn_start)
 {
 	unw_cursor_t cursor;
-	unw_word_t ip;
+	unw_word_t ip, sp;
 	int n = 0;
 
 	if (max < 1)
@@ -29,6 +29,8 @@ static int unwind_walk(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_star
 		return -EINVAL;
 	if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0)
 		return -EINVAL;
+	if (sps)
+		sps[n] = unw_get_reg(&cursor, UNW_REG_SP, &sp) == 0 ? sp : 0;
 	pcs[n++] = ip;
 	phdrs_unwind_at(ip);
 	if (fn_start) {
@@ -38,6 +40,8 @@ static int unwind_walk(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_star
 	while (n < max && unw_step(&cursor) > 0) {
 		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
 			break;
+		if (sps) /* the caller's sp: where the frame below ends (its CFA) */
+			sps[n] = unw_get_reg(&cursor, UNW_REG_SP, &sp) == 0 ? sp : 0;
 		pcs[n++] = unw_is_signal_frame(&cursor) > 0 ? ip : ip - 1;
 		phdrs_unwind_at(pcs[n - 1]); /* the next step looks up this frame */
 	}
@@ -46,10 +50,10 @@ static int unwind_walk(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_star
 
 /* libunwind finds unwind tables through dl_iterate_phdr: inside these two,
  * the runtime's lock-free snapshot of the modules answers (phdrs.h). */
-int unwind_context(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_start)
+int unwind_context(ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max, uint64_t *fn_start)
 {
 	phdrs_unwind_begin();
-	int n = unwind_walk(uc, pcs, max, fn_start);
+	int n = unwind_walk(uc, pcs, sps, max, fn_start);
 	phdrs_unwind_end();
 	return n;
 }

@@ -17,6 +17,7 @@
 #include "witch/forkguard.h"
 #include "witch/handler.h"
 #include "witch/log.h"
+#include "witch/objects.h"
 #include "witch/phdrs.h"
 #include "witch/pmu_event.h"
 #include "witch/profile.h"
@@ -87,6 +88,7 @@ static void witch_postfork_child(void)
 	witch_pid = getpid();
 	phdrs_postfork_child();
 	profile_postfork_child();
+	objects_postfork_child();
 	thread_postfork_child();
 	flush_postfork_child();
 }
@@ -239,6 +241,10 @@ __attribute__((constructor)) static void witch_init(void)
 		log_line("cannot allocate the profile (%s); running without profiling", strerror(-rc));
 		return;
 	}
+	/* Data-centric attribution (docs/objects.md); without the table every
+	 * sample's object is unknown and the rest runs as before. */
+	if ((rc = objects_init()) < 0)
+		log_verbose(1, "no object table (%s): objects are not told apart", strerror(-rc));
 	if (!use_pmu && (rc = bulk_init(craft->sample_kind)) < 0)
 		log_verbose(1, "memset/memcpy not found (%s): ticks sample them", strerror(-rc));
 	witch_find_runtime_text();

@@ -279,7 +279,7 @@ static void test_pairtab(void)
 		const struct pair_row *r = &pair_rows[i];
 		int rc;
 		if (r->op == ADD) {
-			rc = pairtab_add(&p, r->watch, r->trap, r->waste, r->use, r->approx);
+			rc = pairtab_add(&p, r->watch, r->trap, 0, r->waste, r->use, r->approx);
 		} else {
 			struct pair_entry from;
 			memset(&from, 0, sizeof(from));
@@ -317,6 +317,31 @@ static void test_pairtab(void)
 	arena_destroy(&a);
 }
 
+/* A pair is split by object: the same <watch, trap> on two objects is two
+ * entries; a merge keeps the entry's object. */
+static void test_pairtab_objects(void)
+{
+	struct arena a;
+	struct pairtab p, q;
+	CHECK(__LINE__, arena_init(&a, 1 << 20) == 0, "arena_init");
+	CHECK(__LINE__, pairtab_init(&p, &a, 8) == 0 && pairtab_init(&q, &a, 8) == 0, "init");
+	CHECK(__LINE__, pairtab_add(&p, 5, 6, 1, 10, 0, 0) == 0, "add obj 1");
+	CHECK(__LINE__, pairtab_add(&p, 5, 6, 2, 3, 1, 0) == 0, "add obj 2");
+	CHECK(__LINE__, pairtab_add(&p, 5, 6, 1, 4, 0, 0) == 0, "add obj 1 again");
+	CHECK(__LINE__, p.n_entries == 3, "n_entries %u, want 3 (two objects)", p.n_entries);
+	const struct pair_entry *e1 = &p.entries[1], *e2 = &p.entries[2];
+	CHECK(__LINE__, e1->object == 1 && e1->waste == 14 && e1->traps == 2,
+	      "obj 1: object %u waste %g traps %llu", e1->object, e1->waste,
+	      (unsigned long long)e1->traps);
+	CHECK(__LINE__, e2->object == 2 && e2->waste == 3 && e2->use == 1, "obj 2: object %u waste %g",
+	      e2->object, e2->waste);
+	CHECK(__LINE__, pairtab_merge(&q, 7, 8, e2) == 0 && pairtab_merge(&q, 7, 8, e1) == 0, "merge");
+	CHECK(__LINE__, q.n_entries == 3 && q.entries[1].object == 2 && q.entries[2].object == 1,
+	      "merged: %u entries, objects %u %u", q.n_entries, q.entries[1].object,
+	      q.entries[2].object);
+	arena_destroy(&a);
+}
+
 /* many pairs against a plain model: sums per pair survive hash chaining */
 static void test_pairtab_random(void)
 {
@@ -332,7 +357,7 @@ static void test_pairtab_random(void)
 	for (int i = 0; i < OPS; i++) {
 		uint32_t w = rng_below(&rng, W), t = rng_below(&rng, T);
 		double x = (double)rng_below(&rng, 64), y = (double)rng_below(&rng, 64);
-		int rc = pairtab_add(&p, w * 977 + 1, t * 131071 + 1, x, y, x);
+		int rc = pairtab_add(&p, w * 977 + 1, t * 131071 + 1, 0, x, y, x);
 		CHECK(__LINE__, rc == 0, "add %d: rc %d", i, rc);
 		waste[w][t] += x;
 		use[w][t] += y;
@@ -364,6 +389,7 @@ int main(void)
 	test_cct_random();
 	test_cct_small_arena();
 	test_pairtab();
+	test_pairtab_objects();
 	test_pairtab_random();
 	if (check_failures) {
 		fprintf(stderr, "test_cct: %d failure(s)\n", check_failures);

@@ -22,10 +22,11 @@ int context_in_runtime(const uint64_t *pcs, int n);
  * which may differ from the interrupted pc), then the callers; skip drops
  * innermost frames that are not the accessing code's (a trapping call's
  * callee).  The thread's read-write watchpoints on its stack are paused
- * meanwhile, so the unwinder's reads do not trap (Witch 4.5).  Returns the
- * frame count or -errno. */
+ * meanwhile, so the unwinder's reads do not trap (Witch 4.5).  sps (may be
+ * NULL) gets each frame's stack pointer (unwind.h).  Returns the frame count
+ * or -errno. */
 int context_of_signal(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int skip,
-		      uint64_t *pcs, int max);
+		      uint64_t *pcs, uint64_t *sps, int max);
 /* A context taken inside the runtime on the program's call of fn (bulk.h): the
  * runtime's frames after the leaf go, fn becomes the leaf, the program's call
  * site its caller.  New count or -EINVAL. */

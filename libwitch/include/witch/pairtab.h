@@ -1,4 +1,5 @@
-/* pairtab: metrics of <C_watch, C_trap> pairs (Witch 4.4.2).
+/* pairtab: metrics of <C_watch, C_trap> pairs (Witch 4.4.2), each split by
+ * the object its watched bytes were in (objects.h; 0 = unknown).
  *
  * Entries live in p->entries[1 .. p->n_entries - 1].
  */
@@ -12,6 +13,7 @@
 struct pair_entry {
 	uint32_t watch;
 	uint32_t trap;
+	uint32_t object;
 	uint32_t hash_next;
 	double waste;
 	double use;
@@ -31,9 +33,9 @@ struct pairtab {
 int pairtab_init(struct pairtab *p, struct arena *a, uint32_t max_pairs);
 /* Accumulate into the pair (creating it) and count one trap. Returns 0 or
  * -ENOMEM when the table is full (counted in dropped). Async-signal-safe. */
-int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, double waste,
-		double use, double waste_approx);
-/* Adds another table's entry. */
+int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
+		double waste, double use, double waste_approx);
+/* Adds another table's entry (keeping its object). */
 int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
 		  const struct pair_entry *from);
 

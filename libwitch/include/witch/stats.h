@@ -41,6 +41,8 @@
 	X(skip_unwind)        /* stack walk failed */                            \
 	X(skip_cct_full)      /* calling context tree full: context dropped */   \
 	X(skip_pairs_full)    /* pair table full: attribution dropped */         \
+	X(objects_unknown)    /* samples in no object (objects.h) */             \
+	X(objects_dropped)    /* ... of them because the object table is full */ \
 	X(arm_errors)         /* perf_event refused to arm */                    \
 	X(rearm_fast)         /* re-armed with PERF_EVENT_IOC_MODIFY_ATTRIBUTES */ \
 	X(rearm_slow)         /* re-armed by close + reopen */                   \

@@ -12,10 +12,11 @@
 int unwind_init(void);
 /* Walk the interrupted thread's stack.  pcs[0] is the interrupted pc (exact);
  * pcs[i > 0] are return addresses minus one, so each lies in its call
- * instruction.  *fn_start (may be NULL) receives the start of the procedure
+ * instruction.  sps (may be NULL) gets each frame's stack pointer: frame i's
+ * stack is [sps[i], sps[i+1]).  *fn_start (may be NULL) receives the start of the procedure
  * holding pcs[0] from the unwind tables, or 0. Returns the number of frames
  * (>= 1) or a negative errno. */
-int unwind_context(ucontext_t *uc, uint64_t *pcs, int max, uint64_t *fn_start);
+int unwind_context(ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max, uint64_t *fn_start);
 /* Start of the procedure holding pc, from the unwind tables. */
 int unwind_proc_start(uint64_t pc, uint64_t *fn_start);
 

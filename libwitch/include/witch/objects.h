@@ -1,0 +1,63 @@
+/* objects: which data a sample's address falls on (docs/objects.md, #15).
+ *
+ * An address is classified when its sample is taken (the block live then):
+ * heap block (by allocation site, heap.h), then the thread's stack (by the
+ * frame holding it), static TLS, static data (by symbol, datasym.h), else
+ * unknown (id 0).  Objects live in one process-wide, insert-only, lock-free
+ * table of OBJECTS_MAX entries; what is past it counts as unknown.
+ */
+#ifndef WITCH_OBJECTS_H
+#define WITCH_OBJECTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define OBJECTS_MAX 4096
+
+enum objects_kind {
+	OBJECTS_UNKNOWN = 0,
+	OBJECTS_HEAP,
+	OBJECTS_STATIC,
+	OBJECTS_TLS,
+	OBJECTS_STACK,
+};
+
+/* Where the sample was taken: its thread's stack and calling context with
+ * each frame's stack pointer (unwind.h), pcs[0] the sampled instruction
+ * (which the run-ahead may have reached past a call), pc the interrupted
+ * one, whose function owns [sps[0], sps[1]). */
+struct objects_where {
+	uint64_t pc;
+	const uint64_t *pcs;
+	const uint64_t *sps;
+	int n;
+	uint64_t stack_hi; /* top of the thread's stack, 0 when unknown */
+	uint64_t tp;       /* the thread pointer (fs base) */
+};
+
+/* Once, from the constructor, when WITCH_OBJECTS is on: the table.  0 or
+ * -errno (then every sample is unknown). */
+int objects_init(void);
+int objects_enabled(void);
+/* The object holding addr: its id, 0 when unknown (*dropped set to 1 when
+ * that is because the table is full).  Async-signal-safe, lock-free. */
+uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dropped);
+/* A sample in object id stands for bytes (Witch 4.4.2's mu, by object). */
+void objects_add_sampled(uint32_t id, double bytes);
+
+/* Profile writer (under the profile lock, not in a handler).  Heap objects'
+ * allocation contexts become nodes of the process tree through node_of
+ * (pcs leaf first; returns the node id or -errno); call before the node
+ * records are written, then objects_emit for the object records. */
+typedef int64_t (*objects_node_fn)(const uint64_t *pcs, int n, void *arg);
+void objects_prepare(objects_node_fn node_of, void *arg);
+int objects_emit(FILE *f);
+
+/* After objects_emit: id if its record was written, else 0 (unknown). */
+uint32_t objects_written_id(uint32_t id);
+
+/* The child of fork starts its profile afresh: sampled bytes go to 0,
+ * objects (and their ids) stay. */
+void objects_postfork_child(void);
+
+#endif
