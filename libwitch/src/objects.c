@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define OBJECTS_SLOTS (2 * OBJECTS_MAX) /* at most half full: short probes */
+#define OBJECTS_SLOTS OBJECTS_ID_MAX /* at most half full: short probes */
 #define RED_ZONE 128
 /* Below the interrupted frame: the red zone, and frames the run-ahead
  * pushed (a pick may lie in a callee the emulator entered). */

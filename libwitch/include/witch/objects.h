@@ -13,6 +13,8 @@
 #include <stdio.h>
 
 #define OBJECTS_MAX 4096
+/* Ids run from 1 to OBJECTS_ID_MAX (slots of a half-full table); 0 is unknown. */
+#define OBJECTS_ID_MAX (2 * OBJECTS_MAX)
 
 enum objects_kind {
 	OBJECTS_UNKNOWN = 0,

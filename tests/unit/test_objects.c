@@ -1,0 +1,211 @@
+/* Unit test of objects.h: which frame's stack an address is in, one id per
+ * object across threads, the sampled bytes and the profile records, and the
+ * table's cap.  Heap and static objects are tested with their modules
+ * (test_heap.c, test_datasym.c); here the stack's pcs are made up, so
+ * unwind tables know none of them and an object is keyed by the pc itself.
+ * Exit status 0 on success.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "witch/objects.h"
+
+#include "check.h"
+
+/* A made-up stack: three frames, innermost first.  Frame i owns
+ * [sps[i], sps[i+1]); the outermost runs to STACK_HI. */
+#define SP0 0x7ff000100000ull
+#define SP1 (SP0 + 0x100)
+#define SP2 (SP0 + 0x300)
+#define STACK_HI (SP0 + 0x2000)
+#define PC_PICK 0x401000ull /* the sampled instruction, past a call the run-ahead made */
+#define PC_INT 0x401500ull  /* the interrupted instruction */
+#define PC_1 0x402000ull
+#define PC_2 0x403000ull
+
+static const uint64_t pcs[3] = {PC_PICK, PC_1, PC_2};
+static const uint64_t sps[3] = {SP0, SP1, SP2};
+
+static const struct stack_row {
+	int line;
+	uint64_t addr;
+	uint64_t want_pc; /* 0: unknown */
+} stack_rows[] = {
+	{__LINE__, SP0, PC_INT},                 /* frame 0 is the interrupted function's */
+	{__LINE__, SP1 - 1, PC_INT},
+	{__LINE__, SP0 - 8, PC_PICK},            /* below it: the run-ahead's callee */
+	{__LINE__, SP0 - (16u << 10), PC_PICK},  /* as far below as a pick may push */
+	{__LINE__, SP0 - (16u << 10) - 1, 0},    /* further: not this stack */
+	{__LINE__, SP1, PC_1},
+	{__LINE__, SP2 - 1, PC_1},
+	{__LINE__, SP2, PC_2},
+	{__LINE__, STACK_HI - 1, PC_2},
+	{__LINE__, STACK_HI, 0},                 /* above the thread's stack */
+	{__LINE__, 0x1000, 0},
+};
+
+/* The profile records, read back: the pc of stack object id, its sampled
+ * bytes, and the unknown's. */
+struct emitted {
+	uint64_t stack_pc[OBJECTS_ID_MAX + 1];
+	double sampled[OBJECTS_ID_MAX + 1];
+	int bad_lines;
+};
+
+static void emit_read(struct emitted *e)
+{
+	char *buf = NULL, line[256];
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	memset(e, 0, sizeof(*e));
+	CHECK(__LINE__, f != NULL, "open_memstream");
+	if (!f)
+		return;
+	CHECK(__LINE__, objects_emit(f) == 0, "objects_emit");
+	fclose(f);
+	FILE *r = fmemopen(buf, size, "r");
+	while (r && fgets(line, sizeof(line), r)) {
+		unsigned id;
+		unsigned long long pc;
+		double bytes;
+		if (sscanf(line, "object %u stack 0 0x%llx", &id, &pc) == 2 && id <= OBJECTS_ID_MAX)
+			e->stack_pc[id] = pc;
+		else if (sscanf(line, "object_sampled %u %lg", &id, &bytes) == 2 && id <= OBJECTS_ID_MAX)
+			e->sampled[id] = bytes;
+		else
+			e->bad_lines++;
+	}
+	if (r)
+		fclose(r);
+	free(buf);
+}
+
+static uint32_t classify(uint64_t addr, const uint64_t *p, int *dropped)
+{
+	struct objects_where w = {PC_INT, p, sps, 3, STACK_HI, 0};
+	return objects_classify(addr, &w, dropped);
+}
+
+static void test_stack(void)
+{
+	uint32_t id_of_pc[4] = {0};
+	const uint64_t known[4] = {PC_INT, PC_PICK, PC_1, PC_2};
+	for (size_t i = 0; i < sizeof(stack_rows) / sizeof(stack_rows[0]); i++) {
+		const struct stack_row *r = &stack_rows[i];
+		int dropped;
+		uint32_t id = classify(r->addr, pcs, &dropped);
+		CHECK(r->line, dropped == 0, "dropped with an empty table");
+		if (!r->want_pc) {
+			CHECK(r->line, id == 0, "0x%llx: id %u, want unknown", (unsigned long long)r->addr, id);
+			continue;
+		}
+		CHECK(r->line, id != 0, "0x%llx: unknown", (unsigned long long)r->addr);
+		for (int k = 0; k < 4; k++)
+			if (known[k] == r->want_pc) {
+				CHECK(r->line, id_of_pc[k] == 0 || id_of_pc[k] == id,
+				      "pc 0x%llx: id %u, earlier %u", (unsigned long long)r->want_pc, id,
+				      id_of_pc[k]);
+				id_of_pc[k] = id;
+			}
+		objects_add_sampled(id, 10);
+	}
+	objects_add_sampled(0, 7);
+	static struct emitted e;
+	emit_read(&e);
+	CHECK(__LINE__, e.bad_lines == 0, "%d lines not object/object_sampled", e.bad_lines);
+	/* rows per pc: INT 2, PICK 2, PC_1 2, PC_2 2, 10 bytes each */
+	for (int k = 0; k < 4; k++) {
+		uint32_t id = id_of_pc[k];
+		CHECK(__LINE__, id != 0 && e.stack_pc[id] == known[k], "pc 0x%llx: record says 0x%llx",
+		      (unsigned long long)known[k], (unsigned long long)(id ? e.stack_pc[id] : 0));
+		CHECK(__LINE__, id != 0 && e.sampled[id] == 20, "pc 0x%llx: sampled %g, want 20",
+		      (unsigned long long)known[k], id ? e.sampled[id] : 0);
+		CHECK(__LINE__, objects_written_id(id) == id, "id %u not written", id);
+	}
+	CHECK(__LINE__, e.sampled[0] == 7, "unknown sampled %g, want 7", e.sampled[0]);
+	CHECK(__LINE__, objects_written_id(0) == 0, "unknown written");
+	/* A fork child's profile starts afresh: no bytes, same objects. */
+	objects_postfork_child();
+	emit_read(&e);
+	CHECK(__LINE__, e.sampled[0] == 0 && e.sampled[id_of_pc[0]] == 0, "bytes after fork: %g %g",
+	      e.sampled[0], e.sampled[id_of_pc[0]]);
+	CHECK(__LINE__, e.stack_pc[id_of_pc[0]] == PC_INT, "object gone after fork");
+}
+
+/* Threads meeting the same objects in different orders agree on their ids. */
+#define RACE_PCS 512
+static uint32_t race_ids[2][RACE_PCS];
+
+static void *race(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+	for (int k = 0; k < RACE_PCS; k++) {
+		int i = me ? RACE_PCS - 1 - k : k;
+		uint64_t p[3] = {0x500000ull + 16u * (unsigned)i, PC_1, PC_2};
+		int dropped;
+		race_ids[me][i] = classify(SP0 - 8, p, &dropped);
+		objects_add_sampled(race_ids[me][i], 1);
+	}
+	return NULL;
+}
+
+static void test_race(void)
+{
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		CHECK(__LINE__, pthread_create(&th[i], NULL, race, (void *)(intptr_t)i) == 0, "create");
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	static struct emitted e;
+	emit_read(&e);
+	for (int i = 0; i < RACE_PCS; i++) {
+		uint32_t id = race_ids[0][i];
+		CHECK(__LINE__, id != 0 && id == race_ids[1][i], "pc %d: ids %u and %u", i, id,
+		      race_ids[1][i]);
+		CHECK(__LINE__, id != 0 && e.sampled[id] == 2, "pc %d: sampled %g, want 2 (one per thread)",
+		      i, id ? e.sampled[id] : 0);
+	}
+}
+
+/* Past OBJECTS_MAX objects a new one is unknown and says dropped; known
+ * ones still resolve. */
+static void test_cap(void)
+{
+	uint32_t first = 0, last_id = 0;
+	int n_new = 0, dropped = 0;
+	for (int i = 0; i < OBJECTS_MAX + 10; i++) {
+		uint64_t p[3] = {0x600000ull + 16u * (unsigned)i, PC_1, PC_2};
+		uint32_t id = classify(SP0 - 8, p, &dropped);
+		if (i == 0)
+			first = id;
+		if (id) {
+			n_new++;
+			last_id = id;
+		} else {
+			CHECK(__LINE__, dropped == 1, "object %d: unknown but not dropped", i);
+		}
+	}
+	/* 4 + RACE_PCS objects exist from the tests before */
+	CHECK(__LINE__, n_new == OBJECTS_MAX - 4 - RACE_PCS, "%d new objects, want %d", n_new,
+	      OBJECTS_MAX - 4 - RACE_PCS);
+	uint64_t p[3] = {0x600000ull, PC_1, PC_2};
+	CHECK(__LINE__, classify(SP0 - 8, p, &dropped) == first && dropped == 0,
+	      "a known object after the cap");
+	CHECK(__LINE__, last_id != 0, "no object at all");
+}
+
+int main(void)
+{
+	CHECK(__LINE__, objects_init() == 0 && objects_enabled(), "objects_init");
+	test_stack();
+	test_race();
+	test_cap();
+	return check_failures != 0;
+}
