@@ -3,9 +3,12 @@
 on any machine (no watchpoint trap needed).
 
 usage: bench/sampled.py BUILD_DIR [--quick] [--out DIR] [--seeds N]
+                        [--programs P,...] [--oracle-dir DIR]
 
 --quick: the known-answer programs only (~7 min); without it also
-bench/programs/ (~20 min on 2 cores).
+bench/programs/ (~20 min on 2 cores).  --programs: only these.
+--oracle-dir: keep the oracle's answers there and reuse them (the oracle
+does not depend on libwitch: comparing two libwitch builds needs it once).
 
 Every Witch estimate is a sum of sample weights (4.4.2's mu) distributed
 over pairs by the watchpoints.  Whatever the watchpoints do, the weights by
@@ -79,6 +82,8 @@ def tvd(p, q):
 
 
 def run_oracle(build, argv, prefix):
+    if all(os.path.exists(f"{prefix}.{c}.json") for c in CLIENTS):
+        return {c: json.load(open(f"{prefix}.{c}.json")) for c in CLIENTS}
     cmd = [os.path.join(build, "tools", "oracle", "witch-oracle"), "--simulate=0",
            f"--out={prefix}", "--"] + argv
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=3600)
@@ -107,6 +112,8 @@ def main(argv):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default="sampled-results")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--programs", default="")
+    ap.add_argument("--oracle-dir", default="")
     args = ap.parse_args(argv)
     build = os.path.abspath(args.build)
     if not os.path.exists(os.path.join(build, "tools", "oracle", "witch-oracle")):
@@ -121,11 +128,15 @@ def main(argv):
     if not args.quick:
         progs += [(n, [os.path.join(build, "bench", "programs", n)]) for n in BENCH]
     progs = [(n, a) for n, a in progs if os.access(a[0], os.X_OK)]
+    if args.programs:
+        progs = [(n, a) for n, a in progs if n in args.programs.split(",")]
     os.makedirs(args.out, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="witch-sampled.")
+    odir = os.path.abspath(args.oracle_dir) if args.oracle_dir else tmp
+    os.makedirs(odir, exist_ok=True)
     rows = []
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        oracles = {n: pool.submit(run_oracle, build, a, os.path.join(tmp, n)) for n, a in progs}
+        oracles = {n: pool.submit(run_oracle, build, a, os.path.join(odir, n)) for n, a in progs}
         runs = {(n, c, r, s): pool.submit(run_witch, build, a, c, rate, s,
                                           os.path.join(tmp, f"{n}-{c}-{r.replace('/', '')}-{s}"))
                 for n, a in progs for c in CLIENTS for r, rate in RATES.items()
