@@ -47,6 +47,9 @@ class Prog:
         "inline_store": ("INLINE_STORE", "store_first"),
         "kill": ("KILL", "store_again"),
         "load": ("LOAD", "sum"),
+        "alloc": ("ALLOC", "main"),
+        "calloc": ("CALLOC", "make_table"),
+        "main_table": ("MAIN_TABLE", "main"),
     }
 
     def __init__(self, src_dir, work_dir, cflags=()):
