@@ -36,7 +36,11 @@ __attribute__((noinline)) long sum(const int *a, int n)
 /* A second allocation site, in a function of its own (objects tests). */
 __attribute__((noinline)) int *make_table(int n)
 {
-	return calloc((size_t)n, sizeof(int)); /* MARK_CALLOC */
+	int *t = calloc((size_t)n, sizeof(int)); /* MARK_CALLOC */
+
+	if (t)
+		t[0] = n; /* not a tail call: make_table is a frame */
+	return t;
 }
 
 int main(int argc, char **argv)

@@ -18,7 +18,7 @@
 #    --max-object-share (verdicts, exit statuses, bad values).
 # Malformed object records are in test_errors.sh.
 #
-# Usage: test_objects.sh PATH/TO/witch      (needs cc, nm, readelf, python3)
+# Usage: test_objects.sh PATH/TO/witch   (needs cc, nm, readelf, objdump, python3)
 set -eu
 WITCH=${1:?usage: test_objects.sh PATH/TO/witch}
 case $WITCH in /*) ;; *) WITCH=$(pwd)/$WITCH ;; esac
@@ -32,7 +32,7 @@ sys.path.insert(0, src)
 from profgen import Prog, check, finish, run
 
 g = Prog(src, work)
-A, M = g.addr, g.marks
+A, M, C = g.addr, g.marks, g.call
 B1, B2 = 0x555555554000, 0x5600aa000000
 LIB = "/nonexistent/libstdc++.so.6"
 FOO = "/usr/lib/x86_64-linux-gnu/libfoo.so.1"
@@ -55,8 +55,8 @@ def one_records(base, stack_pcs=(0, 4)):
         "node 1 0 %#x" % (base + A["main_first"]), "node 2 1 %#x" % (base + A["inline_store"]),
         "node 3 0 %#x" % (base + A["main_again"]), "node 4 3 %#x" % (base + A["kill"]),
         "node 5 0 %#x" % (base + A["main_sum"]), "node 6 5 %#x" % (base + A["load"]),
-        "node 7 0 %#x" % (base + A["alloc"]),
-        "node 8 0 %#x" % (base + A["main_table"]), "node 9 8 %#x" % (base + A["calloc"]),
+        "node 7 0 %#x" % (base + C["alloc"]),
+        "node 8 0 %#x" % (base + C["main_table"]), "node 9 8 %#x" % (base + C["calloc"]),
         "node 10 0 %#x" % (base + A["main_first"]), "node 11 10 %#x" % (lib + 0x1234),
         "object 1 heap 400 7",
         "object 2 heap 4000 9",
@@ -107,7 +107,7 @@ check([o["share"] for o in j["objects"]] == [0.5, 0.25, 0.125, 0.125, 0, 0, 0, 0
 by = {o["name"]: o for o in j["objects"]}
 al = by[H_MAIN]["alloc"]
 check([(f["function"], f["line"], f["file"]) for f in al] == [("main", M["ALLOC"], g.src)]
-      and al[0]["address"] == "%#x" % (B1 + A["alloc"]) and al[0]["module"] == g.prog,
+      and al[0]["address"] == "%#x" % (B1 + C["alloc"]) and al[0]["module"] == g.prog,
       "heap alloc frames (leaf = the call of malloc): %r" % al)
 al = by[H_TABLE]["alloc"]
 check([(f["function"], f["line"]) for f in al] == [("make_table", M["CALLOC"]), ("main", M["MAIN_TABLE"])],
@@ -148,9 +148,9 @@ exp = ("\n9 objects by waste:\n"
        "\n#4  share 12.50%%  waste 50 bytes  use 0 bytes  stack  sampled 150 bytes\n"
        "    stack of store_again\n"
        "\n#5  share 0.00%%  waste 0 bytes  use 0 bytes  unknown  sampled 25 bytes\n"
-       "    unknown\n") % (H_MAIN, loc("ALLOC"), g.prog, B1 + A["alloc"], H_TABLE,
-                           loc("CALLOC"), g.prog, B1 + A["calloc"], loc("MAIN_TABLE"), g.prog,
-                           B1 + A["main_table"])
+       "    unknown\n") % (H_MAIN, loc("ALLOC"), g.prog, B1 + C["alloc"], H_TABLE,
+                           loc("CALLOC"), g.prog, B1 + C["calloc"], loc("MAIN_TABLE"), g.prog,
+                           B1 + C["main_table"])
 check(sec.startswith(exp), "text objects section\n got:\n%s\n want:\n%s" % (sec[:len(exp) + 200], exp))
 check("\n    tls_counter (tls)\n" in sec and "\n    table (libfoo.so.1)\n" in sec and
       "\n    [data in libfoo.so.1]\n" in sec, "text lists every object")
@@ -164,7 +164,7 @@ check("\ntop 2 of 9 objects by waste:\n" in out and "\n#3  share 12.50%  waste 5
 two = g.write("two.prof", header(200, B2) + [
     "node 30 0 %#x" % (B2 + A["main_again"]), "node 31 30 %#x" % (B2 + A["kill"]),
     "node 40 0 %#x" % (B2 + A["main_first"]), "node 41 40 %#x" % (B2 + A["inline_store"]),
-    "node 50 0 %#x" % (B2 + A["alloc"]),
+    "node 50 0 %#x" % (B2 + C["alloc"]),
     "object 1 stack 0 %#x" % (B2 + store_again + 8),
     "object 2 heap 800 50",
     "object 3 static 256 %#x counts %s" % (B2 + 0x4040, g.prog),
@@ -199,7 +199,7 @@ check(rc == 0 and "object" not in out, "old profile: no objects in the text repo
 
 # ---- sample-only: no pairs, objects by sampled bytes ----
 so = g.write("sampleonly.prof", header(300, B1) + [
-    "node 1 0 %#x" % (B1 + A["alloc"]), "node 2 0 %#x" % (B1 + A["main_again"]),
+    "node 1 0 %#x" % (B1 + C["alloc"]), "node 2 0 %#x" % (B1 + A["main_again"]),
     "node 3 2 %#x" % (B1 + A["kill"]), "sampled 3 400",
     "object 1 heap 400 1", "object 2 static 16 %#x counts %s" % (B1 + 0x4040, g.prog),
     "object_sampled 1 300", "object_sampled 2 100"])
@@ -208,7 +208,7 @@ exp = ("\nbytes the samples stand for, by object (top 2 of 2):\n"
        "\n#1  share 75.00%%  300 bytes  heap  size 400 bytes\n"
        "    %s\n    allocated at\n      #0  main at %s in %s [%#x]\n"
        "\n#2  share 25.00%%  100 bytes  static  size 16 bytes\n    counts\n") % (
-           H_MAIN, loc("ALLOC"), g.prog, B1 + A["alloc"])
+           H_MAIN, loc("ALLOC"), g.prog, B1 + C["alloc"])
 check(rc == 0 and out.endswith(exp), "sample-only text: objects by sampled bytes\n got:\n%s\n want:\n%s" % (out, exp))
 
 # ---- HTML ----
@@ -265,7 +265,7 @@ else:
 new = g.write("new.prof", header(400, B2) + [
     "node 1 0 %#x" % (B2 + A["main_first"]), "node 2 1 %#x" % (B2 + A["inline_store"]),
     "node 3 0 %#x" % (B2 + A["main_again"]), "node 4 3 %#x" % (B2 + A["kill"]),
-    "node 5 0 %#x" % (B2 + A["alloc"]),
+    "node 5 0 %#x" % (B2 + C["alloc"]),
     "object 1 heap 400 5", "object 2 tls 8 0x10 tls_counter %s" % g.prog,
     "object 3 static 64 0x7f00 fresh %s" % g.prog,
     "pair 2 4 350 0 6", "pair_object 2 4 1 250 0 0", "pair_object 2 4 2 70 0 0",

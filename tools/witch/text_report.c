@@ -309,8 +309,12 @@ static void text_pair_objects(FILE *out, const struct witch_view *v, uint32_t pa
 		return;
 	fputs("    objects: ", out);
 	for (size_t i = first; i < end && i < first + TEXT_PAIR_OBJECTS; i++) {
-		fprintf(out, "%s%s waste ", i > first ? "; " : "", o->rows[o->parts[i].row].name);
-		witch_print_bytes(out, o->parts[i].waste);
+		/* A use-only pair's parts are its use. */
+		bool wasted = v->p->pairs[pair].waste > 0;
+
+		fprintf(out, "%s%s %s ", i > first ? "; " : "", o->rows[o->parts[i].row].name,
+			wasted ? "waste" : "use");
+		witch_print_bytes(out, wasted ? o->parts[i].waste : o->parts[i].use);
 	}
 	if (end - first > TEXT_PAIR_OBJECTS)
 		fprintf(out, "; and %zu more", end - first - TEXT_PAIR_OBJECTS);
