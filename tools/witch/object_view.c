@@ -5,6 +5,7 @@
 #include "summary.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,14 +26,35 @@ static const char *main_path(const struct witch_profile *p)
 	return p->nmodules ? p->modules[0].path : NULL;
 }
 
-/* The frame naming a heap object: the allocation context's leaf, or the
- * first frame in the main executable when the leaf is outside it. */
+/* Where the compiler's and the C/C++ libraries' headers live: code from
+ * them (std::vector's allocate, inlined or not) is library code even when
+ * it was compiled into the program. */
+static const char *const system_dirs[] = {
+	"/usr/include/", "/usr/local/include/", "/usr/lib/gcc/", "/usr/lib/llvm-",
+};
+
+/* Library code, not the program's: a frame outside the main executable, or
+ * one whose source is a system header. */
+static bool library_frame(const struct witch_frame *f, const char *exe)
+{
+	if (strcmp(f->module, exe))
+		return true;
+	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+		if (!strncmp(f->file, system_dirs[i], strlen(system_dirs[i])))
+			return true;
+	return false;
+}
+
+/* The frame naming a heap object: the allocation context's leaf, the
+ * program's call of the allocator; when the leaf is library code
+ * (operator new in libstdc++, std::vector's allocate inlined from a
+ * header), the first frame of the program's own code, if there is one. */
 static const struct witch_frame *heap_frame(const struct witch_path *pb, const char *exe)
 {
-	if (!exe || !strcmp(pb->frames[0]->module, exe))
+	if (!exe)
 		return pb->frames[0];
-	for (size_t i = 1; i < pb->n; i++)
-		if (!strcmp(pb->frames[i]->module, exe))
+	for (size_t i = 0; i < pb->n; i++)
+		if (!library_frame(pb->frames[i], exe))
 			return pb->frames[i];
 	return pb->frames[0];
 }

@@ -4,10 +4,13 @@
  * use and sampled bytes, and each pair's part on each of them.
  *
  * Names: heap "heap from FUNCTION (FILE:LINE)", from the allocation
- * context's leaf, the program's call of the allocator; when that frame is
- * outside the main executable (operator new in libstdc++, a library's
- * wrapper) and a frame of the executable is in the context, the first such
- * frame names it ("heap from FUNCTION" when it has no line); static
+ * context's leaf, the program's call of the allocator (FILE as the debug
+ * info names it; "heap from FUNCTION" when the frame has no line); when
+ * the leaf is library code - a frame outside the main executable
+ * (operator new in libstdc++, a library's wrapper) or from a system header
+ * (/usr/include/, /usr/local/include/, /usr/lib/gcc/, /usr/lib/llvm-*:
+ * std::vector's allocate inlined into the program) - the first frame of
+ * the program's own code names it, when the context has one; static
  * "SYMBOL", "SYMBOL (MODULE)" outside the executable, "[data in MODULE]"
  * without a symbol; tls "SYMBOL (tls)" ("[tls in MODULE]" without one);
  * stack "stack of FUNCTION"; "unknown" (object id 0). MODULE is the
