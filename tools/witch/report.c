@@ -152,7 +152,9 @@ static const char report_usage[] =
 static const char report_help[] =
 	"Prints a summary and the pairs of calling contexts with the most\n"
 	"waste (default 10; --top 0 for all; the other formats list all by\n"
-	"default). Several files are merged. Formats: text, json (same as\n"
+	"default), then the objects (the data: heap allocation sites, static,\n"
+	"TLS and stack variables) the waste fell on, when the profile has\n"
+	"them. Several files are merged. Formats: text, json (same as\n"
 	"--json), folded (stacks for flamegraph.pl and speedscope), pprof\n"
 	"(gzipped profile.proto for go tool pprof; -o FILE, or stdout when it\n"
 	"is not a terminal), html (one\n"
