@@ -401,7 +401,7 @@ check(ld.order == ["answer", "top", "objects", "flame", "pairs", "counters"],
       "sections: the answer, the top pairs, the objects, the flame graph, all pairs, counters: %r"
       % ld.order)
 check([(o[0]["data-kind"], float(o[0]["data-waste"]), float(o[0]["data-share"]), o[1]) for o in ld.objects] ==
-      [("heap", 2000.5, 2000.5 / j["waste"], "heap from main (%s:%d)" % (g.src, g.marks["ALLOC"])),
+      [("heap", 2000.5, 2000.5 / j["waste"], "heap from main (prog.c:%d)" % g.marks["ALLOC"]),
        ("static", 800.5, 800.5 / j["waste"], OBJSYM + " (" + os.path.basename(MOD) + ")")],
       "objects table rows, names as text: %r" % ld.objects)
 check("pwn2" not in dom.ids, "markup in an object's symbol made no element")

@@ -282,7 +282,7 @@ if os.path.exists(stdcxx):
     rc, out, err = run(witch, "report", "--json", heap)
     if check(rc == 0, "C++ heap object: %d %r" % (rc, err)):
         o = json.loads(out)["objects"][0]
-        want = "heap from %s (%s)" % (own[0], own[1].split(" ")[0])
+        want = "heap from %s (%s)" % (own[0], os.path.basename(own[1].split(" ")[0]))
         check(o["name"] == want, "C++ heap object named by the program's code\n got  %r\n want %r" % (o["name"], want))
         check(o["alloc"][0]["function"] == "operator new(unsigned long)" and o["alloc"][0]["raw"] == "_Znwm"
               and o["alloc"][0]["module"] == stdcxx, "operator new demangled in alloc: %r" % o["alloc"][0])

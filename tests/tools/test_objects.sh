@@ -80,9 +80,10 @@ one = g.write("one.prof", one_records(B1))
 WARN = ("witch: warning: cannot open module %s: No such file or directory; its frames are "
         "shown as [unknown in libstdc++.so.6]\n" % LIB)
 loc = lambda mark: "%s:%d" % (g.src, M[mark])
-H_MAIN = "heap from main (%s)" % loc("ALLOC")
-H_TABLE = "heap from make_table (%s)" % loc("CALLOC")
-H_WRAP = "heap from main (%s)" % loc("MAIN_FIRST")
+# Names have the source file's name, frames its path.
+H_MAIN = "heap from main (prog.c:%d)" % M["ALLOC"]
+H_TABLE = "heap from make_table (prog.c:%d)" % M["CALLOC"]
+H_WRAP = "heap from main (prog.c:%d)" % M["MAIN_FIRST"]
 # (kind, name, size, waste, use, sampled), in the report's order: by waste,
 # then sampled, then use, then kind and name.
 want_objects = [

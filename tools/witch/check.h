@@ -19,7 +19,7 @@
  * Prints one verdict line on stdout, e.g.
  *   witch check: fraction 0.42 > 0.30 (max): FAIL
  *   witch check: fraction 0.31, baseline 0.30: increase +0.01 <= 0.05 (max): PASS
- *   witch check: largest object share 0.62 > 0.50 (max), heap from main (/src/a.c:12): FAIL
+ *   witch check: largest object share 0.62 > 0.50 (max), heap from main (a.c:12): FAIL
  * (several criteria: their parts, separated by "; "). Numbers have two
  * decimals, more when two of them would otherwise print alike.
  */

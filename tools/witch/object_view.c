@@ -73,7 +73,8 @@ static int object_name(const struct witch_profile *p, struct witch_symbolizer *s
 			return rc;
 		f = heap_frame(pb, exe);
 		if (f->line && strcmp(f->file, "??"))
-			n = asprintf(name, "heap from %s (%s:%u)", f->function, f->file, f->line);
+			n = asprintf(name, "heap from %s (%s:%u)", f->function, base_name(f->file),
+				     f->line);
 		else
 			n = asprintf(name, "heap from %s", f->function);
 		break;

@@ -4,8 +4,9 @@
  * use and sampled bytes, and each pair's part on each of them.
  *
  * Names: heap "heap from FUNCTION (FILE:LINE)", from the allocation
- * context's leaf, the program's call of the allocator (FILE as the debug
- * info names it; "heap from FUNCTION" when the frame has no line); when
+ * context's leaf, the program's call of the allocator (FILE the source
+ * file's name, without its directory, as the oracle and the HTML page's
+ * sentences write it; "heap from FUNCTION" when the frame has no line); when
  * the leaf is library code - a frame outside the main executable
  * (operator new in libstdc++, a library's wrapper) or from a system header
  * (/usr/include/, /usr/local/include/, /usr/lib/gcc/, /usr/lib/llvm-*:
