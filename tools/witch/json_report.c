@@ -69,13 +69,17 @@ static int json_sampled(FILE *out, const struct witch_view *v, struct witch_path
 	return rc;
 }
 
-/* A pair's parts on objects, by waste: [{"kind","name","waste","use"}]. */
+/* A pair's parts on objects, by waste: ,"objects":[{"kind","name","waste","use"}];
+ * nothing for a pair without pair_object records: an empty list would say
+ * its waste fell on no object, when the profile did not say where. */
 static void json_pair_objects(FILE *out, const struct witch_view *v, uint32_t pair)
 {
 	const struct witch_objects *o = v->objects;
 	size_t first = o->n ? o->pair_first[pair] : 0, end = o->n ? o->pair_first[pair + 1] : 0;
 
-	fputc('[', out);
+	if (first == end)
+		return;
+	fputs(",\n   \"objects\":[", out);
 	for (size_t i = first; i < end; i++) {
 		const struct witch_object_part *pt = &o->parts[i];
 
@@ -213,7 +217,6 @@ int witch_json_write(FILE *out, const struct witch_view *v)
 		if ((rc = witch_path_collect(v->sym, p, q->trap, &pb)))
 			goto out;
 		json_frames(out, &pb);
-		fputs(",\n   \"objects\":", out);
 		json_pair_objects(out, v, v->order[k]);
 		fputc('}', out);
 	}

@@ -13,8 +13,9 @@
  *    "pairs":[{"waste":B, "use":B, "share":S,    S = waste/total waste (0 if none)
  *              "traps":N, ["waste_approx":B,]
  *              "watch":[FRAME...], "trap":[FRAME...],     frames leaf first
- *              "objects":[{"kind":K, "name":"...",     the pair's part on each
- *                          "waste":B, "use":B}]}],     object, by waste ([] if none)
+ *              ["objects":[{"kind":K, "name":"...",    the pair's part on each
+ *                           "waste":B, "use":B}]]}],   object, by waste; only for
+ *                                                pairs with pair_object records
  *    "objects":[{"kind":K, "name":"...",         every object (docs/objects.md),
  *                "size":N, "waste":B, "use":B,   by waste; [] for profiles
  *                "share":S, "sampled":B,         without object records;
