@@ -308,6 +308,9 @@ cases = [  # (line, args, status, stdout)
      "witch check: largest object share 0.58 <= 0.60 (max), %s: PASS" % H_MAIN),
     (line(), ["--max-fraction", "0.9", "--max-object-share", "0.3", one], 1,
      "witch check: fraction 0.73 <= 0.90 (max); largest object share 0.50 > 0.30 (max), %s: FAIL" % H_MAIN),
+    (line(), ["--baseline", old, "--max-increase", "0.1", "--max-object-share", "0.5", one], 0,
+     "witch check: fraction 0.73, baseline 0.67: increase +0.06 <= 0.10 (max); "
+     "largest object share 0.50 <= 0.50 (max), %s: PASS" % H_MAIN),
     (line(), ["--max-object-share", "0", old], 0,
      "witch check: largest object share 0.00 <= 0.00 (max), no objects in the profile: PASS"),
 ]
