@@ -65,6 +65,7 @@ def one_records(base, stack_pcs=(0, 4)):
         "object 5 static 128 0x7f1234560000 table %s" % FOO,
         "object 6 static 64 0x7f1234560100 - %s" % FOO,
         "object 7 tls 8 0x10 tls_counter %s" % g.prog,
+        "object 10 static 4 0x9000 nomod -", "object 11 tls 4 0x20 - -",
         "object 8 stack 0 %#x" % (base + store_again + stack_pcs[0]),
         "object 9 stack 0 %#x" % (base + store_again + stack_pcs[1]),
         "pair 2 4 300 100 6", "pair 4 4 100 0 2", "pair 6 4 0 50 1",
@@ -94,7 +95,9 @@ want_objects = [
     ("unknown", "unknown", 0, 0, 0, 25),
     ("heap", H_WRAP, 64, 0, 50, 0),
     ("static", "[data in libfoo.so.1]", 64, 0, 0, 0),
+    ("static", "nomod", 4, 0, 0, 0),
     ("static", "table (libfoo.so.1)", 128, 0, 0, 0),
+    ("tls", "[tls]", 4, 0, 0, 0),
     ("tls", "tls_counter (tls)", 8, 0, 0, 0),
 ]
 
@@ -103,7 +106,7 @@ check(rc == 0, "report --json: %d %r" % (rc, err))
 j = json.loads(out)
 got = [(o["kind"], o["name"], o["size"], o["waste"], o["use"], o["sampled"]) for o in j["objects"]]
 check(got == want_objects, "objects\n got  %r\n want %r" % (got, want_objects))
-check([o["share"] for o in j["objects"]] == [0.5, 0.25, 0.125, 0.125, 0, 0, 0, 0, 0],
+check([o["share"] for o in j["objects"]] == [0.5, 0.25, 0.125, 0.125, 0, 0, 0, 0, 0, 0, 0],
       "object shares of the waste: %r" % [o["share"] for o in j["objects"]])
 by = {o["name"]: o for o in j["objects"]}
 al = by[H_MAIN]["alloc"]
@@ -132,9 +135,10 @@ check(j["stats"]["objects_unknown"] == 3, "objects stats kept")
 # ---- text ----
 rc, out, err = run(witch, "report", one)
 check(rc == 0 and err == WARN, "text report: %d %r" % (rc, err))
-sec = out[out.index("\n9 objects by waste:\n"):] if "\n9 objects by waste:\n" in out else ""
-check(sec != "", "text has '9 objects by waste:':\n%s" % out)
-exp = ("\n9 objects by waste:\n"
+rc, out, err = run(witch, "report", "--top", "0", one)
+sec = out[out.index("\n11 objects by waste:\n"):] if "\n11 objects by waste:\n" in out else ""
+check(sec != "", "text has '11 objects by waste:':\n%s" % out)
+exp = ("\n11 objects by waste:\n"
        "\n#1  share 50.00%%  waste 200 bytes  use 60 bytes  heap  size 400 bytes  sampled 1000 bytes\n"
        "    %s\n"
        "    allocated at\n"
@@ -158,7 +162,7 @@ check("\n    tls_counter (tls)\n" in sec and "\n    table (libfoo.so.1)\n" in se
 check("    objects: %s waste 200 bytes; counts waste 100 bytes\n" % H_MAIN in out,
       "text pair lists its objects")
 rc, out, err = run(witch, "report", "--top", "2", one)
-check("\ntop 2 of 9 objects by waste:\n" in out and "\n#3  share 12.50%  waste 50 bytes  use 0 bytes  heap" not in out,
+check("\ntop 2 of 11 objects by waste:\n" in out and "\n#3  share 12.50%  waste 50 bytes  use 0 bytes  heap" not in out,
       "--top 2 limits the objects too")
 
 # ---- two processes: other bases, other ids; the same objects merge ----
@@ -176,7 +180,7 @@ rc, out, err = run(witch, "report", "--json", one, two)
 check(rc == 0, "merge: %d %r" % (rc, err))
 jm = json.loads(out)
 bym = {o["name"]: o for o in jm["objects"]}
-check(len(jm["objects"]) == 9, "merged: no new object, all were the same: %r" % [o["name"] for o in jm["objects"]])
+check(len(jm["objects"]) == 11, "merged: no new object, all were the same: %r" % [o["name"] for o in jm["objects"]])
 check((bym[H_MAIN]["waste"], bym[H_MAIN]["size"], bym[H_MAIN]["sampled"]) == (300, 800, 1010),
       "merged heap object: waste summed, size the largest: %r" % bym[H_MAIN])
 check(bym["stack of store_again"]["waste"] == 70 and bym["stack of store_again"]["sampled"] == 155,
@@ -222,7 +226,7 @@ rows = re.findall(r'<tr class="object" data-rank="(\d+)" data-kind="(\w+)" data-
 check([(r[1], float(r[3]), float(r[2])) for r in rows][:4] ==
       [("heap", 200, 0.5), ("static", 100, 0.25), ("heap", 50, 0.125), ("stack", 50, 0.125)],
       "html objects rows: %r" % rows[:4])
-check(len(rows) == 9, "html lists all objects: %d" % len(rows))
+check(len(rows) == 11, "html lists all objects: %d" % len(rows))
 pos = [page.find(s) for s in ('<section id="top">', 'id="objects"', 'id="flame', 'id="pairs"')]
 check(all(p >= 0 for p in pos) and pos == sorted(pos),
       "html: objects after the top pairs, before the flame graph: %r" % pos)

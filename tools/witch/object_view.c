@@ -84,9 +84,11 @@ static int object_name(const struct witch_profile *p, struct witch_symbolizer *s
 		n = asprintf(name, "stack of %s", witch_path_function(pb));
 		break;
 	case WITCH_OBJECT_STATIC:
+		/* A module written "-" is one the runtime could not name. */
 		if (!o->symbol)
-			n = asprintf(name, "[data in %s]", base_name(o->module));
-		else if (exe && !strcmp(o->module, exe))
+			n = strcmp(o->module, "-") ? asprintf(name, "[data in %s]", base_name(o->module))
+						   : asprintf(name, "[data]");
+		else if ((exe && !strcmp(o->module, exe)) || !strcmp(o->module, "-"))
 			n = asprintf(name, "%s", o->symbol);
 		else
 			n = asprintf(name, "%s (%s)", o->symbol, base_name(o->module));
@@ -95,7 +97,8 @@ static int object_name(const struct witch_profile *p, struct witch_symbolizer *s
 		if (o->symbol)
 			n = asprintf(name, "%s (tls)", o->symbol);
 		else
-			n = asprintf(name, "[tls in %s]", base_name(o->module));
+			n = strcmp(o->module, "-") ? asprintf(name, "[tls in %s]", base_name(o->module))
+						   : asprintf(name, "[tls]");
 		break;
 	case WITCH_OBJECT_UNKNOWN:
 		n = asprintf(name, "unknown");

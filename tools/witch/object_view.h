@@ -15,9 +15,11 @@
  * "SYMBOL", "SYMBOL (MODULE)" outside the executable, "[data in MODULE]"
  * without a symbol; tls "SYMBOL (tls)" ("[tls in MODULE]" without one);
  * stack "stack of FUNCTION"; "unknown" (object id 0). MODULE is the
- * module's file name; the main executable is the profile's `exe` (else
- * its first module).  Objects of one kind and name are one row, however
- * many objects, files or processes they came from; a heap row shows the
+ * module's file name ("[data]", "[tls]" and a bare SYMBOL when the
+ * profile wrote the module as "-"); the main executable is the profile's
+ * `exe` (else its first module).  Objects of one kind and name are one
+ * row, however many objects, files or processes they came from; a heap
+ * row shows the
  * allocation context of its part with the most waste (then sampled bytes).
  */
 #ifndef WITCH_TOOL_OBJECT_VIEW_H
