@@ -24,7 +24,7 @@ WITCH=${1:?usage: test_objects.sh PATH/TO/witch}
 case $WITCH in /*) ;; *) WITCH=$(pwd)/$WITCH ;; esac
 SRC=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+trap 'rm -rf "$T"' EXIT
 HOME=$T python3 - "$WITCH" "$SRC" "$T" <<'PYEOF'
 import inspect, json, os, re, shutil, subprocess, sys
 witch, src, work = sys.argv[1:4]
