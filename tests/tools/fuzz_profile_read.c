@@ -51,6 +51,24 @@ static void check_model(const struct witch_profile *p)
 		    q->trap >= p->nnodes || !(q->waste >= 0) || !(q->use >= 0))
 			abort();
 	}
+	for (size_t i = 0; i < p->nobjects; i++) {
+		const struct witch_object *o = &p->objects[i];
+
+		if (o->node >= p->nnodes || !(o->sampled >= 0))
+			abort();
+		/* object_view names heap and stack objects by their node. */
+		if ((o->kind == WITCH_OBJECT_HEAP || o->kind == WITCH_OBJECT_STACK) && o->node == 0)
+			abort();
+		if ((o->kind == WITCH_OBJECT_STATIC || o->kind == WITCH_OBJECT_TLS) && !o->module)
+			abort();
+	}
+	for (size_t i = 0; i < p->npair_objects; i++) {
+		const struct witch_pair_object *q = &p->pair_objects[i];
+
+		if (q->pair >= p->npairs || q->object >= p->nobjects || !(q->waste >= 0) ||
+		    !(q->use >= 0))
+			abort();
+	}
 	if (!p->sampler || strlen(witch_client_name(p->client)) < 4)
 		abort();
 }

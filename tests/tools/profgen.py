@@ -7,6 +7,7 @@ profiles whose pcs point there, so reports of them have known frames.
     g = Prog(src_dir, work_dir)     # builds work_dir/prog
     g = Prog(src_dir, work_dir, cflags=[...])   # with more compiler flags
     g.addr["kill"]                  # file address of MARK_KILL in store_again
+    g.call["alloc"]                 # a call site: the call's return address - 1
     g.module_line(1, base)          # a 'module' record for prog at base
     g.write(name, [records...])     # header lines are up to the caller
     check(cond, what); finish()     # collect failures, exit 1 if any
@@ -48,6 +49,14 @@ class Prog:
         "kill": ("KILL", "store_again"),
         "load": ("LOAD", "sum"),
     }
+    # call site name -> (function making the call, called function): the
+    # pcs of an allocation context (docs/objects.md), as the runtime writes
+    # them, return address minus one.
+    CALLS = {
+        "alloc": ("main", "malloc@plt"),
+        "calloc": ("make_table", "calloc@plt"),
+        "main_table": ("main", "make_table"),
+    }
 
     def __init__(self, src_dir, work_dir, cflags=()):
         self.src = os.path.join(src_dir, "prog.c")
@@ -80,6 +89,19 @@ class Prog:
         self.text_lo = min(a for a, s in self.syms.values())
         self.text_hi = max(a + s for a, s in self.syms.values()) + 16
         self.addr = {k: self._addr_of(*v) for k, v in self.WHERE.items()}
+        out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", self.prog],
+                             capture_output=True, text=True, check=True).stdout
+        self.call = {k: self._call_site(out, *v) for k, v in self.CALLS.items()}
+
+    def _call_site(self, dump, func, callee):
+        """The return address - 1 of FUNC's call of CALLEE."""
+        lo, size = self.syms[func]
+        insns = [(int(m.group(1), 16), m.group(2)) for m in
+                 re.finditer(r"^\s*([0-9a-f]+):\s*(.*)$", dump, re.M)]
+        for i, (a, text) in enumerate(insns[:-1]):
+            if lo <= a < lo + size and text.startswith("call") and text.endswith("<%s>" % callee):
+                return insns[i + 1][0] - 1
+        sys.exit("no call of %s in %s" % (callee, func))
 
     def _addr_of(self, mark, func):
         """An instruction of line MARK inside FUNC whose line-table rows all

@@ -33,18 +33,30 @@ __attribute__((noinline)) long sum(const int *a, int n)
 	return s;
 }
 
+/* A second allocation site, in a function of its own (objects tests). */
+__attribute__((noinline)) int *make_table(int n)
+{
+	int *t = calloc((size_t)n, sizeof(int)); /* MARK_CALLOC */
+
+	if (t)
+		t[0] = n; /* not a tail call: make_table is a frame */
+	return t;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 100;
-	int *a = malloc((size_t)n * sizeof(*a));
+	int *a = malloc((size_t)n * sizeof(*a)); /* MARK_ALLOC */
+	int *t = make_table(n); /* MARK_MAIN_TABLE */
 	long s;
 
-	if (!a)
+	if (!a || !t)
 		return 1;
 	store_first(a, n); /* MARK_MAIN_FIRST */
 	store_again(a, n); /* MARK_MAIN_AGAIN */
 	s = sum(a, n); /* MARK_MAIN_SUM */
-	printf("%ld\n", s);
+	printf("%ld %d\n", s, t[n - 1]);
+	free(t);
 	free(a);
 	return 0;
 }

@@ -127,15 +127,23 @@ cases = [  # (line, args, status, stdout)
               "--max-increase", "0.1", f42], 0,
      "witch check: fraction 0.42 <= 0.50 (max); baseline 0.36: increase +0.06 <= 0.10 (max): PASS"),
 ]
-usage = "Usage: witch check [--max-fraction F] [--baseline BASE --max-increase D] PROFILE..."
+usage = "Usage: witch check [--max-fraction F] [--max-object-share S] [--baseline BASE --max-increase D] PROFILE..."
 trunc = os.path.join(work, "trunc.prof")
 open(trunc, "w").write(open(f30).read().replace("end\n", ""))
 bad = [  # (line, args, first stderr line)
-    (line(), [f30], "witch: check: nothing to check: give --max-fraction F and/or --baseline BASE --max-increase D"),
+    (line(), [f30], "witch: check: nothing to check: give --max-fraction F, --max-object-share S and/or --baseline BASE --max-increase D"),
     (line(), ["--max-fraction", "1.5", f30], "witch: check: --max-fraction: '1.5' is not a fraction from 0 to 1"),
     (line(), ["--max-fraction", "-0.1", f30], "witch: check: --max-fraction: '-0.1' is not a fraction from 0 to 1"),
     (line(), ["--max-fraction", "abc", f30], "witch: check: --max-fraction: 'abc' is not a fraction from 0 to 1"),
     (line(), ["--max-fraction"], "witch: check: --max-fraction needs a value"),
+    (line(), ["--max-object-share", "1.5", f30], "witch: check: --max-object-share: '1.5' is not a share from 0 to 1"),
+    (line(), ["--max-object-share", "-0.1", f30], "witch: check: --max-object-share: '-0.1' is not a share from 0 to 1"),
+    (line(), ["--max-object-share", "half", f30], "witch: check: --max-object-share: 'half' is not a share from 0 to 1"),
+    (line(), ["--max-object-share=", f30], "witch: check: --max-object-share: '' is not a share from 0 to 1"),
+    (line(), ["--max-object-share", "nan", f30], "witch: check: --max-object-share: 'nan' is not a share from 0 to 1"),
+    (line(), [f30, "--max-object-share"], "witch: check: --max-object-share needs a value"),
+    (line(), ["--max-object-share", "0.5", trunc],
+     "witch: %s:11: truncated profile: no 'end' record after the last line" % trunc),
     (line(), ["--max-fraction", "0.5"], "witch: check: no profile file given"),
     (line(), ["--max-increase", "0.1", f30], "witch: check: --max-increase needs --baseline BASE"),
     (line(), ["--baseline", f30, f42], "witch: check: --baseline needs --max-increase D"),

@@ -123,6 +123,80 @@ good | sed '3a\
 module 1 0 0x1000 0x2000 -' >modpath.prof
 expect 2 "witch: modpath.prof:4: malformed 'module' record: missing path (expected 'module <id> <base> <start> <end> <build-id|-> <path>')" report modpath.prof
 
+# Object records (docs/objects.md): kinds, ids, references, fields.
+good | sed '8a\
+object 1 blob 8 2' >objkind.prof
+expect 2 "witch: objkind.prof:9: malformed 'object' record: unknown kind 'blob' (expected heap, static, tls or stack)" report objkind.prof
+good | sed '8a\
+object 1' >objfew.prof
+expect 2 "witch: objfew.prof:9: malformed 'object' record: too few fields (expected 'object <id> heap|static|tls|stack <size> ...')" report objfew.prof
+good | sed '8a\
+object 0 heap 8 2' >obj0.prof
+expect 2 "witch: obj0.prof:9: object id 0 is out of range: object 0 is the unknown object and is never written" report obj0.prof
+good | sed '8a\
+object 1 heap 8 2\
+object 1 stack 0 0x1000' >objdup.prof
+expect 2 "witch: objdup.prof:10: duplicate object id 1" report objdup.prof
+good | sed '8a\
+object 1 heap 8 9' >objnode.prof
+expect 2 "witch: objnode.prof:9: object 1: allocation node 9 is not defined" report objnode.prof
+good | sed '8a\
+object 1 heap 8 0' >objnode0.prof
+expect 2 "witch: objnode0.prof:9: object 1: allocation node 0 is out of range: the root has no calling context" report objnode0.prof
+good | sed '8a\
+object 1 heap 8 2 7' >objmany.prof
+expect 2 "witch: objmany.prof:9: malformed 'object' record: too many fields (expected 'object <id> heap <size> <alloc-node>')" report objmany.prof
+good | sed '8a\
+object 1 stack 0 0x1000 x' >objstackmany.prof
+expect 2 "witch: objstackmany.prof:9: malformed 'object' record: too many fields (expected 'object <id> stack <size> <pc>')" report objstackmany.prof
+good | sed '8a\
+object 1 static 8 0x4000 counts' >objpath.prof
+expect 2 "witch: objpath.prof:9: malformed 'object' record: missing module path (expected 'object <id> static <size> <addr> <name|-> <module path>')" report objpath.prof
+good | sed '8a\
+object 1 static 8 4000 counts /bin/true' >objaddr.prof
+expect 2 "witch: objaddr.prof:9: malformed 'object' record: address '4000' is not a 0x-prefixed hex address" report objaddr.prof
+good | sed '8a\
+object 1 tls 8' >objtls.prof
+expect 2 "witch: objtls.prof:9: malformed 'object' record: too few fields (expected 'object <id> tls <size> <offset> <name|-> <module path>')" report objtls.prof
+good | sed '8a\
+object 1 stack -1 0x1000' >objsize.prof
+expect 2 "witch: objsize.prof:9: malformed 'object' record: size '-1' is not a number" report objsize.prof
+good | sed '8a\
+object 1 stack 0 pc' >objpc.prof
+expect 2 "witch: objpc.prof:9: malformed 'object' record: pc 'pc' is not a 0x-prefixed hex address" report objpc.prof
+good | sed '8a\
+pair_object 2 3 5 8 0 0' >poobj.prof
+expect 2 "witch: poobj.prof:9: pair_object: object 5 is not defined" report poobj.prof
+good | sed '8a\
+pair_object 3 2 0 8 0 0' >popair.prof
+expect 2 "witch: popair.prof:9: pair_object: no 'pair 3 2' record for it to be part of" report popair.prof
+good | sed '8a\
+pair_object 2 3 0 8 0' >pofew.prof
+expect 2 "witch: pofew.prof:9: malformed 'pair_object' record: too few fields (expected 'pair_object <watch-node> <trap-node> <object-id> <waste> <use> <waste_approx>')" report pofew.prof
+good | sed '8a\
+pair_object 2 3 0 -8 0 0' >poneg.prof
+expect 2 "witch: poneg.prof:9: malformed 'pair_object' record: waste '-8' is not a non-negative number" report poneg.prof
+good | sed '8a\
+pair_object 2 9 0 8 0 0' >ponode.prof
+expect 2 "witch: ponode.prof:9: pair_object: trap node 9 is not defined" report ponode.prof
+good | sed '8a\
+pair_object 0 3 0 8 0 0' >ponode0.prof
+expect 2 "witch: ponode0.prof:9: pair_object: node 0 is out of range: the root has no calling context" report ponode0.prof
+good | sed '8a\
+object_sampled 4 10' >osobj.prof
+expect 2 "witch: osobj.prof:9: object_sampled: object 4 is not defined" report osobj.prof
+good | sed '8a\
+object_sampled 0 x' >osbytes.prof
+expect 2 "witch: osbytes.prof:9: malformed 'object_sampled' record: bytes 'x' is not a non-negative number" report osbytes.prof
+# Well-formed: object 0 (unknown) needs no record; an object after the
+# pair_object that names it, and a stack pc outside every module.
+good | sed '8a\
+pair_object 2 3 0 5 0 0\
+pair_object 2 3 1 3 0 0\
+object_sampled 0 4\
+object 1 stack 0 0x1000' >objok.prof
+expect 0 "" report objok.prof
+
 # Data after `end`.
 { good; echo "node 4 1 0x4000"; } >after.prof
 expect 2 "witch: after.prof:10: data after the 'end' record" report after.prof

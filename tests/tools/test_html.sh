@@ -5,6 +5,8 @@
 #  - summary values; the title; strings with markup characters (the
 #    program path, a module path with "</script>", "<!--<script>", quotes
 #    and "&") appear as text and inject nothing;
+#  - the objects table (docs/objects.md) after the top pairs, names with
+#    markup shown as text;
 #  - flame graph: one frame per node of the tree of root-first stacks
 #    (C_watch, KILLED_BY, C_trap) with the expected name, depth and waste,
 #    widths proportional to waste, children inside their parents;
@@ -56,6 +58,7 @@ EXE = "/opt/<b id=\"pwn\">&amp;'</script><script>document.title='pwned'</script>
 # The basename goes into the flame graph's JSON: "<!--<script>" there
 # would keep a raw "</script>" from closing the element.
 MOD = "/nonexistent/dir</script>/x<!--<script>&\"'.so"
+OBJSYM = "x</script><script>document.title='pwned'</script><b_id=\"pwn2\">"
 prof = g.write("one.prof", [
     "witch-profile 1", "client dead", "sampler soft", "period 1000",
     "stat samples 100", "stat watchpoints_armed 40", "stat traps 30", "stat skips 7",
@@ -66,7 +69,13 @@ prof = g.write("one.prof", [
     "node 5 0 %#x" % (B + A["main_sum"]), "node 6 5 %#x" % (B + A["load"]),
     "node 7 0 0x7f0000001234",
     "pair 2 4 300.5 100 6", "pair 4 4 99.25 0 2", "pair 6 4 0 50 1",
-    "pair 7 6 2500.5 0 1", "pair 6 2 40 0 1"])
+    "pair 7 6 2500.5 0 1", "pair 6 2 40 0 1",
+    # Objects (docs/objects.md): a heap object, and a static one whose
+    # symbol and module hold markup (shown as text, never as elements).
+    "node 8 0 %#x" % (B + g.call["alloc"]),
+    "object 1 heap 4096 8", "object 2 static 64 0x555555558040 " + OBJSYM + " " + MOD,
+    "pair_object 7 6 1 2000.5 0 0", "pair_object 7 6 2 500 0 0",
+    "pair_object 2 4 2 300.5 100 0", "object_sampled 1 900", "object_sampled 2 100"])
 
 page = os.path.join(art, "html_report.html")
 shot = os.path.join(art, "html_report.png")
@@ -340,15 +349,19 @@ class Lead(html.parser.HTMLParser):
 
     def __init__(self, text):
         super().__init__(convert_charrefs=True)
-        self.order, self.leads, self.details_open = [], [], None
-        self._pre = self._span = None
+        self.order, self.leads, self.details_open, self.objects = [], [], None, []
+        self._pre = self._span = self._oname = None
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         cls = (a.get("class") or "").split()
-        if a.get("id") in ("answer", "top", "flame", "pairs", "counters"):
+        if a.get("id") in ("answer", "top", "objects", "flame", "pairs", "counters"):
             self.order.append(a["id"])
+        if tag == "tr" and "object" in cls:
+            self.objects.append([a, ""])
+        if tag == "div" and "oname" in cls and self.objects:
+            self._oname = True
         if tag == "details":
             self.details_open = "open" in a
         if tag == "div" and "lead" in cls:
@@ -371,8 +384,12 @@ class Lead(html.parser.HTMLParser):
             self._span = None
         if tag == "p":
             self._look = False
+        if tag == "div":
+            self._oname = None
 
     def handle_data(self, d):
+        if self._oname:
+            self.objects[-1][1] += d
         if self._span is not None:
             self._span[2] += d
         if getattr(self, "_look", False):
@@ -380,8 +397,14 @@ class Lead(html.parser.HTMLParser):
 
 
 ld = Lead(browser("--dump-dom", url="file://" + page))
-check(ld.order == ["answer", "top", "flame", "pairs", "counters"],
-      "sections: the answer, the top pairs, the flame graph, all pairs, counters: %r" % ld.order)
+check(ld.order == ["answer", "top", "objects", "flame", "pairs", "counters"],
+      "sections: the answer, the top pairs, the objects, the flame graph, all pairs, counters: %r"
+      % ld.order)
+check([(o[0]["data-kind"], float(o[0]["data-waste"]), float(o[0]["data-share"]), o[1]) for o in ld.objects] ==
+      [("heap", 2000.5, 2000.5 / j["waste"], "heap from main (prog.c:%d)" % g.marks["ALLOC"]),
+       ("static", 800.5, 800.5 / j["waste"], OBJSYM + " (" + os.path.basename(MOD) + ")")],
+      "objects table rows, names as text: %r" % ld.objects)
+check("pwn2" not in dom.ids, "markup in an object's symbol made no element")
 check(ld.details_open is False, "the counters are in a collapsed <details>")
 waste_pairs = [p for p in j["pairs"] if p["waste"] > 0]
 check(len(ld.leads) == 3 and [float(x["attrs"]["data-share"]) for x in ld.leads] ==

@@ -11,6 +11,10 @@
 #    HTML. The program is also profiled for real under libwitch.so: where
 #    its pairs exist (this needs hardware watchpoints that trap), their
 #    C++ frames must be demangled.
+#  - C++ heap objects (docs/objects.md): an allocation context from
+#    operator new in the real libstdc++ through std::vector's inlined
+#    allocator to ns::Foo<int>::Foo is named by the program's own frame,
+#    its frames demangled as addr2line -i -f -C names them.
 #  - Rust: tests/programs/rust_names.rs, where rustc is there: a profile
 #    with pcs in rust_names::shapes::Grid::fill and ::clear, named in
 #    text, JSON (raw: the mangled symbol), folded and HTML as addr2line -C
@@ -234,6 +238,62 @@ for fmt, fn in (("text", check_text), ("json", check_json), ("folded", check_fol
     rc, out, err = run(witch, "report", "--format", fmt, prof)
     if check(rc == 0 and err == "", "report --format %s: %d %r" % (fmt, rc, err)):
         fn(out)
+
+# A C++ heap object (docs/objects.md): Foo's std::vector allocates with
+# operator new in libstdc++, the allocation context's leaf. The object is
+# named by the program's own code: neither libstdc++ nor the std::vector
+# and allocator frames inlined from /usr/include/c++ name it, but the
+# first frame from cxx_names.cpp, ns::Foo<int>::Foo; its frames are
+# demangled, operator new's with its mangled name in "raw".
+stdcxx = os.path.realpath(subprocess.run([cxx, "-print-file-name=libstdc++.so.6"], capture_output=True,
+                                         text=True, check=True).stdout.strip())
+if os.path.exists(stdcxx):
+    lb = 0x7f0000000000
+    load = [l.split() for l in subprocess.run(["readelf", "-lW", stdcxx], capture_output=True, text=True,
+                                              check=True).stdout.splitlines() if l.strip().startswith("LOAD")]
+    xseg = [f for f in load if "E" in f[6:-1]][0]
+    xlo, xsz = int(xseg[2], 16), int(xseg[5], 16)
+    new_addr = [int(l.split()[0], 16) for l in subprocess.run(["nm", "-D", "--defined-only", stdcxx],
+                capture_output=True, text=True, check=True).stdout.splitlines()
+                if l.split()[-1].split("@")[0] == "_Znwm"][0]
+    sbid = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run(
+        ["readelf", "-n", stdcxx], capture_output=True, text=True, check=True).stdout).group(1)
+    dump = subprocess.run(["objdump", "-d", "--no-show-raw-insn", exe], capture_output=True, text=True,
+                          check=True).stdout
+    insns = [(int(m.group(1), 16), m.group(2)) for m in re.finditer(r"^\s*([0-9a-f]+):\s*(.*)$", dump, re.M)]
+    mlo, msz = syms["main"]
+    site = [insns[i + 1][0] - 1 for i, (a, t) in enumerate(insns[:-1])
+            if mlo <= a < mlo + msz and t.startswith("call") and t.endswith("<_Znwm@plt>")][0]
+    frames = subprocess.run(["addr2line", "-i", "-f", "-C", "-e", exe, "%x" % site], capture_output=True,
+                            text=True, check=True).stdout.splitlines()
+    own = [(frames[i], frames[i + 1]) for i in range(0, len(frames), 2)
+           if "cxx_names.cpp" in frames[i + 1]][0]
+    heap = os.path.join(work, "cxx_heap.prof")
+    with open(heap, "w") as f:
+        f.write("\n".join([
+            "witch-profile 1", "client dead", "sampler soft", "exe " + exe,
+            "module 1 %#x %#x %#x %s %s" % (B, B + text_lo, B + text_hi, build_id, exe),
+            "module 2 %#x %#x %#x %s %s" % (lb, lb + xlo, lb + xlo + xsz, sbid, stdcxx),
+            "node 1 0 %#x" % (B + pcs["main"]), "node 2 1 %#x" % (B + pcs["bar"]),
+            "node 3 0 %#x" % (B + pcs["main"]), "node 4 3 %#x" % (B + pcs["baz"]),
+            "node 5 0 %#x" % (B + site), "node 6 5 %#x" % (lb + new_addr + 4),
+            "object 1 heap 33554432 6", "pair 2 4 1000 0 5", "pair_object 2 4 1 1000 0 0",
+            "end", ""]))
+    rc, out, err = run(witch, "report", "--json", heap)
+    if check(rc == 0, "C++ heap object: %d %r" % (rc, err)):
+        o = json.loads(out)["objects"][0]
+        want = "heap from %s (%s)" % (own[0], os.path.basename(own[1].split(" ")[0]))
+        check(o["name"] == want, "C++ heap object named by the program's code\n got  %r\n want %r" % (o["name"], want))
+        check(o["alloc"][0]["function"] == "operator new(unsigned long)" and o["alloc"][0]["raw"] == "_Znwm"
+              and o["alloc"][0]["module"] == stdcxx, "operator new demangled in alloc: %r" % o["alloc"][0])
+        check([f["function"] for f in o["alloc"][1:]] == frames[0::2],
+              "the allocation context's frames are addr2line -i -f -C's\n got  %r\n want %r"
+              % ([f["function"] for f in o["alloc"][1:]], frames[0::2]))
+    rc, out, err = run(witch, "report", heap)
+    check(rc == 0 and "    heap from ns::Foo<int>::Foo(unsigned long) (" in out and
+          "      #0  operator new(unsigned long) at " in out, "C++ heap object in the text report")
+else:
+    print("(no libstdc++.so.6 found: the C++ heap object is not checked)")
 
 # The program profiled for real.
 real = os.path.join(work, "real.prof")

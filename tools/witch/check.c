@@ -2,6 +2,7 @@
 #include "check.h"
 
 #include "cli.h"
+#include "object_view.h"
 #include "summary.h"
 
 #include <errno.h>
@@ -31,15 +32,16 @@ static void two_numbers(double a, double b, bool sign_a, char *sa, char *sb,
 	}
 }
 
-int witch_check_verdict(double fraction, bool has_max, double max,
-			bool has_base, double base_fraction,
-			double max_increase, char *line, size_t len)
+/* The fraction criteria after "witch check: " (at line + n); returns
+ * whether one fails and advances *np. */
+static bool fraction_parts(double fraction, bool has_max, double max, bool has_base,
+			   double base_fraction, double max_increase, char *line, size_t len,
+			   size_t *np)
 {
 	char a[32], b[32], c[32], d[32];
 	bool fail = false;
-	size_t n;
+	size_t n = *np;
 
-	n = (size_t)snprintf(line, len, "witch check: ");
 	if (has_max) {
 		bool over = fraction > max + CHECK_EPSILON;
 
@@ -67,13 +69,49 @@ int witch_check_verdict(double fraction, bool has_max, double max,
 					      a, b, c, over ? ">" : "<=", d);
 		fail |= over;
 	}
+	*np = n;
+	return fail;
+}
+
+int witch_check_verdict(double fraction, bool has_max, double max,
+			bool has_base, double base_fraction,
+			double max_increase, char *line, size_t len)
+{
+	size_t n = (size_t)snprintf(line, len, "witch check: ");
+	bool fail = fraction_parts(fraction, has_max, max, has_base, base_fraction,
+				   max_increase, line, len, &n);
+
+	snprintf(line + (n < len ? n : len), n < len ? len - n : 0, ": %s",
+		 fail ? "FAIL" : "PASS");
+	return fail ? 1 : 0;
+}
+
+int witch_check_object_verdict(bool has_fraction, double fraction, bool has_max, double max,
+			       bool has_base, double base_fraction, double max_increase,
+			       double share, double max_share, const char *object,
+			       char *line, size_t len)
+{
+	size_t n = (size_t)snprintf(line, len, "witch check: ");
+	bool fail = false, over = share > max_share + CHECK_EPSILON;
+	char a[32], b[32];
+
+	if (has_fraction) {
+		fail = fraction_parts(fraction, has_max, max, has_base, base_fraction,
+				      max_increase, line, len, &n);
+		n += (size_t)snprintf(line + (n < len ? n : len), n < len ? len - n : 0, "; ");
+	}
+	two_numbers(share, max_share, false, a, b, sizeof(a));
+	n += (size_t)snprintf(line + (n < len ? n : len), n < len ? len - n : 0,
+			      "largest object share %s %s %s (max), %s", a, over ? ">" : "<=", b,
+			      object ? object : "no objects in the profile");
+	fail |= over;
 	snprintf(line + (n < len ? n : len), n < len ? len - n : 0, ": %s",
 		 fail ? "FAIL" : "PASS");
 	return fail ? 1 : 0;
 }
 
 static const char check_usage[] =
-	"Usage: witch check [--max-fraction F] [--baseline BASE --max-increase D] PROFILE...\n";
+	"Usage: witch check [--max-fraction F] [--max-object-share S] [--baseline BASE --max-increase D] PROFILE...\n";
 
 
 /* A fraction limit: a plain decimal number from 0 to 1. */
@@ -92,8 +130,36 @@ static int parse_limit(const char *s, double *out)
 	return 0;
 }
 
-/* The fraction of the merged files, or a negative errno (message printed). */
-static int fraction_of(char **files, size_t n, double *out)
+/* The largest object of the merged profile p by waste: its share of the
+ * waste and its name (malloc'd; NULL without objects). 0 or a negative
+ * errno after a message. */
+static int largest_object(const struct witch_profile *p, const struct witch_totals *t,
+			  double *share, char **name)
+{
+	struct witch_symbolizer *sym = NULL;
+	struct witch_objects o = { 0 };
+	int rc = witch_symbolizer_new(p, &sym);
+
+	*share = 0;
+	*name = NULL;
+	if (!rc)
+		rc = witch_objects_build(p, sym, &o);
+	if (!rc && o.n) {
+		/* Rows are by waste: the first has the largest share. */
+		*share = witch_share(o.rows[0].waste, t->waste);
+		if (!(*name = strdup(o.rows[0].name)))
+			rc = -ENOMEM;
+	}
+	if (rc)
+		fprintf(stderr, "witch: cannot name the objects: %s\n", strerror(-rc));
+	witch_objects_free(&o);
+	witch_symbolizer_free(sym);
+	return rc;
+}
+
+/* The fraction of the merged files and, when share is not NULL, the largest
+ * object's share and name; or a negative errno (message printed). */
+static int fraction_of(char **files, size_t n, double *out, double *share, char **name)
 {
 	struct witch_profile p;
 	struct witch_totals t;
@@ -104,6 +170,8 @@ static int fraction_of(char **files, size_t n, double *out)
 	if (!rc) {
 		witch_totals_of(&p, &t);
 		*out = witch_fraction(t.waste, t.use);
+		if (share)
+			rc = largest_object(&p, &t, share, name);
 	}
 	witch_profile_free(&p);
 	return rc;
@@ -111,10 +179,11 @@ static int fraction_of(char **files, size_t n, double *out)
 
 int witch_check_main(int argc, char **argv)
 {
-	char **files = NULL, **bases = NULL, line[256];
+	char **files = NULL, **bases = NULL, line[1024];
 	size_t nfiles = 0, nbases = 0;
-	bool has_max = false, has_inc = false, opts_done = false;
-	double max = 0, inc = 0, fraction = 0, base = 0;
+	bool has_max = false, has_inc = false, has_share = false, opts_done = false;
+	double max = 0, inc = 0, fraction = 0, base = 0, max_share = 0, share = 0;
+	char *object = NULL;
 	int status = 2;
 	struct witch_cli c = {.cmd = "check", .usage = check_usage, .argc = argc, .argv = argv};
 
@@ -140,7 +209,9 @@ int witch_check_main(int argc, char **argv)
 			fputs(check_usage, stdout);
 			fputs("Exit 0 (PASS) or 1 (FAIL) on the fraction waste / (waste + use)\n"
 			      "of the merged PROFILEs, with a one-line verdict; 2 on bad input.\n"
-			      "--max-increase D compares with the --baseline profiles' fraction.\n",
+			      "--max-increase D compares with the --baseline profiles' fraction.\n"
+			      "--max-object-share S fails when one object (docs/objects.md) holds\n"
+			      "more than S of the waste, and names it.\n",
 			      stdout);
 			status = 0;
 			goto out;
@@ -153,6 +224,14 @@ int witch_check_main(int argc, char **argv)
 				goto out;
 			}
 			has_max = true;
+		} else if ((rc = witch_cli_option(&c, "--max-object-share", "a value", &val))) {
+			if (rc < 0)
+				goto out;
+			if (parse_limit(val, &max_share)) {
+				status = witch_cli_usage_error(&c, "--max-object-share: '%s' is not a share from 0 to 1", val);
+				goto out;
+			}
+			has_share = true;
 		} else if ((rc = witch_cli_option(&c, "--baseline", "a value", &val))) {
 			if (rc < 0)
 				goto out;
@@ -179,15 +258,20 @@ int witch_check_main(int argc, char **argv)
 					       "--baseline needs --max-increase D");
 		goto out;
 	}
-	if (!has_max && !has_inc) {
-		status = witch_cli_usage_error(&c, "%s", "nothing to check: give --max-fraction F and/or --baseline BASE --max-increase D");
+	if (!has_max && !has_inc && !has_share) {
+		status = witch_cli_usage_error(&c, "%s", "nothing to check: give --max-fraction F, --max-object-share S and/or --baseline BASE --max-increase D");
 		goto out;
 	}
-	if (fraction_of(files, nfiles, &fraction) ||
-	    (nbases && fraction_of(bases, nbases, &base)))
+	if (fraction_of(files, nfiles, &fraction, has_share ? &share : NULL, &object) ||
+	    (nbases && fraction_of(bases, nbases, &base, NULL, NULL)))
 		goto out;	/* status 2; the reader said why */
-	status = witch_check_verdict(fraction, has_max, max, nbases > 0, base,
-				     inc, line, sizeof(line));
+	if (has_share)
+		status = witch_check_object_verdict(has_max || nbases > 0, fraction, has_max, max,
+						    nbases > 0, base, inc, share, max_share, object,
+						    line, sizeof(line));
+	else
+		status = witch_check_verdict(fraction, has_max, max, nbases > 0, base,
+					     inc, line, sizeof(line));
 	printf("%s\n", line);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "witch: cannot write the verdict: %s\n",
@@ -195,6 +279,7 @@ int witch_check_main(int argc, char **argv)
 		/* The exit status still carries the verdict. */
 	}
 out:
+	free(object);
 	free(files);
 	free(bases);
 	return status;

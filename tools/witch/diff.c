@@ -8,9 +8,14 @@
  *    "pairs":[{"status":"grew|shrank|appeared|vanished|unchanged",
  *              "waste_change":B,                           new - base waste
  *              "base":METRICS|null, "new":METRICS|null,    null: absent there
- *              "watch":[FRAME...], "trap":[FRAME...]}]}    frames leaf first
+ *              "watch":[FRAME...], "trap":[FRAME...]}],    frames leaf first
+ *    "object_counts":{"grew":N, ...},                    as counts, for objects
+ *    "objects":[{"status":"...", "waste_change":B,       objects (object_view.h)
+ *                "kind":K, "name":"...",                  matched by kind and name;
+ *                "base":OBJ|null, "new":OBJ|null}]}       [] when neither has any
  *   SIDE = {"profile":"PATH", "waste":B, "use":B, "fraction":F, "pairs":N}
  *   METRICS = {"waste":B, "use":B, "share":S, "traps":N}   S = waste / that profile's waste
+ *   OBJ = {"waste":B, "use":B, "share":S}
  *   FRAME = {"function":"...", ["raw":"...",] "file":"...", "line":N, "module":"...", ["inlined":true]}
  *   (function and raw as in witch report --json: json_report.h)
  */
@@ -19,6 +24,7 @@
 #include "index_table.h"
 #include "json_out.h"
 #include "cli.h"
+#include "object_view.h"
 #include "summary.h"
 
 #include <errno.h>
@@ -38,6 +44,7 @@ struct side {
 	struct witch_profile p;
 	struct witch_symbolizer *sym;
 	struct witch_totals t;
+	struct witch_objects objs;
 };
 
 struct metrics {
@@ -60,11 +67,22 @@ struct entry {
 	enum status status;
 };
 
+/* An object of either side, matched by kind and name. */
+struct obj_entry {
+	enum witch_object_kind kind;
+	const char *name;	/* a side's row name */
+	struct metrics m[2];
+	enum status status;
+};
+
 struct diff {
 	struct side s[2];
 	struct entry *e;
 	size_t n, cap;
 	struct index_table ix;	/* hash(key) -> entry */
+	struct obj_entry *o;
+	size_t no, capo;
+	struct index_table oix;	/* hash(kind, name) -> object entry */
 	struct witch_path watch, trap;	/* scratch */
 };
 
@@ -177,9 +195,69 @@ static int add_side(struct diff *d, int side)
 	return 0;
 }
 
+/* The objects of one side into the object entries, by kind and name. */
+static int add_side_objects(struct diff *d, int side)
+{
+	struct side *s = &d->s[side];
+	int rc = witch_objects_build(&s->p, s->sym, &s->objs);
+
+	for (size_t i = 0; i < s->objs.n && !rc; i++) {
+		const struct witch_object_row *r = &s->objs.rows[i];
+		uint64_t h = index_hash_str(index_hash_u64(r->kind), r->name);
+		struct obj_entry *e = NULL;
+		struct index_probe pr;
+		uint32_t idx;
+
+		index_table_probe_start(&d->oix, h, &pr);
+		while (!e && index_table_probe_next(&d->oix, &pr, &idx))
+			if (d->o[idx].kind == r->kind && !strcmp(d->o[idx].name, r->name))
+				e = &d->o[idx];
+		if (!e) {
+			if (d->no == d->capo) {
+				size_t ncap = d->capo ? d->capo * 2 : 32;
+				struct obj_entry *ne = realloc(d->o, ncap * sizeof(*ne));
+
+				if (!ne)
+					return -ENOMEM;
+				d->o = ne;
+				d->capo = ncap;
+			}
+			if ((rc = index_table_insert(&d->oix, h, (uint32_t)d->no)))
+				return rc;
+			e = &d->o[d->no++];
+			memset(e, 0, sizeof(*e));
+			e->kind = r->kind;
+			e->name = r->name;
+		}
+		e->m[side].present = true;
+		e->m[side].waste += r->waste;
+		e->m[side].use += r->use;
+	}
+	return rc;
+}
+
 static double change(const struct entry *e)
 {
 	return e->m[NEW].waste - e->m[BASE].waste;
+}
+
+static double obj_change(const struct obj_entry *e)
+{
+	return e->m[NEW].waste - e->m[BASE].waste;
+}
+
+static int cmp_obj_entries(const void *a, const void *b)
+{
+	const struct obj_entry *x = a, *y = b;
+	double cx = fabs(obj_change(x)), cy = fabs(obj_change(y));
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	if (x->m[NEW].waste != y->m[NEW].waste)
+		return x->m[NEW].waste > y->m[NEW].waste ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 static int cmp_entries(const void *a, const void *b)
@@ -194,18 +272,22 @@ static int cmp_entries(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+static enum status classify_metrics(const struct metrics *m)
+{
+	if (!m[BASE].present)
+		return APPEARED;
+	if (!m[NEW].present)
+		return VANISHED;
+	if (m[NEW].waste > m[BASE].waste)
+		return GREW;
+	if (m[NEW].waste < m[BASE].waste)
+		return SHRANK;
+	return UNCHANGED;
+}
+
 static void classify(struct entry *e)
 {
-	if (!e->m[BASE].present)
-		e->status = APPEARED;
-	else if (!e->m[NEW].present)
-		e->status = VANISHED;
-	else if (e->m[NEW].waste > e->m[BASE].waste)
-		e->status = GREW;
-	else if (e->m[NEW].waste < e->m[BASE].waste)
-		e->status = SHRANK;
-	else
-		e->status = UNCHANGED;
+	e->status = classify_metrics(e->m);
 }
 
 /* ---- output ---- */
@@ -234,8 +316,28 @@ static int entry_paths(struct diff *d, const struct entry *e)
 	return rc ? rc : witch_path_collect(s->sym, &s->p, q->trap, &d->trap);
 }
 
+/* The objects part of the text diff, after the pairs. */
+static void text_objects(FILE *out, const struct diff *d, size_t shown)
+{
+	if (!d->no)
+		return;
+	if (shown < d->no)
+		fprintf(out, "\ntop %zu of %zu objects by waste change:\n", shown, d->no);
+	else
+		fprintf(out, "\nobjects by waste change:\n");
+	for (size_t k = 0; k < shown; k++) {
+		const struct obj_entry *e = &d->o[k];
+
+		fprintf(out, "\n#%zu  %s  waste %.0f -> %.0f bytes (%+.0f)  share %.2f%% -> %.2f%%  %s  %s\n",
+			k + 1, status_names[e->status], e->m[BASE].waste, e->m[NEW].waste,
+			obj_change(e), 100 * witch_share(e->m[BASE].waste, d->s[BASE].t.waste),
+			100 * witch_share(e->m[NEW].waste, d->s[NEW].t.waste),
+			witch_object_kind_name(e->kind), e->name);
+	}
+}
+
 static int text_diff(FILE *out, struct diff *d, size_t shown,
-		     const size_t *counts)
+		     const size_t *counts, size_t oshown, const size_t *ocounts)
 {
 	double fb = witch_fraction(d->s[BASE].t.waste, d->s[BASE].t.use);
 	double fn = witch_fraction(d->s[NEW].t.waste, d->s[NEW].t.use);
@@ -252,6 +354,12 @@ static int text_diff(FILE *out, struct diff *d, size_t shown,
 	for (int k = 0; k < NSTATUS; k++)
 		fprintf(out, "%s%zu %s", k ? ", " : "", counts[k], status_names[k]);
 	fputc('\n', out);
+	if (d->no) {
+		fprintf(out, "%-10s", "objects:");
+		for (int k = 0; k < NSTATUS; k++)
+			fprintf(out, "%s%zu %s", k ? ", " : "", ocounts[k], status_names[k]);
+		fputc('\n', out);
+	}
 	if (shown < d->n)
 		fprintf(out, "\ntop %zu of %zu pairs by waste change:\n", shown, d->n);
 	for (size_t k = 0; k < shown; k++) {
@@ -270,6 +378,7 @@ static int text_diff(FILE *out, struct diff *d, size_t shown,
 		fprintf(out, "    %s\n", marker);
 		text_path(out, &d->trap);
 	}
+	text_objects(out, d, oshown);
 	return 0;
 }
 
@@ -311,8 +420,46 @@ static void json_metrics(FILE *out, const struct metrics *m, double total)
 	fprintf(out, ", \"traps\":%" PRIu64 "}", m->traps);
 }
 
+static void json_obj_metrics(FILE *out, const struct metrics *m, double total)
+{
+	if (!m->present) {
+		fputs("null", out);
+		return;
+	}
+	fputs("{\"waste\":", out);
+	json_out_num(out, m->waste);
+	fputs(", \"use\":", out);
+	json_out_num(out, m->use);
+	fputs(", \"share\":", out);
+	json_out_num(out, witch_share(m->waste, total));
+	fputc('}', out);
+}
+
+static void json_objects(FILE *out, const struct diff *d, size_t shown, const size_t *ocounts)
+{
+	fputs(",\n \"object_counts\":{", out);
+	for (int k = 0; k < NSTATUS; k++)
+		fprintf(out, "%s\"%s\":%zu", k ? ", " : "", status_names[k], ocounts[k]);
+	fputs("},\n \"objects\":[", out);
+	for (size_t k = 0; k < shown; k++) {
+		const struct obj_entry *e = &d->o[k];
+
+		fprintf(out, "%s{\"status\":\"%s\", \"waste_change\":", k ? ",\n  " : "\n  ",
+			status_names[e->status]);
+		json_out_num(out, obj_change(e));
+		fprintf(out, ", \"kind\":\"%s\", \"name\":", witch_object_kind_name(e->kind));
+		json_out_str(out, e->name);
+		fputs(",\n   \"base\":", out);
+		json_obj_metrics(out, &e->m[BASE], d->s[BASE].t.waste);
+		fputs(", \"new\":", out);
+		json_obj_metrics(out, &e->m[NEW], d->s[NEW].t.waste);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
 static int json_diff(FILE *out, struct diff *d, size_t shown,
-		     const size_t *counts)
+		     const size_t *counts, size_t oshown, const size_t *ocounts)
 {
 	double f[2];
 	int rc;
@@ -357,7 +504,9 @@ static int json_diff(FILE *out, struct diff *d, size_t shown,
 		json_path(out, &d->trap);
 		fputc('}', out);
 	}
-	fputs("]}\n", out);
+	fputc(']', out);
+	json_objects(out, d, oshown, ocounts);
+	fputs("}\n", out);
 	return 0;
 }
 
@@ -369,9 +518,12 @@ static const char diff_usage[] = "Usage: witch diff [--json] [--top N] BASE NEW\
 static void diff_free(struct diff *d)
 {
 	for (int i = 0; i < 2; i++) {
+		witch_objects_free(&d->s[i].objs);
 		witch_symbolizer_free(d->s[i].sym);
 		witch_profile_free(&d->s[i].p);
 	}
+	free(d->o);
+	index_table_free(&d->oix);
 	for (size_t i = 0; i < d->n; i++)
 		free(d->e[i].key);
 	free(d->e);
@@ -384,7 +536,8 @@ int witch_diff_main(int argc, char **argv)
 {
 	struct diff d = { 0 };
 	const char *files[2];
-	size_t nfiles = 0, top = 0, shown, counts[NSTATUS] = { 0 };
+	size_t nfiles = 0, top = 0, shown, oshown, counts[NSTATUS] = { 0 };
+	size_t ocounts[NSTATUS] = { 0 };
 	bool json = false, top_set = false, opts_done = false;
 	struct witch_cli c = {.cmd = "diff", .usage = diff_usage, .argc = argc, .argv = argv};
 	int rc, status = 0;
@@ -404,7 +557,8 @@ int witch_diff_main(int argc, char **argv)
 			fputs(diff_usage, stdout);
 			fputs("Compares two profiles pair by pair (matched by function, file and\n"
 			      "line of both contexts): which pairs grew, shrank, appeared or\n"
-			      "vanished, with both fractions. See docs/report-formats.md.\n",
+			      "vanished, with both fractions; and object by object (matched by\n"
+			      "kind and name). See docs/report-formats.md.\n",
 			      stdout);
 			return 0;
 		} else if ((rc = witch_cli_top(&c, &top))) {
@@ -419,6 +573,7 @@ int witch_diff_main(int argc, char **argv)
 		return witch_cli_usage_error(&c, "%s", "needs two profiles, BASE and NEW");
 
 	index_table_init(&d.ix);
+	index_table_init(&d.oix);
 	for (int i = 0; i < 2; i++) {
 		char *one[1] = { (char *)files[i] };
 
@@ -440,9 +595,14 @@ int witch_diff_main(int argc, char **argv)
 	}
 	for (int i = 0; i < 2; i++) {
 		if ((rc = witch_symbolizer_new(&d.s[i].p, &d.s[i].sym)) ||
-		    (rc = add_side(&d, i)))
+		    (rc = add_side(&d, i)) || (rc = add_side_objects(&d, i)))
 			goto fail;
 	}
+	for (size_t i = 0; i < d.no; i++) {
+		d.o[i].status = classify_metrics(d.o[i].m);
+		ocounts[d.o[i].status]++;
+	}
+	qsort(d.o, d.no, sizeof(*d.o), cmp_obj_entries);
 	for (size_t i = 0; i < d.n; i++) {
 		classify(&d.e[i]);
 		counts[d.e[i].status]++;
@@ -451,8 +611,12 @@ int witch_diff_main(int argc, char **argv)
 	shown = top_set ? top : (json ? 0 : DEFAULT_TEXT_TOP);
 	if (shown == 0 || shown > d.n)
 		shown = d.n;
-	rc = json ? json_diff(stdout, &d, shown, counts) :
-		    text_diff(stdout, &d, shown, counts);
+	/* --top N limits the objects listed as it limits the pairs. */
+	oshown = top_set ? top : (json ? 0 : DEFAULT_TEXT_TOP);
+	if (oshown == 0 || oshown > d.no)
+		oshown = d.no;
+	rc = json ? json_diff(stdout, &d, shown, counts, oshown, ocounts) :
+		    text_diff(stdout, &d, shown, counts, oshown, ocounts);
 	if (rc)
 		goto fail;
 	if (fflush(stdout) || ferror(stdout)) {

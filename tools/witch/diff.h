@@ -14,7 +14,8 @@
  * listing is sorted by the size of the waste change, largest first, and
  * shows both wastes, the change and the pair's share of each profile's
  * waste; the summary gives both profiles' fractions (waste / (waste +
- * use)) and the change. Text lists the first N entries (default 10, 0 =
+ * use)) and the change. Objects (docs/objects.md) are compared the same
+ * way, matched by kind and name (object_view.h), listed after the pairs. Text lists the first N entries (default 10, 0 =
  * all); JSON (schema in diff.c) lists all unless --top is given.
  */
 #ifndef WITCH_TOOL_DIFF_H

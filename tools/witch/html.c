@@ -38,8 +38,12 @@ static const char page_css[] =
 	"details{margin:1.4em 0}summary{font-size:1.15em;font-weight:600;cursor:pointer}\n"
 	".hint{color:#666;font-size:.9em}\n"
 	".scroll{overflow-x:auto}\n"
-	"#pairs th,#pairs td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}\n"
-	"#pairs th{background:#eee}#pairs td.num{text-align:right;white-space:nowrap}\n"
+	"#pairs th,#pairs td,#objects th,#objects td{border:1px solid #ccc;padding:3px 6px;"
+	"vertical-align:top}\n"
+	"#pairs th,#objects th{background:#eee}\n"
+	"#pairs td.num,#objects td.num{text-align:right;white-space:nowrap}\n"
+	".oname{font-family:monospace;font-weight:bold;overflow-wrap:anywhere}\n"
+	".objs{margin:.2em 0 .6em;font-size:.95em}\n"
 	".what{font-weight:600}\n"
 	"ol.frames{margin:0;padding-left:2.4em;font-family:monospace;font-size:12px;"
 	"overflow-wrap:anywhere}\n"
@@ -349,6 +353,84 @@ static int page_side(FILE *out, const struct witch_view *v, const char *cls,
 }
 
 /*
+ * The objects by waste (#objects): rank, share, waste, use, sampled bytes,
+ * size, kind, and the name, with a heap object's allocation context leaf
+ * first.  Nothing for profiles without object records.
+ */
+static int page_objects(FILE *out, const struct witch_view *v)
+{
+	const struct witch_objects *o = v->objects;
+	struct witch_path pb = { 0 };
+	int rc = 0;
+
+	if (!o->n)
+		return 0;
+	fprintf(out, "<h2 id=\"all-objects\">Objects</h2>\n<p class=\"hint\">The data the waste "
+		"fell on: %zu object%s by waste (a heap object is its allocation site).</p>\n",
+		o->n, o->n > 1 ? "s" : "");
+	fputs("<div class=\"scroll\"><table id=\"objects\">\n<thead><tr><th>#</th><th>share</th>"
+	      "<th>waste</th><th>use</th><th>sampled</th><th>size</th><th>kind</th>"
+	      "<th>object</th></tr></thead>\n<tbody>\n", out);
+	for (size_t k = 0; k < o->n; k++) {
+		const struct witch_object_row *r = &o->rows[k];
+		double s = witch_share(r->waste, v->t.waste);
+
+		fprintf(out, "<tr class=\"object\" data-rank=\"%zu\" data-kind=\"%s\"", k + 1,
+			witch_object_kind_name(r->kind));
+		html_out_num_attr(out, "data-share", s);
+		html_out_num_attr(out, "data-waste", r->waste);
+		html_out_num_attr(out, "data-use", r->use);
+		html_out_num_attr(out, "data-size", (double)r->size);
+		html_out_num_attr(out, "data-sampled", r->sampled);
+		fprintf(out, ">\n<td class=\"num\">%zu</td><td class=\"num\">%.2f%%</td>"
+			"<td class=\"num\">", k + 1, 100 * s);
+		witch_print_bytes(out, r->waste);
+		fputs("</td><td class=\"num\">", out);
+		witch_print_bytes(out, r->use);
+		fputs("</td><td class=\"num\">", out);
+		witch_print_bytes(out, r->sampled);
+		fputs("</td><td class=\"num\">", out);
+		if (r->kind != WITCH_OBJECT_STACK && r->kind != WITCH_OBJECT_UNKNOWN)
+			witch_print_bytes(out, (double)r->size);
+		fprintf(out, "</td><td>%s</td>\n<td><div class=\"oname\">",
+			witch_object_kind_name(r->kind));
+		html_out_text(out, r->name);
+		fputs("</div>", out);
+		if (r->alloc) {
+			if ((rc = witch_path_collect(v->sym, v->p, r->alloc, &pb)))
+				break;
+			fputs("<div class=\"what\">allocated at</div>", out);
+			page_frames(out, &pb, 0);
+		}
+		fputs("</td></tr>\n", out);
+	}
+	fputs("</tbody></table></div>\n", out);
+	witch_path_free(&pb);
+	return rc;
+}
+
+/* A lead pair's objects, one line: where its waste fell. */
+static void page_pair_objects(FILE *out, const struct witch_view *v, uint32_t pair,
+			      double waste)
+{
+	const struct witch_objects *o = v->objects;
+	size_t first, end;
+
+	if (!o->n || (first = o->pair_first[pair]) == (end = o->pair_first[pair + 1]))
+		return;
+	fputs("<p class=\"objs\">On ", out);
+	for (size_t i = first; i < end && i < first + LEAD_PAIRS; i++) {
+		fputs(i > first ? ", <span class=\"oname\">" : "<span class=\"oname\">", out);
+		html_out_text(out, o->rows[o->parts[i].row].name);
+		fprintf(out, "</span> (%.0f%%)", 100 * witch_share(o->parts[i].waste, waste));
+	}
+	if (end - first > LEAD_PAIRS)
+		fprintf(out, " and %zu more object%s", end - first - LEAD_PAIRS,
+			end - first - LEAD_PAIRS > 1 ? "s" : "");
+	fputs(".</p>\n", out);
+}
+
+/*
  * The answer first: one sentence with the fraction and the top pair's
  * share, then the LEAD_PAIRS pairs with the most waste, each with its
  * share, what to look at, both contexts and their source lines.
@@ -387,6 +469,7 @@ static int page_lead(FILE *out, const struct witch_view *v)
 		witch_print_bytes(out, q->waste);
 		fputs("</h3>\n", out);
 		page_look(out, p->client, &w, &t);
+		page_pair_objects(out, v, v->order[k], q->waste);
 		fputs("<div class=\"sides\">\n", out);
 		if ((rc = page_side(out, v, "watch", witch_watch_words(p->client, true), q->watch, &w)) ||
 		    (rc = page_side(out, v, "trap", witch_trap_words(p->client, true), q->trap, &t)))
@@ -437,7 +520,7 @@ int witch_html_write(FILE *out, const struct witch_view *v)
 		html_out_text(out, slash ? slash + 1 : prog);
 	}
 	fputs("</h1>\n", out);
-	if ((rc = page_lead(out, v)))
+	if ((rc = page_lead(out, v)) || (rc = page_objects(out, v)))
 		goto out;
 	html_flame_write(out, v, json, json_len);
 	fputs("<h2 id=\"all-pairs\">All pairs</h2>\n", out);

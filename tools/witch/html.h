@@ -12,7 +12,11 @@
  *     contexts and the source lines of the watched and of the trapping
  *     instruction, the line itself marked '>' as in `witch report
  *     --source` (pre.src, one span per line), or one line saying why
- *     there is none;
+ *     there is none; and, when the profile has objects, a line naming the
+ *     objects its waste fell on (p.objs);
+ *   - the objects table (#objects, only for profiles with object records,
+ *     object_view.h): rank, share, waste, use, sampled bytes, size, kind,
+ *     name and a heap object's allocation context;
  *   - the flame graph of the pairs with waste (html_flame.h): an icicle,
  *     root at the top, the watched context, the marker frame, the
  *     trapping context;

@@ -69,6 +69,71 @@ static int json_sampled(FILE *out, const struct witch_view *v, struct witch_path
 	return rc;
 }
 
+/* A pair's parts on objects, by waste: ,"objects":[{"kind","name","waste","use"}];
+ * nothing for a pair without pair_object records: an empty list would say
+ * its waste fell on no object, when the profile did not say where. */
+static void json_pair_objects(FILE *out, const struct witch_view *v, uint32_t pair)
+{
+	const struct witch_objects *o = v->objects;
+	size_t first = o->n ? o->pair_first[pair] : 0, end = o->n ? o->pair_first[pair + 1] : 0;
+
+	if (first == end)
+		return;
+	fputs(",\n   \"objects\":[", out);
+	for (size_t i = first; i < end; i++) {
+		const struct witch_object_part *pt = &o->parts[i];
+
+		fputs(i > first ? ",\n     {\"kind\":" : "\n     {\"kind\":", out);
+		json_out_str(out, witch_object_kind_name(o->rows[pt->row].kind));
+		fputs(", \"name\":", out);
+		json_out_str(out, o->rows[pt->row].name);
+		fputs(", \"waste\":", out);
+		json_out_num(out, pt->waste);
+		fputs(", \"use\":", out);
+		json_out_num(out, pt->use);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+/* Every object, by waste; "alloc" is a heap object's allocation context. */
+static int json_objects(FILE *out, const struct witch_view *v, struct witch_path *pb)
+{
+	const struct witch_objects *o = v->objects;
+	int rc;
+
+	fputs(",\n \"objects\":[", out);
+	for (size_t k = 0; k < o->n; k++) {
+		const struct witch_object_row *r = &o->rows[k];
+
+		fputs(k ? ",\n  {\"kind\":" : "\n  {\"kind\":", out);
+		json_out_str(out, witch_object_kind_name(r->kind));
+		fputs(", \"name\":", out);
+		json_out_str(out, r->name);
+		fputs(", \"size\":", out);
+		json_out_num(out, (double)r->size);
+		fputs(", \"waste\":", out);
+		json_out_num(out, r->waste);
+		fputs(", \"use\":", out);
+		json_out_num(out, r->use);
+		fputs(", \"share\":", out);
+		json_out_num(out, witch_share(r->waste, v->t.waste));
+		fputs(", \"sampled\":", out);
+		json_out_num(out, r->sampled);
+		fputs(",\n   \"alloc\":", out);
+		if (r->alloc) {
+			if ((rc = witch_path_collect(v->sym, v->p, r->alloc, pb)))
+				return rc;
+			json_frames(out, pb);
+		} else {
+			fputs("[]", out);
+		}
+		fputc('}', out);
+	}
+	fputc(']', out);
+	return 0;
+}
+
 int witch_json_write(FILE *out, const struct witch_view *v)
 {
 	const struct witch_profile *p = v->p;
@@ -152,10 +217,11 @@ int witch_json_write(FILE *out, const struct witch_view *v)
 		if ((rc = witch_path_collect(v->sym, p, q->trap, &pb)))
 			goto out;
 		json_frames(out, &pb);
+		json_pair_objects(out, v, v->order[k]);
 		fputc('}', out);
 	}
 	fputc(']', out);
-	if ((rc = json_sampled(out, v, &pb)))
+	if ((rc = json_objects(out, v, &pb)) || (rc = json_sampled(out, v, &pb)))
 		goto out;
 	fputs("}\n", out);
 out:

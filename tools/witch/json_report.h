@@ -12,7 +12,17 @@
  *    "stats":{"name":value,...},                 every stat counter, summed
  *    "pairs":[{"waste":B, "use":B, "share":S,    S = waste/total waste (0 if none)
  *              "traps":N, ["waste_approx":B,]
- *              "watch":[FRAME...], "trap":[FRAME...]}],   frames leaf first
+ *              "watch":[FRAME...], "trap":[FRAME...],     frames leaf first
+ *              ["objects":[{"kind":K, "name":"...",    the pair's part on each
+ *                           "waste":B, "use":B}]]}],   object, by waste; only for
+ *                                                pairs with pair_object records
+ *    "objects":[{"kind":K, "name":"...",         every object (docs/objects.md),
+ *                "size":N, "waste":B, "use":B,   by waste; [] for profiles
+ *                "share":S, "sampled":B,         without object records;
+ *                "alloc":[FRAME...]}],           S = waste/total waste; alloc:
+ *                                                heap: allocation context, leaf
+ *                                                first (the call of the
+ *                                                allocator); [] for other kinds
  *    "sampled_total":BYTES,                      what all samples stand for
  *    "sampled":[{"bytes":B, "share":S,           S = bytes/sampled_total; the
  *                "context":[FRAME...]}]}         200 largest contexts
@@ -22,6 +32,10 @@
  *   names demangled, "[unknown in MODULE]" for a frame nothing names,
  *   "[JIT]" for a pc outside every module; raw, when the name was
  *   demangled, is the symbol as the binary spells it.
+ *   K = "heap" | "static" | "tls" | "stack" | "unknown"; names as
+ *   object_view.h makes them: "heap from FUNCTION (FILE:LINE)", "SYMBOL",
+ *   "SYMBOL (MODULE)", "[data in MODULE]", "SYMBOL (tls)", "stack of
+ *   FUNCTION", "unknown".  Objects of one kind and name are one entry.
  */
 #ifndef WITCH_TOOL_JSON_REPORT_H
 #define WITCH_TOOL_JSON_REPORT_H

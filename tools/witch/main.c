@@ -6,7 +6,7 @@
  *   witch report [--format F] [--json] [--top N] [--width N] [--source] [-o FILE] FILE...
  *                                              report.h
  *   witch diff [--json] [--top N] BASE NEW     diff.h
- *   witch check [--max-fraction F] [--baseline BASE --max-increase D] PROFILE...
+ *   witch check [--max-fraction F] [--max-object-share S] [--baseline BASE --max-increase D] PROFILE...
  *                                              check.h
  *   witch help | --help | -h                  this help on stdout, exit 0
  *   witch --version                           version on stdout, exit 0
@@ -64,11 +64,12 @@ static const char help_text[] =
 	"  diff [--json] [--top N] BASE NEW\n"
 	"      Compare two profiles pair by pair (matched by function, file and\n"
 	"      line of both contexts): pairs that grew, shrank, appeared or\n"
-	"      vanished, and both fractions.\n"
-	"  check [--max-fraction F] [--baseline BASE --max-increase D] PROFILE...\n"
+	"      vanished, and both fractions; objects by kind and name too.\n"
+	"  check [--max-fraction F] [--max-object-share S] [--baseline BASE --max-increase D] PROFILE...\n"
 	"      CI gate: print one verdict line; exit 0 (PASS) if the fraction of\n"
-	"      the merged PROFILEs is at most F and at most D above BASE's, 1\n"
-	"      (FAIL) otherwise, 2 on bad input.\n"
+	"      the merged PROFILEs is at most F and at most D above BASE's, and\n"
+	"      no object holds more than S of the waste; 1 (FAIL) otherwise, 2\n"
+	"      on bad input.\n"
 	"  help        This text.\n"
 	"\n"
 	"Environment of the profiled program (read by libwitch.so):\n"

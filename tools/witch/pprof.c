@@ -19,6 +19,7 @@ typedef Perftools__Profiles__Mapping pb_mapping;
 typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
+typedef Perftools__Profiles__Label pb_label;
 
 /* Everything the message points to, owned here until it is packed. */
 struct builder {
@@ -44,6 +45,9 @@ struct builder {
 
 	pb_sample *samples;
 	size_t nsamples;
+
+	const struct witch_objects *objects;	/* the view's; n == 0: no labels */
+	int64_t object_key;		/* string index of "object" */
 };
 
 static int grow(void **arr, size_t *cap, size_t n, size_t elem)
@@ -257,36 +261,92 @@ static int64_t to_int64(double v)
 	return (int64_t)v;
 }
 
-static int add_sample(struct builder *b, const struct witch_pair *q,
-		      uint64_t marker_loc)
+/* One sample: the stack of pair q (locations already in loc, nloc of
+ * them), its values, and an `object` label when obj is not NULL. */
+static int add_one_sample(struct builder *b, const uint64_t *loc, size_t nloc,
+			  double waste, double use, uint64_t traps, const char *obj)
 {
 	pb_sample *s = &b->samples[b->nsamples];
-	size_t nt = path_len(b->p, q->trap), nw = path_len(b->p, q->watch);
-	size_t k = 0;
-	uint32_t node;
 	int rc;
 
 	perftools__profiles__sample__init(s);
-	s->location_id = calloc(nt + 1 + nw, sizeof(*s->location_id));
+	s->location_id = calloc(nloc, sizeof(*s->location_id));
 	s->value = calloc(3, sizeof(*s->value));
+	if (obj)
+		s->label = calloc(1, sizeof(*s->label));
 	b->nsamples++;	/* counted now, so that its arrays are freed */
-	if (!s->location_id || !s->value)
+	if (!s->location_id || !s->value || (obj && !s->label))
+		return -ENOMEM;
+	memcpy(s->location_id, loc, nloc * sizeof(*loc));
+	s->n_location_id = nloc;
+	s->value[0] = to_int64(waste);
+	s->value[1] = to_int64(use);
+	s->value[2] = traps > INT64_MAX ? INT64_MAX : (int64_t)traps;
+	s->n_value = 3;
+	if (obj) {
+		s->label[0] = malloc(sizeof(*s->label[0]));
+		if (!s->label[0])
+			return -ENOMEM;
+		perftools__profiles__label__init(s->label[0]);
+		s->n_label = 1;
+		s->label[0]->key = b->object_key;
+		if ((rc = intern(b, obj, &s->label[0]->str)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Samples of one pair: one, or one per object its waste and use fell on
+ * (label `object`; the pair's traps on the first, the one with the most
+ * waste, since traps are not split by object) and one without a label
+ * for what the objects do not cover. */
+static int add_sample(struct builder *b, uint32_t pair, uint64_t marker_loc)
+{
+	const struct witch_pair *q = &b->p->pairs[pair];
+	const struct witch_objects *o = b->objects;
+	size_t nt = path_len(b->p, q->trap), nw = path_len(b->p, q->watch);
+	size_t k = 0, first = 0, end = 0;
+	uint64_t *loc = calloc(nt + 1 + nw, sizeof(*loc));
+	double waste = q->waste, use = q->use;
+	uint32_t node;
+	int rc = 0;
+
+	if (!loc)
 		return -ENOMEM;
 	/* Leaf first: C_trap from the trapping access up, the marker, then
 	 * C_watch from the watched access up. */
-	for (node = q->trap; node != 0; node = b->p->nodes[node].parent)
-		if ((rc = node_location(b, node, &s->location_id[k++])))
-			return rc;
-	s->location_id[k++] = marker_loc;
-	for (node = q->watch; node != 0; node = b->p->nodes[node].parent)
-		if ((rc = node_location(b, node, &s->location_id[k++])))
-			return rc;
-	s->n_location_id = k;
-	s->value[0] = to_int64(q->waste);
-	s->value[1] = to_int64(q->use);
-	s->value[2] = q->traps > INT64_MAX ? INT64_MAX : (int64_t)q->traps;
-	s->n_value = 3;
-	return 0;
+	for (node = q->trap; node != 0 && !rc; node = b->p->nodes[node].parent)
+		rc = node_location(b, node, &loc[k++]);
+	loc[k++] = marker_loc;
+	for (node = q->watch; node != 0 && !rc; node = b->p->nodes[node].parent)
+		rc = node_location(b, node, &loc[k++]);
+	if (o->n) {
+		first = o->pair_first[pair];
+		end = o->pair_first[pair + 1];
+	}
+	for (size_t i = first; i < end && !rc; i++) {
+		const struct witch_object_part *pt = &o->parts[i];
+
+		rc = add_one_sample(b, loc, k, pt->waste, pt->use, i == first ? q->traps : 0,
+				    o->rows[pt->row].name);
+		waste -= pt->waste;
+		use -= pt->use;
+	}
+	if (!rc && (first == end || to_int64(waste) > 0 || to_int64(use) > 0))
+		rc = add_one_sample(b, loc, k, first == end ? q->waste : waste,
+				    first == end ? q->use : use, first == end ? q->traps : 0, NULL);
+	free(loc);
+	return rc;
+}
+
+/* How many samples add_sample makes at most for the first n pairs of order. */
+static size_t count_samples(const struct witch_objects *o, const uint32_t *order, size_t n)
+{
+	size_t c = 0;
+
+	for (size_t k = 0; k < n; k++)
+		c += 1 + (o->n ? o->pair_first[order[k] + 1] - o->pair_first[order[k]] : 0);
+	return c;
 }
 
 static int add_mappings(struct builder *b)
@@ -356,6 +416,9 @@ static void builder_free(struct builder *b)
 	for (size_t i = 0; i < b->nsamples; i++) {
 		free(b->samples[i].location_id);
 		free(b->samples[i].value);
+		for (size_t j = 0; j < b->samples[i].n_label; j++)
+			free(b->samples[i].label[j]);
+		free(b->samples[i].label);
 	}
 	free(b->samples);
 	free(b->funcs);
@@ -390,7 +453,8 @@ int witch_pprof_write(FILE *out, const struct witch_view *v)
 	static const char *const types[3][2] = {
 		{ "waste", "bytes" }, { "use", "bytes" }, { "traps", "count" },
 	};
-	struct builder b = { .p = p, .sym = sym };
+	struct builder b = { .p = p, .sym = sym, .objects = v->objects };
+	size_t nsamples = count_samples(v->objects, order, n);
 	pb_profile prof;
 	pb_value_type vt[3], *vtp[3];
 	pb_sample **sp = NULL;
@@ -425,13 +489,15 @@ int witch_pprof_write(FILE *out, const struct witch_view *v)
 	if ((rc = add_location(&b, 0, 0, 0, NULL, 0,
 			       witch_marker_frame(p->client), &marker_loc)))
 		goto out;
-	b.samples = calloc(n ? n : 1, sizeof(*b.samples));
+	if (v->objects->n && (rc = intern(&b, "object", &b.object_key)))
+		goto out;
+	b.samples = calloc(nsamples ? nsamples : 1, sizeof(*b.samples));
 	if (!b.samples) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (size_t k = 0; k < n; k++)
-		if ((rc = add_sample(&b, &p->pairs[order[k]], marker_loc)))
+		if ((rc = add_sample(&b, order[k], marker_loc)))
 			goto out;
 
 	/* Comments: what a reader of `pprof -comments` needs to know. */

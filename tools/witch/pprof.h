@@ -13,6 +13,12 @@
  * Sample values, in this order: "waste"/"bytes", "use"/"bytes" (both
  * rounded to the nearest integer, as C round(); pprof values are
  * integers) and "traps"/"count"; the default sample type is waste.
+ * A pair whose waste and use fell on objects (`pair_object` records,
+ * object_view.h) is one sample per object instead, each with its part and
+ * a string label `object` = the object's name (pprof -tags, -tagfocus);
+ * the pair's traps go to its first sample (the object with the most
+ * waste), and what the objects do not cover, if any, is one more sample
+ * without the label.
  *
  * One location per calling-context node pc, shared between samples:
  * inlined calls are extra lines of that location (innermost first), as

@@ -263,3 +263,15 @@ bool raw_find_node_id(const struct raw_profile *r, uint64_t id,
 			return true;
 	return false;
 }
+
+bool raw_find_object_id(const struct raw_profile *r, uint64_t id,
+			   uint32_t *idx)
+{
+	struct index_probe pr;
+
+	index_table_probe_start(&r->object_ids, index_hash_u64(id), &pr);
+	while (index_table_probe_next(&r->object_ids, &pr, idx))
+		if (r->objects[*idx].id == id)
+			return true;
+	return false;
+}

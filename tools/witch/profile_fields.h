@@ -34,6 +34,7 @@ bool raw_is_record_type(const char *s);
 int raw_duplicate(struct raw_profile *r, const char *rec);
 bool raw_find_module_id(const struct raw_profile *r, uint64_t id, uint32_t *idx);
 bool raw_find_node_id(const struct raw_profile *r, uint64_t id, uint32_t *idx);
+bool raw_find_object_id(const struct raw_profile *r, uint64_t id, uint32_t *idx);
 
 /* profile_records.c: one record line (its type is the first field) into r. */
 int raw_dispatch(struct raw_profile *r, char *line);

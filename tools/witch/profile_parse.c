@@ -15,6 +15,7 @@ void raw_init(struct raw_profile *r, const char *path, char *err, size_t errlen)
 	r->errlen = errlen;
 	index_table_init(&r->module_ids);
 	index_table_init(&r->node_ids);
+	index_table_init(&r->object_ids);
 }
 
 void raw_free(struct raw_profile *r)
@@ -33,8 +34,16 @@ void raw_free(struct raw_profile *r)
 	free(r->nodes);
 	free(r->pairs);
 	free(r->sampled);
+	for (size_t i = 0; i < r->nobjects; i++) {
+		free(r->objects[i].symbol);
+		free(r->objects[i].module);
+	}
+	free(r->objects);
+	free(r->object_sampled);
+	free(r->pair_objects);
 	index_table_free(&r->module_ids);
 	index_table_free(&r->node_ids);
+	index_table_free(&r->object_ids);
 }
 
 static int check_header(struct raw_profile *r, char *line)
@@ -71,6 +80,93 @@ static int cmp_module_start(const void *a, const void *b, void *arg)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* An object id of object_sampled or pair_object: raw index + 1, 0 for id 0. */
+static int resolve_object_ref(struct raw_profile *r, const char *rec, uint64_t id,
+			      uint32_t *out)
+{
+	uint32_t o;
+
+	if (id == 0) {
+		*out = 0;	/* unknown: never written as an object */
+		return 0;
+	}
+	if (!raw_find_object_id(r, id, &o))
+		return raw_error(r, -EINVAL, "%s: object %" PRIu64 " is not defined", rec, id);
+	*out = o + 1;
+	return 0;
+}
+
+static uint64_t raw_pair_hash(uint32_t watch, uint32_t trap)
+{
+	return index_hash_mix(index_hash_u64(watch), trap);
+}
+
+/* Object records name nodes, objects and pairs that may come later in the
+ * file: resolved here, after `end`, as pairs are. */
+static int resolve_objects(struct raw_profile *r)
+{
+	struct index_table pairs;
+	int rc = 0;
+
+	for (size_t i = 0; i < r->nobjects; i++) {
+		struct raw_object *o = &r->objects[i];
+		uint32_t n;
+
+		if (o->kind != WITCH_OBJECT_HEAP)
+			continue;
+		r->line = o->line;
+		if (!raw_find_node_id(r, o->alloc_id, &n))
+			return raw_error(r, -EINVAL,
+					 "object %" PRIu64 ": allocation node %" PRIu64 " is not defined",
+					 o->id, o->alloc_id);
+		o->alloc = n + 1;
+	}
+	for (size_t i = 0; i < r->nobject_sampled; i++) {
+		struct raw_object_sampled *s = &r->object_sampled[i];
+
+		r->line = s->line;
+		if ((rc = resolve_object_ref(r, "object_sampled", s->object_id, &s->object)))
+			return rc;
+	}
+	/* A pair_object is a part of a pair: its pair must be in the file. */
+	index_table_init(&pairs);
+	for (size_t i = 0; i < r->npairs && !rc; i++)
+		rc = index_table_insert(&pairs, raw_pair_hash(r->pairs[i].watch, r->pairs[i].trap),
+					(uint32_t)i);
+	for (size_t i = 0; i < r->npair_objects && !rc; i++) {
+		struct raw_pair_object *po = &r->pair_objects[i];
+		struct index_probe pr;
+		uint32_t w, t, idx;
+		bool found = false;
+
+		r->line = po->line;
+		if (!raw_find_node_id(r, po->watch_id, &w)) {
+			rc = raw_error(r, -EINVAL, "pair_object: watch node %" PRIu64 " is not defined",
+				       po->watch_id);
+			break;
+		}
+		if (!raw_find_node_id(r, po->trap_id, &t)) {
+			rc = raw_error(r, -EINVAL, "pair_object: trap node %" PRIu64 " is not defined",
+				       po->trap_id);
+			break;
+		}
+		po->watch = w + 1;
+		po->trap = t + 1;
+		index_table_probe_start(&pairs, raw_pair_hash(po->watch, po->trap), &pr);
+		while (!found && index_table_probe_next(&pairs, &pr, &idx))
+			found = r->pairs[idx].watch == po->watch && r->pairs[idx].trap == po->trap;
+		if (!found) {
+			rc = raw_error(r, -EINVAL,
+				       "pair_object: no 'pair %" PRIu64 " %" PRIu64 "' record for it to be part of",
+				       po->watch_id, po->trap_id);
+			break;
+		}
+		rc = resolve_object_ref(r, "pair_object", po->object_id, &po->object);
+	}
+	index_table_free(&pairs);
+	return rc;
+}
+
 /*
  * After `end`: resolve pair references, check required records and that
  * executable ranges do not overlap (a pc must name one module).
@@ -79,6 +175,7 @@ static int cmp_module_start(const void *a, const void *b, void *arg)
 int raw_finish(struct raw_profile *r, uint32_t *by_start)
 {
 	uint32_t prev = UINT32_MAX;
+	int rc;
 
 	if (!r->has_client)
 		return raw_error(r, -EINVAL, "missing 'client' record");
@@ -110,6 +207,8 @@ int raw_finish(struct raw_profile *r, uint32_t *by_start)
 					 s->node_id);
 		s->node = n + 1;
 	}
+	if ((rc = resolve_objects(r)))
+		return rc;
 	for (size_t i = 0; i < r->nmodules; i++)
 		by_start[i] = (uint32_t)i;
 	qsort_r(by_start, r->nmodules, sizeof(*by_start), cmp_module_start,

@@ -53,6 +53,37 @@ struct raw_sampled {
 	size_t line;
 };
 
+/* `object <id> <kind> ...`; see docs/objects.md. */
+struct raw_object {
+	uint64_t id;
+	enum witch_object_kind kind;
+	uint64_t size;
+	uint64_t alloc_id;	/* heap */
+	uint32_t alloc;		/* heap: raw node index + 1, resolved at the end */
+	uint64_t addr;		/* static address, tls offset, stack pc */
+	char *symbol;		/* static, tls; NULL for "-" */
+	char *module;		/* static, tls */
+	size_t line;
+	uint32_t merged;
+};
+
+/* `object_sampled <id> <bytes>`. */
+struct raw_object_sampled {
+	uint64_t object_id;
+	uint32_t object;	/* raw object index + 1; 0: unknown (id 0) */
+	double bytes;
+	size_t line;
+};
+
+/* `pair_object <watch-node> <trap-node> <object-id> <waste> <use> <waste_approx>`. */
+struct raw_pair_object {
+	uint64_t watch_id, trap_id, object_id;
+	uint32_t watch, trap;	/* raw node index + 1, resolved at the end */
+	uint32_t object;	/* raw object index + 1; 0: unknown (id 0) */
+	double waste, use, waste_approx;
+	size_t line;
+};
+
 struct raw_profile {
 	const char *path;
 	char *err;
@@ -80,16 +111,23 @@ struct raw_profile {
 	size_t npairs, cappairs;
 	struct raw_sampled *sampled;
 	size_t nsampled, capsampled;
+	struct raw_object *objects;
+	size_t nobjects, capobjects;
+	struct raw_object_sampled *object_sampled;
+	size_t nobject_sampled, capobject_sampled;
+	struct raw_pair_object *pair_objects;
+	size_t npair_objects, cappair_objects;
 
 	struct index_table module_ids;	/* id -> raw module index */
 	struct index_table node_ids;	/* id -> raw node index */
+	struct index_table object_ids;	/* id -> raw object index */
 };
 
 /* An empty raw form; messages go to err (errlen bytes) and name path. */
 void raw_init(struct raw_profile *r, const char *path, char *err, size_t errlen);
 /* Reads and checks every line of f, up to and including `end`. */
 int raw_parse(struct raw_profile *r, FILE *f);
-/* After raw_parse: resolves pair references, checks the required records and
+/* After raw_parse: resolves pair and object references, checks the required records and
  * that executable ranges do not overlap; by_start (nmodules entries) gets
  * the module indices sorted by start. */
 int raw_finish(struct raw_profile *r, uint32_t *by_start);

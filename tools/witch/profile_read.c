@@ -18,13 +18,32 @@
 struct witch_profile_index {
 	struct index_table nodes;	/* by (parent, module, offset) */
 	struct index_table pairs;	/* by (watch, trap) */
+	struct index_table objects;	/* by kind and what names it */
+	struct index_table pair_objects;	/* by (pair, object) */
 	/* Allocated lengths of the model's arrays. */
-	size_t cap_modules, cap_nodes, cap_pairs, cap_stats;
+	size_t cap_modules, cap_nodes, cap_pairs, cap_stats, cap_objects, cap_pair_objects;
 };
 
 void witch_profile_init(struct witch_profile *p)
 {
 	memset(p, 0, sizeof(*p));
+}
+
+const char *witch_object_kind_name(enum witch_object_kind k)
+{
+	switch (k) {
+	case WITCH_OBJECT_HEAP:
+		return "heap";
+	case WITCH_OBJECT_STATIC:
+		return "static";
+	case WITCH_OBJECT_TLS:
+		return "tls";
+	case WITCH_OBJECT_STACK:
+		return "stack";
+	case WITCH_OBJECT_UNKNOWN:
+		break;
+	}
+	return "unknown";
 }
 
 const char *witch_client_name(enum witch_client c)
@@ -167,6 +186,162 @@ static int merge_node(struct witch_profile *p, size_t *cap, uint32_t parent,
 	n->pc = module == WITCH_NO_MODULE ? offset :
 					    p->modules[module].base + offset;
 	*out = (uint32_t)p->nnodes++;
+	return 0;
+}
+
+/* The model pair of (watch, trap); it is there once its file's pairs are merged. */
+static bool find_pair(const struct witch_profile *p, uint32_t watch, uint32_t trap,
+		      uint32_t *out)
+{
+	struct index_probe pr;
+
+	index_table_probe_start(&p->index->pairs, pair_hash(watch, trap), &pr);
+	while (index_table_probe_next(&p->index->pairs, &pr, out))
+		if (p->pairs[*out].watch == watch && p->pairs[*out].trap == trap)
+			return true;
+	return false;
+}
+
+static bool same_object(const struct witch_object *o, enum witch_object_kind kind,
+			uint32_t node, const char *module, const char *symbol)
+{
+	return o->kind == kind && o->node == node && same_str(o->module, module) &&
+	       same_str(o->symbol, symbol);
+}
+
+/* The model object of this identity, appended if new: heap and stack by
+ * node, static and tls by (module path, symbol), unknown once. */
+static int merge_object(struct witch_profile *p, enum witch_object_kind kind, uint32_t node,
+			const char *module, const char *symbol, uint64_t addr, uint32_t *out)
+{
+	uint64_t h = index_hash_mix(index_hash_mix(index_hash_u64(kind), node),
+				    index_hash_str(index_hash_str(0, module ? module : ""),
+						   symbol ? symbol : ""));
+	struct witch_object *o;
+	struct index_probe pr;
+	int rc;
+
+	index_table_probe_start(&p->index->objects, h, &pr);
+	while (index_table_probe_next(&p->index->objects, &pr, out))
+		if (same_object(&p->objects[*out], kind, node, module, symbol))
+			return 0;
+	if (p->nobjects >= MAX_ENTRIES)
+		return -ENOMEM;
+	rc = profile_grow((void **)&p->objects, &p->index->cap_objects, p->nobjects,
+			  sizeof(*p->objects));
+	if (rc)
+		return rc;
+	o = &p->objects[p->nobjects];
+	memset(o, 0, sizeof(*o));
+	o->kind = kind;
+	o->node = node;
+	o->addr = addr;
+	if ((module && !(o->module = strdup(module))) ||
+	    (symbol && !(o->symbol = strdup(symbol)))) {
+		free(o->module);
+		return -ENOMEM;
+	}
+	rc = index_table_insert(&p->index->objects, h, (uint32_t)p->nobjects);
+	if (rc) {
+		free(o->module);
+		free(o->symbol);
+		return rc;
+	}
+	*out = (uint32_t)p->nobjects++;
+	return 0;
+}
+
+/* Raw object reference (index + 1, 0 unknown) to its model object. */
+static int model_object(struct witch_profile *p, const struct raw_profile *r, uint32_t ref,
+			uint32_t *out)
+{
+	if (ref) {
+		*out = r->objects[ref - 1].merged;
+		return 0;
+	}
+	return merge_object(p, WITCH_OBJECT_UNKNOWN, 0, NULL, NULL, 0, out);
+}
+
+static int merge_pair_object(struct witch_profile *p, uint32_t pair, uint32_t object,
+			     const struct raw_pair_object *rpo)
+{
+	uint64_t h = pair_hash(pair, object);
+	struct witch_pair_object *q;
+	struct index_probe pr;
+	uint32_t idx;
+	int rc;
+
+	index_table_probe_start(&p->index->pair_objects, h, &pr);
+	while (index_table_probe_next(&p->index->pair_objects, &pr, &idx)) {
+		q = &p->pair_objects[idx];
+		if (q->pair == pair && q->object == object)
+			goto add;
+	}
+	rc = profile_grow((void **)&p->pair_objects, &p->index->cap_pair_objects,
+			  p->npair_objects, sizeof(*p->pair_objects));
+	if (rc)
+		return rc;
+	rc = index_table_insert(&p->index->pair_objects, h, (uint32_t)p->npair_objects);
+	if (rc)
+		return rc;
+	q = &p->pair_objects[p->npair_objects++];
+	memset(q, 0, sizeof(*q));
+	q->pair = pair;
+	q->object = object;
+add:
+	q->waste += rpo->waste;
+	q->use += rpo->use;
+	q->waste_approx += rpo->waste_approx;
+	return 0;
+}
+
+/* The objects of one file, their sampled bytes and their parts of pairs. */
+static int merge_objects(struct witch_profile *p, struct raw_profile *r,
+			 const uint32_t *by_start)
+{
+	int rc;
+
+	for (size_t i = 0; i < r->nobjects; i++) {
+		struct raw_object *o = &r->objects[i];
+		uint32_t node = 0;
+
+		if (o->kind == WITCH_OBJECT_HEAP) {
+			node = r->nodes[o->alloc - 1].merged;
+		} else if (o->kind == WITCH_OBJECT_STACK) {
+			/* A node of its own for the pc: module-relative like
+			 * every pc, and named by the symbolizer like them. */
+			const struct raw_module *m = module_of(r, by_start, o->addr);
+
+			rc = merge_node(p, &p->index->cap_nodes, 0, m ? m->merged : WITCH_NO_MODULE,
+					m ? o->addr - m->base : o->addr, &node);
+			if (rc)
+				return rc;
+		}
+		rc = merge_object(p, o->kind, node, o->module, o->symbol, o->addr, &o->merged);
+		if (rc)
+			return rc;
+		if (o->size > p->objects[o->merged].size)
+			p->objects[o->merged].size = o->size;
+	}
+	for (size_t i = 0; i < r->nobject_sampled; i++) {
+		uint32_t obj;
+
+		if ((rc = model_object(p, r, r->object_sampled[i].object, &obj)))
+			return rc;
+		p->objects[obj].sampled += r->object_sampled[i].bytes;
+	}
+	for (size_t i = 0; i < r->npair_objects; i++) {
+		const struct raw_pair_object *po = &r->pair_objects[i];
+		uint32_t pair, obj;
+
+		/* raw_finish checked that the file has this pair. */
+		if (!find_pair(p, r->nodes[po->watch - 1].merged, r->nodes[po->trap - 1].merged,
+			       &pair))
+			return -EINVAL;
+		if ((rc = model_object(p, r, po->object, &obj)) ||
+		    (rc = merge_pair_object(p, pair, obj, po)))
+			return rc;
+	}
 	return 0;
 }
 
@@ -316,7 +491,7 @@ static int merge_raw(struct witch_profile *p, struct raw_profile *r,
 		if (rc)
 			return rc;
 	}
-	return 0;
+	return merge_objects(p, r, by_start);
 }
 
 /* Model arrays start out holding the root node, so first-time setup. */
@@ -329,6 +504,8 @@ static int model_setup(struct witch_profile *p)
 		return -ENOMEM;
 	index_table_init(&p->index->nodes);
 	index_table_init(&p->index->pairs);
+	index_table_init(&p->index->objects);
+	index_table_init(&p->index->pair_objects);
 	p->index->cap_nodes = 16;
 	p->nodes = calloc(p->index->cap_nodes, sizeof(*p->nodes));
 	if (!p->nodes)
@@ -444,9 +621,17 @@ void witch_profile_free(struct witch_profile *p)
 	for (size_t i = 0; i < p->nstats; i++)
 		free(p->stats[i].name);
 	free(p->stats);
+	for (size_t i = 0; i < p->nobjects; i++) {
+		free(p->objects[i].module);
+		free(p->objects[i].symbol);
+	}
+	free(p->objects);
+	free(p->pair_objects);
 	if (p->index) {
 		index_table_free(&p->index->nodes);
 		index_table_free(&p->index->pairs);
+		index_table_free(&p->index->objects);
+		index_table_free(&p->index->pair_objects);
 		free(p->index);
 	}
 	witch_profile_init(p);

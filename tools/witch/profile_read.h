@@ -51,6 +51,39 @@ struct witch_pair {
 	uint64_t traps;
 };
 
+/* What an object is (docs/objects.md); UNKNOWN is object id 0 of a profile. */
+enum witch_object_kind {
+	WITCH_OBJECT_UNKNOWN,
+	WITCH_OBJECT_HEAP,
+	WITCH_OBJECT_STATIC,
+	WITCH_OBJECT_TLS,
+	WITCH_OBJECT_STACK,
+};
+
+/*
+ * An object of the `object` records, merged across files by what it is
+ * before symbolization: heap by allocation node, static and tls by
+ * (module path, symbol), stack by the pc's (module, offset), unknown once.
+ * object_view.h names them and merges the ones that read alike.
+ */
+struct witch_object {
+	enum witch_object_kind kind;
+	uint64_t size;		/* the largest any file wrote */
+	uint32_t node;		/* heap: the allocation node; stack: a node
+				 * child of the root holding the pc, so the
+				 * symbolizer names it; 0 otherwise */
+	char *symbol;		/* static, tls: NULL when the profile wrote "-" */
+	char *module;		/* static, tls: the module's path */
+	uint64_t addr;		/* static: run-time address; tls: offset (first file) */
+	double sampled;		/* object_sampled bytes */
+};
+
+/* `pair_object`: the part of a pair's waste and use on one object. */
+struct witch_pair_object {
+	uint32_t pair, object;	/* model indices */
+	double waste, use, waste_approx;
+};
+
 struct witch_stat {
 	char *name;
 	double value;
@@ -86,6 +119,10 @@ struct witch_profile {
 	size_t npairs;
 	struct witch_stat *stats;
 	size_t nstats;
+	struct witch_object *objects;	/* none in profiles older than objects */
+	size_t nobjects;
+	struct witch_pair_object *pair_objects;	/* one per (pair, object) */
+	size_t npair_objects;
 
 	/* Private: lookup of merged nodes and pairs by their keys. */
 	struct witch_profile_index *index;
@@ -105,6 +142,8 @@ int witch_profile_read(struct witch_profile *p, const char *path, char *err,
 		       size_t errlen);
 /* Releases everything; p is empty again. */
 void witch_profile_free(struct witch_profile *p);
+/* "heap", "static", "tls", "stack" or "unknown". */
+const char *witch_object_kind_name(enum witch_object_kind k);
 /* "dead", "silent" or "load". */
 const char *witch_client_name(enum witch_client c);
 /* Summed value of a stat counter, 0 if no file had it. */

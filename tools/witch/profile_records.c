@@ -344,6 +344,159 @@ static int rec_sampled(struct raw_profile *r, char *cur)
 	return 0;
 }
 
+/* Syntax of each kind's `object` record, for messages. */
+static const struct {
+	const char *name;
+	enum witch_object_kind kind;
+	const char *syntax;
+} object_kinds[] = {
+	{"heap", WITCH_OBJECT_HEAP, "object <id> heap <size> <alloc-node>"},
+	{"static", WITCH_OBJECT_STATIC, "object <id> static <size> <addr> <name|-> <module path>"},
+	{"tls", WITCH_OBJECT_TLS, "object <id> tls <size> <offset> <name|-> <module path>"},
+	{"stack", WITCH_OBJECT_STACK, "object <id> stack <size> <pc>"},
+};
+
+/* "object <id> <kind> <size> ...": the fields after size depend on the kind. */
+static int rec_object(struct raw_profile *r, char *cur)
+{
+	struct raw_object o = { 0 };
+	const char *syntax = NULL;
+	char *f[5] = { NULL }, q[64];
+	uint32_t dup;
+	int n = 0, want, rc;
+
+	while (n < 3 && (f[n] = raw_next_field(&cur)))
+		n++;
+	if (n < 2)
+		return raw_error(r, -EINVAL,
+				 "malformed 'object' record: too few fields (expected 'object <id> heap|static|tls|stack <size> ...')");
+	for (size_t i = 0; i < sizeof(object_kinds) / sizeof(object_kinds[0]); i++)
+		if (!strcmp(f[1], object_kinds[i].name)) {
+			o.kind = object_kinds[i].kind;
+			syntax = object_kinds[i].syntax;
+		}
+	if (!syntax) {
+		raw_quote(q, sizeof(q), f[1]);
+		return raw_error(r, -EINVAL,
+				 "malformed 'object' record: unknown kind '%s' (expected heap, static, tls or stack)",
+				 q);
+	}
+	/* heap and stack: one field after size; static and tls: two, then the
+	 * module path, the rest of the line (it may contain spaces). */
+	want = o.kind == WITCH_OBJECT_HEAP || o.kind == WITCH_OBJECT_STACK ? 4 : 5;
+	while (n < want && (f[n] = raw_next_field(&cur)))
+		n++;
+	if (n < want)
+		return raw_error(r, -EINVAL, "malformed 'object' record: too few fields (expected '%s')",
+				 syntax);
+	if (want == 4 && raw_next_field(&cur))
+		return raw_error(r, -EINVAL, "malformed 'object' record: too many fields (expected '%s')",
+				 syntax);
+	if (want == 5 && !*cur)
+		return raw_error(r, -EINVAL, "malformed 'object' record: missing module path (expected '%s')",
+				 syntax);
+	if ((rc = raw_field_number(r, "object", "id", f[0], &o.id)) ||
+	    (rc = raw_field_number(r, "object", "size", f[2], &o.size)))
+		return rc;
+	switch (o.kind) {
+	case WITCH_OBJECT_HEAP:
+		rc = raw_field_number(r, "object", "allocation node", f[3], &o.alloc_id);
+		break;
+	case WITCH_OBJECT_STATIC:
+		rc = raw_field_hex(r, "object", "address", f[3], &o.addr);
+		break;
+	case WITCH_OBJECT_TLS:
+		rc = raw_field_hex(r, "object", "offset", f[3], &o.addr);
+		break;
+	default:
+		rc = raw_field_hex(r, "object", "pc", f[3], &o.addr);
+		break;
+	}
+	if (rc)
+		return rc;
+	if (o.id == 0)
+		return raw_error(r, -EINVAL,
+				 "object id 0 is out of range: object 0 is the unknown object and is never written");
+	if (o.kind == WITCH_OBJECT_HEAP && o.alloc_id == 0)
+		return raw_error(r, -EINVAL,
+				 "object %" PRIu64 ": allocation node 0 is out of range: the root has no calling context",
+				 o.id);
+	if (raw_find_object_id(r, o.id, &dup))
+		return raw_error(r, -EINVAL, "duplicate object id %" PRIu64, o.id);
+	if (r->nobjects >= MAX_ENTRIES)
+		return raw_error(r, -EINVAL, "too many objects");
+	rc = profile_grow((void **)&r->objects, &r->capobjects, r->nobjects, sizeof(*r->objects));
+	if (rc)
+		return rc;
+	if (want == 5) {
+		if (strcmp(f[4], "-") && !(o.symbol = strdup(f[4])))
+			return -ENOMEM;
+		if (!(o.module = strdup(cur))) {
+			free(o.symbol);
+			return -ENOMEM;
+		}
+	}
+	o.line = r->line;
+	rc = index_table_insert(&r->object_ids, index_hash_u64(o.id), (uint32_t)r->nobjects);
+	if (rc) {
+		free(o.symbol);
+		free(o.module);
+		return rc;
+	}
+	r->objects[r->nobjects++] = o;
+	return 0;
+}
+
+static int rec_object_sampled(struct raw_profile *r, char *cur)
+{
+	struct raw_object_sampled s = { 0 };
+	char *f[2] = { NULL };
+	int rc = raw_fields_exact(r, &cur, f, 2, "object_sampled", "object_sampled <id> <bytes>");
+
+	if (rc)
+		return rc;
+	if ((rc = raw_field_number(r, "object_sampled", "id", f[0], &s.object_id)) ||
+	    (rc = raw_field_metric(r, "object_sampled", "bytes", f[1], &s.bytes)))
+		return rc;
+	/* Object references are resolved at the end, as pairs' nodes are. */
+	s.line = r->line;
+	rc = profile_grow((void **)&r->object_sampled, &r->capobject_sampled, r->nobject_sampled,
+			  sizeof(*r->object_sampled));
+	if (rc)
+		return rc;
+	r->object_sampled[r->nobject_sampled++] = s;
+	return 0;
+}
+
+static int rec_pair_object(struct raw_profile *r, char *cur)
+{
+	static const char syntax[] =
+		"pair_object <watch-node> <trap-node> <object-id> <waste> <use> <waste_approx>";
+	struct raw_pair_object po = { 0 };
+	char *f[6] = { NULL };
+	int rc = raw_fields_exact(r, &cur, f, 6, "pair_object", syntax);
+
+	if (rc)
+		return rc;
+	if ((rc = raw_field_number(r, "pair_object", "watch node", f[0], &po.watch_id)) ||
+	    (rc = raw_field_number(r, "pair_object", "trap node", f[1], &po.trap_id)) ||
+	    (rc = raw_field_number(r, "pair_object", "object id", f[2], &po.object_id)) ||
+	    (rc = raw_field_metric(r, "pair_object", "waste", f[3], &po.waste)) ||
+	    (rc = raw_field_metric(r, "pair_object", "use", f[4], &po.use)) ||
+	    (rc = raw_field_metric(r, "pair_object", "waste_approx", f[5], &po.waste_approx)))
+		return rc;
+	if (po.watch_id == 0 || po.trap_id == 0)
+		return raw_error(r, -EINVAL,
+				 "pair_object: node 0 is out of range: the root has no calling context");
+	po.line = r->line;
+	rc = profile_grow((void **)&r->pair_objects, &r->cappair_objects, r->npair_objects,
+			  sizeof(*r->pair_objects));
+	if (rc)
+		return rc;
+	r->pair_objects[r->npair_objects++] = po;
+	return 0;
+}
+
 /* A second header line inside the file. */
 static int rec_magic_again(struct raw_profile *r, char *cur)
 {
@@ -374,6 +527,9 @@ static const struct {
 	{"node", rec_node},
 	{"pair", rec_pair},
 	{"sampled", rec_sampled},
+	{"object", rec_object},
+	{"object_sampled", rec_object_sampled},
+	{"pair_object", rec_pair_object},
 	{PROFILE_MAGIC, rec_magic_again},
 	{"end", rec_end_with_fields},
 };

@@ -34,6 +34,7 @@ int witch_report_files(char *const *paths, size_t n,
 	struct witch_symbolizer *sym = NULL;
 	struct witch_source *src = NULL;
 	struct witch_view v;
+	struct witch_objects objs = { 0 };
 	struct witch_sink k = { 0 };
 	enum witch_report_format fmt = o->json ? WITCH_FORMAT_JSON : o->format;
 	uint32_t *order = NULL;
@@ -72,6 +73,11 @@ int witch_report_files(char *const *paths, size_t n,
 		fprintf(stderr, "witch: out of memory\n");
 		goto out;
 	}
+	rc = witch_objects_build(&p, sym, &objs);
+	if (rc) {
+		fprintf(stderr, "witch: cannot name the objects: %s\n", strerror(-rc));
+		goto out;
+	}
 	rc = witch_sink_open(&k, o->output, out);
 	if (rc)
 		goto out;
@@ -81,7 +87,11 @@ int witch_report_files(char *const *paths, size_t n,
 	if (width && width < WITCH_MIN_WIDTH)
 		width = WITCH_MIN_WIDTH;
 	v = (struct witch_view){.p = &p, .sym = sym, .order = order, .shown = shown, .width = width,
-			      .src = src};
+			      .src = src, .objects = &objs};
+	/* --top N limits the objects listed as it limits the pairs. */
+	v.objects_shown = o->top_set ? o->top : fmt == WITCH_FORMAT_TEXT ? DEFAULT_TEXT_TOP : 0;
+	if (v.objects_shown == 0 || v.objects_shown > objs.n)
+		v.objects_shown = objs.n;
 	witch_totals_of(&p, &v.t);
 	switch (fmt) {
 	case WITCH_FORMAT_JSON:
@@ -106,6 +116,7 @@ int witch_report_files(char *const *paths, size_t n,
 			strerror(-rc));
 	rc = witch_sink_close(&k, o->output, rc);
 out:
+	witch_objects_free(&objs);
 	witch_source_free(src);
 	witch_symbolizer_free(sym);
 	free(order);
@@ -141,7 +152,9 @@ static const char report_usage[] =
 static const char report_help[] =
 	"Prints a summary and the pairs of calling contexts with the most\n"
 	"waste (default 10; --top 0 for all; the other formats list all by\n"
-	"default). Several files are merged. Formats: text, json (same as\n"
+	"default), then the objects (the data: heap allocation sites, static,\n"
+	"TLS and stack variables) the waste fell on, when the profile has\n"
+	"them. Several files are merged. Formats: text, json (same as\n"
 	"--json), folded (stacks for flamegraph.pl and speedscope), pprof\n"
 	"(gzipped profile.proto for go tool pprof; -o FILE, or stdout when it\n"
 	"is not a terminal), html (one\n"

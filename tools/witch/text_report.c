@@ -197,6 +197,130 @@ static int text_sampled(FILE *out, const struct witch_view *v)
 	return rc;
 }
 
+/* A heap object's allocation context, under its name. */
+static int text_alloc(FILE *out, const struct witch_view *v, const struct witch_object_row *r,
+		      struct witch_path *pb)
+{
+	int rc;
+
+	if (!r->alloc)
+		return 0;
+	fputs("    allocated at\n", out);
+	if ((rc = witch_path_collect(v->sym, v->p, r->alloc, pb)))
+		return rc;
+	return text_frames(out, pb, v->width);
+}
+
+/* The size column: heap, static and tls objects have one. */
+static void text_size(FILE *out, const struct witch_object_row *r)
+{
+	if (r->kind == WITCH_OBJECT_STACK || r->kind == WITCH_OBJECT_UNKNOWN)
+		return;
+	fputs("  size ", out);
+	witch_print_bytes(out, (double)r->size);
+}
+
+/*
+ * The objects by waste, after the pairs:
+ *
+ *     #1  share 50.00%  waste 200 bytes  use 60 bytes  heap  size 400 bytes
+ *         heap from main (/src/prog.c:45)
+ *         allocated at
+ *           #0  main at /src/prog.c:45 in /bin/prog [0x55555555522b]
+ */
+static int text_objects(FILE *out, const struct witch_view *v)
+{
+	const struct witch_objects *o = v->objects;
+	struct witch_path pb = { 0 };
+	int rc = 0;
+
+	if (!o->n)
+		return 0;
+	if (v->objects_shown == o->n)
+		fprintf(out, "\n%zu object%s by waste:\n", o->n, o->n > 1 ? "s" : "");
+	else
+		fprintf(out, "\ntop %zu of %zu objects by waste:\n", v->objects_shown, o->n);
+	for (size_t k = 0; k < v->objects_shown && !rc; k++) {
+		const struct witch_object_row *r = &o->rows[k];
+
+		fprintf(out, "\n#%zu  share %.2f%%  waste ", k + 1,
+			100 * witch_share(r->waste, v->t.waste));
+		witch_print_bytes(out, r->waste);
+		fputs("  use ", out);
+		witch_print_bytes(out, r->use);
+		fprintf(out, "  %s", witch_object_kind_name(r->kind));
+		text_size(out, r);
+		if (r->sampled > 0) {
+			fputs("  sampled ", out);
+			witch_print_bytes(out, r->sampled);
+		}
+		fprintf(out, "\n    %s\n", r->name);
+		rc = text_alloc(out, v, r, &pb);
+	}
+	witch_path_free(&pb);
+	return rc;
+}
+
+/* Without pairs: the objects by the bytes their samples stand for. */
+static int text_objects_sampled(FILE *out, const struct witch_view *v)
+{
+	const struct witch_objects *o = v->objects;
+	struct witch_path pb = { 0 };
+	uint32_t *order;
+	size_t n, shown;
+	int rc = witch_objects_by_sampled(o, &order, &n);
+
+	if (rc || n == 0) {
+		free(order);
+		return rc;
+	}
+	shown = n < v->objects_shown ? n : v->objects_shown;
+	fprintf(out, "\nbytes the samples stand for, by object (top %zu of %zu):\n", shown, n);
+	for (size_t k = 0; k < shown && !rc; k++) {
+		const struct witch_object_row *r = &o->rows[order[k]];
+
+		fprintf(out, "\n#%zu  share %.2f%%  ", k + 1,
+			100 * witch_share(r->sampled, o->sampled_total));
+		witch_print_bytes(out, r->sampled);
+		fprintf(out, "  %s", witch_object_kind_name(r->kind));
+		text_size(out, r);
+		fprintf(out, "\n    %s\n", r->name);
+		rc = text_alloc(out, v, r, &pb);
+	}
+	witch_path_free(&pb);
+	free(order);
+	return rc;
+}
+
+/* A pair's parts on objects, on one line under its heading; the first
+ * TEXT_PAIR_OBJECTS of them (the objects section has all). */
+#define TEXT_PAIR_OBJECTS 3
+
+static void text_pair_objects(FILE *out, const struct witch_view *v, uint32_t pair)
+{
+	const struct witch_objects *o = v->objects;
+	size_t first, end;
+
+	if (!o->n)
+		return;
+	first = o->pair_first[pair];
+	end = o->pair_first[pair + 1];
+	if (first == end)
+		return;
+	fputs("    objects: ", out);
+	for (size_t i = first; i < end && i < first + TEXT_PAIR_OBJECTS; i++) {
+		/* A use-only pair's parts are its use. */
+		bool wasted = v->p->pairs[pair].waste > 0;
+
+		fprintf(out, "%s%s %s ", i > first ? "; " : "", o->rows[o->parts[i].row].name,
+			wasted ? "waste" : "use");
+		witch_print_bytes(out, wasted ? o->parts[i].waste : o->parts[i].use);
+	}
+	if (end - first > TEXT_PAIR_OBJECTS)
+		fprintf(out, "; and %zu more", end - first - TEXT_PAIR_OBJECTS);
+	fputc('\n', out);
+}
+
 int witch_text_write(FILE *out, const struct witch_view *v)
 {
 	const struct witch_profile *p = v->p;
@@ -209,7 +333,8 @@ int witch_text_write(FILE *out, const struct witch_view *v)
 	if (!p->npairs) {
 		fputs("\nno pairs: no watchpoint trap was attributed to a pair of contexts\n",
 		      out);
-		return text_sampled(out, v);
+		rc = text_sampled(out, v);
+		return rc ? rc : text_objects_sampled(out, v);
 	}
 	if (shown == p->npairs)
 		fprintf(out, "\n%zu pair%s by waste:\n", p->npairs,
@@ -231,6 +356,7 @@ int witch_text_write(FILE *out, const struct witch_view *v)
 		fputs("  use ", out);
 		witch_print_bytes(out, q->use);
 		fprintf(out, "  traps %" PRIu64 "\n", q->traps);
+		text_pair_objects(out, v, v->order[k]);
 
 		fprintf(out, "    %s\n", witch_watch_words(p->client, q->waste > 0));
 		if ((rc = witch_path_collect(v->sym, p, q->watch, &pb)) ||
@@ -248,6 +374,7 @@ int witch_text_write(FILE *out, const struct witch_view *v)
 		    (rc = text_source(out, v->src, witch_trap_words(p->client, q->waste > 0), &pb)))
 			goto out;
 	}
+	rc = text_objects(out, v);
 out:
 	witch_path_free(&pb);
 	return rc;

@@ -7,6 +7,7 @@
 #ifndef WITCH_TOOL_VIEW_H
 #define WITCH_TOOL_VIEW_H
 
+#include "object_view.h"
 #include "profile_read.h"
 #include "source.h"
 #include "summary.h"
@@ -24,6 +25,10 @@ struct witch_view {
 	size_t width;			/* text frame lines, in columns; 0 = no limit */
 	struct witch_source *src;	/* source lines of the top pairs (text
 					 * --source, HTML); NULL: not shown */
+	const struct witch_objects *objects;	/* named objects; n == 0 in
+						 * profiles without object records */
+	size_t objects_shown;		/* the first of objects->rows the text
+					 * report lists (--top, as for pairs) */
 };
 
 #endif
