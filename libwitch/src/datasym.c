@@ -92,47 +92,6 @@ static void ds_count(uint64_t *c, uint64_t n)
 	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
 }
 
-/* ---- sorting (no qsort: it may malloc) ---- */
-
-typedef int (*ds_cmp)(const void *, const void *);
-
-static void ds_swap(char *a, char *b, size_t sz)
-{
-	for (size_t i = 0; i < sz; i++) {
-		char t = a[i];
-		a[i] = b[i];
-		b[i] = t;
-	}
-}
-
-static void ds_sift(char *v, size_t root, size_t n, size_t sz, ds_cmp cmp)
-{
-	for (;;) {
-		size_t child = 2 * root + 1;
-		if (child >= n)
-			return;
-		if (child + 1 < n && cmp(v + child * sz, v + (child + 1) * sz) < 0)
-			child++;
-		if (cmp(v + root * sz, v + child * sz) >= 0)
-			return;
-		ds_swap(v + root * sz, v + child * sz, sz);
-		root = child;
-	}
-}
-
-static void ds_heapsort(void *base, size_t n, size_t sz, ds_cmp cmp)
-{
-	char *v = base;
-	if (n < 2)
-		return;
-	for (size_t i = n / 2; i-- > 0;)
-		ds_sift(v, i, n, sz, cmp);
-	for (size_t end = n - 1; end > 0; end--) {
-		ds_swap(v, v + end * sz, sz);
-		ds_sift(v, 0, end, sz, cmp);
-	}
-}
-
 /* ---- reading a file ---- */
 
 /* A symbol while the file is parsed: name points into the mapped file. */
@@ -143,9 +102,16 @@ struct ds_cand {
 	uint32_t rank; /* leading underscores << 2 | binding rank: lower names better */
 };
 
-static int ds_cand_cmp(const void *pa, const void *pb)
+/* A name less its symbol version: binutils writes a copy-relocated
+ * `environ` as "environ@GLIBC_2.2.5" in .symtab (C and mangled C++ names
+ * have no '@'). */
+static size_t ds_name_len(const char *name)
 {
-	const struct ds_cand *a = pa, *b = pb;
+	return strcspn(name, "@");
+}
+
+static int ds_cand_cmp(const struct ds_cand *a, const struct ds_cand *b)
+{
 	if (a->tls != b->tls)
 		return a->tls < b->tls ? -1 : 1;
 	if (a->value != b->value)
@@ -154,18 +120,62 @@ static int ds_cand_cmp(const void *pa, const void *pb)
 		return a->size > b->size ? -1 : 1;
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
-	size_t la = strlen(a->name), lb = strlen(b->name);
+	size_t la = ds_name_len(a->name), lb = ds_name_len(b->name);
 	if (la != lb)
 		return la < lb ? -1 : 1;
 	return strcmp(a->name, b->name);
 }
 
-static int ds_sec_cmp(const void *pa, const void *pb)
+static int ds_sec_cmp(const struct ds_sec *a, const struct ds_sec *b)
 {
-	const struct ds_sec *a = pa, *b = pb;
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
 	return a->size > b->size ? -1 : a->size < b->size;
+}
+
+/* ---- sorting (not qsort: it may malloc) ---- */
+
+static void ds_sift(struct ds_cand *v, size_t root, size_t n)
+{
+	struct ds_cand x = v[root];
+	for (;;) {
+		size_t child = 2 * root + 1;
+		if (child >= n)
+			break;
+		if (child + 1 < n && ds_cand_cmp(&v[child], &v[child + 1]) < 0)
+			child++;
+		if (ds_cand_cmp(&x, &v[child]) >= 0)
+			break;
+		v[root] = v[child];
+		root = child;
+	}
+	v[root] = x;
+}
+
+static void ds_sort_cands(struct ds_cand *v, size_t n)
+{
+	if (n < 2)
+		return;
+	for (size_t i = n / 2; i-- > 0;)
+		ds_sift(v, i, n);
+	for (size_t end = n - 1; end > 0; end--) {
+		struct ds_cand t = v[0];
+		v[0] = v[end];
+		v[end] = t;
+		ds_sift(v, 0, end);
+	}
+}
+
+/* Sections are few (tens): insertion. */
+static void ds_sort_secs(struct ds_sec *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct ds_sec x = v[i];
+		size_t j = i;
+		for (; j > 0 && ds_sec_cmp(&v[j - 1], &x) > 0; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
 }
 
 struct ds_map {
@@ -312,7 +322,7 @@ static long ds_candidates(const Elf64_Sym *sy, uint64_t nsy, const char *str, ui
 			    sy[i].st_name >= strsize)
 				continue;
 			const char *name = str + sy[i].st_name;
-			if (!memchr(name, 0, strsize - sy[i].st_name) || !name[0])
+			if (!memchr(name, 0, strsize - sy[i].st_name) || !name[0] || name[0] == '@')
 				continue;
 			if (pass == 1) {
 				struct ds_cand *c = &(*out)[n];
@@ -353,23 +363,27 @@ static uint64_t ds_dedupe(struct ds_cand *c, uint64_t n)
 	return out;
 }
 
-/* Copies n kept candidates and their names into the arena. */
+/* Copies n kept candidates and their names (packed, one block) into the
+ * arena. */
 static const struct ds_sym *ds_copy_syms(const struct ds_cand *c, uint64_t n)
 {
 	if (n == 0)
 		return NULL;
+	size_t bytes = 0;
+	for (uint64_t i = 0; i < n; i++)
+		bytes += ds_name_len(c[i].name) + 1;
 	struct ds_sym *s = arena_alloc(&ds_arena, n * sizeof(*s));
-	if (!s)
+	char *names = s ? arena_alloc(&ds_arena, bytes) : NULL;
+	if (!names)
 		return NULL;
 	for (uint64_t i = 0; i < n; i++) {
-		size_t len = strlen(c[i].name) + 1;
-		char *name = arena_alloc(&ds_arena, len);
-		if (!name)
-			return NULL;
-		memcpy(name, c[i].name, len);
+		size_t len = ds_name_len(c[i].name);
+		memcpy(names, c[i].name, len);
+		names[len] = 0;
 		s[i].value = c[i].value;
 		s[i].size = c[i].size;
-		s[i].name = name;
+		s[i].name = names;
+		names += len + 1;
 	}
 	return s;
 }
@@ -405,7 +419,7 @@ static int ds_read_symbols(const struct ds_map *m, struct ds_file *f)
 	size_t csize = 0;
 	long n = ds_candidates(sy, nsy, str, strsize, &c, &csize);
 	if (n > 0) {
-		ds_heapsort(c, (size_t)n, sizeof(*c), ds_cand_cmp);
+		ds_sort_cands(c, (size_t)n);
 		uint64_t kept = ds_dedupe(c, (uint64_t)n), nstatic = 0;
 		while (nstatic < kept && !c[nstatic].tls) /* the static ones sort first */
 			nstatic++;
@@ -467,7 +481,7 @@ static int ds_read_layout(const struct ds_map *m, struct ds_file *f)
 		}
 	}
 	for (int k = 0; k < 2; k++)
-		ds_heapsort(secs[k], n[k], sizeof(struct ds_sec), ds_sec_cmp);
+		ds_sort_secs(secs[k], n[k]);
 	f->secs = secs[0];
 	f->nsecs = (uint32_t)n[0];
 	f->tsecs = secs[1];

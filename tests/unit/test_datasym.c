@@ -52,6 +52,8 @@ extern char ds_head[], ds_outer[], ds_inner[], ds_alias[], ds_bglob[], ds_point[
 int *dsa_global_addr(void);
 long *dsa_tls_addr(void);
 
+extern char **environ;
+
 #define LIB_START "libdatasym_start.so"
 
 static char exe_path[4096];
@@ -290,6 +292,8 @@ static void test_static(void *lib)
 		UNNAMED(ds_point + 1, exe_path),
 		UNNAMED(ds_blob, exe_path),
 		UNNAMED(ds_blob + 47, exe_path),
+		/* A copy relocation: "environ@GLIBC_2.2.5" in the executable's .symtab. */
+		HIT(&environ, "environ", &environ, sizeof(environ), exe_path),
 		HIT(ga, "dsa_global", ga, 5 * sizeof(int), LIB_START),
 		HIT((char *)ga + 5 * sizeof(int) - 1, "dsa_global", ga, 5 * sizeof(int), LIB_START),
 		PAST((char *)ga + 5 * sizeof(int), "dsa_global", ga),

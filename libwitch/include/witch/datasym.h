@@ -17,7 +17,9 @@
  * an alias placed inside it); aliases of one object keep one name (fewest
  * leading underscores, then global over weak over local, then shortest).
  * Zero-size symbols are points: they name their address only, and only
- * where no sized symbol does.  The strings are copied (the file is closed).
+ * where no sized symbol does.  The strings are copied (the file is closed),
+ * less any symbol version binutils appends in .symtab ("environ@GLIBC_2.2.5"
+ * of a copy relocation is "environ").
  *
  * Memory: one 16 MiB MAP_NORESERVE arena for symbols, names and paths
  * (only the pages used cost memory: ~100 KiB for a C program with libc's
