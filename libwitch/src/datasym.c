@@ -178,109 +178,179 @@ static void ds_sort_secs(struct ds_sec *v, size_t n)
 	}
 }
 
-struct ds_map {
-	const unsigned char *p;
-	size_t size;
-};
+/* ---- reading a file ----
+ *
+ * pread into a prefaulted scratch buffer, not mmap: on the project's VM a
+ * file mapping's page faults and unmap cost ~1 ms a file, and every
+ * first touch of anonymous memory ~30 us a page (MAP_POPULATE: ~0.4 us).
+ * The scratch lives for one walk. */
 
-static int ds_map_file(int fd, struct ds_map *m)
+#define DS_PHDRS_MAX 64
+#define DS_NOTES_MAX 4096
+#define DS_POPULATE_STEP (64u << 10)
+
+static struct {
+	unsigned char *p;
+	size_t size;
+} ds_scratch;                 /* the writer's */
+static size_t ds_populated;   /* arena bytes prefaulted */
+
+static void ds_scratch_release(void)
 {
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(Elf64_Ehdr))
-		return -ENOEXEC;
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (ds_scratch.p)
+		munmap(ds_scratch.p, ds_scratch.size);
+	ds_scratch.p = NULL;
+	ds_scratch.size = 0;
+}
+
+/* At least size bytes of scratch; what it held is lost. */
+static int ds_scratch_need(size_t size)
+{
+	if (size <= ds_scratch.size)
+		return 0;
+	size_t want = ds_scratch.size ? ds_scratch.size : (256u << 10);
+	while (want < size)
+		want *= 2;
+	ds_scratch_release();
+	void *p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		       -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	m->p = p;
-	m->size = (size_t)st.st_size;
+	ds_scratch.p = p;
+	ds_scratch.size = want;
 	return 0;
 }
 
-/* The ELF header and section headers, bounds-checked; NULL if not ours. */
-static const Elf64_Ehdr *ds_ehdr(const struct ds_map *m)
+/* arena_alloc, the pages prefaulted a step at a time (one madvise, not a
+ * fault a page; where the kernel lacks it, they fault in as written). */
+static void *ds_alloc(size_t size)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->p;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_ident[EI_DATA] != ELFDATA2LSB)
-		return NULL;
-	return eh;
+	void *p = arena_alloc(&ds_arena, size);
+	if (p && ds_arena.used > ds_populated) {
+		size_t end = (ds_arena.used + DS_POPULATE_STEP - 1) & ~(size_t)(DS_POPULATE_STEP - 1);
+		if (end > ds_arena.size)
+			end = ds_arena.size;
+		madvise(ds_arena.base + ds_populated, end - ds_populated, MADV_POPULATE_WRITE);
+		ds_populated = end;
+	}
+	return p;
 }
 
-static int ds_in_file(const struct ds_map *m, uint64_t off, uint64_t size)
+static int ds_pread(int fd, void *buf, uint64_t size, uint64_t off)
 {
-	return off <= m->size && size <= m->size - off;
+	unsigned char *b = buf;
+	while (size) {
+		ssize_t n = pread(fd, b, size, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		b += n;
+		size -= (uint64_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
 }
 
-static const Elf64_Shdr *ds_shdrs(const struct ds_map *m, const Elf64_Ehdr *eh, uint64_t *n)
-{
-	*n = 0;
-	if (eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
-	    !ds_in_file(m, eh->e_shoff, sizeof(Elf64_Shdr)))
-		return NULL;
-	const Elf64_Shdr *sh = (const Elf64_Shdr *)(m->p + eh->e_shoff);
-	uint64_t num = eh->e_shnum ? eh->e_shnum : sh[0].sh_size; /* >= SHN_LORESERVE sections */
-	if (num == 0 || num > (m->size - eh->e_shoff) / sizeof(Elf64_Shdr))
-		return NULL;
-	*n = num;
-	return sh;
-}
-
-/* The file's symbol table: SHT_SYMTAB, else (want_symtab == 0) SHT_DYNSYM.
- * Gives the symbols and their string table, bounds-checked. */
-static int ds_symtab(const struct ds_map *m, int want_symtab, const Elf64_Sym **syms,
-		     uint64_t *nsyms, const char **str, uint64_t *strsize)
-{
-	const Elf64_Ehdr *eh = ds_ehdr(m);
+/* An ELF file being read; its section headers, once read, are at the
+ * scratch's start (until the scratch is needed for more). */
+struct ds_elf {
+	int fd;
+	uint64_t fsize;
+	Elf64_Ehdr eh;
 	uint64_t nsh;
-	const Elf64_Shdr *sh = eh ? ds_shdrs(m, eh, &nsh) : NULL;
-	if (!sh)
-		return -ENOENT;
-	for (int pass = 0; pass < (want_symtab ? 1 : 2); pass++) {
-		uint32_t type = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
-		for (uint64_t i = 0; i < nsh; i++) {
-			const Elf64_Shdr *s = &sh[i];
-			if (s->sh_type != type || s->sh_size == 0 || s->sh_entsize != sizeof(Elf64_Sym) ||
-			    s->sh_link >= nsh || !ds_in_file(m, s->sh_offset, s->sh_size))
-				continue;
-			const Elf64_Shdr *ss = &sh[s->sh_link];
-			if (ss->sh_type != SHT_STRTAB || !ds_in_file(m, ss->sh_offset, ss->sh_size))
-				continue;
-			*syms = (const Elf64_Sym *)(m->p + s->sh_offset);
-			*nsyms = s->sh_size / sizeof(Elf64_Sym);
-			*str = (const char *)(m->p + ss->sh_offset);
-			*strsize = ss->sh_size;
-			return 0;
-		}
+};
+
+static int ds_in_file(const struct ds_elf *e, uint64_t off, uint64_t size)
+{
+	return off <= e->fsize && size <= e->fsize - off;
+}
+
+static int ds_elf_open(int fd, struct ds_elf *e)
+{
+	struct stat st;
+	memset(e, 0, sizeof(*e));
+	e->fd = fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	e->fsize = (uint64_t)st.st_size;
+	if (!S_ISREG(st.st_mode) || e->fsize < sizeof(Elf64_Ehdr) ||
+	    ds_pread(fd, &e->eh, sizeof(e->eh), 0) < 0)
+		return -ENOEXEC;
+	const Elf64_Ehdr *eh = &e->eh;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    !ds_in_file(e, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
+		return -ENOEXEC;
+	return 0;
+}
+
+/* The section headers into the scratch; none is not an error. */
+static int ds_elf_shdrs(struct ds_elf *e)
+{
+	const Elf64_Ehdr *eh = &e->eh;
+	Elf64_Shdr sh0;
+	e->nsh = 0;
+	if (eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    !ds_in_file(e, eh->e_shoff, sizeof(Elf64_Shdr)) ||
+	    ds_pread(e->fd, &sh0, sizeof(sh0), eh->e_shoff) < 0)
+		return 0;
+	uint64_t num = eh->e_shnum ? eh->e_shnum : sh0.sh_size; /* >= SHN_LORESERVE sections */
+	if (num == 0 || num > (e->fsize - eh->e_shoff) / sizeof(Elf64_Shdr))
+		return 0;
+	int rc = ds_scratch_need(num * sizeof(Elf64_Shdr));
+	if (rc < 0)
+		return rc;
+	if (ds_pread(e->fd, ds_scratch.p, num * sizeof(Elf64_Shdr), eh->e_shoff) < 0)
+		return 0;
+	e->nsh = num;
+	return 0;
+}
+
+/* The section headers of the file's symbol table (SHT_SYMTAB or
+ * SHT_DYNSYM) and its strings, copied out of the scratch. */
+static int ds_pick_symtab(const struct ds_elf *e, uint32_t type, Elf64_Shdr *sym, Elf64_Shdr *str)
+{
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)ds_scratch.p;
+	for (uint64_t i = 0; i < e->nsh; i++) {
+		const Elf64_Shdr *s = &sh[i];
+		if (s->sh_type != type || s->sh_size == 0 || s->sh_entsize != sizeof(Elf64_Sym) ||
+		    s->sh_link >= e->nsh || !ds_in_file(e, s->sh_offset, s->sh_size))
+			continue;
+		const Elf64_Shdr *ss = &sh[s->sh_link];
+		if (ss->sh_type != SHT_STRTAB || ss->sh_size == 0 ||
+		    !ds_in_file(e, ss->sh_offset, ss->sh_size))
+			continue;
+		*sym = *s;
+		*str = *ss;
+		return 0;
 	}
 	return -ENOENT;
 }
 
 /* /usr/lib/debug/.build-id/xx/yyyy.debug from the file's GNU build-id
  * note; 0 or -ENOENT. */
-static int ds_debug_path(const struct ds_map *m, char *out, size_t outsize)
+static int ds_debug_path(const struct ds_elf *e, const Elf64_Phdr *ph, char *out, size_t outsize)
 {
 	static const char hex[] = "0123456789abcdef";
-	const Elf64_Ehdr *eh = ds_ehdr(m);
-	if (!eh || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    !ds_in_file(m, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
-		return -ENOENT;
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(m->p + eh->e_phoff);
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_NOTE || !ds_in_file(m, ph[i].p_offset, ph[i].p_filesz))
+	unsigned char buf[DS_NOTES_MAX];
+	for (unsigned i = 0; i < e->eh.e_phnum; i++) {
+		if (ph[i].p_type != PT_NOTE || ph[i].p_filesz > sizeof(buf) ||
+		    !ds_in_file(e, ph[i].p_offset, ph[i].p_filesz) ||
+		    ds_pread(e->fd, buf, ph[i].p_filesz, ph[i].p_offset) < 0)
 			continue;
-		const unsigned char *n = m->p + ph[i].p_offset, *end = n + ph[i].p_filesz;
+		const unsigned char *n = buf, *end = buf + ph[i].p_filesz;
 		while (end - n >= (long)sizeof(Elf64_Nhdr)) {
 			const Elf64_Nhdr *nh = (const Elf64_Nhdr *)n;
-			uint64_t namesz = (nh->n_namesz + 3) & ~3u, descsz = (nh->n_descsz + 3) & ~3u;
-			const unsigned char *name = n + sizeof(*nh), *desc = name + namesz;
-			if ((uint64_t)(end - name) < namesz || (uint64_t)(end - desc) < descsz)
+			uint64_t namesz = (nh->n_namesz + 3ull) & ~3ull, descsz = (nh->n_descsz + 3ull) & ~3ull;
+			const unsigned char *name = n + sizeof(*nh);
+			if ((uint64_t)(end - name) < namesz || (uint64_t)(end - name) - namesz < descsz)
 				break;
+			const unsigned char *desc = name + namesz;
 			size_t plen = sizeof(DS_DEBUG_DIR) - 1;
 			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
 			    memcmp(name, "GNU", 4) == 0 && nh->n_descsz >= 2 &&
-			    plen + 2 * nh->n_descsz + 8 < outsize) {
+			    plen + 2 * (size_t)nh->n_descsz + 8 < outsize) {
 				char *o = out;
 				memcpy(o, DS_DEBUG_DIR, plen);
 				o += plen;
@@ -308,45 +378,28 @@ static uint32_t ds_rank(const char *name, unsigned bind)
 	return us << 2 | b;
 }
 
-/* The kept symbols of one table into a scratch mapping; the count, or
- * -errno. */
-static long ds_candidates(const Elf64_Sym *sy, uint64_t nsy, const char *str, uint64_t strsize,
-			  struct ds_cand **out, size_t *mapsize)
+/* The symbols worth keeping of one table into c (room for nsy); their
+ * count. */
+static uint64_t ds_candidates(const Elf64_Sym *sy, uint64_t nsy, const char *str, uint64_t strsize,
+			      struct ds_cand *c)
 {
 	uint64_t n = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint64_t i = 0; i < nsy; i++) {
-			unsigned type = ELF64_ST_TYPE(sy[i].st_info);
-			if ((type != STT_OBJECT && type != STT_TLS) || sy[i].st_shndx == SHN_UNDEF ||
-			    sy[i].st_shndx >= SHN_LORESERVE || sy[i].st_name == 0 ||
-			    sy[i].st_name >= strsize)
-				continue;
-			const char *name = str + sy[i].st_name;
-			if (!memchr(name, 0, strsize - sy[i].st_name) || !name[0] || name[0] == '@')
-				continue;
-			if (pass == 1) {
-				struct ds_cand *c = &(*out)[n];
-				c->value = sy[i].st_value;
-				c->size = sy[i].st_size;
-				c->name = name;
-				c->tls = type == STT_TLS;
-				c->rank = ds_rank(name, ELF64_ST_BIND(sy[i].st_info));
-			}
-			n++;
-		}
-		if (pass == 0) {
-			if (n == 0)
-				return 0;
-			*mapsize = n * sizeof(struct ds_cand);
-			void *p = mmap(NULL, *mapsize, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (p == MAP_FAILED)
-				return -errno;
-			*out = p;
-			n = 0;
-		}
+	for (uint64_t i = 0; i < nsy; i++) {
+		unsigned type = ELF64_ST_TYPE(sy[i].st_info);
+		if ((type != STT_OBJECT && type != STT_TLS) || sy[i].st_shndx == SHN_UNDEF ||
+		    sy[i].st_shndx >= SHN_LORESERVE || sy[i].st_name == 0 || sy[i].st_name >= strsize)
+			continue;
+		const char *name = str + sy[i].st_name;
+		if (!memchr(name, 0, strsize - sy[i].st_name) || !name[0] || name[0] == '@')
+			continue;
+		c[n].value = sy[i].st_value;
+		c[n].size = sy[i].st_size;
+		c[n].name = name;
+		c[n].tls = type == STT_TLS;
+		c[n].rank = ds_rank(name, ELF64_ST_BIND(sy[i].st_info));
+		n++;
 	}
-	return (long)n;
+	return n;
 }
 
 /* Sorted candidates to kept symbols in place: aliases give one name,
@@ -372,8 +425,8 @@ static const struct ds_sym *ds_copy_syms(const struct ds_cand *c, uint64_t n)
 	size_t bytes = 0;
 	for (uint64_t i = 0; i < n; i++)
 		bytes += ds_name_len(c[i].name) + 1;
-	struct ds_sym *s = arena_alloc(&ds_arena, n * sizeof(*s));
-	char *names = s ? arena_alloc(&ds_arena, bytes) : NULL;
+	struct ds_sym *s = ds_alloc(n * sizeof(*s));
+	char *names = s ? ds_alloc(bytes) : NULL;
 	if (!names)
 		return NULL;
 	for (uint64_t i = 0; i < n; i++) {
@@ -388,82 +441,46 @@ static const struct ds_sym *ds_copy_syms(const struct ds_cand *c, uint64_t n)
 	return s;
 }
 
-/* The symbols of the file (or of its debug file) into f. */
-static int ds_read_symbols(const struct ds_map *m, struct ds_file *f)
+/* One symbol table (sym, its strings str, of the file at fd) into f. */
+static int ds_read_symbols(int fd, const Elf64_Shdr *sym, const Elf64_Shdr *str, struct ds_file *f)
 {
-	const Elf64_Sym *sy;
-	const char *str;
-	uint64_t nsy, strsize;
-	struct ds_map dbg = {NULL, 0};
-	char dpath[256];
-
-	int rc = ds_symtab(m, 1, &sy, &nsy, &str, &strsize);
-	if (rc < 0 && ds_debug_path(m, dpath, sizeof(dpath)) == 0) {
-		int fd = open(dpath, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (ds_map_file(fd, &dbg) == 0 && (!ds_ehdr(&dbg) ||
-							  ds_symtab(&dbg, 1, &sy, &nsy, &str, &strsize) < 0)) {
-				munmap((void *)dbg.p, dbg.size);
-				dbg.p = NULL;
-			}
-			close(fd);
-		}
-		rc = dbg.p ? 0 : -ENOENT;
-	}
+	uint64_t nsy = sym->sh_size / sizeof(Elf64_Sym);
+	size_t at_str = (sym->sh_size + 15) & ~(size_t)15;
+	size_t at_cand = (at_str + str->sh_size + 15) & ~(size_t)15;
+	int rc = ds_scratch_need(at_cand + nsy * sizeof(struct ds_cand));
 	if (rc < 0)
-		rc = ds_symtab(m, 0, &sy, &nsy, &str, &strsize);
-	if (rc < 0)
-		return 0; /* no symbols: sections and segments only */
+		return rc;
+	const Elf64_Sym *sy = (const Elf64_Sym *)ds_scratch.p;
+	const char *strs = (const char *)ds_scratch.p + at_str;
+	struct ds_cand *c = (struct ds_cand *)(ds_scratch.p + at_cand);
+	if (ds_pread(fd, ds_scratch.p, sym->sh_size, sym->sh_offset) < 0 ||
+	    ds_pread(fd, ds_scratch.p + at_str, str->sh_size, str->sh_offset) < 0)
+		return 0; /* unreadable symbols: sections and segments only */
 
-	struct ds_cand *c = NULL;
-	size_t csize = 0;
-	long n = ds_candidates(sy, nsy, str, strsize, &c, &csize);
-	if (n > 0) {
-		ds_sort_cands(c, (size_t)n);
-		uint64_t kept = ds_dedupe(c, (uint64_t)n), nstatic = 0;
-		while (nstatic < kept && !c[nstatic].tls) /* the static ones sort first */
-			nstatic++;
-		uint64_t ntls = kept - nstatic;
-		f->syms = ds_copy_syms(c, nstatic);
-		f->tsyms = ds_copy_syms(c + nstatic, ntls);
-		if ((nstatic && !f->syms) || (ntls && !f->tsyms))
-			rc = -ENOMEM;
-		f->nsyms = (uint32_t)nstatic;
-		f->ntsyms = (uint32_t)ntls;
-		munmap(c, csize);
-	} else if (n < 0) {
-		rc = (int)n;
-	}
-	if (dbg.p)
-		munmap((void *)dbg.p, dbg.size);
-	return rc;
+	uint64_t n = ds_candidates(sy, nsy, strs, str->sh_size, c);
+	ds_sort_cands(c, (size_t)n);
+	uint64_t kept = ds_dedupe(c, n), nstatic = 0;
+	while (nstatic < kept && !c[nstatic].tls) /* the static ones sort first */
+		nstatic++;
+	uint64_t ntls = kept - nstatic;
+	f->syms = ds_copy_syms(c, nstatic);
+	f->tsyms = ds_copy_syms(c + nstatic, ntls);
+	if ((nstatic && !f->syms) || (ntls && !f->tsyms))
+		return -ENOMEM;
+	f->nsyms = (uint32_t)nstatic;
+	f->ntsyms = (uint32_t)ntls;
+	return 0;
 }
 
-/* The file's PT_LOADs and its non-code sections into f. */
-static int ds_read_layout(const struct ds_map *m, struct ds_file *f)
+/* The non-code SHF_ALLOC sections (section headers in the scratch) into
+ * f; TLS ones as offsets in the TLS segment. */
+static int ds_read_sections(const struct ds_elf *e, uint64_t tls_vaddr, struct ds_file *f)
 {
-	const Elf64_Ehdr *eh = ds_ehdr(m);
-	if (!eh || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    !ds_in_file(m, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
-		return -ENOEXEC;
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(m->p + eh->e_phoff);
-	uint64_t tls_vaddr = 0;
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type == PT_TLS)
-			tls_vaddr = ph[i].p_vaddr;
-		if (ph[i].p_type != PT_LOAD)
-			continue;
-		if (f->nloads >= DS_LOADS)
-			return -E2BIG;
-		f->loads[f->nloads++] = (struct ds_load){ph[i].p_vaddr, ph[i].p_memsz, ph[i].p_flags};
-	}
-
-	uint64_t nsh;
-	const Elf64_Shdr *sh = ds_shdrs(m, eh, &nsh);
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)ds_scratch.p;
 	uint64_t n[2] = {0, 0};
 	struct ds_sec *secs[2] = {NULL, NULL};
-	for (int pass = 0; sh && pass < 2; pass++) {
-		for (uint64_t i = 0; i < nsh; i++) {
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t i = 0; i < e->nsh; i++) {
 			const Elf64_Shdr *s = &sh[i];
 			if (!(s->sh_flags & SHF_ALLOC) || (s->sh_flags & SHF_EXECINSTR) ||
 			    s->sh_size == 0 || s->sh_type == SHT_NULL)
@@ -475,7 +492,7 @@ static int ds_read_layout(const struct ds_map *m, struct ds_file *f)
 			n[tls]++;
 		}
 		for (int k = 0; pass == 0 && k < 2; k++) {
-			if (n[k] && !(secs[k] = arena_alloc(&ds_arena, n[k] * sizeof(struct ds_sec))))
+			if (n[k] && !(secs[k] = ds_alloc(n[k] * sizeof(struct ds_sec))))
 				return -ENOMEM;
 			n[k] = 0;
 		}
@@ -487,6 +504,51 @@ static int ds_read_layout(const struct ds_map *m, struct ds_file *f)
 	f->tsecs = secs[1];
 	f->ntsecs = (uint32_t)n[1];
 	return 0;
+}
+
+/* The file at fd into f: PT_LOADs, sections, symbols (.symtab, else the
+ * debug file's, else .dynsym). */
+static int ds_read_file(int fd, struct ds_file *f)
+{
+	struct ds_elf e, dbg;
+	Elf64_Phdr ph[DS_PHDRS_MAX];
+	int rc = ds_elf_open(fd, &e);
+	if (rc < 0)
+		return rc;
+	if (e.eh.e_phnum > DS_PHDRS_MAX ||
+	    ds_pread(fd, ph, (uint64_t)e.eh.e_phnum * sizeof(Elf64_Phdr), e.eh.e_phoff) < 0)
+		return -ENOEXEC;
+	uint64_t tls_vaddr = 0;
+	for (unsigned i = 0; i < e.eh.e_phnum; i++) {
+		if (ph[i].p_type == PT_TLS)
+			tls_vaddr = ph[i].p_vaddr;
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		if (f->nloads >= DS_LOADS)
+			return -E2BIG;
+		f->loads[f->nloads++] = (struct ds_load){ph[i].p_vaddr, ph[i].p_memsz, ph[i].p_flags};
+	}
+	if ((rc = ds_elf_shdrs(&e)) < 0 || (rc = ds_read_sections(&e, tls_vaddr, f)) < 0)
+		return rc;
+
+	Elf64_Shdr sym, str;
+	if (ds_pick_symtab(&e, SHT_SYMTAB, &sym, &str) == 0)
+		return ds_read_symbols(fd, &sym, &str, f);
+	int have_dyn = ds_pick_symtab(&e, SHT_DYNSYM, &sym, &str) == 0;
+	char dpath[256];
+	if (ds_debug_path(&e, ph, dpath, sizeof(dpath)) == 0) {
+		int dfd = open(dpath, O_RDONLY | O_CLOEXEC);
+		Elf64_Shdr dsym, dstr;
+		if (dfd >= 0 && ds_elf_open(dfd, &dbg) == 0 && ds_elf_shdrs(&dbg) == 0 &&
+		    ds_pick_symtab(&dbg, SHT_SYMTAB, &dsym, &dstr) == 0) {
+			rc = ds_read_symbols(dfd, &dsym, &dstr, f);
+			close(dfd);
+			return rc;
+		}
+		if (dfd >= 0)
+			close(dfd);
+	}
+	return have_dyn ? ds_read_symbols(fd, &sym, &str, f) : 0;
 }
 
 /* The index of the file open at fd (cached by identity and path), or NULL
@@ -502,31 +564,22 @@ static const struct ds_file *ds_file_get(int fd, const char *path)
 		    f->mtime_ns == mt && strcmp(f->path, path) == 0)
 			return f;
 
-	struct ds_map m;
-	if (ds_map_file(fd, &m) < 0)
-		return NULL;
 	size_t mark = ds_arena.used; /* nothing published points past it: undone on failure */
-	struct ds_file *f = arena_alloc(&ds_arena, sizeof(*f));
+	struct ds_file *f = ds_alloc(sizeof(*f));
 	size_t plen = strlen(path) + 1;
-	char *p = f ? arena_alloc(&ds_arena, plen) : NULL;
-	int rc = p ? 0 : -ENOMEM;
-	if (rc == 0) {
-		memset(f, 0, sizeof(*f));
-		memcpy(p, path, plen);
-		f->path = p;
-		f->dev = st.st_dev;
-		f->ino = st.st_ino;
-		f->fsize = (uint64_t)st.st_size;
-		f->mtime_ns = mt;
-		if (!ds_ehdr(&m))
-			rc = -ENOEXEC;
+	char *p = f ? ds_alloc(plen) : NULL;
+	if (!p) {
+		ds_arena.used = mark;
+		return NULL;
 	}
-	if (rc == 0)
-		rc = ds_read_layout(&m, f);
-	if (rc == 0)
-		rc = ds_read_symbols(&m, f);
-	munmap((void *)m.p, m.size);
-	if (rc < 0) {
+	memset(f, 0, sizeof(*f));
+	memcpy(p, path, plen);
+	f->path = p;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->fsize = (uint64_t)st.st_size;
+	f->mtime_ns = mt;
+	if (ds_read_file(fd, f) < 0) {
 		ds_arena.used = mark;
 		return NULL;
 	}
@@ -748,6 +801,7 @@ static void ds_walk(int initial)
 	struct ds_walk w = {.initial = initial};
 	ds_gen++;
 	dl_iterate_phdr(ds_walk_cb, &w);
+	ds_scratch_release();
 	if (w.unchanged)
 		return;
 	/* Not found this walk: unloaded (the module's memory may be gone; a
