@@ -378,8 +378,8 @@ static uint32_t ds_rank(const char *name, unsigned bind)
 	return us << 2 | b;
 }
 
-/* The symbols worth keeping of one table into c (room for nsy); their
- * count. */
+/* The symbols worth keeping of one table into c (room for its data
+ * symbols); their count. */
 static uint64_t ds_candidates(const Elf64_Sym *sy, uint64_t nsy, const char *str, uint64_t strsize,
 			      struct ds_cand *c)
 {
@@ -444,18 +444,30 @@ static const struct ds_sym *ds_copy_syms(const struct ds_cand *c, uint64_t n)
 /* One symbol table (sym, its strings str, of the file at fd) into f. */
 static int ds_read_symbols(int fd, const Elf64_Shdr *sym, const Elf64_Shdr *str, struct ds_file *f)
 {
-	uint64_t nsy = sym->sh_size / sizeof(Elf64_Sym);
+	uint64_t nsy = sym->sh_size / sizeof(Elf64_Sym), nobj = 0;
 	size_t at_str = (sym->sh_size + 15) & ~(size_t)15;
 	size_t at_cand = (at_str + str->sh_size + 15) & ~(size_t)15;
-	int rc = ds_scratch_need(at_cand + nsy * sizeof(struct ds_cand));
-	if (rc < 0)
-		return rc;
+	/* Room for the candidates is counted first (a tenth of a symbol table
+	 * is data, typically); a scratch that grows for them is read again. */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t need = at_cand + nobj * sizeof(struct ds_cand);
+		if (pass == 1 && need <= ds_scratch.size)
+			break;
+		int rc = ds_scratch_need(need);
+		if (rc < 0)
+			return rc;
+		if (ds_pread(fd, ds_scratch.p, sym->sh_size, sym->sh_offset) < 0 ||
+		    ds_pread(fd, ds_scratch.p + at_str, str->sh_size, str->sh_offset) < 0)
+			return 0; /* unreadable symbols: sections and segments only */
+		const Elf64_Sym *sy = (const Elf64_Sym *)ds_scratch.p;
+		for (uint64_t i = 0; pass == 0 && i < nsy; i++) {
+			unsigned type = ELF64_ST_TYPE(sy[i].st_info);
+			nobj += type == STT_OBJECT || type == STT_TLS;
+		}
+	}
 	const Elf64_Sym *sy = (const Elf64_Sym *)ds_scratch.p;
 	const char *strs = (const char *)ds_scratch.p + at_str;
 	struct ds_cand *c = (struct ds_cand *)(ds_scratch.p + at_cand);
-	if (ds_pread(fd, ds_scratch.p, sym->sh_size, sym->sh_offset) < 0 ||
-	    ds_pread(fd, ds_scratch.p + at_str, str->sh_size, str->sh_offset) < 0)
-		return 0; /* unreadable symbols: sections and segments only */
 
 	uint64_t n = ds_candidates(sy, nsy, strs, str->sh_size, c);
 	ds_sort_cands(c, (size_t)n);
