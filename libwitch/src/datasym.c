@@ -2,11 +2,13 @@
 #include "witch/datasym.h"
 #include "witch/arena.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,7 +20,8 @@
 #define DATASYM_SLOTS 4096          /* module loads indexed at once (dead slots are reused) */
 #define DS_RANGES 8                 /* data ranges per module; past it, the rest are not data */
 #define DS_LOADS 16                 /* PT_LOADs a file may have to be indexed */
-#define DS_TLS_STATIC_MAX (1u << 20) /* a later module's static TLS block is this close below tp */
+#define DS_TLS_SURPLUS (64u << 10) /* static TLS past the start modules' (glibc's surplus is ~2 KiB) */
+#define DS_PROBE_MAX 64              /* modules with TLS one walk resolves; past it, unnamed */
 #define DS_DEBUG_DIR "/usr/lib/debug/.build-id/"
 
 struct ds_sym {
@@ -79,6 +82,7 @@ static uint64_t ds_gen;
 static uint64_t ds_adds, ds_subs; /* the loader's counts at the last full walk */
 static int ds_walked;
 static struct datasym_stats ds_st;
+static uint64_t ds_tls_bound; /* a static TLS block starts at most this far below tp */
 
 static uint64_t ds_thread_pointer(void)
 {
@@ -670,17 +674,15 @@ static int ds_image_matches(const struct dl_phdr_info *info, const struct ds_fil
 	return k == f->nloads;
 }
 
-static int ds_static_tls_flag(const struct dl_phdr_info *info)
+/* The module's static TLS block in the calling thread, if it has one:
+ * within the static area below tp (not a malloc'd block). */
+static int ds_tls_at(const struct dl_phdr_info *info, struct ds_body *b)
 {
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_DYNAMIC)
-			continue;
-		for (const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
-		     d->d_tag != DT_NULL; d++)
-			if (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_STATIC_TLS))
-				return 1;
-	}
+	uint64_t tp = ds_thread_pointer(), data = (uint64_t)(uintptr_t)info->dlpi_tls_data;
+	if (!data || data >= tp || tp - data > ds_tls_bound)
+		return -ENOENT;
+	b->tls_static = 1;
+	b->tls_off = data - tp;
 	return 0;
 }
 
@@ -710,20 +712,18 @@ static void ds_body_fill(const struct dl_phdr_info *info, const struct ds_file *
 				ds_add_range(b, slo, shi);
 		}
 	}
-	if (b->tls_size && info->dlpi_tls_data) {
-		uint64_t tp = ds_thread_pointer(), data = (uint64_t)(uintptr_t)info->dlpi_tls_data;
-		if (data < tp && (initial || (tp - data <= DS_TLS_STATIC_MAX && ds_static_tls_flag(info)))) {
-			b->tls_static = 1;
-			b->tls_off = data - tp;
-		}
-	}
+	/* A later module's block: ds_probe_tls, in a new thread. */
+	if (b->tls_size && initial)
+		ds_tls_at(info, b);
 }
 
 struct ds_walk {
-	int initial;     /* datasym_init's walk: every TLS block is static */
+	int initial;     /* datasym_init's walk: the modules loaded at start */
 	int index;
 	int unchanged;   /* no module came or went since the last walk */
 	uint64_t adds, subs;
+	uint32_t npending; /* new modules with TLS, for ds_probe_tls */
+	struct ds_slot *pending[DS_PROBE_MAX];
 };
 
 /* A slot for a new module: a dead one, else the next; NULL when full. */
@@ -787,6 +787,8 @@ static void ds_module(struct dl_phdr_info *info, int is_main, struct ds_walk *w)
 	s->phdr = info->dlpi_phdr;
 	s->seen = ds_gen;
 	ds_slot_write(s, &b);
+	if (!w->initial && b.tls_size && w->npending < DS_PROBE_MAX)
+		w->pending[w->npending++] = s;
 	if (append)
 		__atomic_store_n(&ds_nslots, ds_nslots + 1, __ATOMIC_RELEASE);
 }
@@ -807,9 +809,95 @@ static int ds_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* The static TLS area's size bound: the TLS segments of the modules
+ * loaded now, aligned, and the surplus later modules' static TLS takes. */
+static int ds_tls_size_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t *sum = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_TLS)
+			*sum += ph->p_memsz + (ph->p_align > 1 ? ph->p_align : 1);
+	}
+	return 0;
+}
+
+/* ---- static TLS of modules loaded after start ----
+ *
+ * The indexing thread's block of a module dlopen'd since it started is
+ * not there yet (dlpi_tls_data NULL until the thread's dtv catches up)
+ * or was malloc'd (dynamic TLS).  A new thread's dtv is current, and the
+ * C library fills in only the static blocks at its creation: a module
+ * with a block there has static TLS, at that offset in every thread. */
+
+struct ds_probe {
+	uint32_t n;
+	struct {
+		const void *phdr;
+		uint64_t base;
+		struct ds_body b; /* tls_static, tls_off found */
+	} m[DS_PROBE_MAX];
+};
+
+typedef int (*ds_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static ds_create_fn ds_real_create; /* not the runtime's wrapper: this thread is not the program's */
+
+static int ds_probe_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct ds_probe *p = arg;
+	for (uint32_t i = 0; i < p->n; i++)
+		if (p->m[i].phdr == info->dlpi_phdr && p->m[i].base == info->dlpi_addr)
+			ds_tls_at(info, &p->m[i].b);
+	return 0;
+}
+
+static void *ds_probe_main(void *arg)
+{
+	dl_iterate_phdr(ds_probe_cb, arg);
+	return NULL;
+}
+
+static void ds_probe_tls(struct ds_walk *w)
+{
+	struct ds_probe p;
+	pthread_t th;
+	sigset_t all, old;
+
+	if (!ds_real_create)
+		return;
+	p.n = w->npending;
+	for (uint32_t i = 0; i < p.n; i++) {
+		p.m[i].phdr = w->pending[i]->phdr;
+		p.m[i].base = w->pending[i]->b.base;
+		memset(&p.m[i].b, 0, sizeof(p.m[i].b));
+	}
+	/* The probe takes no signal of the program's (it inherits this mask). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = ds_real_create(&th, NULL, ds_probe_main, &p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return;
+	pthread_join(th, NULL);
+	for (uint32_t i = 0; i < p.n; i++) {
+		struct ds_slot *s = w->pending[i];
+		if (!p.m[i].b.tls_static || !s->b.live || s->phdr != p.m[i].phdr)
+			continue;
+		struct ds_body b = s->b; /* the writer's own copy: no tearing */
+		b.tls_static = 1;
+		b.tls_off = p.m[i].b.tls_off;
+		ds_slot_write(s, &b);
+	}
+}
+
 /* Under ds_lock. */
 static void ds_walk(int initial)
 {
+	if (initial) {
+		uint64_t sum = DS_TLS_SURPLUS;
+		dl_iterate_phdr(ds_tls_size_cb, &sum);
+		ds_tls_bound = sum;
+	}
 	struct ds_walk w = {.initial = initial};
 	ds_gen++;
 	dl_iterate_phdr(ds_walk_cb, &w);
@@ -829,6 +917,8 @@ static void ds_walk(int initial)
 	ds_adds = w.adds;
 	ds_subs = w.subs;
 	ds_walked = 1;
+	if (w.npending)
+		ds_probe_tls(&w);
 }
 
 int datasym_init(void)
@@ -845,6 +935,7 @@ int datasym_init(void)
 		arena_destroy(&ds_arena);
 		return rc;
 	}
+	ds_real_create = (ds_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	pthread_mutex_lock(&ds_lock);
 	__atomic_store_n(&ds_slots, (struct ds_slot *)p, __ATOMIC_RELEASE);
 	ds_walk(1);

@@ -324,6 +324,70 @@ static void test_exe_kind(void)
 #endif
 }
 
+/* A library dlopen'd after datasym_init with initial-exec TLS: its block
+ * is in the static area (the loader puts it there at dlopen), though the
+ * loader gives the indexing thread no dlpi_tls_data for it yet.  Its one
+ * variable is at offset 0; looked up from this thread and a new one. */
+static long *(*dsc_addr_fn)(void);
+
+struct tls_probe {
+	int rc;
+	struct datasym_hit h;
+	uint64_t addr;
+};
+
+static void tls_probe(struct tls_probe *p)
+{
+	char *t = (char *)dsc_addr_fn();
+	p->addr = u(t);
+	p->rc = datasym_tls(u(t + 9), thread_pointer(), &p->h);
+}
+
+static void *tls_probe_main(void *arg)
+{
+	tls_probe(arg);
+	return NULL;
+}
+
+static void test_dlopen_static_tls(void)
+{
+	void *lib = dlopen(DATASYM_LIB_TLS, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		FAIL(__LINE__, "dlopen %s: %s", DATASYM_LIB_TLS, dlerror());
+		return;
+	}
+	datasym_refresh();
+	dsc_addr_fn = (long *(*)(void))dlsym(lib, "dsc_tls_addr");
+	if (!dsc_addr_fn) {
+		FAIL(__LINE__, "dsc_tls_addr: %s", dlerror());
+		return;
+	}
+	struct tls_probe p[2];
+	pthread_t th;
+	tls_probe(&p[0]);
+	if (pthread_create(&th, NULL, tls_probe_main, &p[1]) != 0) {
+		FAIL(__LINE__, "pthread_create");
+		return;
+	}
+	pthread_join(th, NULL);
+	CHECK(__LINE__, p[0].addr != p[1].addr, "one dsc_tls in two threads");
+	for (int i = 0; i < 2; i++) {
+		struct datasym_hit *h = &p[i].h;
+		CHECK(__LINE__, p[i].rc == 0 && h->name && strcmp(h->name, "dsc_tls") == 0 &&
+					h->start == 0 && h->size == 4 * sizeof(long) &&
+					ends_with(h->module, "libdatasym_dlopen_tls.so"),
+		      "thread %d: dsc_tls: rc %d name %s offset %#llx size %llu", i, p[i].rc,
+		      p[i].rc == 0 ? h->name : "-", (unsigned long long)h->start,
+		      (unsigned long long)h->size);
+	}
+	uint64_t t = p[0].addr;
+	dlclose(lib);
+	datasym_refresh();
+	struct datasym_hit h;
+	CHECK(__LINE__, datasym_tls(t + 9, thread_pointer(), &h) == -ENOENT,
+	      "dlclose'd library's TLS still named");
+}
+
 /* ---- dlopen/dlclose against concurrent lookups ---- */
 
 static uint64_t race_addr; /* dsb_global of the latest load, 0 before */
@@ -424,8 +488,15 @@ int main(void)
 	void *gb = dlsym(lib, "dsb_global");
 	CHECK(__LINE__, datasym_static(u(gb), &h) == -ENOENT, "dlopen'd library known before refresh");
 	datasym_refresh();
+	/* Its TLS is dynamic: a malloc'd block, neither static TLS nor data. */
+	int *(*dsb_tls_fn)(void) = (int *(*)(void))dlsym(lib, "dsb_tls_addr");
+	int *dt = dsb_tls_fn ? dsb_tls_fn() : NULL;
+	CHECK(__LINE__, dt && datasym_tls(u(dt), thread_pointer(), &h) == -ENOENT,
+	      "dynamic TLS named as static: %s", dt ? h.name : "(no dsb_tls)");
+	CHECK(__LINE__, dt && datasym_static(u(dt), &h) == -ENOENT, "dynamic TLS named as data");
 	test_static(lib);
 	test_tls();
+	test_dlopen_static_tls();
 
 	/* Unloaded: marked dead by the next refresh (its memory is not read). */
 	dlclose(lib);
