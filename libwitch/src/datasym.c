@@ -96,9 +96,10 @@ static void ds_count(uint64_t *c, uint64_t n)
 	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
 }
 
-/* ---- reading a file ---- */
+/* ---- symbols and sections, in order ---- */
 
-/* A symbol while the file is parsed: name points into the mapped file. */
+/* A symbol while its file is read: name points into the scratch's copy
+ * of the string table. */
 struct ds_cand {
 	uint64_t value, size;
 	const char *name;
