@@ -3,9 +3,11 @@
  *
  * The executable's own data (.data, .bss, .rodata, a file-local array,
  * unnamed data in .data, .tdata, .tbss), a library linked at start
- * (datasym/lib_start.c: a global, a TLS array) and one dlopen'd after
- * datasym_init (datasym/lib_dlopen.c).  Built twice: PIE (test_datasym)
- * and not (test_datasym_nopie, -DDATASYM_NOPIE).  Then dlopen/dlclose with
+ * (datasym/lib_start.c: a global, a TLS array) and two dlopen'd after
+ * datasym_init (datasym/lib_dlopen.c: a global and dynamic TLS, not
+ * named; lib_dlopen_tls.c: initial-exec TLS, static, named).  TLS from the
+ * main thread and a second one.  Built twice: PIE (test_datasym) and not
+ * (test_datasym_nopie, -DDATASYM_NOPIE).  Then dlopen/dlclose with
  * datasym_refresh in one thread while another looks up. */
 #include "check.h"
 #include "witch/datasym.h"
