@@ -3,8 +3,10 @@
  * Interposed: dlclose.  Before the library goes, the profile records every
  * loaded module (profile_note_modules), so pcs sampled in it still map to
  * its file and symbols when the profile is written, and the unwinders'
- * module snapshot (phdrs.h) is retaken around it.
+ * module snapshot (phdrs.h) is retaken around it; after it, the data
+ * symbol index (datasym.h) marks it unloaded.
  */
+#include "witch/datasym.h"
 #include "witch/phdrs.h"
 #include "witch/profile.h"
 #include "witch/export.h"
@@ -19,5 +21,7 @@ WITCH_EXPORT int dlclose(void *handle)
 	phdrs_close_begin();
 	int rc = real ? real(handle) : -1;
 	phdrs_close_end();
+	/* The data index marks the library's slot dead now, not at the next walk. */
+	datasym_refresh();
 	return rc;
 }

@@ -1,5 +1,6 @@
 /* thread: per-thread runtime state and its life cycle (see thread.h). */
 #include "witch/thread.h"
+#include "witch/datasym.h"
 #include "witch/phdrs.h"
 #include "witch/runtime.h"
 #include "witch/export.h"
@@ -208,8 +209,10 @@ static void thread_release(struct witch_thread *t)
 
 struct witch_thread *thread_begin(void)
 {
-	/* Outside any handler: a library loaded since is unwound through. */
+	/* Outside any handler: a library loaded since is unwound through, and
+	 * its data named. */
 	phdrs_refresh_if_stale();
+	datasym_refresh();
 	if (thread_reserve() < 0)
 		return NULL;
 	struct witch_thread *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,

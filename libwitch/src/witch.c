@@ -8,6 +8,7 @@
 #include "witch/craft.h"
 #include "witch/bulk.h"
 #include "witch/context.h"
+#include "witch/datasym.h"
 #include "witch/cost.h"
 #include "witch/costmodel.h"
 #include "witch/decode.h"
@@ -70,11 +71,13 @@ static void witch_prefork(void)
 	thread_prefork();
 	profile_prefork();
 	phdrs_prefork();
+	datasym_prefork();
 }
 
 /* The reverse of witch_prefork's lock order. */
 static void witch_postfork_parent(void)
 {
+	datasym_postfork_parent();
 	phdrs_postfork_parent();
 	profile_postfork_parent();
 	thread_postfork_parent();
@@ -86,6 +89,7 @@ static void witch_postfork_parent(void)
 static void witch_postfork_child(void)
 {
 	witch_pid = getpid();
+	datasym_postfork_child();
 	phdrs_postfork_child();
 	profile_postfork_child();
 	objects_postfork_child();
@@ -230,6 +234,11 @@ __attribute__((constructor)) static void witch_init(void)
 			 strerror(-rc));
 		return;
 	}
+	/* Names static and TLS data (docs/objects.md); profiling goes on
+	 * without it. */
+	if ((rc = datasym_init()) < 0)
+		log_verbose(1, "cannot index the modules' data symbols (%s): static data is unnamed",
+			    strerror(-rc));
 	witch_rt.sig = sigguard_pick_signal();
 	if (witch_rt.sig < 0) {
 		log_line("every real-time signal is in use by the program; running without profiling");
