@@ -12,6 +12,7 @@
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_replacemalloc.h"
 #include "pub_tool_tooliface.h"
+#include "pub_tool_vkiscnums.h"
 #include "pub_tool_wordfm.h"
 
 #include "libvex_guest_amd64.h"
@@ -177,6 +178,11 @@ static struct {
 	UInt obj;
 } cache[1u << CACHE_BITS];
 
+/* The last range found, in front of the lines: a loop over a big block
+ * stays in it for millions of accesses. */
+static Addr last_lo, last_hi;
+static UInt last_obj;
+
 static UInt line_slot(Addr a)
 {
 	Addr l = a >> CACHE_LINE;
@@ -185,6 +191,7 @@ static UInt line_slot(Addr a)
 
 static void cache_forget(Addr a, SizeT len)
 {
+	last_hi = 0;
 	if (len >> CACHE_LINE >= (1u << CACHE_BITS)) {
 		VG_(memset)(cache, 0, sizeof(cache));
 		return;
@@ -301,22 +308,55 @@ static SizeT om_usable_size(ThreadId tid, void *p)
 
 /* --- anonymous mappings ----------------------------------------------------------------- */
 
+/* Inside an mremap: a new mapping right after a block is that block grown. */
+static Bool in_mremap;
+
+static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
+{
+	in_mremap = sysno == __NR_mremap;
+}
+
+static void post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res)
+{
+	in_mremap = False;
+}
+
+/* A mapping the C library or the loader makes for itself (a thread's stack
+ * and TLS, the loader's tables) is nobody's block: libwitch's heap module
+ * sees only the calls that reach mmap's symbol, and those never do. */
+static Bool mapped_by_program(UInt ctx)
+{
+	Addr pc;
+	const HChar *mod;
+	if (context_frames(ctx, &pc, 1) < 1)
+		return False;
+	if (!VG_(get_objname)(VG_(current_DiEpoch)(), pc, &mod))
+		return True;
+	const HChar *base = base_name(mod);
+	return VG_(strncmp)(base, "libc.so", 7) && VG_(strncmp)(base, "ld-linux", 8);
+}
+
 static void on_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_handle)
 {
 	const NSegment *seg = VG_(am_find_nsegment)(a);
 	if (seg == NULL || seg->kind != SkAnonC || di_handle) {
 		/* A module may now be where another was: its symbols are new. */
 		VG_(memset)(cache, 0, sizeof(cache));
+		last_hi = 0;
 		return;
 	}
 	UInt ctx = callstack_caller_context();
-	Addr pc;
-	const HChar *mod;
-	/* The loader's own mappings (before the program runs) are nobody's blocks. */
-	if (ctx == 0 || context_frames(ctx, &pc, 1) < 1)
+	if (ctx == 0 || !mapped_by_program(ctx))
 		return;
-	if (VG_(get_objname)(VG_(current_DiEpoch)(), pc, &mod) && VG_(strstr)(mod, "/ld-linux"))
+	struct block *grown = in_mremap && a ? block_at(a - 1, 1) : NULL;
+	if (grown && grown->mapped && grown->start + grown->size == a) {
+		/* mremap grew a block in place: the whole of it is the call's now */
+		Addr start = grown->start;
+		SizeT size = grown->size + len;
+		block_remove(grown);
+		block_add(start, size, heap_object(ctx), True);
 		return;
+	}
 	block_add(a, len, heap_object(ctx), True);
 }
 
@@ -328,12 +368,15 @@ static void on_munmap(Addr a, SizeT len)
 	cache_forget(a, len);
 }
 
+/* mremap moved a mapping (its growth, if any, comes as a new mapping from
+ * the same call): like realloc, the block is the mremap call's now. */
 static void on_remap(Addr from, Addr to, SizeT len)
 {
 	struct block *b = block_at(from, 1);
 	if (b == NULL || !b->mapped || b->start != from)
 		return;
-	UInt obj = b->obj;
+	UInt ctx = callstack_caller_context();
+	UInt obj = ctx ? heap_object(ctx) : b->obj;
 	block_remove(b);
 	block_add(to, len, obj, True);
 }
@@ -458,9 +501,14 @@ UInt objects_classify(Addr a, Addr pc)
 {
 	if (a >= stack_lo && a < stack_hi)
 		return stack_object(callstack_frame_pc(a, pc));
+	if (a >= last_lo && a < last_hi)
+		return last_obj;
 	UInt i = line_slot(a);
-	if (a >= cache[i].lo && a < cache[i].hi)
-		return cache[i].obj;
+	if (a >= cache[i].lo && a < cache[i].hi) {
+		last_lo = cache[i].lo;
+		last_hi = cache[i].hi;
+		return last_obj = cache[i].obj;
+	}
 	struct block *b = block_at(a, 1);
 	if (b) {
 		struct object *o = &objs[b->obj];
@@ -598,6 +646,7 @@ void objects_init(void)
 				      om_new_aligned, om_memalign, om_calloc, om_free, om_free,
 				      om_free_aligned, om_free, om_free_aligned, om_realloc,
 				      om_usable_size, 0);
+	VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
 	VG_(track_new_mem_mmap)(on_mmap);
 	VG_(track_die_mem_munmap)(on_munmap);
 	VG_(track_copy_mem_remap)(on_remap);
