@@ -55,7 +55,7 @@ static void obj_slots_grow(void)
 	n_obj_slots = n;
 }
 
-/* The id of <kind, key>, or 0 when it is new and name is NULL. */
+/* The id of <kind, key>, or 0 when there is none yet. */
 static UInt object_find(enum object_kind kind, Addr key)
 {
 	if (!n_obj_slots)
@@ -200,26 +200,25 @@ static void cache_forget(Addr a, SizeT len)
 		cache[line_slot(l << CACHE_LINE)].hi = 0;
 }
 
-static void block_add(Addr a, SizeT size, UInt obj, Bool mapped)
-{
-	struct block *b = VG_(malloc)("oracle.block", sizeof(*b));
-	*b = (struct block){ .start = a, .size = size, .obj = obj, .mapped = mapped };
-	struct block *old = block_at(a, size);
-	if (old) { /* a mapping over an older one: the new one wins */
-		UWord k, v;
-		VG_(delFromFM)(blocks, &k, &v, (UWord)old);
-		VG_(free)(old);
-	}
-	VG_(addToFM)(blocks, (UWord)b, 0);
-	cache_forget(a, size);
-}
-
 static void block_remove(struct block *b)
 {
 	UWord k, v;
 	VG_(delFromFM)(blocks, &k, &v, (UWord)b);
 	cache_forget(b->start, b->size);
 	VG_(free)(b);
+}
+
+static void block_add(Addr a, SizeT size, UInt obj, Bool mapped)
+{
+	struct block *old;
+	/* A mapping over older ones (MAP_FIXED): the new one wins; the map's
+	 * intervals must never overlap. */
+	while ((old = block_at(a, size)) != NULL)
+		block_remove(old);
+	struct block *b = VG_(malloc)("oracle.block", sizeof(*b));
+	*b = (struct block){ .start = a, .size = size, .obj = obj, .mapped = mapped };
+	VG_(addToFM)(blocks, (UWord)b, 0);
+	cache_forget(a, size);
 }
 
 /* --- the allocator (the client's malloc family, replaced) ------------------------------- */
