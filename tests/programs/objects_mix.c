@@ -10,8 +10,9 @@
  *     refill(X)   X[i] = lcg from seed 2r+1       (the same values again)
  *     sum(X)      loads every X[i]
  *     sum(X)      loads every X[i] again
- *   fill, refill and sum are one function each, called on all three objects:
- *   the pairs cannot tell the objects apart, the objects list must.
+ *   fill, refill and sum are one function each, called on all three objects
+ *   (through one_object, from three lines of main): the pairs' leaves are
+ *   the same for all three, the objects list tells them apart.
  *
  * dead (DeadSpy: a store whose next access is a store):
  *   fill's store to X[i] is next stored by refill: waste, pair <fill, refill>,
@@ -26,8 +27,14 @@
  *   reps: R / (2R - 1)); waste shares 0.5 / 0.3 / 0.2.
  * load (the next load of the same bytes reads the same value):
  *   the second sum reads what the first read: waste, pair <sum, sum>,
- *   object X.  The first sum reads the new repetition's values: use.
- *   Fraction 0.5; waste shares 0.5 / 0.3 / 0.2.
+ *   object X.  The first sum reads the new repetition's values: use (the
+ *   first repetition's: undecided).  Fraction 0.5 (R reps: R / (2R - 1));
+ *   waste shares 0.5 / 0.3 / 0.2.
+ * Each function's accesses get one verdict per client, so proportional
+ * attribution (Witch 4.4.2) credits them without bias; the uses decide a
+ * repetition later, so a run's last uncredited samples lean its fraction
+ * up (by count at 24 repetitions: silent 0.55-0.64, load 0.67-0.71), not
+ * its waste shares.
  * The other accesses (libc start-up, printf, a few return-address pushes)
  * are a few KiB against 10U x 16 bytes per repetition: below 0.001.
  *
