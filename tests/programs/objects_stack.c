@@ -23,6 +23,9 @@
  *   fraction 0.5, shares 0.25 / 0.75.
  * load: the second sum reads what the first read (waste), the first reads
  *   new values (use): fraction 0.5, shares 0.25 / 0.75.
+ * (R repetitions: silent and load decide R / (2R - 1), the first fill and
+ * sum having nothing before them.)  Each function's accesses get one
+ * verdict per client, as in objects_mix.c.
  * The other stack traffic (return addresses pushed by call and read by ret,
  * callee-saved registers pushed and popped) is used, never wasted, and a
  * few bytes per call against 16 x 4S bytes per repetition.
