@@ -6,6 +6,7 @@ usage: check_report.py JSON [--fraction F --tol T] [--fraction-below X]
                        [--shares FN1:FN2=S1,FN3:FN4=S2,... --tol T]
                        [--approx-fraction F] [--approx-shares FN1:FN2=S1,...]
                        [--sampled-shares FN=S,... --tol T]
+                       [--object-share NAME=S ...] [--object-kind NAME=KIND ...]
                        [--no-trap-in-module M] [--no-watch-in-module M]
                        [--trap-fns-for WATCHFN=TRAPFN[,TRAPFN...]]
                        [--min-samples N] [--min-traps N] [--max-stat NAME=N] [--min-stat NAME=N]
@@ -21,6 +22,10 @@ JSON is the report file ('-' = stdin):
   (silent client: the part of waste that was only approximately silent,
   floating-point values within WITCH_FP_TOLERANCE) appears only when
   nonzero; a missing one counts as 0.
+  Data-centric attribution (docs/objects.md) adds a top-level
+  "objects":[{"kind":..., "name":..., "alloc":[FRAME,...], "size":N,
+  "waste":B, "use":B, "share":S, "sampled":B}, ...] sorted by waste, and
+  per pair "objects":[{"kind","name","waste","use"}, ...].
 
 Matching.  A function key FN matches a call path when one of the path's first
 K frames (K = --match-depth, default 3) is function FN; K > 1 tolerates a
@@ -54,6 +59,18 @@ Checks (each failure prints what was expected and what was found):
                     W:T, the sum of the matching pairs' waste_approx over
                     the total waste_approx is within tol of S (0 when there
                     is no approximate waste)
+  --object-share NAME=S  (repeatable) the summed `share` (else waste/total
+                    waste) of the report's objects named NAME, or NAME
+                    followed by " (" (so "heap from alloc_a" matches
+                    "heap from alloc_a (prog.c:12)"), is within --tol of S;
+                    fails when the report has no "objects" list
+  --object-kind NAME=KIND  (repeatable) every object NAME matches (as
+                    above) is of kind KIND, and there is one
+  format (objects)  when "objects" is present: each an object with a kind
+                    of heap/static/tls/stack/unknown, a string name and
+                    numeric waste and use, sorted by waste; a pair's
+                    "objects", when present, sum to its waste and use
+                    (within 0.1% + 2 bytes: estimates are rounded)
   --no-trap-in-module M   no frame of any trap path is in module M (compared
                     by file name: M, or M followed by a version suffix)
   --no-watch-in-module M  the same for watch paths
@@ -213,6 +230,32 @@ def parse_sampled_shares(text):
     return out
 
 
+def parse_object_share(text):
+    name, sep, val = text.rpartition("=")
+    try:
+        if not sep or not name:
+            raise ValueError
+        return name, float(val)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--object-share: expected NAME=S, got {text!r}")
+
+
+def parse_object_kind(text):
+    name, sep, kind = text.rpartition("=")
+    if not sep or not name or kind not in OBJECT_KINDS:
+        raise argparse.ArgumentTypeError(
+            f"--object-kind: expected NAME=KIND, KIND one of {'/'.join(OBJECT_KINDS)}, got {text!r}")
+    return name, kind
+
+
+OBJECT_KINDS = ("heap", "static", "tls", "stack", "unknown")
+
+
+def object_named(obj, name):
+    n = obj.get("name") if isinstance(obj, dict) else None
+    return isinstance(n, str) and (n == name or n.startswith(name + " ("))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -223,6 +266,10 @@ def main(argv):
     ap.add_argument("--top-pair", nargs=2, metavar=("WATCHFN", "TRAPFN"))
     ap.add_argument("--shares", type=parse_shares)
     ap.add_argument("--sampled-shares", type=parse_sampled_shares, metavar="FN=S[,FN=S...]")
+    ap.add_argument("--object-share", type=parse_object_share, action="append", default=[],
+                    metavar="NAME=S")
+    ap.add_argument("--object-kind", type=parse_object_kind, action="append", default=[],
+                    metavar="NAME=KIND")
     ap.add_argument("--approx-fraction", type=float)
     ap.add_argument("--approx-shares", type=parse_approx_shares)
     ap.add_argument("--no-trap-in-module", action="append", default=[], metavar="M")
@@ -322,6 +369,44 @@ def main(argv):
         else:
             check("format.fraction", frac == 0, "fraction 0 when waste+use = 0", num(frac))
 
+    # ---- objects (docs/objects.md), when the report has them ----
+    objects = rep.get("objects")
+    if objects is not None:
+        def object_ok(o):
+            return (isinstance(o, dict) and o.get("kind") in OBJECT_KINDS and
+                    isinstance(o.get("name"), str) and is_num(o.get("waste")) and
+                    is_num(o.get("use")))
+        bad = ([o for o in objects if not object_ok(o)] if isinstance(objects, list)
+               else [objects])
+        good = not bad
+        check("format.objects", good,
+              "a list of objects with a kind, a name and numeric waste and use",
+              "none bad" if good else f"{bad[0]!r:.200}")
+        if good:
+            ow = [o["waste"] for o in objects]
+            check("format.objects.sorted", all(ow[i] >= ow[i + 1] for i in range(len(ow) - 1)),
+                  "objects sorted by waste, largest first", f"wastes {ow[:6]}")
+        else:
+            objects = []
+    bad_po = []
+    for i, p in enumerate(pairs):
+        po = p.get("objects")
+        if po is None:
+            continue
+        ok = isinstance(po, list) and all(isinstance(o, dict) and is_num(o.get("waste")) and
+                                          is_num(o.get("use")) for o in po)
+        if ok:
+            for key in ("waste", "use"):
+                tot = sum(o[key] for o in po)
+                if abs(tot - p[key]) > 2 + 1e-3 * abs(p[key]):
+                    ok = False
+        if not ok:
+            bad_po.append(i)
+    if bad_po:
+        check("format.pairs.objects", False,
+              "each pair's objects summing to its waste and use",
+              f"bad pairs at index {bad_po[:5]}, e.g. {describe(pairs[bad_po[0]])}")
+
     # ---- header fields ----
     if args.client is not None:
         check("client", rep.get("client") == args.client, repr(args.client), repr(rep.get("client")))
@@ -413,6 +498,25 @@ def main(argv):
             check(f"sampled {fn}", abs(got[fn] - want) <= args.tol,
                   f"share {want:.4f} +- {args.tol:.4f} of the sampled bytes",
                   f"{got[fn]:.4f} of {total} bytes")
+
+    # ---- objects: waste shares and kinds by name ----
+    if args.object_share or args.object_kind:
+        objs = objects if isinstance(objects, list) else []
+        total_w = sum(o["waste"] for o in objs)
+        listing = ", ".join(f"{o['name']}={o.get('share', 0):.4f}" for o in objs[:6]) or "none"
+        for oname, want in args.object_share:
+            mine = [o for o in objs if object_named(o, oname)]
+            got = sum(o["share"] if is_num(o.get("share")) else
+                      (o["waste"] / total_w if total_w > 0 else 0.0) for o in mine)
+            found = (f"{got:.4f} from {len(mine)} object(s) [top: {listing}]" if objects is not None
+                     else "no \"objects\" list in the report")
+            check(f"object-share {oname}", objects is not None and abs(got - want) <= args.tol,
+                  f"share {want:.4f} +- {args.tol:.4f}", found)
+        for oname, kind in args.object_kind:
+            mine = [o for o in objs if object_named(o, oname)]
+            kinds = sorted({o.get("kind") for o in mine})
+            check(f"object-kind {oname}", bool(mine) and kinds == [kind], f"kind {kind}",
+                  f"kinds {kinds}" if mine else f"no such object [top: {listing}]")
 
     # ---- approximate waste (silent client, floating point) ----
     def approx_of(obj):

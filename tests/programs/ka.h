@@ -46,6 +46,10 @@
  * that consecutive steps are not folded into one multiply-add. */
 #define KA_LCG_OPAQUE(v) do { KA_LCG(v); __asm__("" : "+r"(v)); } while (0)
 
+/* Keep a call from being a tail call (`jmp malloc`): an allocation site is
+ * the function that calls the allocator, so that function must call it. */
+#define KA_NO_TAIL(x) __asm__ volatile("" : "+r"(x))
+
 /* Read p[i] with a load instruction of its own (never folded into a
  * read-modify-write instruction such as `xor %eax,(mem)`). */
 #define KA_LOAD(p, i) (((const volatile uint32_t *)(p))[i])

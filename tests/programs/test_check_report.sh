@@ -78,6 +78,44 @@ cat >"$tmp/badapprox.json" <<EOF
  ]}
 EOF
 
+# Objects (docs/objects.md): a heap block with a site, a static array and
+# the stack, 0.5/0.3/0.2; a pair's objects sum to its waste.  objbad.json:
+# objects out of order, a pair whose objects do not add up; objkind.json:
+# an unknown kind.
+cat >"$tmp/objects.json" <<EOF
+{"client":"dead","sampler":"oracle","samples":0,"watchpoints_armed":0,"traps":10,
+ "waste":1000,"use":1000,"fraction":0.5,
+ "pairs":[
+  {"waste":1000,"use":0,"share":1.0,"traps":10,
+   "watch":[$(frame fill $P),$MAIN],"trap":[$(frame refill $P),$MAIN],
+   "objects":[{"kind":"heap","name":"heap from alloc_frames (prog.c:12)","waste":500,"use":0},
+              {"kind":"static","name":"table","waste":300,"use":0},
+              {"kind":"stack","name":"stack of work","waste":200,"use":0}]},
+  {"waste":0,"use":1000,"share":0,"traps":10,
+   "watch":[$(frame refill $P),$MAIN],"trap":[$(frame sum $P),$MAIN]}
+ ],
+ "objects":[
+  {"kind":"heap","name":"heap from alloc_frames (prog.c:12)","alloc":[$(frame alloc_frames $P)],
+   "size":4096,"waste":500,"use":500,"share":0.5,"sampled":1000},
+  {"kind":"static","name":"table","alloc":[],"size":64,"waste":300,"use":300,"share":0.3,"sampled":600},
+  {"kind":"stack","name":"stack of work","alloc":[],"size":0,"waste":200,"use":200,"share":0.2,"sampled":400}
+ ]}
+EOF
+cat >"$tmp/objbad.json" <<EOF
+{"client":"dead","sampler":"oracle","samples":0,"watchpoints_armed":0,"traps":10,
+ "waste":1000,"use":0,"fraction":1.0,
+ "pairs":[
+  {"waste":1000,"use":0,"share":1.0,"traps":10,
+   "watch":[$(frame fill $P),$MAIN],"trap":[$(frame refill $P),$MAIN],
+   "objects":[{"kind":"heap","name":"heap from a","waste":500,"use":0}]}
+ ],
+ "objects":[
+  {"kind":"heap","name":"heap from a","waste":400,"use":0},
+  {"kind":"static","name":"table","waste":600,"use":0}
+ ]}
+EOF
+sed 's/"kind":"static"/"kind":"global"/' "$tmp/objbad.json" >"$tmp/objkind.json"
+
 echo '{"client":"dead", "samples":' >"$tmp/broken.json"
 cat >"$tmp/nopairs.json" <<EOF
 {"client":"dead","sampler":"soft","samples":0,"watchpoints_armed":0,"traps":0,
@@ -176,6 +214,26 @@ case_ fail.approx-shares-absent 1 "FAIL approx-share dead_a:kill_a: expected app
 case_ fail.format-approx 1 "FAIL format.waste_approx: expected top-level waste_approx in [0, waste]; found waste_approx 150, waste 100|FAIL format.pairs.waste_approx: expected every pair's waste_approx in [0, its waste]; found bad pairs at index [0]" -- "$tmp/badapprox.json"
 case_ fail.client-silent 1 "FAIL client: expected 'load'; found 'silent'" -- "$S" --client load
 case_ usage.bad-approx-shares 2 "" -- "$S" --approx-shares nudge=1.0
+
+# objects (data-centric attribution)
+O="$tmp/objects.json"
+case_ pass.objects 0 "" -- "$O" --object-share "heap from alloc_frames=0.5" \
+	--object-share table=0.3 --object-share "stack of work=0.2" --tol 0.01 \
+	--object-kind "heap from alloc_frames=heap" --object-kind table=static \
+	--object-kind "stack of work=stack"
+case_ fail.object-share 1 "FAIL object-share table: expected share 0.5000 +- 0.1000; found 0.3000 from 1 object(s)" -- "$O" \
+	--object-share table=0.5
+# a name matches itself or itself followed by " (": not a longer name
+case_ fail.object-share-prefix 1 "FAIL object-share heap from alloc: expected share 0.5000 +- 0.1000; found 0.0000 from 0 object(s)" -- "$O" \
+	--object-share "heap from alloc=0.5"
+case_ fail.object-kind 1 "FAIL object-kind table: expected kind heap; found kinds ['static']|FAIL object-kind nothing: expected kind stack; found no such object" -- "$O" \
+	--object-kind table=heap --object-kind nothing=stack
+case_ fail.object-share-none 1 "FAIL object-share table: expected share 0.2000 +- 0.1000; found no \"objects\" list in the report" -- "$G" \
+	--object-share table=0.2
+case_ fail.format-objects 1 "FAIL format.objects.sorted|FAIL format.pairs.objects" -- "$tmp/objbad.json"
+case_ fail.format-objects-kind 1 "FAIL format.objects: expected a list of objects with a kind" -- "$tmp/objkind.json"
+case_ usage.bad-object-share 2 "" -- "$O" --object-share table
+case_ usage.bad-object-kind 2 "" -- "$O" --object-kind table=global
 
 echo "check_report.selftest: $npass passed, $nfail failed"
 if [ $nfail = 0 ]; then

@@ -75,7 +75,8 @@ static enum judgement judge(const UChar *was, const UChar *is, UInt lo, UInt hi,
 
 /* --- runs of bytes with the same previous context --------------------------- */
 
-/* Dead-store decisions of a segment: bytes i with open[i] set, by ctx[i]. */
+/* Dead-store decisions of a segment: bytes i with open[i] set, by prev[i]
+ * (the earlier store's key). */
 static void decide_dead(const UInt *prev, const Bool *open, UInt n, UInt ctx, Bool kill)
 {
 	for (UInt i = 0; i < n;) {
@@ -132,7 +133,7 @@ static struct shadow_chunk *segment_span(Addr a, UInt i, UInt n, UInt *k, UInt *
 	return ch;
 }
 
-static void load_segment(Addr a, UInt n, UInt cls, UInt ctx)
+static void load_segment(Addr a, UInt n, UInt cls, UInt ctx, UInt key)
 {
 	UInt sprev[SEG], lprev[SEG];
 	Bool open[SEG], judged[SEG];
@@ -150,7 +151,7 @@ static void load_segment(Addr a, UInt n, UInt cls, UInt ctx)
 			lprev[i] = ch->lctx[k];
 			was[i] = ch->lval[k];
 			ch->flags[k] = (UChar)((f & ~(SH_DEAD_OPEN | SH_LOAD_STACK)) | SH_LOADED | stack);
-			ch->lctx[k] = ctx;
+			ch->lctx[k] = key;
 			ch->lval[k] = is[i];
 		}
 	}
@@ -158,7 +159,7 @@ static void load_segment(Addr a, UInt n, UInt cls, UInt ctx)
 	decide_value(&access_load_pairs, lprev, judged, was, is, n, cls, ctx);
 }
 
-static void store_segment(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old,
+static void store_segment(Addr a, UInt n, UInt cls, UInt ctx, UInt key, const UChar *old,
 			  const UChar *now)
 {
 	UInt sprev[SEG];
@@ -173,26 +174,27 @@ static void store_segment(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old,
 			judged[i] = (f & (SH_STORED | SH_STORE_STACK)) == SH_STORED;
 			sprev[i] = ch->sctx[k];
 			ch->flags[k] = (UChar)((f & ~SH_STORE_STACK) | SH_DEAD_OPEN | SH_STORED | stack);
-			ch->sctx[k] = ctx;
+			ch->sctx[k] = key;
 		}
 	}
 	decide_dead(sprev, open, n, ctx, True);
 	decide_value(&access_silent, sprev, judged, old, now, n, cls, ctx);
 }
 
-void access_load(Addr a, UInt n, UInt cls, UInt ctx)
+void access_load(Addr a, UInt n, UInt cls, UInt ctx, UInt key)
 {
 	access_totals.loads++;
 	access_totals.bytes_loaded += n;
 	for (UInt off = 0; off < n; off += SEG)
-		load_segment(a + off, n - off < SEG ? n - off : SEG, cls, ctx);
+		load_segment(a + off, n - off < SEG ? n - off : SEG, cls, ctx, key);
 }
 
-void access_store(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old, const UChar *now)
+void access_store(Addr a, UInt n, UInt cls, UInt ctx, UInt key, const UChar *old,
+		  const UChar *now)
 {
 	access_totals.stores++;
 	access_totals.bytes_stored += n;
 	for (UInt off = 0; off < n; off += SEG)
-		store_segment(a + off, n - off < SEG ? n - off : SEG, cls, ctx, old + off,
+		store_segment(a + off, n - off < SEG ? n - off : SEG, cls, ctx, key, old + off,
 			      now + off);
 }

@@ -14,6 +14,9 @@
  * (value.c): an 8-byte counter incremented is one changed value, not seven
  * silent bytes and one used one.
  *
+ * Each decision also names the earlier access's object, the one its bytes
+ * were in when it was made (the pairs' watch side is a key, objects.h).
+ *
  */
 #ifndef ORACLE_ACCESS_H
 #define ORACLE_ACCESS_H
@@ -33,9 +36,12 @@ extern double access_tolerance;
 Bool access_fp_close(const UChar *a, const UChar *b, UInt size);
 
 /* Before a load of n bytes at a (its value is read from memory); cls is
- * insn_class_of() of the instruction, ctx its context (callstack.h). */
-void access_load(Addr a, UInt n, UInt cls, UInt ctx);
+ * insn_class_of() of the instruction, ctx its context (callstack.h), key
+ * its <context, object> (objects.h): what the shadow remembers of it, so
+ * the pairs are <earlier access's key, deciding access's context>. */
+void access_load(Addr a, UInt n, UInt cls, UInt ctx, UInt key);
 /* A store of n bytes: the bytes before it and the bytes it writes. */
-void access_store(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old, const UChar *now);
+void access_store(Addr a, UInt n, UInt cls, UInt ctx, UInt key, const UChar *old,
+		  const UChar *now);
 
 #endif

@@ -130,6 +130,25 @@ UInt callstack_context(Addr pc)
 	return ctx;
 }
 
+UInt callstack_caller_context(void)
+{
+	if (cur->n == 0)
+		return 0;
+	UInt node = cur->f[cur->n - 1].node;
+	return intern_get(&contexts, nodes.ka[node], nodes.kb[node] - 1);
+}
+
+/* Frame k (pushed by call k at f[k].sp) is its callee's from just above
+ * the next call's return address up to and including its own: the callee
+ * owns its return address, as a CFA-based unwinder counts it. */
+Addr callstack_frame_pc(Addr a, Addr pc)
+{
+	for (Int k = (Int)cur->n - 1; k >= 0; k--)
+		if (a < cur->f[k].sp + 8)
+			return k == (Int)cur->n - 1 ? pc : nodes.kb[cur->f[k + 1].node] - 1;
+	return cur->n ? nodes.kb[cur->f[0].node] - 1 : pc;
+}
+
 Int context_frames(UInt ctx, Addr *pcs, Int max)
 {
 	Int n = 0;

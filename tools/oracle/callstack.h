@@ -13,6 +13,15 @@
  *                                                 thread's stack + leaf pc
  *   UInt context_cut(UInt ctx, UInt depth);       the same context with only
  *                                                 its `depth` innermost frames
+ *   UInt callstack_caller_context(void);          the context of the innermost
+ *                                                 call: leaf its call instruction
+ *                                                 (return address - 1), then its
+ *                                                 callers; 0 with no frame (in an
+ *                                                 allocator's callback: the
+ *                                                 program's call of malloc)
+ *   Addr callstack_frame_pc(Addr a, Addr pc);     a code address of the function
+ *                                                 whose frame holds stack address
+ *                                                 a (pc: the running one's)
  *   Int  context_frames(UInt ctx, Addr *pcs, Int max);
  *                                                 leaf pc, then return
  *                                                 addresses outward; count
@@ -27,6 +36,8 @@ void callstack_call(Addr ret, Addr sp);
 void callstack_ret(Addr sp);
 UInt callstack_context(Addr pc);
 UInt context_cut(UInt ctx, UInt depth);
+UInt callstack_caller_context(void);
+Addr callstack_frame_pc(Addr a, Addr pc);
 Int context_frames(UInt ctx, Addr *pcs, Int max);
 
 #endif

@@ -4,6 +4,8 @@
  * call into access.c, which decides dead stores, silent stores and
  * redundant loads byte by byte against shadow memory (shadow.c); contexts
  * come from a shadow call stack kept at calls and returns (callstack.c).
+ * Every access also gets its object (objects.c: heap block, static
+ * symbol, stack frame, TLS), which the shadow keeps with its context.
  * At exit, output.c writes PREFIX.dead.json, PREFIX.silent.json and
  * PREFIX.load.json in `witch report --json`'s schema.  Witch 4.7 measured
  * its sampling against such exhaustive tools (DeadSpy, RedSpy, LoadSpy);
@@ -20,11 +22,13 @@
 #include "pub_tool_libcproc.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_options.h"
+#include "pub_tool_replacemalloc.h"
 #include "pub_tool_tooliface.h"
 
 #include "access.h"
 #include "callstack.h"
 #include "insn_class.h"
+#include "objects.h"
 #include "output.h"
 #include "shadow.h"
 #include "simulate.h"
@@ -73,6 +77,7 @@ static Bool process_option(const HChar *arg)
 	} else if VG_INT_CLO(arg, "--load-period", opt_sim_load_period) {
 		if (opt_sim_load_period < 2)
 			VG_(fmsg_bad_option)(arg, "--load-period must be 2 or more loads\n");
+	} else if (VG_(replacement_malloc_process_cmd_line_option)(arg)) {
 	} else {
 		return False;
 	}
@@ -110,25 +115,35 @@ static void print_debug_usage(void)
  * load.  What a sampler's weights should add up to, by context: the
  * files' "sampled" lists. */
 static struct pairs bytes_by_ctx[SIM_CLIENTS];
+/* The same by object: the "objects" lists' "sampled". */
+static struct object_bytes bytes_by_obj[SIM_CLIENTS];
 
-/* Every access goes to the exhaustive decision and to the simulation. */
+/* Every access goes to the exhaustive decision and to the simulation, with
+ * its context and the object of its first byte now. */
 static void on_load(Addr a, UInt n, UInt cls, Addr pc)
 {
 	UInt ctx = callstack_context(pc);
-	if (!(cls & INSN_STACK))
+	UInt obj = objects_classify(a, pc);
+	if (!(cls & INSN_STACK)) {
 		pairs_add(&bytes_by_ctx[SIM_LOAD], ctx, ctx, n, 0, 0, 0);
-	access_load(a, n, cls, ctx);
-	simulate_load(a, n, cls, ctx);
+		object_bytes_add(&bytes_by_obj[SIM_LOAD], obj, n);
+	}
+	access_load(a, n, cls, ctx, objects_key(ctx, obj));
+	simulate_load(a, n, cls, ctx, obj);
 }
 
 static void on_store(Addr a, UInt n, UInt cls, Addr pc, const UChar *old, const UChar *now)
 {
 	UInt ctx = callstack_context(pc);
+	UInt obj = objects_classify(a, pc);
 	pairs_add(&bytes_by_ctx[SIM_DEAD], ctx, ctx, n, 0, 0, 0);
-	if (!(cls & INSN_STACK))
+	object_bytes_add(&bytes_by_obj[SIM_DEAD], obj, n);
+	if (!(cls & INSN_STACK)) {
 		pairs_add(&bytes_by_ctx[SIM_SILENT], ctx, ctx, n, 0, 0, 0);
-	access_store(a, n, cls, ctx, old, now);
-	simulate_store(a, n, cls, ctx, old, now);
+		object_bytes_add(&bytes_by_obj[SIM_SILENT], obj, n);
+	}
+	access_store(a, n, cls, ctx, objects_key(ctx, obj), old, now);
+	simulate_store(a, n, cls, ctx, obj, old, now);
 }
 
 static VG_REGPARM(3) void h_load(Addr a, HWord size_cls, Addr pc)
@@ -373,6 +388,7 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayo
 static void start_client_code(ThreadId tid, ULong blocks_dispatched)
 {
 	callstack_switch_thread(tid);
+	objects_switch_thread(tid);
 	simulate_switch_thread(tid);
 }
 
@@ -385,8 +401,10 @@ static void atfork_child(ThreadId tid)
 	pairs_clear(&access_dead);
 	pairs_clear(&access_silent);
 	pairs_clear(&access_load_pairs);
-	for (UInt c = 0; c < SIM_CLIENTS; c++)
+	for (UInt c = 0; c < SIM_CLIENTS; c++) {
 		pairs_clear(&bytes_by_ctx[c]);
+		object_bytes_clear(&bytes_by_obj[c]);
+	}
 	VG_(memset)(&access_totals, 0, sizeof(access_totals));
 	simulate_clear();
 }
@@ -424,7 +442,7 @@ static void write_client(const HChar *prefix, const HChar *name, enum simulate_c
 	struct output_client c = {
 		.name = name, .pairs = p, .totals = &access_totals, .decidable = decidable,
 		.values = values, .tolerance = opt_tolerance, .depth = (UInt)opt_depth,
-		.top = (UInt)opt_top, .by_ctx = &bytes_by_ctx[sc],
+		.top = (UInt)opt_top, .by_ctx = &bytes_by_ctx[sc], .by_obj = &bytes_by_obj[sc],
 		.shadow_bytes = shadow_bytes_allocated(),
 		.wall_ms = VG_(read_millisecond_timer)() - start_ms,
 	};
@@ -439,6 +457,7 @@ static void write_client(const HChar *prefix, const HChar *name, enum simulate_c
 		c.pairs = simulate_pairs(seed, sc);
 		c.sim = simulate_stats_of(seed, sc);
 		c.by_ctx = NULL;
+		c.by_obj = simulate_object_sampled(seed, sc);
 		VG_(snprintf)(spath, sizeof(spath), "%s.%s.count.%u.json", prefix, name, seed + 1);
 		Int s10 = write_file(spath, &c);
 		if (s10 >= 0 && len < (Int)sizeof(line) - 40)
@@ -475,6 +494,7 @@ static void pre_clo_init(void)
 	VG_(basic_tool_funcs)(post_clo_init, instrument, fini);
 	VG_(needs_command_line_options)(process_option, print_usage, print_debug_usage);
 	VG_(track_start_client_code)(start_client_code);
+	objects_init();
 }
 
 VG_DETERMINE_INTERFACE_VERSION(pre_clo_init)

@@ -147,16 +147,18 @@ static Int by_waste(const void *a, const void *b)
 	return 0;
 }
 
-/* in's entries merged at depth frames (cut), largest waste first: *n of them. */
-static struct pair_count **cut_sorted(const struct pairs *in, UInt depth, struct pairs *cut,
-				      UInt *n)
+/* in's entries merged at depth frames (cut), largest waste first: *n of them.
+ * keyed: in's watch side is a <context, object> key, merged over objects. */
+static struct pair_count **cut_sorted(const struct pairs *in, UInt depth, Bool keyed,
+				      struct pairs *cut, UInt *n)
 {
 	VG_(memset)(cut, 0, sizeof(*cut));
 	for (UInt i = 0; i < in->cap; i++) {
 		const struct pair_count *p = pairs_at(in, i);
 		if (p->watch)
-			pairs_add(cut, context_cut(p->watch, depth), context_cut(p->trap, depth),
-				  p->waste, p->use, p->approx, p->traps);
+			pairs_add(cut,
+				  context_cut(keyed ? objects_key_ctx(p->watch) : p->watch, depth),
+				  context_cut(p->trap, depth), p->waste, p->use, p->approx, p->traps);
 	}
 	struct pair_count **order = VG_(malloc)("oracle.order", (cut->n + 1) * sizeof(*order));
 	*n = 0;
@@ -174,12 +176,174 @@ static void cut_free(struct pairs *cut, struct pair_count **order)
 		VG_(free)(cut->e);
 }
 
+/* --- objects ------------------------------------------------------------------ */
+
+/* A pair's part on one object, at the output depth. */
+struct triple {
+	UInt watch, trap, obj;
+	ULong waste, use;
+};
+
+static Int by_pair_obj(const void *a, const void *b)
+{
+	const struct triple *x = a, *y = b;
+	if (x->watch != y->watch)
+		return x->watch < y->watch ? -1 : 1;
+	if (x->trap != y->trap)
+		return x->trap < y->trap ? -1 : 1;
+	if (x->obj != y->obj)
+		return x->obj < y->obj ? -1 : 1;
+	return 0;
+}
+
+static Int by_triple_waste(const void *a, const void *b)
+{
+	const struct triple *x = *(struct triple *const *)a, *y = *(struct triple *const *)b;
+	if (x->waste != y->waste)
+		return x->waste > y->waste ? -1 : 1;
+	if (x->use != y->use)
+		return x->use > y->use ? -1 : 1;
+	return x->obj < y->obj ? -1 : x->obj > y->obj;
+}
+
+/* in's entries as <cut watch, cut trap, object>, merged and sorted: *n. */
+static struct triple *triples_of(const struct pairs *in, UInt depth, UInt *n)
+{
+	struct triple *t = VG_(malloc)("oracle.triples", (in->n + 1) * sizeof(*t));
+	UInt k = 0;
+	for (UInt i = 0; i < in->cap; i++) {
+		const struct pair_count *p = pairs_at(in, i);
+		if (!p->watch)
+			continue;
+		t[k++] = (struct triple){ context_cut(objects_key_ctx(p->watch), depth),
+					  context_cut(p->trap, depth), objects_key_obj(p->watch),
+					  p->waste, p->use };
+	}
+	VG_(ssort)(t, k, sizeof(*t), by_pair_obj);
+	UInt m = 0;
+	for (UInt i = 0; i < k; i++) {
+		if (m && !by_pair_obj(&t[m - 1], &t[i])) {
+			t[m - 1].waste += t[i].waste;
+			t[m - 1].use += t[i].use;
+		} else {
+			t[m++] = t[i];
+		}
+	}
+	*n = m;
+	return t;
+}
+
+static void w_object_head(struct writer *w, UInt obj)
+{
+	const struct object *o = objects_get(obj);
+	w_put(w, "{\"kind\":", 8);
+	w_string(w, object_kind_name[o->kind]);
+	w_put(w, ",\"name\":", 8);
+	w_string(w, o->name);
+}
+
+/* A pair's "objects": its triples (watch, trap), largest waste first. */
+static void w_pair_objects(struct writer *w, const struct triple *t, UInt nt,
+			   const struct pair_count *p)
+{
+	UInt lo = 0, hi = nt;
+	struct triple key = { p->watch, p->trap, 0, 0, 0 };
+	while (lo < hi) { /* the first triple >= <watch, trap, 0> */
+		UInt mid = lo + (hi - lo) / 2;
+		if (by_pair_obj(&t[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	UInt end = lo;
+	while (end < nt && t[end].watch == p->watch && t[end].trap == p->trap)
+		end++;
+	const struct triple **mine = VG_(malloc)("oracle.pair_objects",
+						 (end - lo + 1) * sizeof(*mine));
+	for (UInt i = lo; i < end; i++)
+		mine[i - lo] = &t[i];
+	VG_(ssort)(mine, end - lo, sizeof(*mine), by_triple_waste);
+	w_put(w, ",\"objects\":[", 12);
+	for (UInt i = 0; i < end - lo; i++) {
+		if (i)
+			w_put(w, ",", 1);
+		w_object_head(w, mine[i]->obj);
+		w_printf(w, ",\"waste\":%llu,\"use\":%llu}", mine[i]->waste, mine[i]->use);
+	}
+	w_put(w, "]", 1);
+	VG_(free)(mine);
+}
+
+struct object_total {
+	UInt obj;
+	ULong waste, use, sampled;
+};
+
+static Int by_object_waste(const void *a, const void *b)
+{
+	const struct object_total *x = a, *y = b;
+	if (x->waste != y->waste)
+		return x->waste > y->waste ? -1 : 1;
+	if (x->use != y->use)
+		return x->use > y->use ? -1 : 1;
+	if (x->sampled != y->sampled)
+		return x->sampled > y->sampled ? -1 : 1;
+	return x->obj < y->obj ? -1 : x->obj > y->obj;
+}
+
+/* The top-level "objects": every object with waste, use or sampled bytes,
+ * by waste (the `top` largest). */
+static void w_objects(struct writer *w, const struct output_client *c)
+{
+	UInt n = objects_count();
+	struct object_total *o = VG_(calloc)("oracle.object_totals", n + 1, sizeof(*o));
+	for (UInt i = 0; i < n; i++)
+		o[i].obj = i;
+	for (UInt i = 0; i < c->pairs->cap; i++) {
+		const struct pair_count *p = pairs_at(c->pairs, i);
+		UInt obj = p->watch ? objects_key_obj(p->watch) : 0;
+		if (!p->watch || obj >= n)
+			continue;
+		o[obj].waste += p->waste;
+		o[obj].use += p->use;
+	}
+	UInt m = 0;
+	for (UInt i = 0; i < n; i++) {
+		o[i].sampled = object_bytes_get(c->by_obj, i);
+		if (o[i].waste || o[i].use || o[i].sampled)
+			o[m++] = o[i];
+	}
+	VG_(ssort)(o, m, sizeof(*o), by_object_waste);
+	if (c->top && m > c->top)
+		m = c->top;
+
+	DiEpoch ep = VG_(current_DiEpoch)();
+	w_put(w, ",\n\"objects\":[", 13);
+	for (UInt i = 0; i < m; i++) {
+		const struct object *ob = objects_get(o[i].obj);
+		w_put(w, i ? ",\n" : "\n", i ? 2 : 1);
+		w_object_head(w, o[i].obj);
+		w_put(w, ",\"alloc\":", 9);
+		if (ob->kind == OBJ_HEAP)
+			w_context(w, ep, ob->alloc_ctx);
+		else
+			w_put(w, "[]", 2);
+		w_printf(w, ",\"size\":%llu,\"waste\":%llu,\"use\":%llu,\"share\":", ob->size,
+			 o[i].waste, o[i].use);
+		w_ratio(w, o[i].waste, c->pairs->waste);
+		w_printf(w, ",\"sampled\":%llu}", o[i].sampled);
+	}
+	w_put(w, "]", 1);
+	VG_(free)(o);
+}
+
 static void w_pairs(struct writer *w, const struct output_client *c)
 {
 	struct pairs cut;
-	UInt n;
-	struct pair_count **order = cut_sorted(c->pairs, c->depth, &cut, &n);
+	UInt n, nt;
+	struct pair_count **order = cut_sorted(c->pairs, c->depth, True, &cut, &n);
 	UInt written = c->top && c->top < n ? c->top : n;
+	struct triple *t = triples_of(c->pairs, c->depth, &nt);
 
 	DiEpoch ep = VG_(current_DiEpoch)();
 	w_put(w, "\"pairs\":[", 9);
@@ -195,9 +359,11 @@ static void w_pairs(struct writer *w, const struct output_client *c)
 		w_context(w, ep, p->watch);
 		w_put(w, ",\"trap\":", 8);
 		w_context(w, ep, p->trap);
+		w_pair_objects(w, t, nt, p);
 		w_put(w, "}", 1);
 	}
 	w_printf(w, "],\n\"pairs_total\":%u", n);
+	VG_(free)(t);
 	cut_free(&cut, order);
 }
 
@@ -209,7 +375,7 @@ static void w_sampled(struct writer *w, const struct output_client *c)
 {
 	struct pairs cut;
 	UInt n;
-	struct pair_count **order = cut_sorted(c->by_ctx, c->depth, &cut, &n);
+	struct pair_count **order = cut_sorted(c->by_ctx, c->depth, False, &cut, &n);
 
 	DiEpoch ep = VG_(current_DiEpoch)();
 	w_printf(w, ",\n\"sampled_total\":%llu,\"sampled\":[", c->by_ctx->waste);
@@ -257,6 +423,7 @@ static void w_document(struct writer *w, const struct output_client *c)
 	w_printf(w, "\"shadow_mib\":%llu,\"wall_ms\":%llu},\n", c->shadow_bytes >> 20,
 		 c->wall_ms);
 	w_pairs(w, c);
+	w_objects(w, c);
 	if (c->by_ctx)
 		w_sampled(w, c);
 	w_put(w, "}\n", 2);

@@ -5,7 +5,9 @@
  * Totals count every pair; the file lists the `top` largest (recursion
  * can make millions of distinct contexts: glibc's qsort).  "sampled" lists
  * the 200 contexts that accessed the most bytes, as libwitch's profile
- * lists what its samples stand for.
+ * lists what its samples stand for.  "objects" (docs/objects.md) lists the
+ * objects by waste, and each pair its own: the pairs' watch side is a
+ * <context, object> key (objects.h).
  *
  *   Int output_write(const HChar *path, const struct output_client *c);
  *       whole file through PATH.tmp renamed into place; 0 or -errno.
@@ -15,6 +17,7 @@
 
 #include "pub_tool_basics.h"
 #include "access.h"
+#include "objects.h"
 #include "pairs.h"
 #include "simulate.h"
 
@@ -32,6 +35,8 @@ struct output_client {
 	const struct simulate_stats *sim; /* a simulated run: "sampler":"count"; NULL: exhaustive */
 	const struct pairs *by_ctx; /* bytes accessed per context (<ctx, ctx>, waste): the
 				     * "sampled" list; NULL: none */
+	const struct object_bytes *by_obj; /* bytes sampled (exhaustive: accessed) per
+					    * object: the objects' "sampled" */
 };
 
 Int output_write(const HChar *path, const struct output_client *c);

@@ -14,7 +14,8 @@
 #include "pub_tool_basics.h"
 
 struct pair_count {
-	UInt watch, trap;     /* context ids (callstack.h) */
+	UInt watch, trap;     /* the clients' pairs: watch a key (objects.h: <context,
+			       * object>), trap a context (callstack.h) */
 	ULong waste, use, approx, traps;
 };
 

@@ -27,8 +27,8 @@
 #define SH_LOAD_STACK  0x10 /* ... by a pop/ret (never sampled by load) */
 
 struct shadow_chunk {
-	UInt sctx[SHADOW_CHUNK];  /* context of the last store */
-	UInt lctx[SHADOW_CHUNK];  /* context of the last load */
+	UInt sctx[SHADOW_CHUNK];  /* key (<context, object>, objects.h) of the last store */
+	UInt lctx[SHADOW_CHUNK];  /* key of the last load */
 	UChar lval[SHADOW_CHUNK]; /* value the last load read */
 	UChar flags[SHADOW_CHUNK];
 };

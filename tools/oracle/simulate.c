@@ -3,6 +3,7 @@
 
 #include "access.h"
 #include "insn_class.h"
+#include "objects.h"
 
 #include "pub_tool_libcbase.h"
 #include "pub_tool_mallocfree.h"
@@ -28,6 +29,7 @@ struct sim_wp {
 	Addr addr;	/* the watched word: aligned, 1 to 8 bytes */
 	UInt len;
 	UInt ctx;
+	UInt key;	/* <ctx, the sampled byte's object then> (objects.h) */
 	double weight;	/* ATTR_HT: P x bytes / Pr[armed and still armed] */
 	Addr value_addr; /* the remembered bytes: the sampled access's, up to VALUE_MAX */
 	UInt value_len;
@@ -53,6 +55,7 @@ struct sim_seed {
 	struct sim_thread **threads; /* by ThreadId, made at first access */
 	struct pairs pairs[SIM_CLIENTS];
 	struct simulate_stats stats[SIM_CLIENTS];
+	struct object_bytes obj_sampled[SIM_CLIENTS]; /* P x bytes of the samples, by object */
 };
 
 static struct sim_seed sim[SIMULATE_MAX_SEEDS];
@@ -240,7 +243,7 @@ static void check_traps(struct sim_seed *s, enum simulate_client c, struct sim_r
 		}
 		cw->eta += share;
 		ULong bytes = (ULong)(share + 0.5);
-		UInt watch = w->ctx;
+		UInt watch = w->key;
 		release(r, i);
 		s->stats[c].traps++;
 		pairs_add(&s->pairs[c], watch, ctx, v != V_USE ? bytes : 0, v == V_USE ? bytes : 0,
@@ -276,13 +279,14 @@ static int pick_slot(struct sim_run *r, ULong *rng, double *p_arm)
 }
 
 static void sample(struct sim_seed *s, struct sim_thread *t, enum simulate_client c, Addr a,
-		   UInt n, UInt ctx, const UChar *value)
+		   UInt n, UInt ctx, UInt obj, const UChar *value)
 {
 	struct sim_run *r = &t->run[c];
 	struct simulate_stats *st = &s->stats[c];
 
 	st->samples++;
 	weight_of(&r->weights, ctx)->mu += (double)sim_period[c] * n;
+	object_bytes_add(&s->obj_sampled[c], obj, sim_period[c] * n);
 	double p_arm;
 	int slot = pick_slot(r, &t->rng, &p_arm);
 	if (slot < 0) {
@@ -295,6 +299,7 @@ static void sample(struct sim_seed *s, struct sim_thread *t, enum simulate_clien
 	w->addr = a;
 	w->len = watch_len(a, n);
 	w->ctx = ctx;
+	w->key = objects_key(ctx, obj);
 	w->weight = (double)sim_period[c] * n / p_arm;
 	w->value_addr = a;
 	w->value_len = n < VALUE_MAX ? n : VALUE_MAX;
@@ -312,7 +317,7 @@ static void sample(struct sim_seed *s, struct sim_thread *t, enum simulate_clien
  * Implicit stack accesses are counted, as a hardware event counts them,
  * but silent and load do not sample them (libwitch's sample_wanted). */
 static void count_event(struct sim_seed *s, struct sim_thread *t, enum simulate_client c,
-			Addr a, UInt n, UInt cls, UInt ctx, const UChar *value)
+			Addr a, UInt n, UInt cls, UInt ctx, UInt obj, const UChar *value)
 {
 	struct sim_run *r = &t->run[c];
 	if (--r->countdown > 0)
@@ -320,7 +325,7 @@ static void count_event(struct sim_seed *s, struct sim_thread *t, enum simulate_
 	r->countdown = next_countdown(&t->rng, sim_period[c]);
 	if (c != SIM_DEAD && (cls & INSN_STACK))
 		return;
-	sample(s, t, c, a, n, ctx, value);
+	sample(s, t, c, a, n, ctx, obj, value);
 }
 
 /* --- the API ------------------------------------------------------------------------ */
@@ -357,7 +362,7 @@ void simulate_switch_thread(ThreadId tid)
 	sim_tid = tid;
 }
 
-void simulate_load(Addr a, UInt n, UInt cls, UInt ctx)
+void simulate_load(Addr a, UInt n, UInt cls, UInt ctx, UInt obj)
 {
 	for (UInt i = 0; i < sim_nseeds; i++) {
 		struct sim_thread *t = thread_of(&sim[i], i);
@@ -365,11 +370,12 @@ void simulate_load(Addr a, UInt n, UInt cls, UInt ctx)
 			continue;
 		check_traps(&sim[i], SIM_DEAD, &t->run[SIM_DEAD], False, a, n, cls, ctx, NULL);
 		check_traps(&sim[i], SIM_LOAD, &t->run[SIM_LOAD], False, a, n, cls, ctx, NULL);
-		count_event(&sim[i], t, SIM_LOAD, a, n, cls, ctx, NULL);
+		count_event(&sim[i], t, SIM_LOAD, a, n, cls, ctx, obj, NULL);
 	}
 }
 
-void simulate_store(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old, const UChar *now)
+void simulate_store(Addr a, UInt n, UInt cls, UInt ctx, UInt obj, const UChar *old,
+		    const UChar *now)
 {
 	(void)old;
 	for (UInt i = 0; i < sim_nseeds; i++) {
@@ -379,8 +385,8 @@ void simulate_store(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old, const 
 		for (UInt c = 0; c < SIM_CLIENTS; c++)
 			check_traps(&sim[i], (enum simulate_client)c, &t->run[c], True, a, n, cls,
 				    ctx, now);
-		count_event(&sim[i], t, SIM_DEAD, a, n, cls, ctx, now);
-		count_event(&sim[i], t, SIM_SILENT, a, n, cls, ctx, now);
+		count_event(&sim[i], t, SIM_DEAD, a, n, cls, ctx, obj, now);
+		count_event(&sim[i], t, SIM_SILENT, a, n, cls, ctx, obj, now);
 	}
 }
 
@@ -392,6 +398,11 @@ const struct pairs *simulate_pairs(UInt seed, enum simulate_client c)
 const struct simulate_stats *simulate_stats_of(UInt seed, enum simulate_client c)
 {
 	return &sim[seed].stats[c];
+}
+
+const struct object_bytes *simulate_object_sampled(UInt seed, enum simulate_client c)
+{
+	return &sim[seed].obj_sampled[c];
 }
 
 void simulate_clear(void)
@@ -409,6 +420,7 @@ void simulate_clear(void)
 		}
 		for (UInt c = 0; c < SIM_CLIENTS; c++) {
 			pairs_clear(&sim[i].pairs[c]);
+			object_bytes_clear(&sim[i].obj_sampled[c]);
 			ULong period = sim[i].stats[c].period, seed = sim[i].stats[c].seed;
 			VG_(memset)(&sim[i].stats[c], 0, sizeof(sim[i].stats[c]));
 			sim[i].stats[c].period = period;

@@ -18,6 +18,7 @@
 #define ORACLE_SIMULATE_H
 
 #include "pub_tool_basics.h"
+#include "objects.h"
 #include "pairs.h"
 
 #define SIMULATE_MAX_SEEDS 8
@@ -50,13 +51,18 @@ void simulate_set_attribution(enum simulate_attribution a);
  * perf_event breakpoints opened for one thread are). */
 void simulate_switch_thread(ThreadId tid);
 /* Every access, after the exhaustive decision, with its context id
- * (callstack.h) and insn_class_of() class.  Loads: memory holds the value
- * being read.  Stores: old and now are the access's bytes before and after. */
-void simulate_load(Addr a, UInt n, UInt cls, UInt ctx);
-void simulate_store(Addr a, UInt n, UInt cls, UInt ctx, const UChar *old, const UChar *now);
+ * (callstack.h), its object (objects.h: a sample's watchpoint carries it to
+ * the trap, and its pair's watch side is <ctx, obj>) and insn_class_of()
+ * class.  Loads: memory holds the value being read.  Stores: old and now
+ * are the access's bytes before and after. */
+void simulate_load(Addr a, UInt n, UInt cls, UInt ctx, UInt obj);
+void simulate_store(Addr a, UInt n, UInt cls, UInt ctx, UInt obj, const UChar *old,
+		    const UChar *now);
 /* Run `seed` (0-based) of one client: its pairs and counters. */
 const struct pairs *simulate_pairs(UInt seed, enum simulate_client c);
 const struct simulate_stats *simulate_stats_of(UInt seed, enum simulate_client c);
+/* What run `seed`'s samples of client c stand for (P x bytes), by object. */
+const struct object_bytes *simulate_object_sampled(UInt seed, enum simulate_client c);
 /* A forked child starts its runs afresh, as its own profile would. */
 void simulate_clear(void);
 
