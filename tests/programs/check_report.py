@@ -7,6 +7,7 @@ usage: check_report.py JSON [--fraction F --tol T] [--fraction-below X]
                        [--approx-fraction F] [--approx-shares FN1:FN2=S1,...]
                        [--sampled-shares FN=S,... --tol T]
                        [--object-share NAME=S ...] [--object-kind NAME=KIND ...]
+                       [--object-sampled-share NAME=S ...]
                        [--no-trap-in-module M] [--no-watch-in-module M]
                        [--trap-fns-for WATCHFN=TRAPFN[,TRAPFN...]]
                        [--min-samples N] [--min-traps N] [--max-stat NAME=N] [--min-stat NAME=N]
@@ -64,6 +65,9 @@ Checks (each failure prints what was expected and what was found):
                     followed by " (" (so "heap from alloc_a" matches
                     "heap from alloc_a (prog.c:12)"), is within --tol of S;
                     fails when the report has no "objects" list
+  --object-sampled-share NAME=S  (repeatable) as --object-share, of the
+                    objects' `sampled` bytes (what the samples stand for: the
+                    whole answer with WITCH_WATCHPOINTS=0)
   --object-kind NAME=KIND  (repeatable) every object NAME matches (as
                     above) is of kind KIND, and there is one
   format (objects)  when "objects" is present: each an object with a kind
@@ -270,6 +274,8 @@ def main(argv):
                     metavar="NAME=S")
     ap.add_argument("--object-kind", type=parse_object_kind, action="append", default=[],
                     metavar="NAME=KIND")
+    ap.add_argument("--object-sampled-share", type=parse_object_share, action="append",
+                    default=[], metavar="NAME=S")
     ap.add_argument("--approx-fraction", type=float)
     ap.add_argument("--approx-shares", type=parse_approx_shares)
     ap.add_argument("--no-trap-in-module", action="append", default=[], metavar="M")
@@ -500,7 +506,7 @@ def main(argv):
                   f"{got[fn]:.4f} of {total} bytes")
 
     # ---- objects: waste shares and kinds by name ----
-    if args.object_share or args.object_kind:
+    if args.object_share or args.object_kind or args.object_sampled_share:
         objs = objects if isinstance(objects, list) else []
         total_w = sum(o["waste"] for o in objs)
         listing = ", ".join(f"{o['name']}={o.get('share', 0):.4f}" for o in objs[:6]) or "none"
@@ -512,6 +518,14 @@ def main(argv):
                      else "no \"objects\" list in the report")
             check(f"object-share {oname}", objects is not None and abs(got - want) <= args.tol,
                   f"share {want:.4f} +- {args.tol:.4f}", found)
+        for oname, want in args.object_sampled_share:
+            mine = [o for o in objs if object_named(o, oname)]
+            total_s = sum(o["sampled"] for o in objs if is_num(o.get("sampled")))
+            got = sum(o["sampled"] for o in mine if is_num(o.get("sampled")))
+            got = got / total_s if total_s > 0 else 0.0
+            check(f"object-sampled-share {oname}", objects is not None and abs(got - want) <= args.tol,
+                  f"share {want:.4f} +- {args.tol:.4f} of the objects' sampled bytes",
+                  f"{got:.4f} from {len(mine)} object(s) of {num(total_s)} bytes")
         for oname, kind in args.object_kind:
             mine = [o for o in objs if object_named(o, oname)]
             kinds = sorted({o.get("kind") for o in mine})

@@ -233,6 +233,12 @@ case_ fail.object-share-none 1 "FAIL object-share table: expected share 0.2000 +
 case_ fail.format-objects 1 "FAIL format.objects.sorted|FAIL format.pairs.objects" -- "$tmp/objbad.json"
 case_ fail.format-objects-kind 1 "FAIL format.objects: expected a list of objects with a kind" -- "$tmp/objkind.json"
 case_ usage.bad-object-share 2 "" -- "$O" --object-share table
+# the objects' sampled bytes (1000, 600, 400): what WITCH_WATCHPOINTS=0 measures
+case_ pass.object-sampled 0 "" -- "$O" --object-sampled-share "heap from alloc_frames=0.5" \
+	--object-sampled-share table=0.3 --object-sampled-share "stack of work=0.2" --tol 0.01
+case_ fail.object-sampled-share 1 "FAIL object-sampled-share table: expected share 0.5000 +- 0.1000 of the objects' sampled bytes; found 0.3000 from 1 object(s) of 2000 bytes" -- "$O" \
+	--object-sampled-share table=0.5
+case_ usage.bad-object-sampled-share 2 "" -- "$O" --object-sampled-share table
 case_ usage.bad-object-kind 2 "" -- "$O" --object-kind table=global
 
 echo "check_report.selftest: $npass passed, $nfail failed"
