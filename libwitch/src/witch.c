@@ -16,6 +16,7 @@
 #include "witch/flush.h"
 #include "witch/forkguard.h"
 #include "witch/handler.h"
+#include "witch/heap.h"
 #include "witch/log.h"
 #include "witch/phdrs.h"
 #include "witch/pmu_event.h"
@@ -59,8 +60,10 @@ static void witch_find_runtime_text(void)
 	uint64_t range[2] = {(uint64_t)(uintptr_t)&witch_text_cb, 0};
 	uint64_t through[2];
 	bulk_text(&through[0], &through[1]);
-	if (dl_iterate_phdr(witch_text_cb, range) == 1)
+	if (dl_iterate_phdr(witch_text_cb, range) == 1) {
 		context_set_runtime_text(range[0], range[1], through[0], through[1]);
+		heap_set_runtime_text(range[0], range[1]);
+	}
 }
 
 static void witch_prefork(void)
@@ -69,11 +72,13 @@ static void witch_prefork(void)
 	thread_prefork();
 	profile_prefork();
 	phdrs_prefork();
+	heap_prefork();
 }
 
 /* The reverse of witch_prefork's lock order. */
 static void witch_postfork_parent(void)
 {
+	heap_postfork_parent();
 	phdrs_postfork_parent();
 	profile_postfork_parent();
 	thread_postfork_parent();
@@ -85,6 +90,7 @@ static void witch_postfork_parent(void)
 static void witch_postfork_child(void)
 {
 	witch_pid = getpid();
+	heap_postfork_child();
 	phdrs_postfork_child();
 	profile_postfork_child();
 	thread_postfork_child();
@@ -251,6 +257,10 @@ __attribute__((constructor)) static void witch_init(void)
 		log_line("cannot register fork handlers; running without profiling");
 		return;
 	}
+	/* Heap blocks from here on, before the first sample. */
+	if (witch_cfg.objects && (rc = heap_init()) < 0)
+		log_line("cannot track heap blocks (%s); data objects are not attributed",
+			 strerror(-rc));
 	witch_pid = getpid();
 	forkguard_set_child_hook(witch_child_start);
 	execguard_set_hooks(witch_before_exec, witch_exec_failed);

@@ -1,0 +1,75 @@
+/* heap: the program's live heap blocks and their allocation sites
+ * (docs/objects.md).
+ *
+ * libwitch interposes malloc, free, calloc, realloc, reallocarray,
+ * aligned_alloc, posix_memalign, memalign, valloc, pvalloc and the
+ * anonymous mmap/mmap64/mremap/munmap (not MAP_STACK), forwarding to the C
+ * library's own (__libc_malloc..., so malloc_usable_size keeps working).
+ * After heap_init each block is recorded with its site: the allocation's
+ * calling context, leaf first, interned once per process.
+ *
+ * Cost: the site of a call is found by libunwind once per thread, call
+ * site and stack depth; a per-thread cache keyed by (return address, stack
+ * pointer) answers the repeats after checking that every return address
+ * of the cached path still sits in its stack slot.  Off (WITCH_OBJECTS=0,
+ * or before heap_init) each interposer is one branch and a tail call.
+ *
+ * Memory, preallocated by heap_init (mmap, MAP_NORESERVE):
+ *   blocks  HEAP_BLOCK_SLOTS entries of 16 B: 1 MiB.  A block has one or
+ *           two entries (the granules it touches), so ~40,000 live blocks
+ *           are tracked at once; past that (or when a hash window is
+ *           full) new blocks are untracked and counted.
+ *   sites   HEAP_SITES paths of 16 frames: 4096 x 144 B = 576 KiB.  Past
+ *           it, blocks from new sites are untracked and counted.
+ *   caches  HEAP_CACHES per-thread site caches of 64 entries (13.5 KiB
+ *           each, 1.7 MiB reserved, touched by the threads that allocate);
+ *           threads past it unwind every allocation.
+ *
+ * Races: a handler may look up a block another thread is freeing; it gets
+ * the block as it was a moment ago (benign: the sample was taken then).
+ * Entries are published with release stores and read twice around their
+ * contents, so a reader never sees one block's start with another's size
+ * or site.
+ */
+#ifndef WITCH_HEAP_H
+#define WITCH_HEAP_H
+
+#include <stdint.h>
+
+#define HEAP_SITE_MAX_DEPTH 16
+#define HEAP_BLOCK_SLOTS (1u << 16)
+#define HEAP_SITES 4096u
+#define HEAP_CACHES 128u
+
+struct heap_stats {
+	uint64_t blocks_tracked;   /* blocks recorded since heap_init */
+	uint64_t blocks_untracked; /* blocks past a cap (table window or sites) */
+	uint64_t sites;            /* distinct allocation contexts */
+	uint64_t sites_dropped;    /* allocations whose new site found no room */
+	uint64_t bytes_reserved;   /* the tables' mappings */
+};
+
+/* From the runtime constructor, before sampling starts: preallocate (mmap)
+ * the tables; 0 or -errno.  Until it has run, allocations pass through
+ * untracked. */
+int heap_init(void);
+/* The live block holding addr: 0 and *site (>= 1), *start, *size; -ENOENT
+ * when no tracked block holds it.  Async-signal-safe and lock-free (may run
+ * in a signal handler that interrupted malloc/free in the same thread). */
+int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size);
+/* A site's allocation context, leaf first: pcs[0] is the program's call of
+ * the allocator (return address minus one), then its callers; no libwitch
+ * frames.  Returns the frame count (>= 1, at most max) or -ENOENT.
+ * Read-only, async-signal-safe. */
+int heap_site_path(uint32_t site, uint64_t *pcs, int max);
+void heap_get_stats(struct heap_stats *s);
+/* Blocks allocated from [lo, hi) (the runtime's own code) are not the
+ * program's: left untracked.  Before or after heap_init. */
+void heap_set_runtime_text(uint64_t lo, uint64_t hi);
+/* Fork: the child frees what the parent's other threads held half-written
+ * (table slots, thread caches). */
+void heap_prefork(void);
+void heap_postfork_parent(void);
+void heap_postfork_child(void);
+
+#endif
