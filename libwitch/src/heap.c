@@ -1,21 +1,18 @@
 /* heap: live heap blocks and their allocation sites (see heap.h). */
-#define UNW_LOCAL_ONLY
 #include "witch/heap.h"
 #include "witch/export.h"
-#include "witch/phdrs.h"
-#include "witch/runtime.h"
 
+#include <dlfcn.h>
 #include <errno.h>
-#include <libunwind.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <unwind.h>
 
 /* The C library's allocator under its own names: no dlsym (which may
  * allocate) and the same functions malloc_usable_size knows. */
@@ -66,23 +63,29 @@ struct heap_site {
 };
 
 /* ---- per-thread site caches ----
- * (return address, CFA of the interposer) -> site, valid while each
- * cached frame's return address is still in its stack slot. */
-#define HEAP_CACHE_WAYS 64
+ * (return address, CFA of the interposer) -> site, valid while the return
+ * addresses in the cached path's stack slots hash as they did: the same
+ * callers at the same depths.  4-way sets, one 64-byte line an entry. */
+#define HEAP_CACHE_SETS 64
+#define HEAP_CACHE_WAYS 4
 #define HEAP_CACHE_RETIRED ((struct heap_cache *)1)
 
 struct heap_centry {
 	uint64_t ret, cfa;
-	uint32_t site, n;		/* n - 1 slots checked */
-	uint32_t off[HEAP_SITE_MAX_DEPTH - 1];	/* slot - cfa */
-	uint64_t val[HEAP_SITE_MAX_DEPTH - 1];
+	uint64_t check;	/* hash of the slots' return addresses */
+	uint32_t site;
+	uint8_t n;	/* frames; n - 1 slots checked */
+	uint8_t pad[3];
+	uint16_t off[HEAP_SITE_MAX_DEPTH - 1]; /* (slot - cfa) / 8 */
+	uint16_t pad2;
 };
 
 struct heap_cache {
 	uint32_t used;
 	uint32_t pad;
 	uint64_t tracked, untracked, dropped; /* this slot's threads' counts */
-	struct heap_centry e[HEAP_CACHE_WAYS];
+	uint8_t next[HEAP_CACHE_SETS];	      /* the way a set replaces next */
+	struct heap_centry e[HEAP_CACHE_SETS][HEAP_CACHE_WAYS];
 };
 
 static int heap_on; /* set once by heap_init */
@@ -344,63 +347,58 @@ int heap_site_path(uint32_t site, uint64_t *pcs, int max)
 	return n;
 }
 
-/* ---- the unwind, once per (call site, stack depth, thread) ---- */
+/* ---- the unwind, once per (call site, callers, depth, thread) ----
+ * With libgcc's unwinder, not libunwind: it shares no state with the
+ * handlers' libunwind (no signals to hold off, which costs two system
+ * calls), and finds unwind tables lock-free (_dl_find_object), so a malloc
+ * under the dynamic loader's lock unwinds too. */
+/* libgcc's own, by dlopen: libunwind, which libwitch links, exports
+ * functions of the same names. */
+typedef _Unwind_Reason_Code (*heap_backtrace_fn)(_Unwind_Trace_Fn, void *);
+static heap_backtrace_fn heap_backtrace;
+static _Unwind_Ptr (*heap_get_ip_info)(struct _Unwind_Context *, int *);
+static _Unwind_Word (*heap_get_cfa)(struct _Unwind_Context *);
 
-/* The caller's stack from the frame that returns to `ret`: pcs (return
- * addresses less one) and each frame's stack pointer.  The runtime's
- * signals are held off meanwhile: its handlers unwind with the same
- * per-thread libunwind cache. */
-static int heap_unwind(uint64_t ret, uint64_t *pcs, uint64_t *sps, int *signal_frame)
+static int heap_unwinder_init(void)
 {
-	unw_context_t uc;
-	unw_cursor_t c;
-	unw_word_t ip, sp;
-	sigset_t ours, old;
-	int n = 0, found = 0;
+	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!gcc)
+		return -ENOENT;
+	heap_get_ip_info = (_Unwind_Ptr(*)(struct _Unwind_Context *, int *))dlsym(gcc, "_Unwind_GetIPInfo");
+	heap_get_cfa = (_Unwind_Word(*)(struct _Unwind_Context *))dlsym(gcc, "_Unwind_GetCFA");
+	heap_backtrace = (heap_backtrace_fn)dlsym(gcc, "_Unwind_Backtrace");
+	return heap_get_ip_info && heap_get_cfa && heap_backtrace ? 0 : -ENOENT;
+}
 
-	*signal_frame = 0;
-	int block = witch_rt.sig > 0;
-	if (block) {
-		sigemptyset(&ours);
-		sigaddset(&ours, witch_rt.sig);
-		pthread_sigmask(SIG_BLOCK, &ours, &old);
-	}
-	phdrs_unwind_begin();
-	if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0) {
-		for (int skip = 0; skip < 8; skip++) {
-			if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
-				break;
-			if (ip == ret) {
-				found = 1;
-				break;
-			}
-			if (unw_step(&c) <= 0)
-				break;
-		}
-		while (found && n < HEAP_SITE_MAX_DEPTH) {
-			if (unw_get_reg(&c, UNW_REG_SP, &sp) < 0)
-				break;
-			pcs[n] = ip - 1;
-			sps[n++] = sp;
-			phdrs_unwind_at(ip - 1);
-			if (n == HEAP_SITE_MAX_DEPTH || unw_step(&c) <= 0 ||
-			    unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-				break;
-			if (unw_is_signal_frame(&c) > 0) {
-				*signal_frame = 1;
-				break; /* the program's handler allocated: its frames suffice */
-			}
-		}
-	}
-	phdrs_unwind_end();
-	if (block)
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (n == 0) { /* no unwind: the call site alone */
-		pcs[0] = ret - 1;
-		sps[0] = 0;
-		n = 1;
-	}
-	return n;
+struct heap_walk {
+	uint64_t ret;	   /* the interposer's return address */
+	int skipped, found, n, signal_frame;
+	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
+	uint64_t slot[HEAP_SITE_MAX_DEPTH]; /* where each frame's pc + 1 was read */
+};
+
+static _Unwind_Reason_Code heap_walk_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct heap_walk *w = arg;
+	int before = 0;
+	uint64_t ip = heap_get_ip_info(ctx, &before);
+	if (!w->found && ip != w->ret)
+		return ++w->skipped < 8 ? _URC_NO_REASON : _URC_END_OF_STACK;
+	w->found = 1;
+	if (ip == 0)
+		return _URC_END_OF_STACK;
+	w->pcs[w->n] = before ? ip : ip - 1;
+	/* libgcc's "CFA" of a frame is its callee's: the stack pointer at
+	 * the call, just above the return address the call pushed. */
+	w->slot[w->n] = heap_get_cfa(ctx) - 8;
+	w->signal_frame |= before;
+	return ++w->n < HEAP_SITE_MAX_DEPTH ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+static uint64_t heap_check_hash(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+	return h ^ (h >> 32);
 }
 
 static void heap_cache_release(void *arg)
@@ -422,8 +420,7 @@ static struct heap_cache *heap_cache_get(void)
 		if (__atomic_load_n(&c->used, __ATOMIC_RELAXED) == 0 &&
 		    __atomic_compare_exchange_n(&c->used, &free_, 1, 0, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED)) {
-			for (unsigned w = 0; w < HEAP_CACHE_WAYS; w++)
-				c->e[w].ret = 0;
+			memset(c->e, 0, sizeof(c->e));
 			heap_tcache = c;
 			pthread_setspecific(heap_key, c);
 			return c;
@@ -433,48 +430,46 @@ static struct heap_cache *heap_cache_get(void)
 	return NULL;
 }
 
-static inline struct heap_centry *heap_cache_way(struct heap_cache *c, uint64_t ret, uint64_t cfa)
-{
-	uint64_t h = (ret ^ (cfa << 7)) * 0x9E3779B97F4A7C15ull;
-	return &c->e[h >> (64 - 6)];
-}
-
-/* The site of the current allocation: 0 when it is past the site table's
- * cap; *dropped says so. */
+/* The site of the current allocation, from the thread's cache or an
+ * unwind; 0 when it is past the site table's cap. */
 static uint32_t heap_site_of(uint64_t ret, uint64_t cfa)
 {
 	struct heap_cache *c = heap_cache_get();
-	struct heap_centry *ce = NULL;
+	unsigned set = 0;
 	if (c) {
-		ce = heap_cache_way(c, ret, cfa);
-		if (ce->ret == ret && ce->cfa == cfa) {
-			uint32_t i = 0;
-			for (; i + 1 < ce->n; i++)
-				if (*(const uint64_t *)(uintptr_t)(cfa + ce->off[i]) != ce->val[i])
-					break;
-			if (i + 1 >= ce->n)
+		set = (unsigned)(((ret ^ (cfa << 7)) * 0x9E3779B97F4A7C15ull) >> (64 - 6));
+		for (unsigned w = 0; w < HEAP_CACHE_WAYS; w++) {
+			const struct heap_centry *ce = &c->e[set][w];
+			if (ce->ret != ret || ce->cfa != cfa)
+				continue;
+			uint64_t h = 0;
+			for (unsigned i = 0; i + 1 < ce->n; i++)
+				h = heap_check_hash(h, *(const uint64_t *)(uintptr_t)(cfa + 8u * ce->off[i]));
+			if (h == ce->check)
 				return ce->site;
 		}
 	}
-	uint64_t pcs[HEAP_SITE_MAX_DEPTH], sps[HEAP_SITE_MAX_DEPTH];
-	int sigframe;
-	int n = heap_unwind(ret, pcs, sps, &sigframe);
-	uint32_t site = heap_intern(pcs, n);
-	/* Cache only a path whose frames are found again from their slots:
-	 * the interposer's own CFA came out of the unwind, no signal frame. */
-	if (!ce || sigframe || sps[0] != cfa)
-		return site;
-	for (int i = 1; i < n; i++) {
-		uint64_t off = sps[i] - 8 - cfa;
-		if (sps[i] < cfa + 8 || off > UINT32_MAX)
-			return site;
-		ce->off[i - 1] = (uint32_t)off;
-		ce->val[i - 1] = pcs[i] + 1;
+	struct heap_walk w = {.ret = ret};
+	heap_backtrace(heap_walk_frame, &w);
+	if (w.n == 0) { /* no unwind: the call site alone */
+		w.pcs[0] = ret - 1;
+		w.n = 1;
 	}
-	ce->ret = ret;
-	ce->cfa = cfa;
-	ce->site = site;
-	ce->n = (uint32_t)n;
+	uint32_t site = heap_intern(w.pcs, w.n);
+	/* Cached only when the slots are found again from the interposer's
+	 * CFA (no signal frame between, no stack switch). */
+	if (!c || w.signal_frame || w.slot[0] + 8 != cfa)
+		return site;
+	struct heap_centry e = {.ret = ret, .cfa = cfa, .site = site, .n = (uint8_t)w.n};
+	for (int i = 1; i < w.n; i++) {
+		uint64_t off = (w.slot[i] - cfa) / 8;
+		if (w.slot[i] < cfa || (w.slot[i] - cfa) % 8 || off > UINT16_MAX)
+			return site;
+		e.off[i - 1] = (uint16_t)off;
+		e.check = heap_check_hash(e.check, w.pcs[i] + 1);
+	}
+	unsigned way = c->next[set]++ % HEAP_CACHE_WAYS;
+	c->e[set][way] = e;
 	return site;
 }
 
@@ -765,7 +760,10 @@ int heap_init(void)
 {
 	if (__atomic_load_n(&heap_on, __ATOMIC_ACQUIRE))
 		return 0;
-	int rc = pthread_key_create(&heap_key, heap_cache_release);
+	int rc = heap_unwinder_init();
+	if (rc < 0)
+		return rc;
+	rc = pthread_key_create(&heap_key, heap_cache_release);
 	if (rc != 0)
 		return -rc;
 	heap_blocks = heap_map(sizeof(struct heap_entry) * HEAP_BLOCK_SLOTS);
