@@ -89,6 +89,11 @@ struct heap_cache {
 };
 
 static int heap_on; /* set once by heap_init */
+static uint64_t heap_period = HEAP_SAMPLE_BYTES;
+/* Tracked blocks per hash of their start: free looks in the table only
+ * when its block's count is not 0 (most small blocks are sampled out). */
+#define HEAP_FILTER (1u << 16)
+static uint32_t *heap_filter;
 static struct heap_entry *heap_blocks;
 static struct heap_site *heap_sites;
 static struct heap_cache *heap_caches;
@@ -100,6 +105,8 @@ static uint64_t heap_nsites, heap_reserved;
 static uint64_t heap_g_tracked, heap_g_untracked, heap_g_dropped;
 
 static __thread int heap_busy __attribute__((tls_model("initial-exec")));
+static __thread int64_t heap_left __attribute__((tls_model("initial-exec"))); /* bytes to the next sample */
+static __thread uint64_t heap_rng __attribute__((tls_model("initial-exec")));
 static __thread struct heap_cache *heap_tcache __attribute__((tls_model("initial-exec")));
 
 /* ---- raw system calls: mmap and friends are interposed here, and
@@ -210,6 +217,11 @@ static uint64_t heap_take(unsigned level, uint64_t gran, uint64_t start)
 	return 0;
 }
 
+static inline uint32_t *heap_filter_of(uint64_t start)
+{
+	return &heap_filter[((start >> 4) * 0x9E3779B97F4A7C15ull) >> 48];
+}
+
 /* Record [start, start + size) with its site under the level of `span`
  * (>= size: what a later removal can compute).  0 or -ENOSPC. */
 static int heap_insert(uint64_t start, uint64_t size, uint64_t span, uint32_t site, int is_map)
@@ -229,6 +241,7 @@ static int heap_insert(uint64_t start, uint64_t size, uint64_t span, uint32_t si
 		heap_take(level, g0, start);
 		return -ENOSPC;
 	}
+	__atomic_add_fetch(heap_filter_of(start), 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -245,6 +258,7 @@ static uint64_t heap_remove(uint64_t start, uint64_t span)
 		uint64_t size = v & HEAP_SIZE_MASK;
 		if (((start + size - 1) >> sh) != (start >> sh))
 			heap_take(level, (start + size - 1) >> sh, start);
+		__atomic_sub_fetch(heap_filter_of(start), 1, __ATOMIC_RELAXED);
 	}
 	return v;
 }
@@ -496,15 +510,43 @@ __attribute__((noinline)) static void heap_add(void *p, uint64_t size, uint64_t 
 	heap_busy = 0;
 }
 
-static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t cfa)
+/* The next byte count between samples: uniform in [1, 2 period). */
+__attribute__((noinline)) static int64_t heap_draw(void)
 {
-	if (p)
-		heap_add(p, size, malloc_usable_size(p), ret, cfa, 0);
+	uint64_t x = heap_rng ? heap_rng : (uint64_t)(uintptr_t)&heap_rng * 0x9E3779B97F4A7C15ull;
+	x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+	heap_rng = x;
+	return (int64_t)(1 + x % (2 * heap_period));
 }
 
-static inline uint64_t heap_remove_block(void *p)
+/* Blocks of heap_period bytes and more are all recorded; smaller ones
+ * when a sample byte, one every heap_period bytes on average, falls in
+ * them (so with probability ~ size / period). */
+static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t cfa)
 {
-	return p ? heap_remove((uint64_t)(uintptr_t)p, malloc_usable_size(p)) : 0;
+	if (!p)
+		return;
+	if (size < heap_period) {
+		int64_t left = heap_left - (int64_t)size;
+		if (left > 0) {
+			heap_left = left;
+			return;
+		}
+		while (left <= 0)
+			left += heap_draw();
+		heap_left = left;
+	}
+	heap_add(p, size, malloc_usable_size(p), ret, cfa, 0);
+}
+
+/* Off the table, if it is there; *span: the usable size it was under. */
+static inline uint64_t heap_remove_block(void *p, uint64_t *span)
+{
+	*span = 0;
+	if (!p || !__atomic_load_n(heap_filter_of((uint64_t)(uintptr_t)p), __ATOMIC_RELAXED))
+		return 0;
+	*span = malloc_usable_size(p);
+	return heap_remove((uint64_t)(uintptr_t)p, *span);
 }
 
 /* munmap's rule (heap.h's interposer notes): the region holding addr and
@@ -552,7 +594,8 @@ HEAP_ENTRY void *malloc(size_t n)
 
 HEAP_ON_PATH static void heap_free_on(void *p)
 {
-	heap_remove_block(p);
+	uint64_t span;
+	heap_remove_block(p, &span);
 	__libc_free(p);
 }
 
@@ -582,8 +625,8 @@ HEAP_ENTRY void *calloc(size_t k, size_t n)
 __attribute__((always_inline)) static inline void *heap_realloc_body(void *old, size_t n,
 									 uint64_t ret, uint64_t cfa)
 {
-	uint64_t ospan = old ? malloc_usable_size(old) : 0;
-	uint64_t v = old ? heap_remove((uint64_t)(uintptr_t)old, ospan) : 0;
+	uint64_t ospan;
+	uint64_t v = heap_remove_block(old, &ospan);
 	void *p = __libc_realloc(old, n);
 	if (p)
 		heap_add_block(p, n, ret, cfa);
@@ -769,10 +812,21 @@ int heap_init(void)
 	heap_blocks = heap_map(sizeof(struct heap_entry) * HEAP_BLOCK_SLOTS);
 	heap_sites = heap_map(sizeof(struct heap_site) * HEAP_SITES);
 	heap_caches = heap_map(sizeof(struct heap_cache) * HEAP_CACHES);
-	if (!heap_blocks || !heap_sites || !heap_caches)
+	heap_filter = heap_map(sizeof(uint32_t) * HEAP_FILTER);
+	if (!heap_blocks || !heap_sites || !heap_caches || !heap_filter)
 		return -ENOMEM;
 	__atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+uint64_t heap_sample_bytes(void)
+{
+	return heap_period;
+}
+
+void heap_set_sample_bytes(uint64_t bytes)
+{
+	heap_period = bytes;
 }
 
 void heap_set_runtime_text(uint64_t lo, uint64_t hi)

@@ -213,10 +213,10 @@ static void test_realloc(void)
 	void *blocker = malloc(1234); /* p cannot grow in place */
 	uint64_t after = U(p);
 	char *q = do_realloc_big(&after);
-	free(blocker);
 	uint32_t site;
 	uint64_t start, size, pcs[HEAP_SITE_MAX_DEPTH];
 	CHECK(__LINE__, q != p, "realloc did not move: %p %p %p", (void *)p, blocker, (void *)q);
+	free(blocker);
 	CHECK(__LINE__, heap_lookup(U(q) + 1000, &site, &start, &size) == 0 && start == U(q) &&
 				size == 1 << 20,
 	      "the moved block is not found whole");
@@ -473,10 +473,45 @@ static void test_fork(void)
 	free(keep);
 }
 
+/* Sampled small blocks: about size / period of them tracked, the large
+ * all, and every tracked one removed by its free. */
+static void test_sampling(void)
+{
+	enum { SMALL = 20000 };
+	static void *small[SMALL];
+	uint64_t s, z;
+	heap_set_sample_bytes(4096);
+	int tracked = 0, big = 0;
+	for (int i = 0; i < SMALL; i++) {
+		small[i] = malloc(64);
+		tracked += found(U(small[i]) + 63, &s, &z) && s == U(small[i]);
+	}
+	for (int i = 0; i < 50; i++) {
+		void *p = malloc(8192 + (size_t)i);
+		big += found(U(p), &s, &z);
+		free(p);
+	}
+	/* 20000 * 64 / 4096 = 312.5, sd ~ 17: within 5 sd. */
+	CHECK(__LINE__, tracked > 225 && tracked < 400, "%d of %d 64-byte blocks tracked", tracked,
+	      SMALL);
+	CHECK(__LINE__, big == 50, "%d of 50 large blocks tracked", big);
+	CHECK(__LINE__, heap_sample_bytes() == 4096, "period");
+	int left = 0;
+	for (int i = 0; i < SMALL; i++) {
+		uint64_t a = U(small[i]);
+		free(small[i]);
+		left += found(a, &s, &z) && s == a;
+	}
+	CHECK(__LINE__, left == 0, "%d sampled blocks still found after free", left);
+	heap_set_sample_bytes(0);
+	printf("sampling: %d of %d 64-byte blocks tracked at 4096\n", tracked, SMALL);
+}
+
 int main(void)
 {
 	void *early = malloc(64);
 	struct heap_stats st;
+	heap_set_sample_bytes(0); /* every block, but in test_sampling */
 	int rc = heap_init();
 	if (rc < 0) {
 		fprintf(stderr, "heap_init: %s\n", strerror(-rc));
@@ -497,6 +532,7 @@ int main(void)
 	test_mmap();
 	test_threads();
 	test_fork();
+	test_sampling();
 	heap_get_stats(&st);
 	CHECK(__LINE__, st.blocks_tracked > 1000 && st.sites >= 10 && st.bytes_reserved > 0 &&
 				st.bytes_reserved < (4u << 20),

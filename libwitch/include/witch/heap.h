@@ -40,6 +40,8 @@
 #define HEAP_BLOCK_SLOTS (1u << 16)
 #define HEAP_SITES 4096u
 #define HEAP_CACHES 128u
+/* Blocks smaller than this are sampled (see heap_sample_bytes). */
+#define HEAP_SAMPLE_BYTES 4096u
 
 struct heap_stats {
 	uint64_t blocks_tracked;   /* blocks recorded since heap_init */
@@ -63,6 +65,15 @@ int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size);
  * Read-only, async-signal-safe. */
 int heap_site_path(uint32_t site, uint64_t *pcs, int max);
 void heap_get_stats(struct heap_stats *s);
+/* Blocks of at least this many bytes are all tracked; a smaller one is
+ * tracked when one of the sample bytes, one every heap_sample_bytes() on
+ * average (at random), falls in it: with probability ~ size / that.  So a
+ * tracked block of size s stands for heap_sample_bytes() / s blocks of
+ * its site (scale what falls on it by that to estimate the site's whole).
+ * 0: every block. */
+uint64_t heap_sample_bytes(void);
+/* For tests and settings, before heap_init or while no thread allocates. */
+void heap_set_sample_bytes(uint64_t bytes);
 /* Blocks allocated from [lo, hi) (the runtime's own code) are not the
  * program's: left untracked.  Before or after heap_init. */
 void heap_set_runtime_text(uint64_t lo, uint64_t hi);
