@@ -551,7 +551,7 @@ static inline uint64_t heap_remove_block(void *p, uint64_t *span)
 	return heap_remove((uint64_t)(uintptr_t)p, *span);
 }
 
-/* munmap's rule (heap.h's interposer notes): the region holding addr and
+/* munmap's rule (heap.h, Mappings): the region holding addr and
  * those that follow it without a gap lose [addr, addr + len); a region cut
  * at its head keeps its tail, one cut after its start keeps its head only. */
 static void heap_unmap(uint64_t addr, uint64_t len)

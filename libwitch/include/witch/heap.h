@@ -8,22 +8,39 @@
  * After heap_init each block is recorded with its site: the allocation's
  * calling context, leaf first, interned once per process.
  *
- * Cost: the site of a call is found by libunwind once per thread, call
- * site and stack depth; a per-thread cache keyed by (return address, stack
- * pointer) answers the repeats after checking that every return address
- * of the cached path still sits in its stack slot.  Off (WITCH_OBJECTS=0,
- * or before heap_init) each interposer is one branch and a tail call.
+ * Mappings: munmap(a, n) takes [a, a + n) off the tracked region holding
+ * a and off those that follow it without a gap: a region cut at its head
+ * keeps its tail, one cut after its start keeps only its head (the part
+ * past a hole punched in its middle is no longer tracked); a region that
+ * starts inside [a, a + n) past a gap stays tracked until its address is
+ * used again.  mremap moves the region starting at its old address, site
+ * and all; a MAP_FIXED mapping first unmaps what it replaces.
+ *
+ * Cost: small blocks (< HEAP_SAMPLE_BYTES) are sampled by bytes: one in
+ * about HEAP_SAMPLE_BYTES / size is tracked, the others cost a countdown,
+ * and their free a look at a counting filter.  A tracked block's site is
+ * found by libgcc's unwinder once per thread, call site, callers and
+ * stack depth; a per-thread 4-way cache keyed by (return address, stack
+ * pointer) answers the repeats after checking a hash of the return
+ * addresses in the cached path's stack slots (exact for frames of fixed
+ * size; a frame that moves its stack by alloca between two calls with the
+ * same callers may be taken for the cached one).  Off (WITCH_OBJECTS=0, or
+ * before heap_init) each interposer is one branch and a tail call.
+ * Measured by bench/heap_cost.py (bench/results/heap_cost.md).
  *
  * Memory, preallocated by heap_init (mmap, MAP_NORESERVE):
  *   blocks  HEAP_BLOCK_SLOTS entries of 16 B: 1 MiB.  A block has one or
- *           two entries (the granules it touches), so ~40,000 live blocks
- *           are tracked at once; past that (or when a hash window is
- *           full) new blocks are untracked and counted.
+ *           two entries (the granules it touches), so ~40,000 live tracked
+ *           blocks fit; past that (or when a hash window of 16 is full)
+ *           new blocks are untracked and counted.
  *   sites   HEAP_SITES paths of 16 frames: 4096 x 144 B = 576 KiB.  Past
- *           it, blocks from new sites are untracked and counted.
- *   caches  HEAP_CACHES per-thread site caches of 64 entries (13.5 KiB
- *           each, 1.7 MiB reserved, touched by the threads that allocate);
- *           threads past it unwind every allocation.
+ *           it, blocks from new sites are untracked, counted in
+ *           sites_dropped.
+ *   filter  65,536 counters: 256 KiB.
+ *   caches  HEAP_CACHES per-thread site caches of 256 entries, 16.5 KiB
+ *           each (2.1 MiB reserved, touched by the threads that allocate,
+ *           returned at thread exit); threads past it unwind at each
+ *           tracked allocation.
  *
  * Races: a handler may look up a block another thread is freeing; it gets
  * the block as it was a moment ago (benign: the sample was taken then).
