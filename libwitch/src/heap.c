@@ -33,7 +33,7 @@ extern void *__libc_pvalloc(size_t);
  * an interior address finds its block by one hash window per level.
  *
  * An entry is two words: key = generation(16) | start(48), start 0 free
- * and 1 being written; val = site(24) | mmap(1) | size(39).  Writers
+ * and 1 being written; val = site(24) | mmap(1) | sampled(1) | size(38).  Writers
  * claim a free slot by CAS (generation + 1), write val, publish key with
  * release; readers read key, val, key and keep the entry only when the
  * two keys agree. */
@@ -42,7 +42,8 @@ extern void *__libc_pvalloc(size_t);
 #define HEAP_START_MASK ((1ull << 48) - 1)
 #define HEAP_GEN_ONE (1ull << 48)
 #define HEAP_BUSY 1ull
-#define HEAP_SIZE_MASK ((1ull << 39) - 1)
+#define HEAP_SIZE_MASK ((1ull << 38) - 1)
+#define HEAP_SAMPLED_BIT (1ull << 38) /* tracked by the byte sampling */
 #define HEAP_MMAP_BIT (1ull << 39)
 #define HEAP_SITE_SHIFT 40
 
@@ -107,6 +108,8 @@ static uint64_t heap_g_tracked, heap_g_untracked, heap_g_dropped;
 static __thread int heap_busy __attribute__((tls_model("initial-exec")));
 static __thread int64_t heap_left __attribute__((tls_model("initial-exec"))); /* bytes to the next sample */
 static __thread uint64_t heap_rng __attribute__((tls_model("initial-exec")));
+#define HEAP_FIRST_BLOCKS 32
+static __thread uint8_t heap_seen[256] __attribute__((tls_model("initial-exec"))); /* blocks by call site */
 static __thread struct heap_cache *heap_tcache __attribute__((tls_model("initial-exec")));
 
 /* ---- raw system calls: mmap and friends are interposed here, and
@@ -224,14 +227,14 @@ static inline uint32_t *heap_filter_of(uint64_t start)
 
 /* Record [start, start + size) with its site under the level of `span`
  * (>= size: what a later removal can compute).  0 or -ENOSPC. */
-static int heap_insert(uint64_t start, uint64_t size, uint64_t span, uint32_t site, int is_map)
+static int heap_insert(uint64_t start, uint64_t size, uint64_t span, uint32_t site, uint64_t bits)
 {
 	if (start <= HEAP_BUSY || start > HEAP_START_MASK || size == 0 || size > HEAP_SIZE_MASK)
 		return -EINVAL;
 	unsigned level = heap_level(span);
 	unsigned sh = heap_shift(level);
 	uint64_t g0 = start >> sh, g1 = (start + size - 1) >> sh;
-	uint64_t val = ((uint64_t)site << HEAP_SITE_SHIFT) | (is_map ? HEAP_MMAP_BIT : 0) | size;
+	uint64_t val = ((uint64_t)site << HEAP_SITE_SHIFT) | bits | size;
 	uint32_t bit = 1u << level;
 	if (!(__atomic_load_n(&heap_levels_used, __ATOMIC_RELAXED) & bit))
 		__atomic_or_fetch(&heap_levels_used, bit, __ATOMIC_SEQ_CST);
@@ -292,7 +295,8 @@ static int heap_find(uint64_t addr, int maps_only, uint64_t *start, uint64_t *va
 	return -ENOENT;
 }
 
-int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size)
+int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
+			double *per)
 {
 	uint64_t s, v;
 	if (heap_find(addr, 0, &s, &v) < 0)
@@ -300,7 +304,14 @@ int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size)
 	*site = (uint32_t)(v >> HEAP_SITE_SHIFT);
 	*start = s;
 	*size = v & HEAP_SIZE_MASK;
+	*per = (v & HEAP_SAMPLED_BIT) && *size < heap_period ? (double)heap_period / (double)*size : 1;
 	return 0;
+}
+
+int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size)
+{
+	double per;
+	return heap_lookup_sampled(addr, site, start, size, &per);
 }
 
 /* ---- sites ---- */
@@ -491,7 +502,7 @@ static uint32_t heap_site_of(uint64_t ret, uint64_t cfa)
 
 /* Record a new block (span: the size its removal will compute). */
 __attribute__((noinline)) static void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
-					       uint64_t cfa, int is_map)
+					       uint64_t cfa, uint64_t bits)
 {
 	if (heap_busy || size == 0)
 		return;
@@ -507,7 +518,7 @@ __attribute__((noinline)) static void heap_add(void *p, uint64_t size, uint64_t 
 			__atomic_add_fetch(&heap_g_dropped, 1, __ATOMIC_RELAXED);
 		heap_count(0);
 	} else {
-		heap_count(heap_insert((uint64_t)(uintptr_t)p, size, span, site, is_map) == 0);
+		heap_count(heap_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0);
 	}
 	heap_busy = 0;
 }
@@ -521,24 +532,33 @@ __attribute__((noinline)) static int64_t heap_draw(void)
 	return (int64_t)(1 + x % (2 * heap_period));
 }
 
-/* Blocks of heap_period bytes and more are all recorded; smaller ones
- * when a sample byte, one every heap_period bytes on average, falls in
- * them (so with probability ~ size / period). */
+/* Blocks of heap_period bytes and more are all recorded, and so are the
+ * first HEAP_FIRST_BLOCKS of each call site (by return address, per
+ * thread: a site that allocates rarely is seen whole); past those, small
+ * ones when a sample byte, one every heap_period bytes on average, falls
+ * in them (so with probability ~ size / period). */
 static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t cfa)
 {
+	uint64_t bits = 0;
 	if (!p)
 		return;
 	if (size < heap_period) {
-		int64_t left = heap_left - (int64_t)size;
-		if (left > 0) {
+		uint8_t *seen = &heap_seen[((ret >> 2) * 0x9E3779B97F4A7C15ull) >> 56];
+		if (*seen < HEAP_FIRST_BLOCKS) {
+			++*seen;
+		} else {
+			int64_t left = heap_left - (int64_t)size;
+			if (left > 0) {
+				heap_left = left;
+				return;
+			}
+			while (left <= 0)
+				left += heap_draw();
 			heap_left = left;
-			return;
+			bits = HEAP_SAMPLED_BIT;
 		}
-		while (left <= 0)
-			left += heap_draw();
-		heap_left = left;
 	}
-	heap_add(p, size, malloc_usable_size(p), ret, cfa, 0);
+	heap_add(p, size, malloc_usable_size(p), ret, cfa, bits);
 }
 
 /* Off the table, if it is there; *span: the usable size it was under. */
@@ -563,9 +583,9 @@ static void heap_unmap(uint64_t addr, uint64_t len)
 		if (!heap_remove(s, size))
 			break;
 		if (s < addr)
-			heap_insert(s, addr - s, addr - s, site, 1);
+			heap_insert(s, addr - s, addr - s, site, HEAP_MMAP_BIT);
 		else if (rend > end)
-			heap_insert(end, rend - end, rend - end, site, 1);
+			heap_insert(end, rend - end, rend - end, site, HEAP_MMAP_BIT);
 		at = rend;
 	}
 }
@@ -634,7 +654,7 @@ __attribute__((always_inline)) static inline void *heap_realloc_body(void *old, 
 		heap_add_block(p, n, ret, cfa);
 	else if (v && n != 0)
 		heap_insert((uint64_t)(uintptr_t)old, v & HEAP_SIZE_MASK, ospan,
-			    (uint32_t)(v >> HEAP_SITE_SHIFT), 0);
+			    (uint32_t)(v >> HEAP_SITE_SHIFT), v & HEAP_SAMPLED_BIT);
 	return p;
 }
 
@@ -740,7 +760,7 @@ HEAP_ON_PATH static void *heap_mmap_on(void *addr, size_t len, int prot, int fla
 	if (flags & MAP_FIXED)
 		heap_unmap((uint64_t)(uintptr_t)p, len);
 	if ((flags & MAP_ANONYMOUS) && !(flags & MAP_STACK))
-		heap_add(p, len, len, HEAP_RET(), HEAP_CFA(), 1);
+		heap_add(p, len, len, HEAP_RET(), HEAP_CFA(), HEAP_MMAP_BIT);
 	return p;
 }
 
@@ -784,9 +804,9 @@ HEAP_ENTRY void *mremap(void *old, size_t olen, size_t nlen, int flags, ...)
 		return p;
 	uint32_t site = (uint32_t)(v >> HEAP_SITE_SHIFT);
 	if (p == MAP_FAILED)
-		heap_insert(s, v & HEAP_SIZE_MASK, v & HEAP_SIZE_MASK, site, 1);
+		heap_insert(s, v & HEAP_SIZE_MASK, v & HEAP_SIZE_MASK, site, HEAP_MMAP_BIT);
 	else
-		heap_insert((uint64_t)(uintptr_t)p, nlen, nlen, site, 1);
+		heap_insert((uint64_t)(uintptr_t)p, nlen, nlen, site, HEAP_MMAP_BIT);
 	return p;
 }
 

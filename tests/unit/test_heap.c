@@ -10,7 +10,7 @@
  * the end is not the block); free, realloc and each allocator; anonymous
  * mmap, munmap (whole, head, tail, middle), mremap; file and MAP_STACK
  * mappings untracked; threads allocating and freeing while another looks
- * up (no torn answer); a fork child.  Failures print __LINE__.
+ * up (no torn answer); a fork child; the sampling of small blocks.  Failures print __LINE__.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -481,19 +481,28 @@ static void test_sampling(void)
 	static void *small[SMALL];
 	uint64_t s, z;
 	heap_set_sample_bytes(4096);
-	int tracked = 0, big = 0;
+	int tracked = 0, big = 0, first = 0, weighed = 0;
 	for (int i = 0; i < SMALL; i++) {
+		uint32_t site;
+		double per = 0;
 		small[i] = malloc(64);
-		tracked += found(U(small[i]) + 63, &s, &z) && s == U(small[i]);
+		if (heap_lookup_sampled(U(small[i]) + 63, &site, &s, &z, &per) < 0 || s != U(small[i]))
+			continue;
+		tracked++;
+		first += i < 32 && per == 1;
+		weighed += i >= 32 && per == 4096.0 / 64;
 	}
 	for (int i = 0; i < 50; i++) {
 		void *p = malloc(8192 + (size_t)i);
 		big += found(U(p), &s, &z);
 		free(p);
 	}
-	/* 20000 * 64 / 4096 = 312.5, sd ~ 17: within 5 sd. */
-	CHECK(__LINE__, tracked > 225 && tracked < 400, "%d of %d 64-byte blocks tracked", tracked,
-	      SMALL);
+	/* The site's first 32, then 19968 * 64 / 4096 = 312 (sd ~ 17): within 5 sd. */
+	CHECK(__LINE__, tracked > 32 + 225 && tracked < 32 + 400, "%d of %d 64-byte blocks tracked",
+	      tracked, SMALL);
+	CHECK(__LINE__, first == 32, "%d of the site's first 32 blocks tracked as such", first);
+	CHECK(__LINE__, weighed == tracked - 32, "%d of %d sampled blocks stand for 64", weighed,
+	      tracked - 32);
 	CHECK(__LINE__, big == 50, "%d of 50 large blocks tracked", big);
 	CHECK(__LINE__, heap_sample_bytes() == 4096, "period");
 	int left = 0;

@@ -16,9 +16,11 @@
  * used again.  mremap moves the region starting at its old address, site
  * and all; a MAP_FIXED mapping first unmaps what it replaces.
  *
- * Cost: small blocks (< HEAP_SAMPLE_BYTES) are sampled by bytes: one in
- * about HEAP_SAMPLE_BYTES / size is tracked, the others cost a countdown,
- * and their free a look at a counting filter.  A tracked block's site is
+ * Cost: small blocks (< HEAP_SAMPLE_BYTES) past the first 32 of their
+ * call site (per thread) are sampled by bytes: one in about
+ * HEAP_SAMPLE_BYTES / size is tracked (heap_lookup_sampled says which),
+ * the others cost a countdown, and their free a look at a counting
+ * filter.  A tracked block's site is
  * found by libgcc's unwinder once per thread, call site, callers and
  * stack depth; a per-thread 4-way cache keyed by (return address, stack
  * pointer) answers the repeats after checking a hash of the return
@@ -82,11 +84,15 @@ int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size);
  * Read-only, async-signal-safe. */
 int heap_site_path(uint32_t site, uint64_t *pcs, int max);
 void heap_get_stats(struct heap_stats *s);
-/* Blocks of at least this many bytes are all tracked; a smaller one is
+/* As heap_lookup, and *per: how many blocks of its site the block stands
+ * for, 1 or, when it was tracked by sampling, heap_sample_bytes() / size
+ * (scale what falls on it by that to estimate its site's whole). */
+int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
+			double *per);
+/* Blocks of at least this many bytes are all tracked, and so are the
+ * first 32 of each call site in each thread; a smaller one past those is
  * tracked when one of the sample bytes, one every heap_sample_bytes() on
- * average (at random), falls in it: with probability ~ size / that.  So a
- * tracked block of size s stands for heap_sample_bytes() / s blocks of
- * its site (scale what falls on it by that to estimate the site's whole).
+ * average (at random), falls in it: with probability ~ size / that.
  * 0: every block. */
 uint64_t heap_sample_bytes(void);
 /* For tests and settings, before heap_init or while no thread allocates. */
