@@ -19,6 +19,7 @@ void config_defaults(struct witch_config *cfg)
 	cfg->fp_tolerance = CONFIG_DEFAULT_FP_TOLERANCE;
 	cfg->flush = CONFIG_DEFAULT_FLUSH;
 	cfg->memory_mb = CONFIG_DEFAULT_MEMORY_MB;
+	cfg->objects = 1;
 }
 
 const char *config_client_name(enum config_client c)
@@ -163,6 +164,11 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		if (parse_range(value, 16, 1u << 20, &v) < 0)
 			return bad(err, errlen, name, value, "a memory cap in MiB from 16 to 1048576");
 		cfg->memory_mb = (uint32_t)v;
+	} else if (!strcmp(name, "WITCH_OBJECTS")) {
+		if (parse_range(value, 0, 1, &v) < 0)
+			return bad(err, errlen, name, value,
+				   "1 to attribute to data objects, or 0 to track no heap blocks");
+		cfg->objects = (int)v;
 	} else if (!strcmp(name, "WITCH_EVENT")) {
 		/* Only the length here: pmu_event_encode judges the event itself. */
 		if (!*value || strlen(value) >= sizeof(cfg->event))
@@ -181,6 +187,7 @@ static const char *const config_names[] = {
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
 	"WITCH_MAX_STEPS", "WITCH_BUDGET", "WITCH_DEPTH", "WITCH_SLOW_REARM",
 	"WITCH_FP_TOLERANCE", "WITCH_EVENT", "WITCH_FLUSH", "WITCH_MEMORY_MB",
+	"WITCH_OBJECTS",
 };
 
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen)

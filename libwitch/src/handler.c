@@ -369,6 +369,7 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		return;
 	}
 	uint32_t watch_ctx = w->own.ctx, watch_obj = w->own.obj;
+	double obj_scale = w->own.obj_scale;
 	if (v == CRAFT_DROP) {
 		t->stats.traps++;
 		t->stats.traps_unreadable++;
@@ -393,7 +394,7 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		t->stats.skip_cct_full++;
 		return;
 	}
-	if (pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, watch_obj, v == CRAFT_WASTE ? amount : 0,
+	if (pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, watch_obj, obj_scale, v == CRAFT_WASTE ? amount : 0,
 			v == CRAFT_USE ? amount : 0, v == CRAFT_WASTE && approx ? amount : 0) < 0)
 		t->stats.skip_pairs_full++;
 }

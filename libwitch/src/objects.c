@@ -32,7 +32,7 @@ struct object {
 
 static struct object *table;
 static uint32_t n_objects;
-static double unknown_sampled;
+static double all_sampled; /* every sample's bytes, unscaled */
 
 int objects_init(void)
 {
@@ -130,17 +130,21 @@ static uint64_t stack_pc_of(uint64_t addr, const struct objects_where *w)
 	return i == 0 && w->pc ? w->pc : w->pcs[i];
 }
 
-uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dropped)
+uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dropped,
+			  double *scale)
 {
 	struct datasym_hit hit;
 	uint64_t start, size, fn, pc;
 	uint32_t site, id = 0;
+	double per = 1;
 
 	*dropped = 0;
+	*scale = 1;
 	if (!table)
 		return 0;
-	if (heap_lookup(addr, &site, &start, &size) == 0) {
+	if (heap_lookup_sampled(addr, &site, &start, &size, &per) == 0) {
 		id = object_id(OBJECTS_HEAP, site, site, NULL, NULL, size);
+		*scale = id && per > 1 ? per : 1;
 	} else if (datasym_tls(addr, w->tp, &hit) == 0) {
 		/* datasym's strings are unique per module and symbol: a key */
 		uint64_t key = (uint64_t)(uintptr_t)(hit.name ? hit.name : hit.module);
@@ -159,11 +163,13 @@ uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dro
 	return id;
 }
 
-void objects_add_sampled(uint32_t id, double bytes)
+void objects_add_sampled(uint32_t id, double bytes, double scale)
 {
 	if (!table)
 		return;
-	atomic_add_double(id ? &table[id - 1].sampled : &unknown_sampled, bytes);
+	atomic_add_double(&all_sampled, bytes);
+	if (id)
+		atomic_add_double(&table[id - 1].sampled, bytes * scale);
 }
 
 static int object_live(const struct object *o)
@@ -213,7 +219,7 @@ uint32_t objects_written_id(uint32_t id)
 
 int objects_emit(FILE *f)
 {
-	double unknown = unknown_sampled;
+	double unknown = all_sampled; /* less every known object's part */
 	for (uint32_t s = 0; table && s < OBJECTS_SLOTS; s++) {
 		struct object *o = &table[s];
 		o->emitted = 0;
@@ -223,10 +229,10 @@ int objects_emit(FILE *f)
 		if (rc < 0)
 			return -EIO;
 		o->emitted = rc > 0;
-		if (!o->emitted)
-			unknown += o->sampled;
-		else if (o->sampled > 0)
+		if (o->emitted && o->sampled > 0) {
 			fprintf(f, "object_sampled %u %.17g\n", s + 1, o->sampled);
+			unknown -= o->sampled;
+		}
 	}
 	if (unknown > 0)
 		fprintf(f, "object_sampled 0 %.17g\n", unknown);
@@ -235,7 +241,7 @@ int objects_emit(FILE *f)
 
 void objects_postfork_child(void)
 {
-	unknown_sampled = 0;
+	all_sampled = 0;
 	for (uint32_t s = 0; table && s < OBJECTS_SLOTS; s++) {
 		table[s].sampled = 0;
 		table[s].alloc_node = -1; /* the child's profile has a tree of its own */

@@ -52,7 +52,7 @@ static struct pair_entry *pairtab_get(struct pairtab *p, uint32_t watch, uint32_
 }
 
 int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
-		double waste, double use, double waste_approx)
+		double scale, double waste, double use, double waste_approx)
 {
 	struct pair_entry *e = pairtab_get(p, watch, trap, object);
 	if (!e)
@@ -60,6 +60,9 @@ int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t objec
 	e->waste += waste;
 	e->use += use;
 	e->waste_approx += waste_approx;
+	e->obj_waste += waste * scale;
+	e->obj_use += use * scale;
+	e->obj_approx += waste_approx * scale;
 	e->traps++;
 	return 0;
 }
@@ -74,5 +77,8 @@ int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
 	e->use += from->use;
 	e->waste_approx += from->waste_approx;
 	e->traps += from->traps;
+	e->obj_waste += from->obj_waste;
+	e->obj_use += from->obj_use;
+	e->obj_approx += from->obj_approx;
 	return 0;
 }

@@ -342,6 +342,37 @@ static void pair_emit(FILE *f, const struct pair_entry *e)
 	fputc('\n', f);
 }
 
+/* A pair's parts by object: each known object's scaled part (pairtab.h),
+ * the unknown object what they leave of the pair.  Scaled parts can add up
+ * to more than the pair in one run; then they are shrunk to it, so parts
+ * always sum to their pair. */
+static void pair_objects_emit(FILE *f, const struct pair_entry *pair, const uint32_t *ids,
+			      uint32_t n)
+{
+	double w = 0, u = 0, a = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct pair_entry *e = &prof.pairs.entries[ids[k]];
+		if (objects_written_id(e->object)) {
+			w += e->obj_waste;
+			u += e->obj_use;
+			a += e->obj_approx;
+		}
+	}
+	double fw = w > pair->waste ? pair->waste / w : 1, fu = u > pair->use ? pair->use / u : 1;
+	double fa = a > pair->waste_approx ? pair->waste_approx / a : 1;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct pair_entry *e = &prof.pairs.entries[ids[k]];
+		uint32_t id = objects_written_id(e->object);
+		if (id)
+			fprintf(f, "pair_object %u %u %u %.17g %.17g %.17g\n", e->watch, e->trap, id,
+				e->obj_waste * fw, e->obj_use * fu, e->obj_approx * fa);
+	}
+	double rw = pair->waste - w * fw, ru = pair->use - u * fu, ra = pair->waste_approx - a * fa;
+	if (rw > 0 || ru > 0)
+		fprintf(f, "pair_object %u %u 0 %.17g %.17g %.17g\n", pair->watch, pair->trap,
+			rw > 0 ? rw : 0, ru > 0 ? ru : 0, ra > 0 ? ra : 0);
+}
+
 /* The table is keyed by <watch, trap, object>: one `pair` per <watch, trap>
  * summed over its objects, then its `pair_object` parts. */
 static void profile_emit_pairs(FILE *f)
@@ -370,11 +401,8 @@ static void profile_emit_pairs(FILE *f)
 			sum.traps += e->traps;
 		}
 		pair_emit(f, &sum);
-		for (uint32_t k = i; k < j && objects_enabled(); k++) {
-			const struct pair_entry *e = &prof.pairs.entries[order[k]];
-			fprintf(f, "pair_object %u %u %u %.17g %.17g %.17g\n", e->watch, e->trap,
-				objects_written_id(e->object), e->waste, e->use, e->waste_approx);
-		}
+		if (objects_enabled())
+			pair_objects_emit(f, &sum, order + i, j - i);
 		i = j;
 	}
 	free(order);

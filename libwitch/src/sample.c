@@ -44,12 +44,13 @@ static uint32_t armed_mask(const struct witch_thread *t)
  * table was full. */
 static uint32_t sample_object(struct witch_thread *t, const ucontext_t *uc,
 			      const struct sample_req *r, const uint64_t *pcs, const uint64_t *sps,
-			      int n, int *dropped)
+			      int n, int *dropped, double *scale)
 {
 	struct objects_where w = {(uint64_t)uc->uc_mcontext.gregs[REG_RIP], pcs, sps, n,
 				  t->stack_hi, t->fs_base};
 	*dropped = 0;
-	return objects_enabled() ? objects_classify(r->a->addr, &w, dropped) : 0;
+	*scale = 1;
+	return objects_enabled() ? objects_classify(r->a->addr, &w, dropped, scale) : 0;
 }
 
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
@@ -66,8 +67,9 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		    (unsigned long)a->addr, a->len, (unsigned long)r->weight);
 	int n = context_of_signal(t, uc, r->leaf, 0, pcs, sps, (int)witch_rt.cfg->depth);
 	/* Before the run-ahead's frames change pcs: sps are the unwound frames'. */
-	int obj_dropped;
-	uint32_t obj = n > 0 ? sample_object(t, uc, r, pcs, sps, n, &obj_dropped) : 0;
+	int obj_dropped = 0;
+	double obj_scale = 1;
+	uint32_t obj = n > 0 ? sample_object(t, uc, r, pcs, sps, n, &obj_dropped, &obj_scale) : 0;
 	if (n > 0 && r->emu)
 		n = emulate_context(r->emu, pcs, n, (int)witch_rt.cfg->depth);
 	else if (n > 0 && r->self_pc == 0)
@@ -88,7 +90,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	struct cct_node *c = cct_node(&t->cct, (uint32_t)node);
 	c->mu += r->weight; /* Witch 4.4.2: every sample counts in its context (in bytes) */
 	if (objects_enabled()) {
-		objects_add_sampled(obj, r->weight);
+		objects_add_sampled(obj, r->weight, obj_scale);
 		t->stats.objects_unknown += obj == 0;
 		t->stats.objects_dropped += (uint64_t)obj_dropped;
 	}
@@ -100,6 +102,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	watchpoint_align(a->addr, a->len, &cand.addr, &cand.len);
 	cand.own.ctx = (uint32_t)node;
 	cand.own.obj = obj;
+	cand.own.obj_scale = obj_scale;
 	cand.own.sample_pc = r->self_pc;
 	cand.own.sample_addr = a->addr;
 	cand.own.sample_len = a->len;

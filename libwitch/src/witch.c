@@ -17,6 +17,7 @@
 #include "witch/flush.h"
 #include "witch/forkguard.h"
 #include "witch/handler.h"
+#include "witch/heap.h"
 #include "witch/log.h"
 #include "witch/objects.h"
 #include "witch/phdrs.h"
@@ -61,8 +62,10 @@ static void witch_find_runtime_text(void)
 	uint64_t range[2] = {(uint64_t)(uintptr_t)&witch_text_cb, 0};
 	uint64_t through[2];
 	bulk_text(&through[0], &through[1]);
-	if (dl_iterate_phdr(witch_text_cb, range) == 1)
+	if (dl_iterate_phdr(witch_text_cb, range) == 1) {
 		context_set_runtime_text(range[0], range[1], through[0], through[1]);
+		heap_set_runtime_text(range[0], range[1]);
+	}
 }
 
 static void witch_prefork(void)
@@ -72,11 +75,13 @@ static void witch_prefork(void)
 	profile_prefork();
 	phdrs_prefork();
 	datasym_prefork();
+	heap_prefork();
 }
 
 /* The reverse of witch_prefork's lock order. */
 static void witch_postfork_parent(void)
 {
+	heap_postfork_parent();
 	datasym_postfork_parent();
 	phdrs_postfork_parent();
 	profile_postfork_parent();
@@ -89,6 +94,7 @@ static void witch_postfork_parent(void)
 static void witch_postfork_child(void)
 {
 	witch_pid = getpid();
+	heap_postfork_child();
 	datasym_postfork_child();
 	phdrs_postfork_child();
 	profile_postfork_child();
@@ -236,7 +242,7 @@ __attribute__((constructor)) static void witch_init(void)
 	}
 	/* Names static and TLS data (docs/objects.md); profiling goes on
 	 * without it. */
-	if ((rc = datasym_init()) < 0)
+	if (witch_cfg.objects && (rc = datasym_init()) < 0)
 		log_verbose(1, "cannot index the modules' data symbols (%s): static data is unnamed",
 			    strerror(-rc));
 	witch_rt.sig = sigguard_pick_signal();
@@ -252,7 +258,7 @@ __attribute__((constructor)) static void witch_init(void)
 	}
 	/* Data-centric attribution (docs/objects.md); without the table every
 	 * sample's object is unknown and the rest runs as before. */
-	if ((rc = objects_init()) < 0)
+	if (witch_cfg.objects && (rc = objects_init()) < 0)
 		log_verbose(1, "no object table (%s): objects are not told apart", strerror(-rc));
 	if (!use_pmu && (rc = bulk_init(craft->sample_kind)) < 0)
 		log_verbose(1, "memset/memcpy not found (%s): ticks sample them", strerror(-rc));
@@ -266,6 +272,10 @@ __attribute__((constructor)) static void witch_init(void)
 		log_line("cannot register fork handlers; running without profiling");
 		return;
 	}
+	/* Heap blocks from here on, before the first sample. */
+	if (witch_cfg.objects && (rc = heap_init()) < 0)
+		log_line("cannot track heap blocks (%s); data objects are not attributed",
+			 strerror(-rc));
 	witch_pid = getpid();
 	forkguard_set_child_hook(witch_child_start);
 	execguard_set_hooks(witch_before_exec, witch_exec_failed);

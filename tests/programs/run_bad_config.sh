@@ -48,6 +48,10 @@ WITCH_BUDGET|1%|exact|expected a percentage of CPU time from 0.1 to 50 (e.g. 1)
 WITCH_BUDGET|5|ok|
 WITCH_WATCHPOINTS|9|exact|expected 1 to 4, or 0 to weigh samples without watching them
 WITCH_WATCHPOINTS|0|ok|
+WITCH_OBJECTS|0|ok|
+WITCH_OBJECTS|1|ok|
+WITCH_OBJECTS|2|exact|expected 1 to attribute to data objects, or 0 to track no heap blocks
+WITCH_OBJECTS|yes|exact|expected 1 to attribute to data objects, or 0 to track no heap blocks
 WITCH_SEED|-1|exact|expected a decimal unsigned 64-bit number
 WITCH_SAMPLER|pmu|pmu|no precise store event on this CPU (
 WITCH_SAMPLER|auto|fallback|no precise store event on this CPU (

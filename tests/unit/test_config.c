@@ -38,6 +38,7 @@ enum field {
 	F_EVENT,        /* expected: the value itself */
 	F_FLUSH,
 	F_MEMORY,
+	F_OBJECTS,
 };
 
 struct row {
@@ -67,6 +68,7 @@ struct row {
 #define E_EVENT "a libpfm4 event of 1 to 255 bytes, e.g. MEM_INST_RETIRED:ALL_STORES"
 #define E_FLUSH "seconds between profile writes, 0 (only at exit) to 86400"
 #define E_MEMORY "a memory cap in MiB from 16 to 1048576"
+#define E_OBJECTS "1 to attribute to data objects, or 0 to track no heap blocks"
 #define E_UNKNOWN "no such setting (see witch --help)"
 
 #define OK(n, v, f, w) {__LINE__, n, v, NULL, f, w, 0}
@@ -253,6 +255,14 @@ static const struct row rows[] = {
 	BAD("WITCH_MEMORY_MB", "1048577", E_MEMORY),
 	BAD("WITCH_MEMORY_MB", "1G", E_MEMORY),
 
+	/* WITCH_OBJECTS */
+	OK("WITCH_OBJECTS", "0", F_OBJECTS, 0),
+	OK("WITCH_OBJECTS", "1", F_OBJECTS, 1),
+	BAD("WITCH_OBJECTS", "2", E_OBJECTS),
+	BAD("WITCH_OBJECTS", "on", E_OBJECTS),
+	BAD("WITCH_OBJECTS", "", E_OBJECTS),
+	BAD("WITCH_OBJECTS", "-1", E_OBJECTS),
+
 	/* not a setting */
 	UNKNOWN("WITCH_FOO", "1"),
 	UNKNOWN("WITCH_rate", "200"),
@@ -282,6 +292,7 @@ static void poison(struct witch_config *c)
 	strcpy(c->event, "poison");
 	c->flush = 777777;
 	c->memory_mb = 7;
+	c->objects = 77;
 }
 
 /* Apply what an accepted row should set to a copy of the poisoned config. */
@@ -308,6 +319,7 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_EVENT: strcpy(c->event, r->value); break;
 	case F_FLUSH: c->flush = (uint32_t)r->want; break;
 	case F_MEMORY: c->memory_mb = (uint32_t)r->want; break;
+	case F_OBJECTS: c->objects = (int)r->want; break;
 	}
 }
 
@@ -340,6 +352,8 @@ static void check_same(int line, const struct witch_config *got, const struct wi
 	CHECK(line, got->flush == want->flush, "flush %u, want %u", got->flush, want->flush);
 	CHECK(line, got->memory_mb == want->memory_mb, "memory_mb %u, want %u", got->memory_mb,
 	      want->memory_mb);
+	CHECK(line, got->objects == want->objects, "objects %d, want %d", got->objects,
+	      want->objects);
 	CHECK(line, strcmp(got->event, want->event) == 0, "event \"%.60s\", want \"%.60s\"",
 	      got->event, want->event);
 }
@@ -542,6 +556,7 @@ static void test_env(void)
 		CHECK(__LINE__, d.event[0] == '\0', "default event \"%s\"", d.event);
 		CHECK(__LINE__, d.flush == 60, "default flush %u", d.flush);
 		CHECK(__LINE__, d.memory_mb == 1024, "default memory_mb %u", d.memory_mb);
+		CHECK(__LINE__, d.objects == 1, "default objects %d", d.objects);
 		CHECK(__LINE__, strcmp(config_client_name(CONFIG_CLIENT_DEAD), "dead") == 0 &&
 				    strcmp(config_client_name(CONFIG_CLIENT_SILENT), "silent") == 0 &&
 				    strcmp(config_client_name(CONFIG_CLIENT_LOAD), "load") == 0,

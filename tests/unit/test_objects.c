@@ -90,7 +90,10 @@ static void emit_read(struct emitted *e)
 static uint32_t classify(uint64_t addr, const uint64_t *p, int *dropped)
 {
 	struct objects_where w = {PC_INT, p, sps, 3, STACK_HI, 0};
-	return objects_classify(addr, &w, dropped);
+	double scale;
+	uint32_t id = objects_classify(addr, &w, dropped, &scale);
+	CHECK(__LINE__, scale == 1, "a stack object's scale %g, want 1", scale);
+	return id;
 }
 
 static void test_stack(void)
@@ -114,9 +117,9 @@ static void test_stack(void)
 				      id_of_pc[k]);
 				id_of_pc[k] = id;
 			}
-		objects_add_sampled(id, 10);
+		objects_add_sampled(id, 10, 1);
 	}
-	objects_add_sampled(0, 7);
+	objects_add_sampled(0, 7, 1);
 	static struct emitted e;
 	emit_read(&e);
 	CHECK(__LINE__, e.bad_lines == 0, "%d lines not object/object_sampled", e.bad_lines);
@@ -151,7 +154,7 @@ static void *race(void *arg)
 		uint64_t p[3] = {0x500000ull + 16u * (unsigned)i, PC_1, PC_2};
 		int dropped;
 		race_ids[me][i] = classify(SP0 - 8, p, &dropped);
-		objects_add_sampled(race_ids[me][i], 1);
+		objects_add_sampled(race_ids[me][i], 1, 1);
 	}
 	return NULL;
 }

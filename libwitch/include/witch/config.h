@@ -3,7 +3,7 @@
  * Variables: WITCH_CLIENT, WITCH_SAMPLER, WITCH_RATE, WITCH_PERIOD,
  * WITCH_WATCHPOINTS, WITCH_OUTPUT, WITCH_SEED, WITCH_VERBOSE,
  * WITCH_MAX_STEPS, WITCH_BUDGET, WITCH_DEPTH, WITCH_SLOW_REARM, WITCH_FP_TOLERANCE,
- * WITCH_EVENT, WITCH_FLUSH, WITCH_MEMORY_MB
+ * WITCH_EVENT, WITCH_FLUSH, WITCH_MEMORY_MB, WITCH_OBJECTS
  * (README lists them).
  */
 #ifndef WITCH_CONFIG_H
@@ -51,6 +51,7 @@ struct witch_config {
 	double fp_tolerance;      /* relative: FP values this close are approximately equal */
 	uint32_t flush;           /* seconds between profile writes, 0 = only at exit */
 	uint32_t memory_mb;       /* cap on what profiled threads reserve */
+	int objects;              /* data-centric attribution: track heap blocks (heap.h) */
 	char event[CONFIG_EVENT_MAX]; /* pmu sampler: libpfm4 event; "" = per-client default */
 };
 

@@ -1,14 +1,109 @@
-/* heap: the program's live heap blocks and their allocation sites (docs/objects.md). */
+/* heap: the program's live heap blocks and their allocation sites
+ * (docs/objects.md).
+ *
+ * libwitch interposes malloc, free, calloc, realloc, reallocarray,
+ * aligned_alloc, posix_memalign, memalign, valloc, pvalloc and the
+ * anonymous mmap/mmap64/mremap/munmap (not MAP_STACK), forwarding to the C
+ * library's own (__libc_malloc..., so malloc_usable_size keeps working).
+ * After heap_init each block is recorded with its site: the allocation's
+ * calling context, leaf first, interned once per process.
+ *
+ * Mappings: munmap(a, n) takes [a, a + n) off the tracked region holding
+ * a and off those that follow it without a gap: a region cut at its head
+ * keeps its tail, one cut after its start keeps only its head (the part
+ * past a hole punched in its middle is no longer tracked); a region that
+ * starts inside [a, a + n) past a gap stays tracked until its address is
+ * used again.  mremap moves the region starting at its old address, site
+ * and all; a MAP_FIXED mapping first unmaps what it replaces.
+ *
+ * Cost: small blocks (< HEAP_SAMPLE_BYTES) past the first 32 of their
+ * call site (per thread) are sampled by bytes: one in about
+ * HEAP_SAMPLE_BYTES / size is tracked (heap_lookup_sampled says which),
+ * the others cost a countdown, and their free a look at a counting
+ * filter.  A tracked block's site is
+ * found by libgcc's unwinder once per thread, call site, callers and
+ * stack depth; a per-thread 4-way cache keyed by (return address, stack
+ * pointer) answers the repeats after checking a hash of the return
+ * addresses in the cached path's stack slots (exact for frames of fixed
+ * size; a frame that moves its stack by alloca between two calls with the
+ * same callers may be taken for the cached one).  Off (WITCH_OBJECTS=0, or
+ * before heap_init) each interposer is one branch and a tail call.
+ * Measured by bench/heap_cost.py (bench/results/heap_cost.md).
+ *
+ * Memory, preallocated by heap_init (mmap, MAP_NORESERVE):
+ *   blocks  HEAP_BLOCK_SLOTS entries of 16 B: 1 MiB.  A block has one or
+ *           two entries (the granules it touches), so ~40,000 live tracked
+ *           blocks fit; past that (or when a hash window of 16 is full)
+ *           new blocks are untracked and counted.
+ *   sites   HEAP_SITES paths of 16 frames: 4096 x 144 B = 576 KiB.  Past
+ *           it, blocks from new sites are untracked, counted in
+ *           sites_dropped.
+ *   filter  65,536 counters: 256 KiB.
+ *   caches  HEAP_CACHES per-thread site caches of 256 entries, 16.5 KiB
+ *           each (2.1 MiB reserved, touched by the threads that allocate,
+ *           returned at thread exit); threads past it unwind at each
+ *           tracked allocation.
+ *
+ * Races: a handler may look up a block another thread is freeing; it gets
+ * the block as it was a moment ago (benign: the sample was taken then).
+ * Entries are published with release stores and read twice around their
+ * contents, so a reader never sees one block's start with another's size
+ * or site.
+ */
 #ifndef WITCH_HEAP_H
 #define WITCH_HEAP_H
+
 #include <stdint.h>
+
 #define HEAP_SITE_MAX_DEPTH 16
+#define HEAP_BLOCK_SLOTS (1u << 16)
+#define HEAP_SITES 4096u
+#define HEAP_CACHES 128u
+/* Blocks smaller than this are sampled (see heap_sample_bytes). */
+#define HEAP_SAMPLE_BYTES 4096u
+
+struct heap_stats {
+	uint64_t blocks_tracked;   /* blocks recorded since heap_init */
+	uint64_t blocks_untracked; /* blocks past a cap (table window or sites) */
+	uint64_t sites;            /* distinct allocation contexts */
+	uint64_t sites_dropped;    /* allocations whose new site found no room */
+	uint64_t bytes_reserved;   /* the tables' mappings */
+};
+
+/* From the runtime constructor, before sampling starts: preallocate (mmap)
+ * the tables; 0 or -errno.  Until it has run, allocations pass through
+ * untracked. */
 int heap_init(void);
+/* The live block holding addr: 0 and *site (>= 1), *start, *size; -ENOENT
+ * when no tracked block holds it.  Async-signal-safe and lock-free (may run
+ * in a signal handler that interrupted malloc/free in the same thread). */
 int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size);
+/* A site's allocation context, leaf first: pcs[0] is the program's call of
+ * the allocator (return address minus one), then its callers; no libwitch
+ * frames.  Returns the frame count (>= 1, at most max) or -ENOENT.
+ * Read-only, async-signal-safe. */
 int heap_site_path(uint32_t site, uint64_t *pcs, int max);
-struct heap_stats { uint64_t blocks_tracked, blocks_untracked, sites, sites_dropped, bytes_reserved; };
 void heap_get_stats(struct heap_stats *s);
+/* As heap_lookup, and *per: how many blocks of its site the block stands
+ * for, 1 or, when it was tracked by sampling, heap_sample_bytes() / size
+ * (scale what falls on it by that to estimate its site's whole). */
+int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
+			double *per);
+/* Blocks of at least this many bytes are all tracked, and so are the
+ * first 32 of each call site in each thread; a smaller one past those is
+ * tracked when one of the sample bytes, one every heap_sample_bytes() on
+ * average (at random), falls in it: with probability ~ size / that.
+ * 0: every block. */
+uint64_t heap_sample_bytes(void);
+/* For tests and settings, before heap_init or while no thread allocates. */
+void heap_set_sample_bytes(uint64_t bytes);
+/* Blocks allocated from [lo, hi) (the runtime's own code) are not the
+ * program's: left untracked.  Before or after heap_init. */
+void heap_set_runtime_text(uint64_t lo, uint64_t hi);
+/* Fork: the child frees what the parent's other threads held half-written
+ * (table slots, thread caches). */
 void heap_prefork(void);
 void heap_postfork_parent(void);
 void heap_postfork_child(void);
+
 #endif

@@ -42,10 +42,16 @@ struct objects_where {
 int objects_init(void);
 int objects_enabled(void);
 /* The object holding addr: its id, 0 when unknown (*dropped set to 1 when
- * that is because the table is full).  Async-signal-safe, lock-free. */
-uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dropped);
-/* A sample in object id stands for bytes (Witch 4.4.2's mu, by object). */
-void objects_add_sampled(uint32_t id, double bytes);
+ * that is because the table is full), and *scale: what the object's part
+ * of the sample is multiplied by (heap.h tracks small blocks by sampling:
+ * a tracked one stands for heap_sample_bytes() / size blocks of its site,
+ * Horvitz-Thompson; 1 otherwise).  Async-signal-safe, lock-free. */
+uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dropped,
+			  double *scale);
+/* A sample of bytes falls in object id, whose part is bytes * scale (mu, by
+ * object).  The unknown object's part is what the known ones leave of all
+ * samples' bytes (objects_emit). */
+void objects_add_sampled(uint32_t id, double bytes, double scale);
 
 /* Profile writer (under the profile lock, not in a handler).  Heap objects'
  * allocation contexts become nodes of the process tree through node_of

@@ -1,0 +1,557 @@
+/* Unit test of heap (heap.h): the interposed allocators record live blocks
+ * with their allocation sites.
+ *
+ * The test links the runtime's static library, so its own malloc, free,
+ * mmap... are heap.c's.  It checks: blocks from two call sites get two
+ * sites whose leaf is the call (within a few bytes before a marker taken
+ * right after it) and whose next frame is the helper's caller; the
+ * per-thread site cache tells apart the same call reached from two callers
+ * and from two depths; interior lookups (first, middle, last byte; one past
+ * the end is not the block); free, realloc and each allocator; anonymous
+ * mmap, munmap (whole, head, tail, middle), mremap; file and MAP_STACK
+ * mappings untracked; threads allocating and freeing while another looks
+ * up (no torn answer); a fork child; the sampling of small blocks.  Failures print __LINE__.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include "check.h"
+#include "witch/heap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline, optimize("no-optimize-sibling-calls")))
+#define U(p) ((uint64_t)(uintptr_t)(p))
+
+/* Where the code is right after the allocator's call returned. */
+NOINLINE static uint64_t marker(void)
+{
+	return U(__builtin_return_address(0));
+}
+
+struct where {
+	uint64_t after;  /* a return address just after the allocator's call */
+	uint64_t caller; /* the helper's return address */
+};
+
+NOINLINE static void *alloc_a(size_t n, struct where *w)
+{
+	void *p = malloc(n);
+	w->after = marker();
+	w->caller = U(__builtin_return_address(0));
+	return p;
+}
+
+NOINLINE static void *alloc_b(size_t n, struct where *w)
+{
+	void *p = malloc(n);
+	w->after = marker();
+	w->caller = U(__builtin_return_address(0));
+	return p;
+}
+
+/* The site of p, and its path; 0 when untracked. */
+static uint32_t site_of(void *p, uint64_t *pcs, int *n)
+{
+	uint32_t site;
+	uint64_t start, size;
+	if (heap_lookup(U(p), &site, &start, &size) < 0 || start != U(p))
+		return 0;
+	*n = heap_site_path(site, pcs, HEAP_SITE_MAX_DEPTH);
+	return site;
+}
+
+/* The leaf is the call just before `after`; the next frame is the call of
+ * the helper. */
+static void check_path(int line, void *p, const struct where *w)
+{
+	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
+	int n = 0;
+	uint32_t site = site_of(p, pcs, &n);
+	CHECK(line, site >= 1, "block %p untracked", p);
+	if (site < 1)
+		return;
+	CHECK(line, n >= 2, "site %u has %d frames", site, n);
+	CHECK(line, n >= 1 && pcs[0] < w->after && w->after - pcs[0] < 32,
+	      "leaf %#llx is not the call before %#llx", (unsigned long long)pcs[0],
+	      (unsigned long long)w->after);
+	CHECK(line, n >= 2 && pcs[1] == w->caller - 1, "frame 1 %#llx, want %#llx",
+	      (unsigned long long)pcs[1], (unsigned long long)(w->caller - 1));
+}
+
+static void test_two_sites(void)
+{
+	struct where wa, wb, wa2;
+	void *a = alloc_a(40, &wa), *b = alloc_b(40, &wb), *a2 = alloc_a(40, &wa2);
+	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
+	int n;
+	check_path(__LINE__, a, &wa);
+	check_path(__LINE__, b, &wb);
+	check_path(__LINE__, a2, &wa2);
+	uint32_t sa = site_of(a, pcs, &n), sb = site_of(b, pcs, &n), sa2 = site_of(a2, pcs, &n);
+	CHECK(__LINE__, sa != sb, "two call sites, one site %u", sa);
+	CHECK(__LINE__, wa.caller == wa2.caller || sa != sa2, "one context, two sites");
+	free(a);
+	free(b);
+	free(a2);
+}
+
+/* The same call from two callers, and from two depths: different sites
+ * (the thread's cache must not answer with the other's). */
+NOINLINE static void *caller_one(struct where *w)
+{
+	return alloc_a(72, w);
+}
+
+NOINLINE static void *caller_two(struct where *w)
+{
+	return alloc_a(72, w);
+}
+
+NOINLINE static void *deep(int d, struct where *w)
+{
+	void *p = d ? deep(d - 1, w) : alloc_a(72, w);
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+static void test_cache(void)
+{
+	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
+	int n;
+	for (int round = 0; round < 3; round++) { /* the second and third from the cache */
+		struct where w1, w2, w3, w4;
+		void *p1 = caller_one(&w1), *p2 = caller_two(&w2);
+		void *p3 = deep(1, &w3), *p4 = deep(3, &w4);
+		check_path(__LINE__, p1, &w1);
+		check_path(__LINE__, p2, &w2);
+		check_path(__LINE__, p3, &w3);
+		uint32_t s1 = site_of(p1, pcs, &n), s2 = site_of(p2, pcs, &n);
+		uint32_t s3 = site_of(p3, pcs, &n), s4 = site_of(p4, pcs, &n);
+		CHECK(__LINE__, s1 && s2 && s1 != s2, "round %d: callers one and two: sites %u %u",
+		      round, s1, s2);
+		CHECK(__LINE__, s3 && s4 && s3 != s4, "round %d: depths 1 and 3: sites %u %u", round,
+		      s3, s4);
+		n = heap_site_path(s4, pcs, HEAP_SITE_MAX_DEPTH);
+		CHECK(__LINE__, n >= 6, "depth 3 path has %d frames", n);
+		free(p1);
+		free(p2);
+		free(p3);
+		free(p4);
+	}
+}
+
+static void test_interior(void)
+{
+	static const struct {
+		int line;
+		size_t size;
+	} rows[] = {
+		{__LINE__, 1},	     {__LINE__, 24},	  {__LINE__, 100},     {__LINE__, 4000},
+		{__LINE__, 4096},    {__LINE__, 70000},	  {__LINE__, 300000},  {__LINE__, 5 << 20},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t n = rows[i].size;
+		struct where w;
+		char *p = alloc_b(n, &w);
+		check_path(rows[i].line, p, &w);
+		uint64_t at[] = {U(p), U(p) + n / 2, U(p) + n - 1};
+		for (int k = 0; k < 3; k++) {
+			uint32_t site;
+			uint64_t start = 0, size = 0;
+			int rc = heap_lookup(at[k], &site, &start, &size);
+			CHECK(rows[i].line, rc == 0 && start == U(p) && size == n && site >= 1,
+			      "size %zu: lookup of +%llu: rc %d start %#llx size %llu", n,
+			      (unsigned long long)(at[k] - U(p)), rc, (unsigned long long)start,
+			      (unsigned long long)size);
+		}
+		uint32_t site;
+		uint64_t start = 0, size = 0;
+		int rc = heap_lookup(U(p) + n, &site, &start, &size);
+		CHECK(rows[i].line, rc < 0 || start != U(p), "size %zu: one past the end is in it", n);
+		free(p);
+		rc = heap_lookup(U(p), &site, &start, &size);
+		CHECK(rows[i].line, rc == -ENOENT, "size %zu: freed block still found (rc %d)", n, rc);
+	}
+}
+
+/* One helper per allocator: the marker right after its call. */
+#define ALLOC_HELPER(name, expr)                                  \
+	NOINLINE static void *name(uint64_t *after)               \
+	{                                                         \
+		void *p = NULL;                                   \
+		expr;                                             \
+		*after = marker();                                \
+		return p;                                         \
+	}
+ALLOC_HELPER(do_malloc, p = malloc(33))
+ALLOC_HELPER(do_calloc, p = calloc(3, 40))
+ALLOC_HELPER(do_aligned_alloc, p = aligned_alloc(64, 256))
+ALLOC_HELPER(do_posix_memalign, if (posix_memalign(&p, 4096, 1000) != 0) p = NULL)
+ALLOC_HELPER(do_memalign, p = memalign(128, 77))
+ALLOC_HELPER(do_valloc, p = valloc(5000))
+ALLOC_HELPER(do_pvalloc, p = pvalloc(4096))
+ALLOC_HELPER(do_reallocarray, p = reallocarray(NULL, 7, 13))
+ALLOC_HELPER(do_mmap, p = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+ALLOC_HELPER(do_realloc_big, p = realloc(*(void **)after, 1 << 20))
+
+static void test_realloc(void)
+{
+	struct where w;
+	char *p = alloc_a(1234, &w);
+	void *blocker = malloc(1234); /* p cannot grow in place */
+	uint64_t after = U(p);
+	char *q = do_realloc_big(&after);
+	uint32_t site;
+	uint64_t start, size, pcs[HEAP_SITE_MAX_DEPTH];
+	CHECK(__LINE__, q != p, "realloc did not move: %p %p %p", (void *)p, blocker, (void *)q);
+	free(blocker);
+	CHECK(__LINE__, heap_lookup(U(q) + 1000, &site, &start, &size) == 0 && start == U(q) &&
+				size == 1 << 20,
+	      "the moved block is not found whole");
+	int n = heap_site_path(site, pcs, HEAP_SITE_MAX_DEPTH);
+	CHECK(__LINE__, n >= 1 && pcs[0] < after && after - pcs[0] < 32,
+	      "realloc's block is not from the realloc call");
+	CHECK(__LINE__, heap_lookup(U(p), &site, &start, &size) < 0 || start != U(p),
+	      "the old block is still found");
+	char *r = realloc(q, 50);
+	CHECK(__LINE__, heap_lookup(U(r) + 49, &site, &start, &size) == 0 && start == U(r) && size == 50,
+	      "shrunk block");
+	CHECK(__LINE__, heap_lookup(U(r) + 50, &site, &start, &size) < 0 || start != U(r),
+	      "shrunk block still as long");
+	free(r);
+	CHECK(__LINE__, heap_lookup(U(r), &site, &start, &size) == -ENOENT, "freed after realloc");
+}
+
+static void test_allocators(void)
+{
+	static const struct {
+		int line;
+		void *(*fn)(uint64_t *);
+		size_t size, align;
+	} rows[] = {
+		{__LINE__, do_calloc, 3 * 40, 0},	   {__LINE__, do_aligned_alloc, 256, 64},
+		{__LINE__, do_posix_memalign, 1000, 4096}, {__LINE__, do_memalign, 77, 128},
+		{__LINE__, do_valloc, 5000, 4096},	   {__LINE__, do_pvalloc, 4096, 4096},
+		{__LINE__, do_reallocarray, 7 * 13, 0},	   {__LINE__, do_malloc, 33, 0},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint64_t after;
+		size_t n = rows[i].size;
+		void *p = rows[i].fn(&after);
+		uint32_t site;
+		uint64_t start = 0, size = 0, pcs[HEAP_SITE_MAX_DEPTH];
+		int rc = heap_lookup(U(p) + n - 1, &site, &start, &size);
+		CHECK(rows[i].line, rc == 0 && start == U(p) && size == n, "not tracked: rc %d size %llu",
+		      rc, (unsigned long long)size);
+		CHECK(rows[i].line, !rows[i].align || U(p) % rows[i].align == 0, "misaligned %p", p);
+		int k = rc == 0 ? heap_site_path(site, pcs, HEAP_SITE_MAX_DEPTH) : 0;
+		CHECK(rows[i].line, k >= 1 && pcs[0] < after && after - pcs[0] < 48,
+		      "leaf %#llx is not the call before %#llx", (unsigned long long)pcs[0],
+		      (unsigned long long)after);
+		CHECK(rows[i].line, malloc_usable_size(p) >= n, "malloc_usable_size");
+		free(p);
+		CHECK(rows[i].line, heap_lookup(U(p), &site, &start, &size) == -ENOENT, "not freed");
+	}
+	void *p;
+	CHECK(__LINE__, posix_memalign(&p, 3, 8) == EINVAL, "posix_memalign(3) accepted");
+	errno = 0;
+	size_t volatile half = SIZE_MAX / 2;
+	CHECK(__LINE__, reallocarray(NULL, half, 3) == NULL && errno == ENOMEM,
+	      "reallocarray overflow");
+}
+
+static int found(uint64_t addr, uint64_t *start, uint64_t *size)
+{
+	uint32_t site;
+	return heap_lookup(addr, &site, start, size) == 0;
+}
+
+static void test_mmap(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t s, z;
+	uint64_t after;
+	char *m = do_mmap(&after);
+	uint32_t site;
+	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
+	CHECK(__LINE__, heap_lookup(U(m) + 5 * pg, &site, &s, &z) == 0 && s == U(m) &&
+				z == (uint64_t)(8 * pg),
+	      "anonymous mmap untracked");
+	int n = heap_site_path(site, pcs, HEAP_SITE_MAX_DEPTH);
+	CHECK(__LINE__, n >= 1 && pcs[0] < after && after - pcs[0] < 48, "mmap's leaf");
+	/* Head: the tail stays. */
+	munmap(m, 2 * pg);
+	CHECK(__LINE__, !found(U(m), &s, &z), "unmapped head still found");
+	CHECK(__LINE__, found(U(m) + 3 * pg, &s, &z) && s == U(m) + 2 * pg && z == (uint64_t)(6 * pg),
+	      "head cut: rest is [2, 8) pages");
+	/* Tail: the head stays. */
+	munmap(m + 6 * pg, 2 * pg);
+	CHECK(__LINE__, !found(U(m) + 7 * pg, &s, &z), "unmapped tail still found");
+	CHECK(__LINE__, found(U(m) + 5 * pg, &s, &z) && s == U(m) + 2 * pg && z == (uint64_t)(4 * pg),
+	      "tail cut: rest is [2, 6) pages");
+	/* Middle: the head stays, the part after the hole is let go. */
+	munmap(m + 3 * pg, pg);
+	CHECK(__LINE__, found(U(m) + 2 * pg, &s, &z) && s == U(m) + 2 * pg && z == (uint64_t)pg,
+	      "middle cut: head is [2, 3) pages");
+	CHECK(__LINE__, !found(U(m) + 3 * pg, &s, &z) && !found(U(m) + 4 * pg, &s, &z),
+	      "middle cut: the hole and after untracked");
+	munmap(m + 2 * pg, 4 * pg);
+	CHECK(__LINE__, !found(U(m) + 2 * pg, &s, &z), "whole unmap");
+
+	/* mremap keeps the site. */
+	char *r = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t rsite;
+	CHECK(__LINE__, heap_lookup(U(r), &rsite, &s, &z) == 0, "second mmap");
+	char *r2 = mremap(r, 4 * pg, 64 * pg, MREMAP_MAYMOVE);
+	CHECK(__LINE__, r2 != MAP_FAILED && heap_lookup(U(r2) + 63 * pg, &site, &s, &z) == 0 &&
+				s == U(r2) && z == (uint64_t)(64 * pg) && site == rsite,
+	      "mremap: not tracked with its site");
+	CHECK(__LINE__, r2 == r || !found(U(r), &s, &z), "mremap: old place still found");
+	munmap(r2, 64 * pg);
+	CHECK(__LINE__, !found(U(r2), &s, &z), "after munmap of the mremapped region");
+
+	/* Not heap: file mappings, stacks. */
+	int fd = open("/proc/self/exe", O_RDONLY);
+	char *f = fd >= 0 ? mmap(NULL, pg, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	CHECK(__LINE__, f != MAP_FAILED && !found(U(f), &s, &z), "file mapping tracked");
+	if (f != MAP_FAILED)
+		munmap(f, pg);
+	if (fd >= 0)
+		close(fd);
+	char *st = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	CHECK(__LINE__, st != MAP_FAILED && !found(U(st), &s, &z), "MAP_STACK mapping tracked");
+	munmap(st, 4 * pg);
+	/* A fixed mapping over a tracked one replaces it. */
+	char *x = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = open("/proc/self/exe", O_RDONLY);
+	CHECK(__LINE__, mmap(x, pg, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == x, "MAP_FIXED");
+	CHECK(__LINE__, !found(U(x), &s, &z), "file mapped over a tracked region: still heap");
+	close(fd);
+	munmap(x, 4 * pg);
+}
+
+/* ---- threads: writers allocate and free, a reader looks up ----
+ * Writer i allocates only through writer_alloc_i, sizes = i (mod 4), so a
+ * block's site and its size name the same writer: a torn entry shows. */
+#define WRITERS 4
+#define LIVE 64
+static uint64_t volatile shared[WRITERS][LIVE]; /* a block's address, or 0 */
+static int stop;
+
+#define WRITER_ALLOC(i)                                                             \
+	NOINLINE static void *writer_alloc_##i(size_t n)                               \
+	{                                                                              \
+		void *p = malloc(n);                                                   \
+		__asm__ volatile("" ::: "memory");                                     \
+		return p;                                                              \
+	}
+WRITER_ALLOC(0)
+WRITER_ALLOC(1)
+WRITER_ALLOC(2)
+WRITER_ALLOC(3)
+static void *(*const writer_alloc[WRITERS])(size_t) = {writer_alloc_0, writer_alloc_1,
+						       writer_alloc_2, writer_alloc_3};
+
+static uint64_t writer_leaf[WRITERS];
+
+static void *writer(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	uint64_t x = 88172645463325252ull + (uint64_t)i;
+	void *mine[LIVE] = {0};
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		int k = (int)(x % LIVE);
+		if (mine[k]) {
+			__atomic_store_n(&shared[i][k], 0, __ATOMIC_RELAXED);
+			free(mine[k]);
+		}
+		size_t n = (size_t)((x >> 8) % 3000) * WRITERS + (size_t)i + WRITERS;
+		mine[k] = writer_alloc[i](n);
+		__atomic_store_n(&shared[i][k], U(mine[k]), __ATOMIC_RELAXED);
+	}
+	for (int k = 0; k < LIVE; k++)
+		free(mine[k]);
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	pthread_t t[WRITERS];
+	for (int i = 0; i < WRITERS; i++) {
+		void *p = writer_alloc[i](WRITERS + i);
+		uint32_t site;
+		uint64_t s, z;
+		CHECK(__LINE__, heap_lookup(U(p), &site, &s, &z) == 0 &&
+					heap_site_path(site, &writer_leaf[i], 1) == 1,
+		      "writer %d site", i);
+		free(p);
+	}
+	for (int i = 0; i < WRITERS; i++)
+		pthread_create(&t[i], NULL, writer, (void *)(intptr_t)i);
+	uint64_t x = 1234567, hits = 0, torn = 0;
+	for (long it = 0; it < 2000000; it++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t base = shared[x % WRITERS][(x >> 8) % LIVE];
+		if (!base)
+			continue;
+		uint64_t addr = base + (x >> 20) % 12000;
+		uint32_t site;
+		uint64_t s, z;
+		if (heap_lookup(addr, &site, &s, &z) < 0)
+			continue;
+		hits++;
+		int w = -1;
+		uint64_t leaf = 0;
+		if (heap_site_path(site, &leaf, 1) == 1)
+			for (int i = 0; i < WRITERS; i++)
+				if (writer_leaf[i] == leaf)
+					w = i;
+		if (w < 0 || z % WRITERS != (uint64_t)w || addr < s || addr - s >= z || s % 16 != 0) {
+			if (torn++ < 5)
+				FAIL(__LINE__, "torn: addr %#llx start %#llx size %llu site %u (writer %d)",
+				     (unsigned long long)addr, (unsigned long long)s,
+				     (unsigned long long)z, site, w);
+		}
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < WRITERS; i++)
+		pthread_join(t[i], NULL);
+	CHECK(__LINE__, hits > 1000, "the reader found only %llu blocks", (unsigned long long)hits);
+	printf("threads: %llu lookups found a block, %llu torn\n", (unsigned long long)hits,
+	       (unsigned long long)torn);
+}
+
+/* The child of a fork (taken while other threads allocate) keeps its
+ * parent's blocks and tracks its own. */
+static void test_fork(void)
+{
+	struct where w;
+	void *keep = alloc_a(500, &w);
+	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, writer, (void *)(intptr_t)i);
+	usleep(20000);
+	heap_prefork();
+	pid_t pid = fork();
+	if (pid == 0) {
+		heap_postfork_child();
+		int bad = 0;
+		uint64_t s, z;
+		bad |= !found(U(keep) + 499, &s, &z) || s != U(keep);
+		for (int i = 0; i < 20000; i++) {
+			struct where w2;
+			void *p = alloc_b(16 + (size_t)(i % 500), &w2);
+			bad |= !found(U(p), &s, &z) || s != U(p);
+			free(p);
+			bad |= found(U(p), &s, &z) && s == U(p);
+		}
+		_exit(bad ? 1 : 0);
+	}
+	heap_postfork_parent();
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	int status = 0;
+	CHECK(__LINE__, pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+				WEXITSTATUS(status) == 0,
+	      "fork child: status %#x", status);
+	free(keep);
+}
+
+/* Sampled small blocks: about size / period of them tracked, the large
+ * all, and every tracked one removed by its free. */
+static void test_sampling(void)
+{
+	enum { SMALL = 20000 };
+	static void *small[SMALL];
+	uint64_t s, z;
+	heap_set_sample_bytes(4096);
+	int tracked = 0, big = 0, first = 0, weighed = 0;
+	for (int i = 0; i < SMALL; i++) {
+		uint32_t site;
+		double per = 0;
+		small[i] = malloc(64);
+		if (heap_lookup_sampled(U(small[i]) + 63, &site, &s, &z, &per) < 0 || s != U(small[i]))
+			continue;
+		tracked++;
+		first += i < 32 && per == 1;
+		weighed += i >= 32 && per == 4096.0 / 64;
+	}
+	for (int i = 0; i < 50; i++) {
+		void *p = malloc(8192 + (size_t)i);
+		big += found(U(p), &s, &z);
+		free(p);
+	}
+	/* The site's first 32, then 19968 * 64 / 4096 = 312 (sd ~ 17): within 5 sd. */
+	CHECK(__LINE__, tracked > 32 + 225 && tracked < 32 + 400, "%d of %d 64-byte blocks tracked",
+	      tracked, SMALL);
+	CHECK(__LINE__, first == 32, "%d of the site's first 32 blocks tracked as such", first);
+	CHECK(__LINE__, weighed == tracked - 32, "%d of %d sampled blocks stand for 64", weighed,
+	      tracked - 32);
+	CHECK(__LINE__, big == 50, "%d of 50 large blocks tracked", big);
+	CHECK(__LINE__, heap_sample_bytes() == 4096, "period");
+	int left = 0;
+	for (int i = 0; i < SMALL; i++) {
+		uint64_t a = U(small[i]);
+		free(small[i]);
+		left += found(a, &s, &z) && s == a;
+	}
+	CHECK(__LINE__, left == 0, "%d sampled blocks still found after free", left);
+	heap_set_sample_bytes(0);
+	printf("sampling: %d of %d 64-byte blocks tracked at 4096\n", tracked, SMALL);
+}
+
+int main(void)
+{
+	void *early = malloc(64);
+	struct heap_stats st;
+	heap_set_sample_bytes(0); /* every block, but in test_sampling */
+	int rc = heap_init();
+	if (rc < 0) {
+		fprintf(stderr, "heap_init: %s\n", strerror(-rc));
+		return 1;
+	}
+	uint32_t site;
+	uint64_t s, z;
+	CHECK(__LINE__, heap_lookup(U(early), &site, &s, &z) == -ENOENT,
+	      "a block from before heap_init is tracked");
+	free(early);
+	CHECK(__LINE__, heap_site_path(0, &s, 1) == -ENOENT && heap_site_path(HEAP_SITES + 1, &s, 1) == -ENOENT,
+	      "bad sites have paths");
+	test_two_sites();
+	test_cache();
+	test_interior();
+	test_realloc();
+	test_allocators();
+	test_mmap();
+	test_threads();
+	test_fork();
+	test_sampling();
+	heap_get_stats(&st);
+	CHECK(__LINE__, st.blocks_tracked > 1000 && st.sites >= 10 && st.bytes_reserved > 0 &&
+				st.bytes_reserved < (4u << 20),
+	      "stats: tracked %llu sites %llu reserved %llu", (unsigned long long)st.blocks_tracked,
+	      (unsigned long long)st.sites, (unsigned long long)st.bytes_reserved);
+	printf("stats: tracked %llu untracked %llu sites %llu dropped %llu reserved %llu\n",
+	       (unsigned long long)st.blocks_tracked, (unsigned long long)st.blocks_untracked,
+	       (unsigned long long)st.sites, (unsigned long long)st.sites_dropped,
+	       (unsigned long long)st.bytes_reserved);
+	if (check_failures)
+		fprintf(stderr, "%d failures\n", check_failures);
+	return check_failures != 0;
+}
