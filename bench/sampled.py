@@ -44,11 +44,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import accuracy  # noqa: E402  (profiled_env; Debian's python3, for its matplotlib)
 
 KNOWN_ANSWER = ["dead_two_loops", "fig42", "stack_case", "dense_memset", "dense_memcpy",
-                "dense_vector", "silent_refresh", "load_search"]
+                "dense_vector", "silent_refresh", "load_search",
+                "objects_mix", "objects_stack", "objects_reuse"]
 BENCH = ["lz", "sort", "hashtab", "stencil", "interp", "strings"]
 QUICK_ARGS = {"dead_two_loops": ["4"], "fig42": ["4"], "stack_case": ["300"],
               "dense_memset": ["3000"], "dense_memcpy": ["3000"], "dense_vector": ["3000"],
-              "silent_refresh": ["200"], "load_search": ["40"]}
+              "silent_refresh": ["200"], "load_search": ["40"],
+              "objects_mix": ["224"], "objects_stack": ["250"], "objects_reuse": ["8000"]}
 CLIENTS = ["dead", "load"]
 RATES = {"default": None, "2000/s": 2000}
 
@@ -74,6 +76,19 @@ def shares(report, exe):
     for ctx in report.get("sampled", []):
         k = key_of(ctx["context"], exe)
         out[k] = out.get(k, 0.0) + (ctx["bytes"] / total if total else 0.0)
+    return out
+
+
+def object_shares(report):
+    """Shares of the objects' sampled bytes, by name (docs/objects.md); the
+    oracle's are exact bytes per object, libwitch's what its samples stand
+    for.  Names meet: both sides name a heap block by the allocation
+    context's leaf line, static data by symbol."""
+    objs = [o for o in report.get("objects", []) if isinstance(o.get("sampled"), (int, float))]
+    total = sum(o["sampled"] for o in objs)
+    out = {}
+    for o in objs:
+        out[o["name"]] = out.get(o["name"], 0.0) + (o["sampled"] / total if total else 0.0)
     return out
 
 
@@ -148,13 +163,19 @@ def main(argv):
                 if c not in orc:
                     continue
                 want = shares(orc[c], exe)
+                want_obj = object_shares(orc[c])
                 row = {"program": n, "client": c,
-                       "oracle_top": sorted(want.items(), key=lambda kv: -kv[1])[:3]}
+                       "oracle_top": sorted(want.items(), key=lambda kv: -kv[1])[:3],
+                       "oracle_objects": sorted(want_obj.items(), key=lambda kv: -kv[1])[:3]}
                 for r in RATES:
                     got = [runs[(n, c, r, s)].result() for s in range(1, args.seeds + 1)]
                     got = [g for g in got if g and g.get("sampled_total")]
                     ds = [tvd(want, shares(g, exe)) for g in got]
+                    do = [tvd(want_obj, object_shares(g)) for g in got] if want_obj else []
                     row[r] = {"tvd": statistics.mean(ds) if ds else None,
+                              "object_tvd": statistics.mean(do) if do else None,
+                              "objects": sorted(object_shares(got[0]).items(),
+                                                key=lambda kv: -kv[1])[:3] if got else [],
                               "samples": statistics.mean(g["samples"] for g in got) if got else 0,
                               "top": sorted(shares(got[0], exe).items(),
                                             key=lambda kv: -kv[1])[:3] if got else []}
@@ -178,6 +199,21 @@ def main(argv):
     vals = {r: [row[r]["tvd"] for row in rows if row[r]["tvd"] is not None] for r in RATES}
     md += [""] + [f"- {r}: median distance {statistics.median(v):.3f} over {len(v)} rows, "
                   f"max {max(v):.3f}" for r, v in vals.items() if v]
+    # By object (docs/objects.md): the same distance over the objects'
+    # sampled bytes, where the oracle names objects.
+    orows = [row for row in rows if row.get("oracle_objects")]
+    if orows:
+        md += ["", "By object (shares of the bytes by object; the oracle's exact):", "",
+               "| program | client | oracle objects (%) | 2000/s: distance | objects (%) |",
+               "|---|---|---|---:|---|"]
+        for row in orows:
+            d = row["2000/s"]["object_tvd"]
+            md.append(f"| {row['program']} | {row['client']} | {top(row['oracle_objects'])} | "
+                      f"{'—' if d is None else f'{d:.3f}'} | {top(row['2000/s']['objects'])} |")
+        ov = [row["2000/s"]["object_tvd"] for row in orows if row["2000/s"]["object_tvd"] is not None]
+        if ov:
+            md += ["", f"- objects, 2000/s: median distance {statistics.median(ov):.3f} over "
+                   f"{len(ov)} rows, max {max(ov):.3f}"]
     text = "\n".join(md) + "\n"
     with open(os.path.join(args.out, "sampled.md"), "w") as f:
         f.write(text)
