@@ -33,12 +33,24 @@ static const char *const system_dirs[] = {
 	"/usr/include/", "/usr/local/include/", "/usr/lib/gcc/", "/usr/lib/llvm-",
 };
 
-/* Library code, not the program's: a frame outside the main executable, or
- * one whose source is a system header. */
+/* The language runtimes' libraries: their allocation wrappers (operator
+ * new, strdup, the loader's) are not where the program allocates. */
+static const char *const runtime_libs[] = {
+	"libc.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "libm.so", "libc++.so",
+	"libc++abi.so", "libpthread.so", "libdl.so",
+};
+
+/* Library code, not the program's: a frame in a language runtime's library,
+ * or one whose source is a system header.  A program's own shared libraries
+ * are its code (python's libpython, a plugin): naming by the first frame
+ * in the executable would name most of their blocks `_start`. */
 static bool library_frame(const struct witch_frame *f, const char *exe)
 {
-	if (strcmp(f->module, exe))
-		return true;
+	const char *base = base_name(f->module);
+	(void)exe;
+	for (size_t i = 0; i < sizeof(runtime_libs) / sizeof(runtime_libs[0]); i++)
+		if (!strncmp(base, runtime_libs[i], strlen(runtime_libs[i])))
+			return true;
 	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
 		if (!strncmp(f->file, system_dirs[i], strlen(system_dirs[i])))
 			return true;
