@@ -1,0 +1,54 @@
+/* elfdata: one ELF file's data symbols (STT_OBJECT, STT_TLS) and non-code
+ * sections, read for datasym.h's index without malloc: pread into a
+ * prefaulted scratch buffer, the index into an arena of its own, never
+ * freed, so readers in signal handlers may keep pointers into it.
+ *
+ * Not thread-safe: one writer at a time (datasym holds its lock).
+ */
+#ifndef WITCH_ELFDATA_H
+#define WITCH_ELFDATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELFDATA_LOADS 16 /* PT_LOADs a file may have to be indexed */
+
+struct elfdata_sym {
+	uint64_t value; /* static: link-time address; tls: offset in the TLS segment */
+	uint64_t size;
+	const char *name;
+};
+
+struct elfdata_sec {
+	uint64_t addr; /* static: link-time address; tls: offset in the TLS segment */
+	uint64_t size;
+};
+
+struct elfdata_load {
+	uint64_t vaddr, memsz, flags;
+};
+
+/* One file's index: immutable once a slot points to it, never freed. */
+struct elfdata_file {
+	struct elfdata_file *next; /* the writer's cache list */
+	uint64_t dev, ino, fsize, mtime_ns;
+	const char *path;
+	const struct elfdata_sym *syms, *tsyms; /* static and TLS symbols, sorted */
+	const struct elfdata_sec *secs, *tsecs; /* non-code SHF_ALLOC sections, sorted */
+	uint32_t nsyms, ntsyms, nsecs, ntsecs;
+	uint32_t nloads;
+	struct elfdata_load loads[ELFDATA_LOADS]; /* to check the loaded image is this file */
+};
+
+/* Reserve the arena (touched as used): 0 or -errno. */
+int elfdata_init(size_t arena_bytes);
+void elfdata_destroy(void);
+/* The index of the file open at fd (cached by identity and path): its
+ * PT_LOADs, sections, symbols (.symtab, else the build-id debug file's,
+ * else .dynsym); NULL when unreadable, not ELF, or past the arena. */
+const struct elfdata_file *elfdata_file_get(int fd, const char *path);
+/* Give back the scratch buffer (after a walk over the modules). */
+void elfdata_scratch_release(void);
+void elfdata_stats(uint64_t *files, uint64_t *symbols, uint64_t *bytes);
+
+#endif
