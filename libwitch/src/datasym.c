@@ -413,28 +413,20 @@ void datasym_refresh(void)
 
 /* ---- lookups (async-signal-safe) ---- */
 
-/* The last entry whose start is <= key, or -1. */
-static long ds_floor_sym(const struct elfdata_sym *s, uint32_t n, uint64_t key)
-{
-	long lo = 0, hi = (long)n - 1, best = -1;
-	while (lo <= hi) {
-		long mid = lo + (hi - lo) / 2;
-		if (s[mid].value <= key) {
-			best = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid - 1;
-		}
-	}
-	return best;
-}
+/* The last of n entries, stride bytes apart and sorted by the uint64_t
+ * each starts with (elfdata_sym's value, elfdata_sec's addr), that is
+ * <= key, or -1. */
+_Static_assert(offsetof(struct elfdata_sym, value) == 0 && offsetof(struct elfdata_sec, addr) == 0,
+	       "ds_floor reads each entry's first word");
 
-static long ds_floor_sec(const struct elfdata_sec *s, uint32_t n, uint64_t key)
+static long ds_floor(const void *v, size_t stride, uint32_t n, uint64_t key)
 {
 	long lo = 0, hi = (long)n - 1, best = -1;
 	while (lo <= hi) {
 		long mid = lo + (hi - lo) / 2;
-		if (s[mid].addr <= key) {
+		uint64_t start;
+		memcpy(&start, (const char *)v + (size_t)mid * stride, sizeof(start));
+		if (start <= key) {
 			best = mid;
 			lo = mid + 1;
 		} else {
@@ -449,7 +441,7 @@ static long ds_floor_sec(const struct elfdata_sec *s, uint32_t n, uint64_t key)
 static int ds_find(const struct elfdata_sym *syms, uint32_t nsyms, const struct elfdata_sec *secs,
 		   uint32_t nsecs, uint64_t key, struct datasym_hit *hit)
 {
-	long i = ds_floor_sym(syms, nsyms, key);
+	long i = ds_floor(syms, sizeof(*syms), nsyms, key);
 	if (i >= 0 && (key - syms[i].value < syms[i].size ||
 		       (syms[i].size == 0 && key == syms[i].value))) {
 		hit->start = syms[i].value;
@@ -460,7 +452,7 @@ static int ds_find(const struct elfdata_sym *syms, uint32_t nsyms, const struct 
 	hit->name = NULL;
 	/* Sections may nest (.tbss inside nothing, .data.rel.ro pieces):
 	 * a few back from the floor. */
-	i = ds_floor_sec(secs, nsecs, key);
+	i = ds_floor(secs, sizeof(*secs), nsecs, key);
 	for (long k = i; k >= 0 && k > i - 4; k--) {
 		if (key - secs[k].addr < secs[k].size) {
 			hit->start = secs[k].addr;

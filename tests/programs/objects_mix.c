@@ -51,6 +51,7 @@
  * Usage: objects_mix [REPS]     default REPS = 224 (~0.5 s, as dead_two_loops)
  */
 #include "ka.h"
+#include "objects_kernels.h"
 
 #define U (64u << 10)
 #define N_FRAMES (5 * U)
@@ -63,29 +64,6 @@
 
 uint32_t table[N_TABLE];
 
-KA_FN void fill(uint32_t *p, uint32_t n, uint64_t v)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		KA_LCG(v);
-		p[i] = KA_HI(v);
-	}
-}
-
-KA_FN void refill(uint32_t *p, uint32_t n, uint64_t v)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		KA_LCG(v);
-		p[i] = KA_HI(v);
-	}
-}
-
-KA_FN uint64_t sum(const uint32_t *p, uint32_t n)
-{
-	uint64_t s = 0;
-	for (uint32_t i = 0; i < n; i++)
-		s += KA_LOAD(p, i);
-	return s;
-}
 
 /* Fault the pages in without a user store (best effort: an old kernel
  * without MADV_POPULATE_WRITE only costs the first fill some time). */

@@ -42,33 +42,11 @@
  * Usage: objects_stack [REPS]     default REPS = 250 (~0.5 s, as dead_two_loops)
  */
 #include "ka.h"
+#include "objects_kernels.h"
 
 #define S (128u << 10)
 #define N_BLOCK (3 * S)
 
-KA_FN void fill(uint32_t *p, uint32_t n, uint64_t v)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		KA_LCG(v);
-		p[i] = KA_HI(v);
-	}
-}
-
-KA_FN void refill(uint32_t *p, uint32_t n, uint64_t v)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		KA_LCG(v);
-		p[i] = KA_HI(v);
-	}
-}
-
-KA_FN uint64_t sum(const uint32_t *p, uint32_t n)
-{
-	uint64_t s = 0;
-	for (uint32_t i = 0; i < n; i++)
-		s += KA_LOAD(p, i);
-	return s;
-}
 
 KA_FN uint32_t *alloc_block(void)
 {

@@ -405,7 +405,8 @@ static void json_path(FILE *out, const struct witch_path *path)
 	fputc(']', out);
 }
 
-static void json_metrics(FILE *out, const struct metrics *m, double total)
+/* A side's metrics, or null; traps: pairs count them, objects do not. */
+static void json_metrics(FILE *out, const struct metrics *m, double total, bool traps)
 {
 	if (!m->present) {
 		fputs("null", out);
@@ -417,21 +418,8 @@ static void json_metrics(FILE *out, const struct metrics *m, double total)
 	json_out_num(out, m->use);
 	fputs(", \"share\":", out);
 	json_out_num(out, witch_share(m->waste, total));
-	fprintf(out, ", \"traps\":%" PRIu64 "}", m->traps);
-}
-
-static void json_obj_metrics(FILE *out, const struct metrics *m, double total)
-{
-	if (!m->present) {
-		fputs("null", out);
-		return;
-	}
-	fputs("{\"waste\":", out);
-	json_out_num(out, m->waste);
-	fputs(", \"use\":", out);
-	json_out_num(out, m->use);
-	fputs(", \"share\":", out);
-	json_out_num(out, witch_share(m->waste, total));
+	if (traps)
+		fprintf(out, ", \"traps\":%" PRIu64, m->traps);
 	fputc('}', out);
 }
 
@@ -450,9 +438,9 @@ static void json_objects(FILE *out, const struct diff *d, size_t shown, const si
 		fprintf(out, ", \"kind\":\"%s\", \"name\":", witch_object_kind_name(e->kind));
 		json_out_str(out, e->name);
 		fputs(",\n   \"base\":", out);
-		json_obj_metrics(out, &e->m[BASE], d->s[BASE].t.waste);
+		json_metrics(out, &e->m[BASE], d->s[BASE].t.waste, false);
 		fputs(", \"new\":", out);
-		json_obj_metrics(out, &e->m[NEW], d->s[NEW].t.waste);
+		json_metrics(out, &e->m[NEW], d->s[NEW].t.waste, false);
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -495,9 +483,9 @@ static int json_diff(FILE *out, struct diff *d, size_t shown,
 			k ? ",\n  " : "\n  ", status_names[e->status]);
 		json_out_num(out, change(e));
 		fputs(",\n   \"base\":", out);
-		json_metrics(out, &e->m[BASE], d->s[BASE].t.waste);
+		json_metrics(out, &e->m[BASE], d->s[BASE].t.waste, true);
 		fputs(", \"new\":", out);
-		json_metrics(out, &e->m[NEW], d->s[NEW].t.waste);
+		json_metrics(out, &e->m[NEW], d->s[NEW].t.waste, true);
 		fputs(",\n   \"watch\":", out);
 		json_path(out, &d->watch);
 		fputs(",\n   \"trap\":", out);
