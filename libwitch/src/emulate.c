@@ -184,6 +184,56 @@ static int emulate_widening_mul(struct emulate_ctx *c, int is_signed)
 	return 0;
 }
 
+/* div r/m and idiv r/m: rax (eax, ax) = rdx:rax / src, rdx = the remainder;
+ * ax / src into al, ah for bytes.  A zero divisor or a quotient too wide
+ * (#DE) is left to the program.  Flags are undefined after it: kept. */
+static int emulate_divide(struct emulate_ctx *c, int is_signed)
+{
+	unsigned bits = c->insn->operand_width;
+	struct decode_regs *r = c->regs;
+	uint64_t src, m = mask_of(bits), q, rem;
+	int rc;
+
+	if ((rc = op_read(c, 0, &src)) < 0)
+		return rc;
+	src &= m;
+	if (src == 0)
+		return -ENOTSUP;
+	unsigned __int128 hi = bits == 8 ? (r->gpr[DECODE_RAX] >> 8) & 0xff : r->gpr[DECODE_RDX] & m;
+	unsigned __int128 n = (hi << bits) | (r->gpr[DECODE_RAX] & m);
+	if (is_signed) {
+		unsigned nbits = 2 * bits;
+		__int128 sn = nbits == 128 ? (__int128)n
+					   : (__int128)(n << (128 - nbits)) >> (128 - nbits);
+		__int128 sd = (int64_t)sign_extend(src, bits);
+		if (sd == -1 && nbits == 128 && n == (unsigned __int128)1 << 127)
+			return -ENOTSUP; /* the one quotient __int128 cannot hold */
+		__int128 sq = sn / sd, sr = sn % sd;
+		__int128 lim = (__int128)1 << (bits - 1);
+		if (sq >= lim || sq < -lim)
+			return -ENOTSUP;
+		q = (uint64_t)sq & m;
+		rem = (uint64_t)sr & m;
+	} else {
+		unsigned __int128 uq = n / src;
+		if (uq > m)
+			return -ENOTSUP;
+		q = (uint64_t)uq;
+		rem = (uint64_t)(n % src);
+	}
+	if (bits == 8) {
+		r->gpr[DECODE_RAX] = (r->gpr[DECODE_RAX] & ~0xffffull) | (rem << 8) | q;
+	} else {
+		ZydisRegister ax = bits == 64 ? ZYDIS_REGISTER_RAX : bits == 32 ? ZYDIS_REGISTER_EAX
+										 : ZYDIS_REGISTER_AX;
+		ZydisRegister dx = bits == 64 ? ZYDIS_REGISTER_RDX : bits == 32 ? ZYDIS_REGISTER_EDX
+										 : ZYDIS_REGISTER_DX;
+		reg_write(r, ax, q);
+		reg_write(r, dx, rem);
+	}
+	return 0;
+}
+
 /* tzcnt, lzcnt, popcnt; bsf, bsr (the destination is kept for a zero source). */
 static int emulate_bits(struct emulate_ctx *c, ZydisMnemonic m)
 {
@@ -455,6 +505,10 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 		return emulate_imul(c);
 	case ZYDIS_MNEMONIC_MUL:
 		return emulate_widening_mul(c, 0);
+	case ZYDIS_MNEMONIC_DIV:
+		return emulate_divide(c, 0);
+	case ZYDIS_MNEMONIC_IDIV:
+		return emulate_divide(c, 1);
 	case ZYDIS_MNEMONIC_TZCNT: case ZYDIS_MNEMONIC_LZCNT: case ZYDIS_MNEMONIC_POPCNT:
 	case ZYDIS_MNEMONIC_BSF: case ZYDIS_MNEMONIC_BSR:
 		return emulate_bits(c, m);

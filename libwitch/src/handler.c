@@ -199,6 +199,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	if (t->look.stepping || t->bulk.active) {
 		/* Still reaching the last tick's pick, or in a byte-counted call (bulk.h). */
 		t->stats.skip_bulk += t->bulk.active && !t->look.stepping;
+		look_tick_skipped(&t->look);
 		interval_restart(t);
 		return;
 	}

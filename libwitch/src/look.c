@@ -17,6 +17,11 @@ void look_end(struct look *l)
 	l->skip_left = 0;
 }
 
+void look_tick_skipped(struct look *l)
+{
+	pace_forget(&l->pace);
+}
+
 /* On past in by decoding alone: the next pc, or 0 where the path cannot be
  * told (a return, an indirect branch, unmapped code). */
 static uint64_t next_pc_decoded(struct emulate *emu, const struct decode_insn *in)
@@ -52,8 +57,8 @@ struct draw {
 /* The window (look.h): count the wanted bytes over LOOK_WINDOW_CYCLES of
  * modelled time and draw picks in proportion to their bytes; then keep as
  * many as the window's byte rate asks for (look_tick). */
-static double look_window(const struct look_env *env, const struct decode_regs *regs,
-			  struct draw *draws, double *cycles_out)
+static double look_window(const struct look_env *env, struct pace *pace,
+			  const struct decode_regs *regs, struct draw *draws, double *cycles_out)
 {
 	struct decode_regs ahead = *regs;
 	struct decode_insn in;
@@ -67,6 +72,7 @@ static double look_window(const struct look_env *env, const struct decode_regs *
 	uint32_t stop_n = 0;      /* instructions from the tick to stop_pc */
 	struct { uint64_t pc, addr; uint32_t len; } seen[LOOK_SEEN]; /* wanted accesses run ahead */
 	uint32_t n_seen = 0;
+	uint32_t written = 0;     /* registers the exact part writes (pace.h) */
 
 	emulate_begin(&emu, regs->rip);
 	costmodel_begin(&cm);
@@ -123,6 +129,10 @@ static double look_window(const struct look_env *env, const struct decode_regs *
 		if (exact) {
 			if (emulate_insn(&emu, &ahead, &in, &z) == 0) {
 				env->stats->emulated++;
+				written |= in.regs_written;
+				if ((in.flags & DECODE_F_BRANCH) &&
+				    !(in.flags & (DECODE_F_CALL | DECODE_F_RET)) && ahead.rip <= in.pc)
+					pace_back_edge(pace, in.pc, &ahead, costmodel_cycles(&cm), written);
 				continue;
 			}
 			exact = 0;
@@ -158,8 +168,13 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	*n_picks = 0;
 	for (int d = 0; d < LOOK_MAX_PICKS; d++)
 		draws[d].picked = 0;
-	double bytes = look_window(env, regs, draws, &cycles);
-	double rate = bytes / cycles;
+	pace_window_begin(&l->pace, regs, env->tick_ns, costmodel_cycles_per_ns());
+	double bytes = look_window(env, &l->pace, regs, draws, &cycles);
+	struct pace_result pr = pace_window_end(&l->pace);
+	env->stats->pace_measured += pr.measured;
+	/* The window's bytes per cycle of real time where the loop's progress
+	 * since the last tick measured it, of modelled time elsewhere. */
+	double rate = bytes / (cycles * pr.factor);
 	l->mean_rate = l->mean_rate > 0 ? l->mean_rate + (rate - l->mean_rate) / 32 : rate;
 	if (bytes <= 0) {
 		env->stats->skip_no_access++; /* a tick that stands for no bytes */

@@ -625,6 +625,29 @@ static void test_table(void)
 	{ __LINE__, CODE(0xf6, 0xe1), IN([RAX] = 0x1234567890abcd10, [RCX] = 16, [RDX] = 5),
 	  OUT(W(RAX, 0x1234567890ab0100)), FL(CF | OF), IGN(ZF | SF | PF) },
 
+	/* ---- div/idiv: rax = rdx:rax / src, rdx = remainder; flags undefined */
+	/* div rcx: 100 / 7 = 14 r 2 */
+	{ __LINE__, CODE(0x48, 0xf7, 0xf1), IN([RAX] = 100, [RCX] = 7, [RDX] = 0),
+	  OUT(W(RAX, 14), W(RDX, 2)), IGN(CF | OF | ZF | SF | PF) },
+	/* div rcx: rdx:rax = 2^64 + 5, / 2 = 2^63 + 2 r 1 (the high half counts) */
+	{ __LINE__, CODE(0x48, 0xf7, 0xf1), IN([RAX] = 5, [RCX] = 2, [RDX] = 1),
+	  OUT(W(RAX, 0x8000000000000002), W(RDX, 1)), IGN(CF | OF | ZF | SF | PF) },
+	/* div ecx: edx:eax = 0x1_00000000 / 3 = 0x55555555 r 1, zero-extended */
+	{ __LINE__, CODE(0xf7, 0xf1), IN([RAX] = 0xffffffff00000000, [RCX] = 3, [RDX] = 1),
+	  OUT(W(RAX, 0x55555555), W(RDX, 1)), IGN(CF | OF | ZF | SF | PF) },
+	/* idiv rcx: -7 / 2 = -3 r -1 (truncated toward zero) */
+	{ __LINE__, CODE(0x48, 0xf7, 0xf9), IN([RAX] = (uint64_t)-7, [RCX] = 2, [RDX] = M1),
+	  OUT(W(RAX, (uint64_t)-3), W(RDX, M1)), IGN(CF | OF | ZF | SF | PF) },
+	/* div cl: ax 0x0107 / 16 = 16 r 7: al = 0x10, ah = 7, the rest kept */
+	{ __LINE__, CODE(0xf6, 0xf1), IN([RAX] = 0x1234567890ab0107, [RCX] = 16, [RDX] = 5),
+	  OUT(W(RAX, 0x1234567890ab0710)), IGN(CF | OF | ZF | SF | PF) },
+	/* div rcx by zero: the program's own #DE, not emulated */
+	{ __LINE__, CODE(0x48, 0xf7, 0xf1), IN([RAX] = 1, [RCX] = 0), NOTSUP },
+	/* div rcx: quotient 2^64 does not fit (#DE): not emulated */
+	{ __LINE__, CODE(0x48, 0xf7, 0xf1), IN([RAX] = 0, [RCX] = 1, [RDX] = 1), NOTSUP },
+	/* idiv rcx: MIN64 / -1 does not fit (#DE): not emulated */
+	{ __LINE__, CODE(0x48, 0xf7, 0xf9), IN([RAX] = MIN64, [RCX] = M1, [RDX] = M1), NOTSUP },
+
 	/* ---- bit counts, bswap, xchg -------------------------------------- */
 	/* tzcnt rax, rcx: 0x10 -> 4; CF = (src == 0), ZF = (result == 0) */
 	{ __LINE__, CODE(0xf3, 0x48, 0x0f, 0xbc, 0xc1), IN([RCX] = 0x10), .fin = CF | ZF,
@@ -970,8 +993,6 @@ static void test_table(void)
 	{ __LINE__, CODE(0xf3, 0xa4), IN([RCX] = 1, [RSI] = DA(0), [RDI] = DA(1)), NOTSUP },
 	/* lock add [rbx], eax */
 	{ __LINE__, CODE(0xf0, 0x01, 0x03), IN([RAX] = 1, [RBX] = DA(0)), NOTSUP },
-	/* div rcx */
-	{ __LINE__, CODE(0x48, 0xf7, 0xf1), IN([RAX] = 10, [RCX] = 3), NOTSUP },
 	/* cpuid */
 	{ __LINE__, CODE(0x0f, 0xa2), NOTSUP },
 	/* pushfq */

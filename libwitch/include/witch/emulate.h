@@ -40,7 +40,7 @@ struct emulate {
 void emulate_begin(struct emulate *e, uint64_t pc);
 /* Advance regs (gprs, rip, arithmetic flags) over in, the instruction at
  * regs->rip as decode_at_zydis decoded it (in and z) with regs.  Integer
- * moves, lea, ALU ops and shifts, imul, cmov/set, sign extensions, push/pop,
+ * moves, lea, ALU ops and shifts, imul, mul, div/idiv (not #DE), cmov/set, sign extensions, push/pop,
  * leave, jcc, direct or indirect jmp and call, ret; and, as no-ops,
  * instructions that touch no general register, flag or control flow (vector
  * and x87 arithmetic, vector loads and stores).  Calls and returns are kept in

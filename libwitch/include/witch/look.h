@@ -14,6 +14,9 @@
  * sampler counts").  A window with no access stands for no bytes: the time
  * a tick stands for is never dropped.
  *
+ * Where two ticks land in one run of a loop, its measured speed replaces
+ * the model's (pace.h).
+ *
  * A pick's watchpoint is armed at once; accesses to its bytes that the
  * program makes before the pick trap first (traps_early: the client's copy
  * is read again), and so do earlier runs of the picked instruction itself
@@ -40,6 +43,7 @@
 
 #include "witch/decode.h"
 #include "witch/emulate.h"
+#include "witch/pace.h"
 #include "witch/rng.h"
 #include "witch/stats.h"
 
@@ -55,6 +59,7 @@ struct look {
 	uint32_t skip_left;   /* wanted accesses to pass before the pick */
 	double weight;        /* bytes the pick stands for */
 	double mean_rate;     /* the thread's bytes per cycle, averaged over ticks */
+	struct pace pace;     /* loops' measured speed (pace.h) */
 };
 
 /* What a look needs from its thread. */
@@ -89,5 +94,8 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 			 const struct decode_regs *regs, struct look_pick *pick);
 /* Stepping is over (a pick, a stop, or the thread is leaving). */
 void look_end(struct look *l);
+/* A tick that ran no window (stepping, a byte-counted call): the next
+ * tick's loop cannot be measured against the last one's (pace.h). */
+void look_tick_skipped(struct look *l);
 
 #endif

@@ -1,0 +1,160 @@
+/* test_pace: a loop's speed measured between two ticks (pace.h).
+ *
+ * Each row plays two windows of one loop at head HEAD (the backward branch
+ * from HEAD + 0x20), on registers:
+ *   rcx  the counter, +1 an iteration
+ *   rbx  a store cursor, +8 an iteration (or moving as the row says)
+ *   rax  scratch: a loaded value, a different step each iteration
+ *   rdi  the array's base, never written by the loop
+ * Window k starts at the tick in the loop's frame with rcx = 100 and runs
+ * ITERS iterations of CPI modelled cycles each; window k+1 starts tick_ns of
+ * program time later, where the program has reached rcx = 100 + n, and
+ * takes the branch back once.  The stretch window k counted progress over
+ * is ITERS iterations (ITERS * CPI cycles), so the program ran R = n / ITERS
+ * stretches and the model would have taken n * CPI / CPN ns: the measured
+ * factor is tick_ns / (n * CPI / CPN).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "witch/pace.h"
+
+#define HEAD 0x401000u
+#define RSP0 0x7ffe0000u
+#define BASE 0x700000000000u
+#define CURSOR 0x7f0000001000u
+#define ITERS 4
+#define CPI 5.0
+#define CPN 2.5
+
+enum { CURSOR_FOLLOWS, CURSOR_JUMPS, CURSOR_SCRATCH };
+
+struct row {
+	int line;
+	uint64_t n;          /* iterations the program ran between the ticks */
+	int cursor;          /* rbx at tick k+1 */
+	uint64_t rsp1;       /* rsp at tick k+1's back edge (0: the same) */
+	int base_moved;      /* rdi differs at tick k+1 */
+	int forget;          /* a tick without a window in between */
+	double tick_ns;
+	int measured;        /* expected */
+	double factor;       /* expected (1: none known) */
+};
+
+static const struct row rows[] = {
+	/* 100000 iterations in 500 us, modelled 100000 * 5 / 2.5 = 200000 ns: x2.5 */
+	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 0, 500000, 1, 2.5 },
+	/* counter and cursor agree, the array base moved: two agree, still one
+	 * run's progress (a merge's output cursor goes on from run to run) */
+	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 1, 0, 500000, 1, 2.5 },
+	/* 4000 iterations in 500 us: 8000 modelled ns, x62.5 (a memory-bound loop) */
+	{ __LINE__, 4000, CURSOR_FOLLOWS, 0, 0, 0, 500000, 1, 62.5 },
+	/* two iterations in 500 us (first touches of pages): 4 ns, x125000 */
+	{ __LINE__, 2, CURSOR_FOLLOWS, 0, 0, 0, 500000, 1, 125000 },
+	/* the cursor is back at its start (a run per row, say), the counter alone
+	 * with the base unchanged: the counter is the furthest candidate */
+	{ __LINE__, 100000, CURSOR_JUMPS, 0, 0, 0, 500000, 1, 2.5 },
+	/* the cursor back at its start and the base moved: another run, not
+	 * measured */
+	{ __LINE__, 100000, CURSOR_JUMPS, 0, 1, 0, 500000, 0, 1 },
+	/* the cursor moves by a different step each iteration (no induction
+	 * variable): the counter alone, base unchanged */
+	{ __LINE__, 100000, CURSOR_SCRATCH, 0, 0, 0, 500000, 1, 2.5 },
+	/* another frame (a recursive call's run of the loop): not measured */
+	{ __LINE__, 100000, CURSOR_FOLLOWS, RSP0 - 0x100, 0, 0, 500000, 0, 1 },
+	/* a tick between that ran no window: the time is not the loop's */
+	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 1, 500000, 0, 1 },
+	/* no progress (the program is behind the window's start): not measured */
+	{ __LINE__, 0, CURSOR_FOLLOWS, 0, 0, 0, 500000, 0, 1 },
+	/* no program time: not measured */
+	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 0, 0, 0, 1 },
+};
+
+static void regs_at(struct decode_regs *r, uint64_t rip, uint64_t rsp, uint64_t i, uint64_t cursor,
+		    uint64_t base)
+{
+	memset(r, 0, sizeof *r);
+	r->rip = rip;
+	r->gpr[DECODE_RSP] = rsp;
+	r->gpr[DECODE_RCX] = i;
+	r->gpr[DECODE_RBX] = cursor;
+	r->gpr[DECODE_RAX] = 0x1234 + i * i * 7; /* no fixed step */
+	r->gpr[DECODE_RDI] = base;
+}
+
+#define WRITTEN ((1u << DECODE_RCX) | (1u << DECODE_RBX) | (1u << DECODE_RAX))
+
+static uint64_t cursor_at(int how, uint64_t i)
+{
+	return how == CURSOR_SCRATCH ? CURSOR + i * i * 24 : CURSOR + i * 8;
+}
+
+/* Window k: the tick at HEAD + 4 with rcx = 100, then ITERS back edges. */
+static void window_k(struct pace *p, int how)
+{
+	struct decode_regs r;
+	regs_at(&r, HEAD + 4, RSP0, 100, cursor_at(how, 100), BASE);
+	pace_window_begin(p, &r, 400000, CPN);
+	for (uint64_t it = 1; it <= ITERS; it++) {
+		regs_at(&r, HEAD, RSP0, 100 + it, cursor_at(how, 100 + it), BASE);
+		pace_back_edge(p, HEAD + 0x20, &r, (double)it * CPI, WRITTEN);
+	}
+	(void)pace_window_end(p);
+}
+
+static void run_row(const struct row *w)
+{
+	struct pace p;
+	struct decode_regs r;
+	memset(&p, 0, sizeof p);
+	window_k(&p, w->cursor);
+	if (w->forget)
+		pace_forget(&p);
+	uint64_t i = 100 + w->n;
+	uint64_t cursor = w->cursor == CURSOR_JUMPS ? CURSOR + 8 : cursor_at(w->cursor, i);
+	uint64_t rsp = w->rsp1 ? w->rsp1 : RSP0;
+	uint64_t base = w->base_moved ? BASE + 0x10000 : BASE;
+	regs_at(&r, HEAD + 8, rsp, i, cursor, base);
+	pace_window_begin(&p, &r, w->tick_ns, CPN);
+	r.rip = HEAD;
+	pace_back_edge(&p, HEAD + 0x20, &r, 3, WRITTEN);
+	struct pace_result res = pace_window_end(&p);
+	CHECK(w->line, res.measured == w->measured, "measured %d, want %d", res.measured, w->measured);
+	double rel = res.factor / w->factor;
+	CHECK(w->line, rel > 0.999 && rel < 1.001, "factor %g, want %g", res.factor, w->factor);
+}
+
+/* A later window of a measured loop that cannot measure it (its previous
+ * tick was elsewhere) keeps the model's answer: the measurement was the
+ * other tick's time. */
+static void test_only_its_tick(void)
+{
+	struct pace p;
+	struct decode_regs r;
+	memset(&p, 0, sizeof p);
+	window_k(&p, CURSOR_FOLLOWS);
+	regs_at(&r, HEAD, RSP0, 100 + 4000, CURSOR + (100 + 4000) * 8, BASE);
+	pace_window_begin(&p, &r, 500000, CPN);
+	pace_back_edge(&p, HEAD + 0x20, &r, 3, WRITTEN);
+	struct pace_result res = pace_window_end(&p);
+	CHECK(__LINE__, res.measured && res.factor > 62.4 && res.factor < 62.6, "first: %g", res.factor);
+
+	pace_forget(&p);
+	regs_at(&r, HEAD + 4, RSP0, 900000, CURSOR + 900000 * 8, BASE);
+	pace_window_begin(&p, &r, 500000, CPN);
+	regs_at(&r, HEAD, RSP0, 900001, CURSOR + 900001 * 8, BASE);
+	pace_back_edge(&p, HEAD + 0x20, &r, 5, WRITTEN);
+	res = pace_window_end(&p);
+	CHECK(__LINE__, !res.measured && res.factor == 1, "next: measured %d factor %g",
+	      res.measured, res.factor);
+}
+
+int main(void)
+{
+	for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
+		run_row(&rows[k]);
+	test_only_its_tick();
+	printf("test_pace: %zu rows\n", sizeof rows / sizeof rows[0]);
+	return check_failures != 0;
+}
