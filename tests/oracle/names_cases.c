@@ -11,6 +11,8 @@
  *   where_ret  prints its return address: store_site's caller frame (main)
  *              is shown at the call, that address minus one
  *   below main the start-up frames keep their names (__libc_start_call_main)
+ *   print_site snprintf is glibc's weak alias of the global __snprintf:
+ *              named __snprintf, as libdwfl and perf name it
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +69,11 @@ __attribute__((noipa)) static char *dup_site(const char *s)
 	return d;
 }
 
+__attribute__((noipa)) static int print_site(char *buf, size_t n, int i)
+{
+	return snprintf(buf, n, "%d: %s", i, "a line long enough to be among the largest"); /* at:snprintf */
+}
+
 int main(void)
 {
 	uint64_t *a = make_a(), *b = make_b(), sum = 0;
@@ -79,6 +86,9 @@ int main(void)
 	}
 	for (int r = 0; r < 64; r++)
 		memset(d, 'x' + r % 2, strlen(d));
+	char line[128];
+	for (int r = 0; r < 256; r++)
+		sum += (uint64_t)print_site(line, sizeof(line), r);
 	where_ret(); /* at:ret_call */
 	printf("%llu\n", (unsigned long long)sum);
 	free(a);

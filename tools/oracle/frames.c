@@ -1,6 +1,8 @@
 /* frames: the source frames of one code address; see frames.h. */
 #include "frames.h"
 
+#include "elfsyms.h"
+
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcprint.h"
 
@@ -21,6 +23,18 @@ void frames_drop_version(HChar *fn)
 	HChar *at_sign = VG_(strchr)(fn, '@');
 	if (at_sign && at_sign != fn)
 		*at_sign = 0;
+}
+
+void frames_function(DiEpoch ep, Addr at, HChar *fn, SizeT size)
+{
+	const HChar *s, *obj;
+	if (!VG_(get_fnname)(ep, at, &s) || !*s)
+		return;
+	copy(fn, s, size);
+	frames_drop_version(fn);
+	DebugInfo *di = VG_(find_DebugInfo)(ep, at);
+	if (di && VG_(get_objname)(ep, at, &obj))
+		elfsyms_prefer(obj, at - (Addr)VG_(DebugInfo_get_text_bias)(di), fn, size);
 }
 
 Addr frames_site(Addr pc, Bool leaf)
@@ -97,12 +111,8 @@ Int frames_of_pc(DiEpoch ep, Addr pc, Bool leaf, struct src_frame *out, Int max)
 		out[0].line = line;
 	}
 	/* The physical function by its symbol (a C++ name's parentheses would
-	 * confuse parse_level), without its version (__libc_start_main@@GLIBC_2.34),
-	 * as witch report drops it. */
-	if (VG_(get_fnname)(ep, at, &s) && *s) {
-		copy(out[n - 1].fn, s, sizeof(out[n - 1].fn));
-		frames_drop_version(out[n - 1].fn);
-	}
+	 * confuse parse_level). */
+	frames_function(ep, at, out[n - 1].fn, sizeof(out[n - 1].fn));
 	return n;
 }
 

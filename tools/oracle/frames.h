@@ -16,7 +16,12 @@
  *   Addr frames_site(Addr pc, Bool leaf);   the address a frame is shown
  *                      at: pc for the leaf, the call (pc - 1) for a caller
  *   Bool frames_library(const struct src_frame *f);
+void frames_function(DiEpoch ep, Addr at, HChar *fn, SizeT size);
 void frames_drop_version(HChar *fn);
+ *   void frames_function(DiEpoch ep, Addr at, HChar *fn, SizeT size);
+ *                      the physical function at code address at: its symbol
+ *                      without version, the global one of aliases (elfsyms.h);
+ *                      fn left alone when none
  *   void frames_drop_version(HChar *fn);   a symbol without its version
  *                      (__libc_start_main@@GLIBC_2.34), as witch report shows it
  */
@@ -39,6 +44,7 @@ struct src_frame {
 Int frames_of_pc(DiEpoch ep, Addr pc, Bool leaf, struct src_frame *out, Int max);
 Addr frames_site(Addr pc, Bool leaf);
 Bool frames_library(const struct src_frame *f);
+void frames_function(DiEpoch ep, Addr at, HChar *fn, SizeT size);
 void frames_drop_version(HChar *fn);
 
 #endif

@@ -423,12 +423,9 @@ static UInt stack_object(Addr fpc)
 	UInt i = (UInt)(fpc ^ (fpc >> 10)) & (PC_CACHE - 1);
 	if (pc_cache[i].obj && pc_cache[i].pc == fpc)
 		return pc_cache[i].obj;
-	const HChar *fn;
-	if (!VG_(get_fnname)(VG_(current_DiEpoch)(), fpc, &fn) || !*fn)
-		fn = "??";
-	HChar name[300];
+	HChar fn[256] = "??", name[300];
+	frames_function(VG_(current_DiEpoch)(), fpc, fn, sizeof(fn));
 	VG_(snprintf)(name, sizeof(name), "stack of %s", fn);
-	frames_drop_version(name + 9);
 	Addr key = (Addr)hash_str(name);
 	UInt id = object_find(OBJ_STACK, key);
 	if (!id)
