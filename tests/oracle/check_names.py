@@ -56,6 +56,9 @@ def main():
         # a block the C library allocates (strdup) by the program's call
         (here(), "past the C library", f"heap from dup_site ({src}:{at['dup']})" in objects,
          heaps),
+        # past an allocator inlined from a system header
+        (here(), "past a system header", f"heap from hdr_site ({src}:{at['hdr']})" in objects,
+         heaps),
         # start-up frames by their symbols, without a version
         (here(), "below main", "__libc_start_call_main" in below and "(below main)" not in below
          and not any("@" in n for n in below), sorted(below)[:12]),

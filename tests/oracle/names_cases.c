@@ -13,6 +13,9 @@
  *   below main the start-up frames keep their names (__libc_start_call_main)
  *   print_site snprintf is glibc's weak alias of the global __snprintf:
  *              named __snprintf, as libdwfl and perf name it
+ *   hdr_site   calls hdr_alloc, inlined from a system header (as
+ *              std::vector's allocate is; #line at the end of this file):
+ *              its block is "heap from hdr_site (...:at:hdr)"
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +72,16 @@ __attribute__((noipa)) static char *dup_site(const char *s)
 	return d;
 }
 
+static inline __attribute__((always_inline)) uint64_t *hdr_alloc(size_t n);
+
+__attribute__((noipa)) static uint64_t *hdr_site(void)
+{
+	uint64_t *p = hdr_alloc(N); /* at:hdr */
+	if (p)
+		p[0] = 1;
+	return p;
+}
+
 __attribute__((noipa)) static int print_site(char *buf, size_t n, int i)
 {
 	return snprintf(buf, n, "%d: %s", i, "a line long enough to be among the largest"); /* at:snprintf */
@@ -78,8 +91,11 @@ int main(void)
 {
 	uint64_t *a = make_a(), *b = make_b(), sum = 0;
 	char *d = dup_site("a string the program writes over");
-	if (!a || !b || !d)
+	uint64_t *h = hdr_site();
+	if (!a || !b || !d || !h)
 		return 1;
+	for (size_t i = 0; i < N; i++)
+		h[i] = i;
 	for (uint64_t r = 0; r < 4; r++) {
 		sum += store_site(a, r); /* at:main_call */
 		sum += store_site(b, r);
@@ -94,5 +110,13 @@ int main(void)
 	free(a);
 	free(b);
 	free(d);
+	free(h);
 	return 0;
+}
+
+/* Last in the file: from here on the code is a system header's. */
+#line 1 "/usr/include/witch_names_alloc.h"
+static inline __attribute__((always_inline)) uint64_t *hdr_alloc(size_t n)
+{
+	return malloc(n * sizeof(uint64_t));
 }
