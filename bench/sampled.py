@@ -56,8 +56,8 @@ RATES = {"default": None, "2000/s": 2000}
 
 
 def key_of(frames, exe):
-    # Physical frames only: the oracle has no inlined ones (an AVX2
-    # intrinsic inlined into bulk counts for bulk on both sides).
+    # Physical frames only (an AVX2 intrinsic inlined into bulk counts for
+    # bulk on both sides); bench/names.py compares full contexts.
     # Unnamed frames (a PLT stub's GOT load: "[unknown in hashtab]" on one
     # side, "???" on the other) name nothing: the caller does.
     frames = [f for f in frames if not f.get("inlined")]

@@ -2,6 +2,7 @@
 #include "objects.h"
 
 #include "callstack.h"
+#include "frames.h"
 
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_clientstate.h"
@@ -115,26 +116,41 @@ static ULong hash_str(const HChar *s)
 
 /* --- names --------------------------------------------------------------------------- */
 
-/* "heap from FN (FILE:LINE)" of an allocation context: its leaf is the call. */
+/* "heap from FN (FILE:LINE)" of an allocation context, named by the
+ * frame `witch report` names libwitch's by (frames.h): the leaf, the
+ * program's call of the allocator, inlined calls included; when that is
+ * library code (strdup, qsort's buffer, operator new, std::vector's
+ * allocate from a header), the first frame of the program's own code. */
 static UInt heap_object(UInt ctx)
 {
 	UInt id = object_find(OBJ_HEAP, ctx);
 	if (id)
 		return id;
-	Addr pc;
+	static Addr pcs[64];
+	static struct src_frame f[FRAMES_PER_PC];
+	struct src_frame pick;
 	HChar name[512];
-	const HChar *fn, *file, *dir;
-	UInt line = 0;
 	DiEpoch ep = VG_(current_DiEpoch)();
-	if (context_frames(ctx, &pc, 1) < 1 || !VG_(get_fnname)(ep, pc, &fn) || !*fn)
-		fn = "??";
-	HChar fnc[256];
-	VG_(strncpy)(fnc, fn, sizeof(fnc) - 1);
-	fnc[sizeof(fnc) - 1] = 0;
-	if (VG_(get_filename_linenum)(ep, pc, &file, &dir, &line))
-		VG_(snprintf)(name, sizeof(name), "heap from %s (%s:%u)", fnc, base_name(file), line);
+	Int n = context_frames(ctx, pcs, 64);
+	Bool found = False;
+	/* The leaf pc is already the call (callstack_caller_context). */
+	for (Int i = 0; i < n && !found; i++) {
+		Int m = frames_of_pc(ep, pcs[i], i == 0, f, FRAMES_PER_PC);
+		if (i == 0)
+			pick = f[0];
+		for (Int j = 0; j < m && !found; j++)
+			if (!frames_library(&f[j])) {
+				pick = f[j];
+				found = True;
+			}
+	}
+	if (n < 1)
+		VG_(snprintf)(name, sizeof(name), "heap from ??");
+	else if (pick.line && pick.file[0])
+		VG_(snprintf)(name, sizeof(name), "heap from %s (%s:%u)", pick.fn,
+			      base_name(pick.file), pick.line);
 	else
-		VG_(snprintf)(name, sizeof(name), "heap from %s", fnc);
+		VG_(snprintf)(name, sizeof(name), "heap from %s", pick.fn);
 	return object_new(OBJ_HEAP, ctx, name, ctx, 0);
 }
 
@@ -407,10 +423,8 @@ static UInt stack_object(Addr fpc)
 	UInt i = (UInt)(fpc ^ (fpc >> 10)) & (PC_CACHE - 1);
 	if (pc_cache[i].obj && pc_cache[i].pc == fpc)
 		return pc_cache[i].obj;
-	const HChar *fn;
-	if (!VG_(get_fnname)(VG_(current_DiEpoch)(), fpc, &fn) || !*fn)
-		fn = "??";
-	HChar name[300];
+	HChar fn[256] = "??", name[300];
+	frames_function(VG_(current_DiEpoch)(), fpc, fn, sizeof(fn));
 	VG_(snprintf)(name, sizeof(name), "stack of %s", fn);
 	Addr key = (Addr)hash_str(name);
 	UInt id = object_find(OBJ_STACK, key);

@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include "callstack.h"
+#include "frames.h"
 
 #include "pub_tool_clientstate.h"
 #include "pub_tool_debuginfo.h"
@@ -90,32 +91,28 @@ static void w_ratio(struct writer *w, ULong num, ULong den)
 
 /* --- frames ------------------------------------------------------------------- */
 
-static void w_frame(struct writer *w, DiEpoch ep, Addr pc, Bool leaf)
+/* The frames of one context pc (frames.h): inlined calls as frames of
+ * their own, a caller shown at its call (return address - 1), as libwitch
+ * records it and `witch report` names it. */
+static void w_frames(struct writer *w, DiEpoch ep, Addr pc, Bool leaf, Bool first)
 {
-	/* A return address points after the call: name the call itself. */
-	Addr at = leaf ? pc : pc - 1;
-	const HChar *s, *dir;
-	UInt line = 0;
-
-	w_put(w, "{\"function\":", 12);
-	w_string(w, VG_(get_fnname)(ep, at, &s) && *s ? s : "??");
-	w_put(w, ",\"file\":", 8);
-	if (VG_(get_filename_linenum)(ep, at, &s, &dir, &line)) {
-		if (dir && *dir && *s != '/') {
-			HChar path[1024];
-			VG_(snprintf)(path, sizeof(path), "%s/%s", dir, s);
-			w_string(w, path);
-		} else {
-			w_string(w, s);
-		}
-	} else {
-		w_string(w, "");
-	}
-	w_printf(w, ",\"line\":%u,\"module\":", line);
-	w_string(w, VG_(get_objname)(ep, at, &s) ? s : "");
+	static struct src_frame f[FRAMES_PER_PC];
+	Addr at = frames_site(pc, leaf);
+	Int n = frames_of_pc(ep, pc, leaf, f, FRAMES_PER_PC);
 	DebugInfo *di = VG_(find_DebugInfo)(ep, at);
-	Addr offset = di ? pc - (Addr)VG_(DebugInfo_get_text_bias)(di) : pc;
-	w_printf(w, ",\"address\":\"0x%lx\",\"offset\":\"0x%lx\"}", pc, offset);
+	Addr offset = di ? at - (Addr)VG_(DebugInfo_get_text_bias)(di) : at;
+
+	for (Int i = 0; i < n; i++) {
+		w_put(w, first && i == 0 ? "{" : ",{", first && i == 0 ? 1 : 2);
+		w_put(w, "\"function\":", 11);
+		w_string(w, f[i].fn);
+		w_put(w, ",\"file\":", 8);
+		w_string(w, f[i].file);
+		w_printf(w, ",\"line\":%u,\"module\":", f[i].line);
+		w_string(w, f[i].obj);
+		w_printf(w, ",\"address\":\"0x%lx\",\"offset\":\"0x%lx\"%s}", at, offset,
+			 f[i].inlined ? ",\"inlined\":true" : "");
+	}
 }
 
 static void w_context(struct writer *w, DiEpoch ep, UInt ctx)
@@ -124,11 +121,8 @@ static void w_context(struct writer *w, DiEpoch ep, UInt ctx)
 	Int n = context_frames(ctx, pcs, MAX_FRAMES);
 
 	w_put(w, "[", 1);
-	for (Int i = 0; i < n; i++) {
-		if (i)
-			w_put(w, ",", 1);
-		w_frame(w, ep, pcs[i], i == 0);
-	}
+	for (Int i = 0; i < n; i++)
+		w_frames(w, ep, pcs[i], i == 0, i == 0);
 	w_put(w, "]", 1);
 }
 

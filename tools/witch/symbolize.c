@@ -346,13 +346,23 @@ static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
 		if (!symname)
 			return -ENOMEM;
 	}
-	line = dwfl_module_getsrc(mod, pc);
+	/*
+	 * libdwfl takes the compile unit whose first range starts below pc,
+	 * and its line table's last row before pc, even when pc is in a gap
+	 * between the unit's ranges (crt1's _start after a main of a few
+	 * bytes in .text.startup): such a pc has no line, as addr2line says.
+	 * A unit that states no ranges is taken at its word (aranges').
+	 */
+	cudie = dwfl_module_addrdie(mod, pc, &bias);
+	if (cudie && (dwarf_hasattr(cudie, DW_AT_ranges) || dwarf_hasattr(cudie, DW_AT_high_pc)) &&
+	    dwarf_haspc(cudie, pc - bias) == 0)
+		cudie = NULL;
+	line = cudie ? dwfl_module_getsrc(mod, pc) : NULL;
 	if (line)
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 	f.file = file ? file : unknown;
 	f.line = file && lineno > 0 ? (unsigned)lineno : 0;
 
-	cudie = dwfl_module_addrdie(mod, pc, &bias);
 	if (cudie)
 		nscopes = dwarf_getscopes(cudie, pc - bias, &scopes);
 	/* nscopes < 0: no usable DWARF here; fall back to the symbol alone. */

@@ -1,0 +1,131 @@
+/* elfsyms: a function's preferred alias from its module's .dynsym; see elfsyms.h. */
+#include "elfsyms.h"
+
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_vki.h"
+
+#include <elf.h>
+
+struct fsym {
+	Addr value;
+	SizeT size;
+	UInt name;	/* offset in strtab */
+	UChar bind;
+};
+
+struct module_syms {
+	HChar *path;
+	struct fsym *syms;
+	UInt n;
+	HChar *strtab;
+	SizeT strsize;
+};
+
+#define MAX_MODULES 128
+static struct module_syms mods[MAX_MODULES];
+static UInt nmods;
+
+static Bool read_at(Int fd, Off64T off, void *buf, SizeT len)
+{
+	if (VG_(lseek)(fd, off, VKI_SEEK_SET) != off)
+		return False;
+	for (SizeT done = 0; done < len;) {
+		Int n = VG_(read)(fd, (HChar *)buf + done, (Int)(len - done));
+		if (n <= 0)
+			return False;
+		done += (SizeT)n;
+	}
+	return True;
+}
+
+/* The FUNC symbols of path's .dynsym and their names; m->n = 0 when it
+ * has none or cannot be read (names are then Valgrind's). */
+static void load(struct module_syms *m, const HChar *path)
+{
+	m->path = VG_(strdup)("oracle.elfsyms.path", path);
+	SysRes sr = VG_(open)(path, VKI_O_RDONLY, 0);
+	if (sr_isError(sr))
+		return;
+	Int fd = (Int)sr_Res(sr);
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	Elf64_Sym *raw = NULL;
+	if (!read_at(fd, 0, &eh, sizeof(eh)) || VG_(memcmp)(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh.e_shnum == 0 || eh.e_shnum > 4096)
+		goto out;
+	sh = VG_(malloc)("oracle.elfsyms.sh", eh.e_shnum * sizeof(*sh));
+	if (!read_at(fd, (Off64T)eh.e_shoff, sh, eh.e_shnum * sizeof(*sh)))
+		goto out;
+	for (UInt i = 0; i < eh.e_shnum; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh.e_shnum ||
+		    sh[i].sh_entsize != sizeof(Elf64_Sym))
+			continue;
+		const Elf64_Shdr *str = &sh[sh[i].sh_link];
+		UInt count = (UInt)(sh[i].sh_size / sizeof(Elf64_Sym));
+		raw = VG_(malloc)("oracle.elfsyms.raw", (count + 1) * sizeof(*raw));
+		m->strtab = VG_(malloc)("oracle.elfsyms.str", str->sh_size + 1);
+		if (!read_at(fd, (Off64T)sh[i].sh_offset, raw, count * sizeof(*raw)) ||
+		    !read_at(fd, (Off64T)str->sh_offset, m->strtab, str->sh_size)) {
+			VG_(free)(m->strtab);
+			m->strtab = NULL;
+			break;
+		}
+		m->strtab[str->sh_size] = 0;
+		m->strsize = str->sh_size;
+		m->syms = VG_(malloc)("oracle.elfsyms.syms", (count + 1) * sizeof(*m->syms));
+		for (UInt k = 0; k < count; k++)
+			if (ELF64_ST_TYPE(raw[k].st_info) == STT_FUNC && raw[k].st_value &&
+			    raw[k].st_name < str->sh_size)
+				m->syms[m->n++] = (struct fsym){ raw[k].st_value, raw[k].st_size,
+								 raw[k].st_name,
+								 ELF64_ST_BIND(raw[k].st_info) };
+		break;
+	}
+out:
+	if (raw)
+		VG_(free)(raw);
+	if (sh)
+		VG_(free)(sh);
+	VG_(close)(fd);
+}
+
+static const struct module_syms *module(const HChar *path)
+{
+	for (UInt i = 0; i < nmods; i++)
+		if (!VG_(strcmp)(mods[i].path, path))
+			return &mods[i];
+	if (nmods == MAX_MODULES)
+		return NULL;
+	load(&mods[nmods], path);
+	return &mods[nmods++];
+}
+
+void elfsyms_prefer(const HChar *obj, Addr vaddr, HChar *fn, SizeT size)
+{
+	if (!obj || !*obj || !*fn)
+		return;
+	const struct module_syms *m = module(obj);
+	if (!m || !m->n)
+		return;
+	/* The function holding vaddr whose name is fn: its start. */
+	const struct fsym *mine = NULL;
+	for (UInt i = 0; i < m->n && !mine; i++) {
+		const struct fsym *s = &m->syms[i];
+		if (s->value <= vaddr && vaddr < s->value + (s->size ? s->size : 1) &&
+		    !VG_(strcmp)(m->strtab + s->name, fn))
+			mine = s;
+	}
+	if (!mine || mine->bind == STB_GLOBAL)
+		return;
+	for (UInt i = 0; i < m->n; i++) {
+		const struct fsym *s = &m->syms[i];
+		if (s->value == mine->value && s->bind == STB_GLOBAL) {
+			VG_(strncpy)(fn, m->strtab + s->name, size - 1);
+			fn[size - 1] = 0;
+			return;
+		}
+	}
+}

@@ -1,0 +1,20 @@
+/* elfsyms: which of a function's aliases names it, as libdwfl (witch
+ * report) and perf pick: the global symbol over a weak one.  glibc
+ * exports most of its functions twice, a global __snprintf and a weak
+ * snprintf at one address; Valgrind's own choice (snprintf) would name the
+ * same frames differently on the two sides.  Read once per module from
+ * its .dynsym (the aliases are the exported names).
+ *
+ *   void elfsyms_prefer(const HChar *obj, Addr vaddr, HChar *fn, SizeT size);
+ *          fn (Valgrind's name of the function at file address vaddr of
+ *          module obj) becomes the global alias at the same address, if
+ *          fn is a weak one and there is one; else it is left alone
+ */
+#ifndef ORACLE_ELFSYMS_H
+#define ORACLE_ELFSYMS_H
+
+#include "pub_tool_basics.h"
+
+void elfsyms_prefer(const HChar *obj, Addr vaddr, HChar *fn, SizeT size);
+
+#endif
