@@ -1,18 +1,16 @@
 /* heap: live heap blocks and their allocation sites (see heap.h). */
 #include "witch/heap.h"
+#include "witch/heap_sites.h"
 #include "witch/export.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <unwind.h>
 
 /* The C library's allocator under its own names: no dlsym (which may
  * allocate) and the same functions malloc_usable_size knows. */
@@ -52,43 +50,6 @@ struct heap_entry {
 	uint64_t val;
 };
 
-/* ---- the site table: insert-only, slot i is site i + 1 ---- */
-#define HEAP_SITE_PROBES 64
-#define HEAP_SITE_BUSY 1ull
-
-struct heap_site {
-	uint64_t state; /* 0 free, 1 being written, else the path's hash | 2 */
-	uint32_t n;
-	uint32_t pad;
-	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
-};
-
-/* ---- per-thread site caches ----
- * (return address, CFA of the interposer) -> site, valid while the return
- * addresses in the cached path's stack slots hash as they did: the same
- * callers at the same depths.  4-way sets, one 64-byte line an entry. */
-#define HEAP_CACHE_SETS 64
-#define HEAP_CACHE_WAYS 4
-#define HEAP_CACHE_RETIRED ((struct heap_cache *)1)
-
-struct heap_centry {
-	uint64_t ret, cfa;
-	uint64_t check;	/* hash of the slots' return addresses */
-	uint32_t site;
-	uint8_t n;	/* frames; n - 1 slots checked */
-	uint8_t pad[3];
-	uint16_t off[HEAP_SITE_MAX_DEPTH - 1]; /* (slot - cfa) / 8 */
-	uint16_t pad2;
-};
-
-struct heap_cache {
-	uint32_t used;
-	uint32_t pad;
-	uint64_t tracked, untracked, dropped; /* this slot's threads' counts */
-	uint8_t next[HEAP_CACHE_SETS];	      /* the way a set replaces next */
-	struct heap_centry e[HEAP_CACHE_SETS][HEAP_CACHE_WAYS];
-};
-
 static int heap_on; /* set once by heap_init */
 static uint64_t heap_period = HEAP_SAMPLE_BYTES;
 /* Tracked blocks per hash of their start: free looks in the table only
@@ -96,21 +57,15 @@ static uint64_t heap_period = HEAP_SAMPLE_BYTES;
 #define HEAP_FILTER (1u << 16)
 static uint32_t *heap_filter;
 static struct heap_entry *heap_blocks;
-static struct heap_site *heap_sites;
-static struct heap_cache *heap_caches;
 static uint32_t heap_levels_used; /* bit L: level L ever held a block */
 static uint64_t heap_text_lo, heap_text_hi;
-static pthread_key_t heap_key;
-static uint64_t heap_nsites, heap_reserved;
-/* Counts of threads without a cache. */
-static uint64_t heap_g_tracked, heap_g_untracked, heap_g_dropped;
+static uint64_t heap_reserved;
 
 static __thread int heap_busy __attribute__((tls_model("initial-exec")));
 static __thread int64_t heap_left __attribute__((tls_model("initial-exec"))); /* bytes to the next sample */
 static __thread uint64_t heap_rng __attribute__((tls_model("initial-exec")));
 #define HEAP_FIRST_BLOCKS 32
 static __thread uint8_t heap_seen[256] __attribute__((tls_model("initial-exec"))); /* blocks by call site */
-static __thread struct heap_cache *heap_tcache __attribute__((tls_model("initial-exec")));
 
 /* ---- raw system calls: mmap and friends are interposed here, and
  * libwitch's syscall() is too ---- */
@@ -165,19 +120,6 @@ static inline uint32_t heap_slot(unsigned level, uint64_t gran)
 static inline struct heap_entry *heap_at(uint32_t idx, unsigned i)
 {
 	return &heap_blocks[(idx + i) & (HEAP_BLOCK_SLOTS - 1)];
-}
-
-static void heap_count(int tracked)
-{
-	struct heap_cache *c = heap_tcache;
-	if (c && c != HEAP_CACHE_RETIRED) {
-		if (tracked)
-			c->tracked++;
-		else
-			c->untracked++;
-		return;
-	}
-	__atomic_add_fetch(tracked ? &heap_g_tracked : &heap_g_untracked, 1, __ATOMIC_RELAXED);
 }
 
 /* Publish one entry under (level, granule).  A stale entry of the same
@@ -314,192 +256,6 @@ int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size)
 	return heap_lookup_sampled(addr, site, start, size, &per);
 }
 
-/* ---- sites ---- */
-static uint64_t heap_path_hash(const uint64_t *pcs, int n)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)n;
-	for (int i = 0; i < n; i++) {
-		h ^= pcs[i];
-		h *= 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	return h;
-}
-
-/* The site of a path, interned; 0 when the table has no room. */
-static uint32_t heap_intern(const uint64_t *pcs, int n)
-{
-	uint64_t h = heap_path_hash(pcs, n);
-	uint64_t want = (h & ~3ull) | 2;
-	for (unsigned p = 0; p < HEAP_SITE_PROBES; p++) {
-		uint32_t i = (uint32_t)(h + p) & (HEAP_SITES - 1);
-		struct heap_site *s = &heap_sites[i];
-		uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-		/* Another thread is writing it: a few pcs, wait (bounded: the
-		 * writer may be a thread a fork left behind). */
-		for (unsigned spin = 0; st == HEAP_SITE_BUSY && spin < (1u << 16); spin++) {
-			__builtin_ia32_pause();
-			st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-		}
-		if (st == 0) {
-			if (!__atomic_compare_exchange_n(&s->state, &st, HEAP_SITE_BUSY, 0,
-							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-				p--; /* look at this slot again */
-				continue;
-			}
-			s->n = (uint32_t)n;
-			memcpy(s->pcs, pcs, (size_t)n * sizeof(*pcs));
-			__atomic_store_n(&s->state, want, __ATOMIC_RELEASE);
-			__atomic_add_fetch(&heap_nsites, 1, __ATOMIC_RELAXED);
-			return i + 1;
-		}
-		if (st == want && s->n == (uint32_t)n && memcmp(s->pcs, pcs, (size_t)n * sizeof(*pcs)) == 0)
-			return i + 1;
-	}
-	return 0;
-}
-
-int heap_site_path(uint32_t site, uint64_t *pcs, int max)
-{
-	if (!heap_sites || site == 0 || site > HEAP_SITES || max < 1)
-		return -ENOENT;
-	const struct heap_site *s = &heap_sites[site - 1];
-	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) <= HEAP_SITE_BUSY)
-		return -ENOENT;
-	int n = (int)s->n < max ? (int)s->n : max;
-	for (int i = 0; i < n; i++)
-		pcs[i] = s->pcs[i];
-	return n;
-}
-
-/* ---- the unwind, once per (call site, callers, depth, thread) ----
- * With libgcc's unwinder, not libunwind: it shares no state with the
- * handlers' libunwind (no signals to hold off, which costs two system
- * calls), and finds unwind tables lock-free (_dl_find_object), so a malloc
- * under the dynamic loader's lock unwinds too. */
-/* libgcc's own, by dlopen: libunwind, which libwitch links, exports
- * functions of the same names. */
-typedef _Unwind_Reason_Code (*heap_backtrace_fn)(_Unwind_Trace_Fn, void *);
-static heap_backtrace_fn heap_backtrace;
-static _Unwind_Ptr (*heap_get_ip_info)(struct _Unwind_Context *, int *);
-static _Unwind_Word (*heap_get_cfa)(struct _Unwind_Context *);
-
-static int heap_unwinder_init(void)
-{
-	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!gcc)
-		return -ENOENT;
-	heap_get_ip_info = (_Unwind_Ptr(*)(struct _Unwind_Context *, int *))dlsym(gcc, "_Unwind_GetIPInfo");
-	heap_get_cfa = (_Unwind_Word(*)(struct _Unwind_Context *))dlsym(gcc, "_Unwind_GetCFA");
-	heap_backtrace = (heap_backtrace_fn)dlsym(gcc, "_Unwind_Backtrace");
-	return heap_get_ip_info && heap_get_cfa && heap_backtrace ? 0 : -ENOENT;
-}
-
-struct heap_walk {
-	uint64_t ret;	   /* the interposer's return address */
-	int skipped, found, n, signal_frame;
-	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
-	uint64_t slot[HEAP_SITE_MAX_DEPTH]; /* where each frame's pc + 1 was read */
-};
-
-static _Unwind_Reason_Code heap_walk_frame(struct _Unwind_Context *ctx, void *arg)
-{
-	struct heap_walk *w = arg;
-	int before = 0;
-	uint64_t ip = heap_get_ip_info(ctx, &before);
-	if (!w->found && ip != w->ret)
-		return ++w->skipped < 8 ? _URC_NO_REASON : _URC_END_OF_STACK;
-	w->found = 1;
-	if (ip == 0)
-		return _URC_END_OF_STACK;
-	w->pcs[w->n] = before ? ip : ip - 1;
-	/* libgcc's "CFA" of a frame is its callee's: the stack pointer at
-	 * the call, just above the return address the call pushed. */
-	w->slot[w->n] = heap_get_cfa(ctx) - 8;
-	w->signal_frame |= before;
-	return ++w->n < HEAP_SITE_MAX_DEPTH ? _URC_NO_REASON : _URC_END_OF_STACK;
-}
-
-/* The i-th slot's part of the check: independent multiplies, so the
- * cached path's check costs a few cycles a frame. */
-static inline uint64_t heap_check_part(unsigned i, uint64_t v)
-{
-	uint64_t m = 0x9E3779B97F4A7C15ull + 2 * (uint64_t)i;
-	return (v ^ (v >> 29)) * m;
-}
-
-static void heap_cache_release(void *arg)
-{
-	struct heap_cache *c = arg;
-	heap_tcache = HEAP_CACHE_RETIRED; /* frees after this go uncached */
-	if (c && c != HEAP_CACHE_RETIRED)
-		__atomic_store_n(&c->used, 0, __ATOMIC_RELEASE);
-}
-
-static struct heap_cache *heap_cache_get(void)
-{
-	struct heap_cache *c = heap_tcache;
-	if (c)
-		return c == HEAP_CACHE_RETIRED ? NULL : c;
-	for (unsigned i = 0; i < HEAP_CACHES; i++) {
-		uint32_t free_ = 0;
-		c = &heap_caches[i];
-		if (__atomic_load_n(&c->used, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_compare_exchange_n(&c->used, &free_, 1, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED)) {
-			memset(c->e, 0, sizeof(c->e));
-			heap_tcache = c;
-			pthread_setspecific(heap_key, c);
-			return c;
-		}
-	}
-	heap_tcache = HEAP_CACHE_RETIRED;
-	return NULL;
-}
-
-/* The site of the current allocation, from the thread's cache or an
- * unwind; 0 when it is past the site table's cap. */
-static uint32_t heap_site_of(uint64_t ret, uint64_t cfa)
-{
-	struct heap_cache *c = heap_cache_get();
-	unsigned set = 0;
-	if (c) {
-		set = (unsigned)(((ret ^ (cfa << 7)) * 0x9E3779B97F4A7C15ull) >> (64 - 6));
-		for (unsigned w = 0; w < HEAP_CACHE_WAYS; w++) {
-			const struct heap_centry *ce = &c->e[set][w];
-			if (ce->ret != ret || ce->cfa != cfa)
-				continue;
-			uint64_t h = 0;
-			for (unsigned i = 0; i + 1 < ce->n; i++)
-				h ^= heap_check_part(i, *(const uint64_t *)(uintptr_t)(cfa + 8u * ce->off[i]));
-			if (h == ce->check)
-				return ce->site;
-		}
-	}
-	struct heap_walk w = {.ret = ret};
-	heap_backtrace(heap_walk_frame, &w);
-	if (w.n == 0) { /* no unwind: the call site alone */
-		w.pcs[0] = ret - 1;
-		w.n = 1;
-	}
-	uint32_t site = heap_intern(w.pcs, w.n);
-	/* Cached only when the slots are found again from the interposer's
-	 * CFA (no signal frame between, no stack switch). */
-	if (!c || w.signal_frame || w.slot[0] + 8 != cfa)
-		return site;
-	struct heap_centry e = {.ret = ret, .cfa = cfa, .site = site, .n = (uint8_t)w.n};
-	for (int i = 1; i < w.n; i++) {
-		uint64_t off = (w.slot[i] - cfa) / 8;
-		if (w.slot[i] < cfa || (w.slot[i] - cfa) % 8 || off > UINT16_MAX)
-			return site;
-		e.off[i - 1] = (uint16_t)off;
-		e.check ^= heap_check_part((unsigned)i - 1, w.pcs[i] + 1);
-	}
-	unsigned way = c->next[set]++ % HEAP_CACHE_WAYS;
-	c->e[set][way] = e;
-	return site;
-}
-
 /* Record a new block (span: the size its removal will compute). */
 __attribute__((noinline)) static void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
 					       uint64_t cfa, uint64_t bits)
@@ -509,17 +265,8 @@ __attribute__((noinline)) static void heap_add(void *p, uint64_t size, uint64_t 
 	if (ret >= heap_text_lo && ret < heap_text_hi)
 		return; /* the runtime's own */
 	heap_busy = 1;
-	uint32_t site = heap_site_of(ret, cfa);
-	if (site == 0) {
-		struct heap_cache *c = heap_tcache;
-		if (c && c != HEAP_CACHE_RETIRED)
-			c->dropped++;
-		else
-			__atomic_add_fetch(&heap_g_dropped, 1, __ATOMIC_RELAXED);
-		heap_count(0);
-	} else {
-		heap_count(heap_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0);
-	}
+	uint32_t site = heap_sites_find(ret, cfa);
+	heap_sites_count(site != 0 && heap_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0);
 	heap_busy = 0;
 }
 
@@ -825,17 +572,12 @@ int heap_init(void)
 {
 	if (__atomic_load_n(&heap_on, __ATOMIC_ACQUIRE))
 		return 0;
-	int rc = heap_unwinder_init();
+	int rc = heap_sites_init();
 	if (rc < 0)
 		return rc;
-	rc = pthread_key_create(&heap_key, heap_cache_release);
-	if (rc != 0)
-		return -rc;
 	heap_blocks = heap_map(sizeof(struct heap_entry) * HEAP_BLOCK_SLOTS);
-	heap_sites = heap_map(sizeof(struct heap_site) * HEAP_SITES);
-	heap_caches = heap_map(sizeof(struct heap_cache) * HEAP_CACHES);
 	heap_filter = heap_map(sizeof(uint32_t) * HEAP_FILTER);
-	if (!heap_blocks || !heap_sites || !heap_caches || !heap_filter)
+	if (!heap_blocks || !heap_filter)
 		return -ENOMEM;
 	__atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
 	return 0;
@@ -859,18 +601,14 @@ void heap_set_runtime_text(uint64_t lo, uint64_t hi)
 
 void heap_get_stats(struct heap_stats *st)
 {
+	struct heap_sites_stats ss;
+	heap_sites_get_stats(&ss);
 	memset(st, 0, sizeof(*st));
-	st->blocks_tracked = __atomic_load_n(&heap_g_tracked, __ATOMIC_RELAXED);
-	st->blocks_untracked = __atomic_load_n(&heap_g_untracked, __ATOMIC_RELAXED);
-	st->sites_dropped = __atomic_load_n(&heap_g_dropped, __ATOMIC_RELAXED);
-	for (unsigned i = 0; heap_caches && i < HEAP_CACHES; i++) {
-		const struct heap_cache *c = &heap_caches[i];
-		st->blocks_tracked += __atomic_load_n(&c->tracked, __ATOMIC_RELAXED);
-		st->blocks_untracked += __atomic_load_n(&c->untracked, __ATOMIC_RELAXED);
-		st->sites_dropped += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
-	}
-	st->sites = __atomic_load_n(&heap_nsites, __ATOMIC_RELAXED);
-	st->bytes_reserved = heap_reserved;
+	st->blocks_tracked = ss.tracked;
+	st->blocks_untracked = ss.untracked;
+	st->sites = ss.sites;
+	st->sites_dropped = ss.dropped;
+	st->bytes_reserved = heap_reserved + ss.bytes_reserved;
 }
 
 /* Lock-free: nothing to hold across fork. */
@@ -883,7 +621,7 @@ void heap_postfork_parent(void)
 }
 
 /* The parent's other threads are gone: their half-written slots are
- * freed and their caches returned to the pool. */
+ * freed (the sites' and caches': heap_sites_postfork_child). */
 void heap_postfork_child(void)
 {
 	if (!__atomic_load_n(&heap_on, __ATOMIC_ACQUIRE))
@@ -893,10 +631,4 @@ void heap_postfork_child(void)
 		if ((k & HEAP_START_MASK) == HEAP_BUSY)
 			heap_blocks[i].key = k & ~HEAP_START_MASK;
 	}
-	for (uint32_t i = 0; i < HEAP_SITES; i++)
-		if (heap_sites[i].state == HEAP_SITE_BUSY)
-			heap_sites[i].state = 0;
-	for (uint32_t i = 0; i < HEAP_CACHES; i++)
-		if (&heap_caches[i] != heap_tcache)
-			heap_caches[i].used = 0;
 }

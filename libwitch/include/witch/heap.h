@@ -20,29 +20,21 @@
  * call site (per thread) are sampled by bytes: one in about
  * HEAP_SAMPLE_BYTES / size is tracked (heap_lookup_sampled says which),
  * the others cost a countdown, and their free a look at a counting
- * filter.  A tracked block's site is
- * found by libgcc's unwinder once per thread, call site, callers and
- * stack depth; a per-thread 4-way cache keyed by (return address, stack
- * pointer) answers the repeats after checking a hash of the return
- * addresses in the cached path's stack slots (exact for frames of fixed
- * size; a frame that moves its stack by alloca between two calls with the
- * same callers may be taken for the cached one).  Off (WITCH_OBJECTS=0, or
- * before heap_init) each interposer is one branch and a tail call.
- * Measured by bench/heap_cost.py (bench/results/heap_cost.md).
+ * filter.  A tracked block's site comes from heap_sites (heap_sites.h: an
+ * unwind once per thread, call site, callers and stack depth, a
+ * per-thread cache for the repeats).  Off (WITCH_OBJECTS=0, or before
+ * heap_init) each interposer is one branch and a tail call.  Measured by
+ * bench/heap_cost.py (bench/results/heap_cost.md).
  *
  * Memory, preallocated by heap_init (mmap, MAP_NORESERVE):
  *   blocks  HEAP_BLOCK_SLOTS entries of 16 B: 1 MiB.  A block has one or
  *           two entries (the granules it touches), so ~40,000 live tracked
  *           blocks fit; past that (or when a hash window of 16 is full)
  *           new blocks are untracked and counted.
- *   sites   HEAP_SITES paths of 16 frames: 4096 x 144 B = 576 KiB.  Past
- *           it, blocks from new sites are untracked, counted in
- *           sites_dropped.
  *   filter  65,536 counters: 256 KiB.
- *   caches  HEAP_CACHES per-thread site caches of 256 entries, 16.5 KiB
- *           each (2.1 MiB reserved, touched by the threads that allocate,
- *           returned at thread exit); threads past it unwind at each
- *           tracked allocation.
+ *   and heap_sites' tables (576 KiB of sites, 2.1 MiB of thread caches
+ *   reserved; heap_sites.h).  Blocks from new sites past the site table
+ *   are untracked, counted in sites_dropped.
  *
  * Races: a handler may look up a block another thread is freeing; it gets
  * the block as it was a moment ago (benign: the sample was taken then).
@@ -55,10 +47,7 @@
 
 #include <stdint.h>
 
-#define HEAP_SITE_MAX_DEPTH 16
 #define HEAP_BLOCK_SLOTS (1u << 16)
-#define HEAP_SITES 4096u
-#define HEAP_CACHES 128u
 /* Blocks smaller than this are sampled (see heap_sample_bytes). */
 #define HEAP_SAMPLE_BYTES 4096u
 
@@ -78,11 +67,6 @@ int heap_init(void);
  * when no tracked block holds it.  Async-signal-safe and lock-free (may run
  * in a signal handler that interrupted malloc/free in the same thread). */
 int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size);
-/* A site's allocation context, leaf first: pcs[0] is the program's call of
- * the allocator (return address minus one), then its callers; no libwitch
- * frames.  Returns the frame count (>= 1, at most max) or -ENOENT.
- * Read-only, async-signal-safe. */
-int heap_site_path(uint32_t site, uint64_t *pcs, int max);
 void heap_get_stats(struct heap_stats *s);
 /* As heap_lookup, and *per: how many blocks of its site the block stands
  * for, 1 or, when it was tracked by sampling, heap_sample_bytes() / size
