@@ -31,7 +31,9 @@ extern void *__libc_pvalloc(size_t);
  * an interior address finds its block by one hash window per level.
  *
  * An entry is two words: key = generation(16) | start(48), start 0 free
- * and 1 being written; val = site(24) | mmap(1) | sampled(1) | size(38).  Writers
+ * and 1 being written; val = site(24) | mmap(1) | sampled(1) | size(38),
+ * where a sampled block's size(38) is points(14) | size(24) (points: the
+ * sample bytes that fell in it, >= 1).  Writers
  * claim a free slot by CAS (generation + 1), write val, publish key with
  * release; readers read key, val, key and keep the entry only when the
  * two keys agree. */
@@ -42,6 +44,10 @@ extern void *__libc_pvalloc(size_t);
 #define HEAP_BUSY 1ull
 #define HEAP_SIZE_MASK ((1ull << 38) - 1)
 #define HEAP_SAMPLED_BIT (1ull << 38) /* tracked by the byte sampling */
+#define HEAP_SMALL_MASK ((1ull << 24) - 1) /* a sampled block's size */
+#define HEAP_POINTS_SHIFT 24
+#define HEAP_POINTS_MAX ((1ull << 14) - 1)
+#define HEAP_PERIOD_MAX HEAP_SMALL_MASK
 #define HEAP_MMAP_BIT (1ull << 39)
 #define HEAP_SITE_SHIFT 40
 
@@ -54,18 +60,31 @@ static int heap_on; /* set once by heap_init */
 static uint64_t heap_period = HEAP_SAMPLE_BYTES;
 /* Tracked blocks per hash of their start: free looks in the table only
  * when its block's count is not 0 (most small blocks are sampled out). */
-#define HEAP_FILTER (1u << 16)
-static uint32_t *heap_filter;
+#define HEAP_FILTER_BITS 18
+#define HEAP_FILTER_FULL 255 /* a saturated counter stays so */
+static uint8_t *heap_filter;
 static struct heap_entry *heap_blocks;
 static uint32_t heap_levels_used; /* bit L: level L ever held a block */
 static uint64_t heap_text_lo, heap_text_hi;
 static uint64_t heap_reserved;
 
-static __thread int heap_busy __attribute__((tls_model("initial-exec")));
-static __thread int64_t heap_left __attribute__((tls_model("initial-exec"))); /* bytes to the next sample */
-static __thread uint64_t heap_rng __attribute__((tls_model("initial-exec")));
 #define HEAP_FIRST_BLOCKS 32
-static __thread uint8_t heap_seen[256] __attribute__((tls_model("initial-exec"))); /* blocks by call site */
+#define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+/* A thread's sampling state, one TLS block (one TLS address on a fast
+ * path).  The bytes to the next sample byte are fast + rest, fast being
+ * at most heap_period (>= 1): a block smaller than fast is small and has
+ * no sample byte.  Kept as neg = -fast (mod 2^64), so that one addition's
+ * carry tells (HEAP_SKIP); it starts at ~0 (fast 1, no draw yet). */
+struct heap_thread {
+	uint64_t neg;
+	uint64_t rest;
+	uint64_t rng;
+	int busy;
+	int pad;
+	uint8_t seen[256]; /* blocks by call site (its return address's low byte) */
+};
+static __thread struct heap_thread heap_me
+	__attribute__((tls_model("initial-exec"))) = {.neg = ~0ull};
 
 /* ---- raw system calls: mmap and friends are interposed here, and
  * libwitch's syscall() is too ---- */
@@ -162,9 +181,41 @@ static uint64_t heap_take(unsigned level, uint64_t gran, uint64_t start)
 	return 0;
 }
 
-static inline uint32_t *heap_filter_of(uint64_t start)
+/* A tracked block's size (a sampled one's carries its points above). */
+static inline uint64_t heap_val_size(uint64_t v)
 {
-	return &heap_filter[((start >> 4) * 0x9E3779B97F4A7C15ull) >> 48];
+	return v & (v & HEAP_SAMPLED_BIT ? HEAP_SMALL_MASK : HEAP_SIZE_MASK);
+}
+
+/* Its flags (and points) but size and site. */
+static inline uint64_t heap_val_bits(uint64_t v)
+{
+	return (v & ((1ull << HEAP_SITE_SHIFT) - 1)) - heap_val_size(v);
+}
+
+/* The counting filter: tracked blocks by a hash of their start, so that
+ * most frees (of blocks never tracked) look at one byte. */
+static inline uint8_t *heap_filter_of(uint64_t start)
+{
+	/* Knuth's multiplicative hash of the low 32 bits (one imul by an
+	 * immediate; blocks 4 GiB apart share a counter). */
+	return &heap_filter[((uint32_t)start * 0x9E3779B1u) >> (32 - HEAP_FILTER_BITS)];
+}
+
+static void heap_filter_add(uint64_t start, int d)
+{
+	uint8_t *f = heap_filter_of(start);
+	uint8_t c = __atomic_load_n(f, __ATOMIC_RELAXED);
+	do {
+		if (c == HEAP_FILTER_FULL || (d < 0 && c == 0))
+			return;
+	} while (!__atomic_compare_exchange_n(f, &c, (uint8_t)(c + d), 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+}
+
+static inline int heap_filter_has(const void *p)
+{
+	return __atomic_load_n(heap_filter_of((uint64_t)(uintptr_t)p), __ATOMIC_RELAXED) != 0;
 }
 
 /* Record [start, start + size) with its site under the level of `span`
@@ -186,7 +237,7 @@ static int heap_insert(uint64_t start, uint64_t size, uint64_t span, uint32_t si
 		heap_take(level, g0, start);
 		return -ENOSPC;
 	}
-	__atomic_add_fetch(heap_filter_of(start), 1, __ATOMIC_RELAXED);
+	heap_filter_add(start, 1);
 	return 0;
 }
 
@@ -200,10 +251,10 @@ static uint64_t heap_remove(uint64_t start, uint64_t span)
 	unsigned sh = heap_shift(level);
 	uint64_t v = heap_take(level, start >> sh, start);
 	if (v) {
-		uint64_t size = v & HEAP_SIZE_MASK;
+		uint64_t size = heap_val_size(v);
 		if (((start + size - 1) >> sh) != (start >> sh))
 			heap_take(level, (start + size - 1) >> sh, start);
-		__atomic_sub_fetch(heap_filter_of(start), 1, __ATOMIC_RELAXED);
+		heap_filter_add(start, -1);
 	}
 	return v;
 }
@@ -227,7 +278,7 @@ static int heap_find(uint64_t addr, int maps_only, uint64_t *start, uint64_t *va
 			uint64_t v = __atomic_load_n(&e->val, __ATOMIC_ACQUIRE);
 			if (__atomic_load_n(&e->key, __ATOMIC_ACQUIRE) != k)
 				continue; /* rewritten meanwhile */
-			if (addr - s >= (v & HEAP_SIZE_MASK) || (maps_only && !(v & HEAP_MMAP_BIT)))
+			if (addr - s >= heap_val_size(v) || (maps_only && !(v & HEAP_MMAP_BIT)))
 				continue;
 			*start = s;
 			*val = v;
@@ -245,8 +296,11 @@ int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t
 		return -ENOENT;
 	*site = (uint32_t)(v >> HEAP_SITE_SHIFT);
 	*start = s;
-	*size = v & HEAP_SIZE_MASK;
-	*per = (v & HEAP_SAMPLED_BIT) && *size < heap_period ? (double)heap_period / (double)*size : 1;
+	*size = heap_val_size(v);
+	*per = 1;
+	if ((v & HEAP_SAMPLED_BIT) && *size < heap_period)
+		*per = (double)((v & HEAP_SIZE_MASK) >> HEAP_POINTS_SHIFT) * (double)heap_period /
+		       (double)*size;
 	return 0;
 }
 
@@ -257,52 +311,97 @@ int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size)
 }
 
 /* Record a new block (span: the size its removal will compute). */
-__attribute__((noinline)) static void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
-					       uint64_t cfa, uint64_t bits)
+static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
+			    uint64_t cfa, uint64_t bits)
 {
-	if (heap_busy || size == 0)
+	if (heap_me.busy || size == 0)
 		return;
 	if (ret >= heap_text_lo && ret < heap_text_hi)
 		return; /* the runtime's own */
-	heap_busy = 1;
+	heap_me.busy = 1;
 	uint32_t site = heap_sites_find(ret, cfa);
 	heap_sites_count(site != 0 && heap_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0);
-	heap_busy = 0;
+	heap_me.busy = 0;
 }
 
 /* The next byte count between samples: uniform in [1, 2 period). */
-__attribute__((noinline)) static int64_t heap_draw(void)
+static uint64_t heap_draw(void)
 {
-	uint64_t x = heap_rng ? heap_rng : (uint64_t)(uintptr_t)&heap_rng * 0x9E3779B97F4A7C15ull;
+	uint64_t x = heap_me.rng ? heap_me.rng : (uint64_t)(uintptr_t)&heap_me * 0x9E3779B97F4A7C15ull;
 	x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-	heap_rng = x;
-	return (int64_t)(1 + x % (2 * heap_period));
+	heap_me.rng = x;
+	return 1 + x % (2 * heap_period);
+}
+
+/* Count a block of `size` bytes down: the sample bytes that fall in it
+ * (0: none).  A thread's first gap starts at a random point of a gap (the
+ * smaller of two draws: the residual of uniform gaps), so the countdown
+ * is stationary from the start and a block of n bytes holds n / period
+ * sample bytes on average, exactly. */
+__attribute__((noinline)) static uint64_t heap_count_down(uint64_t size)
+{
+	uint64_t left = -heap_me.neg + heap_me.rest, k = 0;
+	if (heap_me.rng == 0) {
+		uint64_t a = heap_draw(), b = heap_draw();
+		left = a < b ? a : b;
+	}
+	while (left <= size) {
+		left += heap_draw();
+		k++;
+	}
+	left -= size;
+	uint64_t fast = left < heap_period ? left : heap_period;
+	heap_me.neg = -fast;
+	heap_me.rest = left - fast;
+	return k;
+}
+
+/* The common case, decided before the C library is called: a block past
+ * its call site's first ones (per thread) and smaller than the fast
+ * countdown (so small, with no sample byte) is counted down, untracked.
+ * The countdown is taken first (an addition whose carry decides): when
+ * HEAP_SKIP says no, the caller's slow path gives it back (heap_unskip)
+ * before deciding again. */
+static inline int heap_skip_bytes(uint64_t n)
+{
+	return !__builtin_expect(__builtin_add_overflow(heap_me.neg, n, &heap_me.neg), 0);
+}
+
+static inline int heap_skip_site(uint8_t ret_low)
+{
+	return __builtin_expect(heap_me.seen[ret_low] >= HEAP_FIRST_BLOCKS, 1);
+}
+
+/* In an interposer (its return address). */
+#define HEAP_SKIP(n) (heap_skip_bytes(n) && heap_skip_site((uint8_t)HEAP_RET()))
+
+static inline void heap_unskip(uint64_t n)
+{
+	heap_me.neg -= n;
 }
 
 /* Blocks of heap_period bytes and more are all recorded, and so are the
  * first HEAP_FIRST_BLOCKS of each call site (by return address, per
  * thread: a site that allocates rarely is seen whole); past those, small
- * ones when a sample byte, one every heap_period bytes on average, falls
- * in them (so with probability ~ size / period). */
+ * ones in which sample bytes, one every heap_period bytes on average,
+ * fall: k of them with E[k] = size / period, so a block weighed k period
+ * / size (heap_lookup_sampled) estimates its site's blocks unbiased.
+ * HEAP_SKIP has decided the common case before. */
 static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t cfa)
 {
 	uint64_t bits = 0;
 	if (!p)
 		return;
 	if (size < heap_period) {
-		uint8_t *seen = &heap_seen[((ret >> 2) * 0x9E3779B97F4A7C15ull) >> 56];
+		uint8_t *seen = &heap_me.seen[(uint8_t)ret];
 		if (*seen < HEAP_FIRST_BLOCKS) {
 			++*seen;
 		} else {
-			int64_t left = heap_left - (int64_t)size;
-			if (left > 0) {
-				heap_left = left;
+			uint64_t k = heap_count_down(size);
+			if (k == 0)
 				return;
-			}
-			while (left <= 0)
-				left += heap_draw();
-			heap_left = left;
-			bits = HEAP_SAMPLED_BIT;
+			k = k < HEAP_POINTS_MAX ? k : HEAP_POINTS_MAX;
+			bits = HEAP_SAMPLED_BIT | k << HEAP_POINTS_SHIFT;
 		}
 	}
 	heap_add(p, size, malloc_usable_size(p), ret, cfa, bits);
@@ -312,7 +411,7 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 static inline uint64_t heap_remove_block(void *p, uint64_t *span)
 {
 	*span = 0;
-	if (!p || !__atomic_load_n(heap_filter_of((uint64_t)(uintptr_t)p), __ATOMIC_RELAXED))
+	if (!p || !heap_filter_has(p))
 		return 0;
 	*span = malloc_usable_size(p);
 	return heap_remove((uint64_t)(uintptr_t)p, *span);
@@ -325,7 +424,7 @@ static void heap_unmap(uint64_t addr, uint64_t len)
 {
 	uint64_t end = addr + len, at = addr, s, v;
 	for (int i = 0; i < 64 && at < end && heap_find(at, 1, &s, &v) == 0; i++) {
-		uint64_t size = v & HEAP_SIZE_MASK, rend = s + size;
+		uint64_t size = heap_val_size(v), rend = s + size;
 		uint32_t site = (uint32_t)(v >> HEAP_SITE_SHIFT);
 		if (!heap_remove(s, size))
 			break;
@@ -338,17 +437,19 @@ static void heap_unmap(uint64_t addr, uint64_t len)
 }
 
 /* ---- the interposers ----
- * Each exported one is a branch and a tail call (no frame of its own):
- * off, to the C library; on, to its heap_*_on, which so sees the
- * program's return address and stack pointer as its own caller's. */
+ * Each exported one is a few branches and a tail call (no frame of its
+ * own): off, or on for a block HEAP_SKIP leaves untracked (and a free the
+ * filter has not seen), to the C library; else to its heap_*_on, which so
+ * sees the program's return address and stack pointer as its own
+ * caller's. */
 #define HEAP_ON() __builtin_expect(__atomic_load_n(&heap_on, __ATOMIC_RELAXED), 1)
-#define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 #define HEAP_CFA() ((uint64_t)(uintptr_t)__builtin_frame_address(0) + 16)
 #define HEAP_ENTRY WITCH_EXPORT __attribute__((optimize("omit-frame-pointer")))
 #define HEAP_ON_PATH __attribute__((noinline))
 
 HEAP_ON_PATH static void *heap_malloc_on(size_t n)
 {
+	heap_unskip(n);
 	void *p = __libc_malloc(n);
 	heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
 	return p;
@@ -356,7 +457,7 @@ HEAP_ON_PATH static void *heap_malloc_on(size_t n)
 
 HEAP_ENTRY void *malloc(size_t n)
 {
-	if (!HEAP_ON())
+	if (!HEAP_ON() || HEAP_SKIP(n))
 		return __libc_malloc(n);
 	return heap_malloc_on(n);
 }
@@ -370,13 +471,14 @@ HEAP_ON_PATH static void heap_free_on(void *p)
 
 HEAP_ENTRY void free(void *p)
 {
-	if (!HEAP_ON() || !p)
+	if (!HEAP_ON() || !p || !heap_filter_has(p))
 		return __libc_free(p);
 	return heap_free_on(p);
 }
 
 HEAP_ON_PATH static void *heap_calloc_on(size_t k, size_t n)
 {
+	heap_unskip((uint64_t)k * n);
 	void *p = __libc_calloc(k, n);
 	heap_add_block(p, (uint64_t)k * n, HEAP_RET(), HEAP_CFA());
 	return p;
@@ -384,8 +486,9 @@ HEAP_ON_PATH static void *heap_calloc_on(size_t k, size_t n)
 
 HEAP_ENTRY void *calloc(size_t k, size_t n)
 {
-	if (!HEAP_ON())
-		return __libc_calloc(k, n);
+	size_t bytes;
+	if (!HEAP_ON() || __builtin_mul_overflow(k, n, &bytes) || HEAP_SKIP(bytes))
+		return __libc_calloc(k, n); /* (an overflow: no block) */
 	return heap_calloc_on(k, n);
 }
 
@@ -400,19 +503,20 @@ __attribute__((always_inline)) static inline void *heap_realloc_body(void *old, 
 	if (p)
 		heap_add_block(p, n, ret, cfa);
 	else if (v && n != 0)
-		heap_insert((uint64_t)(uintptr_t)old, v & HEAP_SIZE_MASK, ospan,
-			    (uint32_t)(v >> HEAP_SITE_SHIFT), v & HEAP_SAMPLED_BIT);
+		heap_insert((uint64_t)(uintptr_t)old, heap_val_size(v), ospan,
+			    (uint32_t)(v >> HEAP_SITE_SHIFT), heap_val_bits(v));
 	return p;
 }
 
 HEAP_ON_PATH static void *heap_realloc_on(void *old, size_t n)
 {
+	heap_unskip(n);
 	return heap_realloc_body(old, n, HEAP_RET(), HEAP_CFA());
 }
 
 HEAP_ENTRY void *realloc(void *old, size_t n)
 {
-	if (!HEAP_ON())
+	if (!HEAP_ON() || (HEAP_SKIP(n) && (!old || !heap_filter_has(old))))
 		return __libc_realloc(old, n);
 	return heap_realloc_on(old, n);
 }
@@ -544,14 +648,14 @@ HEAP_ENTRY void *mremap(void *old, size_t olen, size_t nlen, int flags, ...)
 	}
 	uint64_t s = 0, v = 0, o = (uint64_t)(uintptr_t)old;
 	int had = HEAP_ON() && heap_find(o, 1, &s, &v) == 0 && s == o &&
-		  heap_remove(s, v & HEAP_SIZE_MASK) != 0;
+		  heap_remove(s, heap_val_size(v)) != 0;
 	void *p = (void *)heap_sys_ret(
 		heap_sys6(SYS_mremap, (long)old, (long)olen, (long)nlen, flags, (long)want, 0));
 	if (!had)
 		return p;
 	uint32_t site = (uint32_t)(v >> HEAP_SITE_SHIFT);
 	if (p == MAP_FAILED)
-		heap_insert(s, v & HEAP_SIZE_MASK, v & HEAP_SIZE_MASK, site, HEAP_MMAP_BIT);
+		heap_insert(s, heap_val_size(v), heap_val_size(v), site, HEAP_MMAP_BIT);
 	else
 		heap_insert((uint64_t)(uintptr_t)p, nlen, nlen, site, HEAP_MMAP_BIT);
 	return p;
@@ -576,7 +680,7 @@ int heap_init(void)
 	if (rc < 0)
 		return rc;
 	heap_blocks = heap_map(sizeof(struct heap_entry) * HEAP_BLOCK_SLOTS);
-	heap_filter = heap_map(sizeof(uint32_t) * HEAP_FILTER);
+	heap_filter = heap_map(1u << HEAP_FILTER_BITS);
 	if (!heap_blocks || !heap_filter)
 		return -ENOMEM;
 	__atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
@@ -590,7 +694,7 @@ uint64_t heap_sample_bytes(void)
 
 void heap_set_sample_bytes(uint64_t bytes)
 {
-	heap_period = bytes;
+	heap_period = bytes < HEAP_PERIOD_MAX ? bytes : HEAP_PERIOD_MAX;
 }
 
 void heap_set_runtime_text(uint64_t lo, uint64_t hi)

@@ -158,12 +158,43 @@ static _Unwind_Reason_Code hs_walk_frame(struct _Unwind_Context *ctx, void *arg)
 	return ++w->n < HEAP_SITE_MAX_DEPTH ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
-/* The i-th slot's part of the check: independent multiplies, so the
- * cached path's check costs a few cycles a frame. */
-static inline uint64_t hs_check_part(unsigned i, uint64_t v)
+/* The i-th slot's part of the check: the return address times an odd
+ * 32-bit constant of its own (a bijection, so one changed slot always
+ * shows; one multiply by an immediate a frame on a cache hit). */
+#define HS_MUL(i) ((uint64_t)(0x27d4eb2fu + 0x20000u * (unsigned)(i)))
+
+static uint64_t hs_check_part(unsigned i, uint64_t v)
 {
-	uint64_t m = 0x9E3779B97F4A7C15ull + 2 * (uint64_t)i;
-	return (v ^ (v >> 29)) * m;
+	return v * HS_MUL(i);
+}
+
+/* The check of a cached entry against the stack now: n - 1 slots from
+ * the interposer's CFA, unrolled (a jump into the sum). */
+#define HS_SLOT(i) (((const uint64_t *)(uintptr_t)cfa)[ce->off[i]] * HS_MUL(i))
+
+static inline uint64_t hs_check_now(const struct hs_centry *ce, uint64_t cfa)
+{
+	uint64_t h = 0;
+	_Static_assert(HEAP_SITE_MAX_DEPTH == 16, "one case a slot");
+	switch (ce->n) {
+	case 16: h ^= HS_SLOT(14); /* fall through */
+	case 15: h ^= HS_SLOT(13); /* fall through */
+	case 14: h ^= HS_SLOT(12); /* fall through */
+	case 13: h ^= HS_SLOT(11); /* fall through */
+	case 12: h ^= HS_SLOT(10); /* fall through */
+	case 11: h ^= HS_SLOT(9); /* fall through */
+	case 10: h ^= HS_SLOT(8); /* fall through */
+	case 9: h ^= HS_SLOT(7); /* fall through */
+	case 8: h ^= HS_SLOT(6); /* fall through */
+	case 7: h ^= HS_SLOT(5); /* fall through */
+	case 6: h ^= HS_SLOT(4); /* fall through */
+	case 5: h ^= HS_SLOT(3); /* fall through */
+	case 4: h ^= HS_SLOT(2); /* fall through */
+	case 3: h ^= HS_SLOT(1); /* fall through */
+	case 2: h ^= HS_SLOT(0); /* fall through */
+	default: break;
+	}
+	return h;
 }
 
 /* ---- the per-thread caches ---- */
@@ -218,23 +249,15 @@ static void hs_count_dropped(void)
 		__atomic_add_fetch(&hs_g_dropped, 1, __ATOMIC_RELAXED);
 }
 
-uint32_t heap_sites_find(uint64_t ret, uint64_t cfa)
+static inline unsigned hs_set_of(uint64_t ret, uint64_t cfa)
+{
+	return (unsigned)(((ret ^ (cfa << 7)) * 0x9E3779B97F4A7C15ull) >> (64 - 6));
+}
+
+/* A cache miss (or no cache): unwind, intern, cache. */
+__attribute__((noinline)) static uint32_t hs_find_slow(uint64_t ret, uint64_t cfa)
 {
 	struct hs_cache *c = hs_cache_get();
-	unsigned set = 0;
-	if (c) {
-		set = (unsigned)(((ret ^ (cfa << 7)) * 0x9E3779B97F4A7C15ull) >> (64 - 6));
-		for (unsigned w = 0; w < HS_WAYS; w++) {
-			const struct hs_centry *ce = &c->e[set][w];
-			if (ce->ret != ret || ce->cfa != cfa)
-				continue;
-			uint64_t h = 0;
-			for (unsigned i = 0; i + 1 < ce->n; i++)
-				h ^= hs_check_part(i, *(const uint64_t *)(uintptr_t)(cfa + 8u * ce->off[i]));
-			if (h == ce->check)
-				return ce->site;
-		}
-	}
 	struct hs_walk w = {.ret = ret};
 	hs_backtrace(hs_walk_frame, &w);
 	if (w.n == 0) { /* no unwind: the call site alone */
@@ -258,9 +281,22 @@ uint32_t heap_sites_find(uint64_t ret, uint64_t cfa)
 		e.off[i - 1] = (uint16_t)off;
 		e.check ^= hs_check_part((unsigned)i - 1, w.pcs[i] + 1);
 	}
+	unsigned set = hs_set_of(ret, cfa);
 	unsigned way = c->next[set]++ % HS_WAYS;
 	c->e[set][way] = e;
 	return site;
+}
+
+uint32_t heap_sites_find(uint64_t ret, uint64_t cfa)
+{
+	struct hs_cache *c = hs_tcache;
+	if (c && c != HS_RETIRED) {
+		const struct hs_centry *ce = c->e[hs_set_of(ret, cfa)];
+		for (unsigned w = 0; w < HS_WAYS; w++, ce++)
+			if (ce->ret == ret && ce->cfa == cfa && hs_check_now(ce, cfa) == ce->check)
+				return ce->site;
+	}
+	return hs_find_slow(ret, cfa);
 }
 
 /* ---- setup, stats, fork ---- */

@@ -474,8 +474,10 @@ static void test_fork(void)
 	free(keep);
 }
 
-/* Sampled small blocks: about size / period of them tracked, the large
- * all, and every tracked one removed by its free. */
+/* Sampled small blocks: about size / period of them tracked, each
+ * standing for k period / size blocks (k >= 1 sample bytes in it) so that
+ * they sum to about the blocks sampled; the large all tracked; every
+ * tracked one removed by its free. */
 static void test_sampling(void)
 {
 	enum { SMALL = 20000 };
@@ -483,6 +485,7 @@ static void test_sampling(void)
 	uint64_t s, z;
 	heap_set_sample_bytes(4096);
 	int tracked = 0, big = 0, first = 0, weighed = 0;
+	double stand = 0; /* the blocks the sampled ones stand for */
 	for (int i = 0; i < SMALL; i++) {
 		uint32_t site;
 		double per = 0;
@@ -491,7 +494,9 @@ static void test_sampling(void)
 			continue;
 		tracked++;
 		first += i < 32 && per == 1;
-		weighed += i >= 32 && per == 4096.0 / 64;
+		double k = per / (4096.0 / 64);
+		weighed += i >= 32 && k >= 1 && k == (int)k;
+		stand += i >= 32 ? per : 0;
 	}
 	for (int i = 0; i < 50; i++) {
 		void *p = malloc(8192 + (size_t)i);
@@ -502,8 +507,11 @@ static void test_sampling(void)
 	CHECK(__LINE__, tracked > 32 + 225 && tracked < 32 + 400, "%d of %d 64-byte blocks tracked",
 	      tracked, SMALL);
 	CHECK(__LINE__, first == 32, "%d of the site's first 32 blocks tracked as such", first);
-	CHECK(__LINE__, weighed == tracked - 32, "%d of %d sampled blocks stand for 64", weighed,
+	CHECK(__LINE__, weighed == tracked - 32, "%d of %d sampled blocks stand for k * 64", weighed,
 	      tracked - 32);
+	/* 19968 blocks, estimated with sd ~ 64 * 17 ~ 1100: within 5 sd. */
+	CHECK(__LINE__, stand > 19968 - 5500 && stand < 19968 + 5500,
+	      "sampled blocks stand for %.0f of 19968", stand);
 	CHECK(__LINE__, big == 50, "%d of 50 large blocks tracked", big);
 	CHECK(__LINE__, heap_sample_bytes() == 4096, "period");
 	int left = 0;
@@ -514,7 +522,8 @@ static void test_sampling(void)
 	}
 	CHECK(__LINE__, left == 0, "%d sampled blocks still found after free", left);
 	heap_set_sample_bytes(0);
-	printf("sampling: %d of %d 64-byte blocks tracked at 4096\n", tracked, SMALL);
+	printf("sampling: %d of %d 64-byte blocks tracked at 4096, standing for %.0f\n", tracked,
+	       SMALL, stand + 32);
 }
 
 int main(void)
