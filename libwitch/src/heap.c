@@ -68,7 +68,6 @@ static uint32_t heap_levels_used; /* bit L: level L ever held a block */
 static uint64_t heap_text_lo, heap_text_hi;
 static uint64_t heap_reserved;
 
-#define HEAP_FIRST_BLOCKS 32
 #define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 /* A thread's sampling state, one TLS block (one TLS address on a fast
  * path).  The bytes to the next sample byte are fast + rest, fast being

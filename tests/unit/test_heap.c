@@ -493,25 +493,27 @@ static void test_sampling(void)
 		if (heap_lookup_sampled(U(small[i]) + 63, &site, &s, &z, &per) < 0 || s != U(small[i]))
 			continue;
 		tracked++;
-		first += i < 32 && per == 1;
+		first += i < HEAP_FIRST_BLOCKS && per == 1;
 		double k = per / (4096.0 / 64);
-		weighed += i >= 32 && k >= 1 && k == (int)k;
-		stand += i >= 32 ? per : 0;
+		weighed += i >= HEAP_FIRST_BLOCKS && k >= 1 && k == (int)k;
+		stand += i >= HEAP_FIRST_BLOCKS ? per : 0;
 	}
 	for (int i = 0; i < 50; i++) {
 		void *p = malloc(8192 + (size_t)i);
 		big += found(U(p), &s, &z);
 		free(p);
 	}
-	/* The site's first 32, then 19968 * 64 / 4096 = 312 (sd ~ 17): within 5 sd. */
-	CHECK(__LINE__, tracked > 32 + 225 && tracked < 32 + 400, "%d of %d 64-byte blocks tracked",
+	/* The site's first ones, then ~20000 * 64 / 4096 = 312 (sd ~ 17):
+	 * within 5 sd. */
+	enum { FIRST = HEAP_FIRST_BLOCKS, REST = SMALL - HEAP_FIRST_BLOCKS };
+	CHECK(__LINE__, tracked > FIRST + 225 && tracked < FIRST + 400, "%d of %d 64-byte blocks tracked",
 	      tracked, SMALL);
-	CHECK(__LINE__, first == 32, "%d of the site's first 32 blocks tracked as such", first);
-	CHECK(__LINE__, weighed == tracked - 32, "%d of %d sampled blocks stand for k * 64", weighed,
-	      tracked - 32);
-	/* 19968 blocks, estimated with sd ~ 64 * 17 ~ 1100: within 5 sd. */
-	CHECK(__LINE__, stand > 19968 - 5500 && stand < 19968 + 5500,
-	      "sampled blocks stand for %.0f of 19968", stand);
+	CHECK(__LINE__, first == FIRST, "%d of the site's first %d blocks tracked as such", first, FIRST);
+	CHECK(__LINE__, weighed == tracked - FIRST, "%d of %d sampled blocks stand for k * 64", weighed,
+	      tracked - FIRST);
+	/* REST blocks, estimated with sd ~ 64 * 17 ~ 1100: within 5 sd. */
+	CHECK(__LINE__, stand > REST - 5500 && stand < REST + 5500, "sampled blocks stand for %.0f of %d",
+	      stand, REST);
 	CHECK(__LINE__, big == 50, "%d of 50 large blocks tracked", big);
 	CHECK(__LINE__, heap_sample_bytes() == 4096, "period");
 	int left = 0;
@@ -523,7 +525,7 @@ static void test_sampling(void)
 	CHECK(__LINE__, left == 0, "%d sampled blocks still found after free", left);
 	heap_set_sample_bytes(0);
 	printf("sampling: %d of %d 64-byte blocks tracked at 4096, standing for %.0f\n", tracked,
-	       SMALL, stand + 32);
+	       SMALL, stand + HEAP_FIRST_BLOCKS);
 }
 
 int main(void)

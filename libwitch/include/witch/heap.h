@@ -16,11 +16,12 @@
  * used again.  mremap moves the region starting at its old address, site
  * and all; a MAP_FIXED mapping first unmaps what it replaces.
  *
- * Cost: small blocks (< HEAP_SAMPLE_BYTES) past the first 32 of their
- * call site (per thread) are sampled by bytes: one in about
- * HEAP_SAMPLE_BYTES / size is tracked (heap_lookup_sampled says which),
- * the others cost a countdown, and their free a look at a counting
- * filter.  A tracked block's site comes from heap_sites (heap_sites.h: an
+ * Cost: small blocks (< HEAP_SAMPLE_BYTES) past the first
+ * HEAP_FIRST_BLOCKS of their call site (per thread) are sampled by bytes:
+ * about one in HEAP_SAMPLE_BYTES / size is tracked (heap_lookup_sampled
+ * says which).  The others are decided in the interposer before the C
+ * library is called (a countdown addition and the call site's count, six
+ * instructions) and their free by one byte of a counting filter (six).  A tracked block's site comes from heap_sites (heap_sites.h: an
  * unwind once per thread, call site, callers and stack depth, a
  * per-thread cache for the repeats).  Off (WITCH_OBJECTS=0, or before
  * heap_init) each interposer is one branch and a tail call.  Measured by
@@ -31,7 +32,7 @@
  *           two entries (the granules it touches), so ~40,000 live tracked
  *           blocks fit; past that (or when a hash window of 16 is full)
  *           new blocks are untracked and counted.
- *   filter  65,536 counters: 256 KiB.
+ *   filter  2^18 byte counters (saturating): 256 KiB.
  *   and heap_sites' tables (576 KiB of sites, 2.1 MiB of thread caches
  *   reserved; heap_sites.h).  Blocks from new sites past the site table
  *   are untracked, counted in sites_dropped.
@@ -48,6 +49,9 @@
 #include <stdint.h>
 
 #define HEAP_BLOCK_SLOTS (1u << 16)
+/* Of each call site in each thread, the first this many blocks are
+ * tracked, whatever their size (see heap_sample_bytes). */
+#define HEAP_FIRST_BLOCKS 4
 /* Blocks smaller than this are sampled (see heap_sample_bytes). */
 #define HEAP_SAMPLE_BYTES 4096u
 
@@ -69,17 +73,20 @@ int heap_init(void);
 int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size);
 void heap_get_stats(struct heap_stats *s);
 /* As heap_lookup, and *per: how many blocks of its site the block stands
- * for, 1 or, when it was tracked by sampling, heap_sample_bytes() / size
- * (scale what falls on it by that to estimate its site's whole). */
+ * for, 1 or, when it was tracked by sampling, k heap_sample_bytes() / size
+ * with k >= 1 the sample bytes that fell in it (scale what falls on it by
+ * that to estimate its site's whole: E[k] = size / heap_sample_bytes(),
+ * so the estimate is unbiased). */
 int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
 			double *per);
 /* Blocks of at least this many bytes are all tracked, and so are the
- * first 32 of each call site in each thread; a smaller one past those is
- * tracked when one of the sample bytes, one every heap_sample_bytes() on
- * average (at random), falls in it: with probability ~ size / that.
- * 0: every block. */
+ * first HEAP_FIRST_BLOCKS of each call site in each thread; a smaller one
+ * past those is tracked when sample bytes, one every heap_sample_bytes()
+ * on average (gaps uniform in [1, 2 heap_sample_bytes())), fall in it:
+ * with probability ~ size / that.  0: every block. */
 uint64_t heap_sample_bytes(void);
-/* For tests and settings, before heap_init or while no thread allocates. */
+/* For tests and settings, before heap_init or while no thread allocates
+ * (at most 2^24 - 1: larger is taken as that). */
 void heap_set_sample_bytes(uint64_t bytes);
 /* Blocks allocated from [lo, hi) (the runtime's own code) are not the
  * program's: left untracked.  Before or after heap_init. */
