@@ -1,6 +1,7 @@
 /* heap: live heap blocks and their allocation sites (see heap.h). */
 #include "witch/heap.h"
 #include "witch/heap_sites.h"
+#include "witch/heap_table.h"
 #include "witch/export.h"
 
 #include <errno.h>
@@ -22,51 +23,9 @@ extern void *__libc_memalign(size_t, size_t);
 extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
-/* ---- the block table ------------------------------------------------
- *
- * A block of n bytes lives at level L, the smallest with 4^L * 64 >= n
- * (n: its usable size, which free can ask the C library again), under
- * the one or two level-L granules it touches.  So a granule holds few
- * blocks (a level's blocks are more than a quarter of its granule) and
- * an interior address finds its block by one hash window per level.
- *
- * An entry is two words: key = generation(16) | start(48), start 0 free
- * and 1 being written; val = site(24) | mmap(1) | sampled(1) | size(38),
- * where a sampled block's size(38) is points(14) | size(24) (points: the
- * sample bytes that fell in it, >= 1).  Writers
- * claim a free slot by CAS (generation + 1), write val, publish key with
- * release; readers read key, val, key and keep the entry only when the
- * two keys agree. */
-#define HEAP_LEVELS 22
-#define HEAP_WINDOW 16
-#define HEAP_START_MASK ((1ull << 48) - 1)
-#define HEAP_GEN_ONE (1ull << 48)
-#define HEAP_BUSY 1ull
-#define HEAP_SIZE_MASK ((1ull << 38) - 1)
-#define HEAP_SAMPLED_BIT (1ull << 38) /* tracked by the byte sampling */
-#define HEAP_SMALL_MASK ((1ull << 24) - 1) /* a sampled block's size */
-#define HEAP_POINTS_SHIFT 24
-#define HEAP_POINTS_MAX ((1ull << 14) - 1)
-#define HEAP_PERIOD_MAX HEAP_SMALL_MASK
-#define HEAP_MMAP_BIT (1ull << 39)
-#define HEAP_SITE_SHIFT 40
-
-struct heap_entry {
-	uint64_t key;
-	uint64_t val;
-};
-
 static int heap_on; /* set once by heap_init */
 static uint64_t heap_period = HEAP_SAMPLE_BYTES;
-/* Tracked blocks per hash of their start: free looks in the table only
- * when its block's count is not 0 (most small blocks are sampled out). */
-#define HEAP_FILTER_BITS 18
-#define HEAP_FILTER_FULL 255 /* a saturated counter stays so */
-static uint8_t *heap_filter;
-static struct heap_entry *heap_blocks;
-static uint32_t heap_levels_used; /* bit L: level L ever held a block */
 static uint64_t heap_text_lo, heap_text_hi;
-static uint64_t heap_reserved;
 
 #define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 /* A thread's sampling state, one TLS block (one TLS address on a fast
@@ -114,188 +73,15 @@ static void *heap_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, 
 	return (void *)heap_sys_ret(heap_sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off));
 }
 
-/* ---- helpers ---- */
-static inline unsigned heap_level(uint64_t n)
-{
-	if (n <= 64)
-		return 0;
-	unsigned bits = 64 - (unsigned)__builtin_clzll(n - 1); /* ceil(log2 n) */
-	unsigned l = (bits - 5) / 2;
-	return l < HEAP_LEVELS ? l : HEAP_LEVELS - 1;
-}
-
-static inline unsigned heap_shift(unsigned level)
-{
-	return 6 + 2 * level;
-}
-
-static inline uint32_t heap_slot(unsigned level, uint64_t gran)
-{
-	uint64_t h = (gran ^ ((uint64_t)level << 56)) * 0x9E3779B97F4A7C15ull;
-	return (uint32_t)(h >> 40) & (HEAP_BLOCK_SLOTS - 1);
-}
-
-static inline struct heap_entry *heap_at(uint32_t idx, unsigned i)
-{
-	return &heap_blocks[(idx + i) & (HEAP_BLOCK_SLOTS - 1)];
-}
-
-/* Publish one entry under (level, granule).  A stale entry of the same
- * start (a free we did not see) is taken over, but only when `dedupe`:
- * a block's second entry must not replace its first. */
-static int heap_put(unsigned level, uint64_t gran, uint64_t start, uint64_t val, int dedupe)
-{
-	uint32_t idx = heap_slot(level, gran);
-	for (unsigned i = 0; i < HEAP_WINDOW; i++) {
-		struct heap_entry *e = heap_at(idx, i);
-		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-		uint64_t s = k & HEAP_START_MASK;
-		if (s != 0 && !(dedupe && s == start))
-			continue;
-		uint64_t busy = ((k & ~HEAP_START_MASK) + HEAP_GEN_ONE) | HEAP_BUSY;
-		if (!__atomic_compare_exchange_n(&e->key, &k, busy, 0, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			continue;
-		__atomic_store_n(&e->val, val, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->key, (busy & ~HEAP_START_MASK) | start, __ATOMIC_RELEASE);
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-/* Take the entry of `start` off (level, granule); its val, or 0. */
-static uint64_t heap_take(unsigned level, uint64_t gran, uint64_t start)
-{
-	uint32_t idx = heap_slot(level, gran);
-	for (unsigned i = 0; i < HEAP_WINDOW; i++) {
-		struct heap_entry *e = heap_at(idx, i);
-		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-		if ((k & HEAP_START_MASK) != start)
-			continue;
-		uint64_t v = __atomic_load_n(&e->val, __ATOMIC_ACQUIRE);
-		if (__atomic_compare_exchange_n(&e->key, &k, k & ~HEAP_START_MASK, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			return v;
-	}
-	return 0;
-}
-
-/* A tracked block's size (a sampled one's carries its points above). */
-static inline uint64_t heap_val_size(uint64_t v)
-{
-	return v & (v & HEAP_SAMPLED_BIT ? HEAP_SMALL_MASK : HEAP_SIZE_MASK);
-}
-
-/* Its flags (and points) but size and site. */
-static inline uint64_t heap_val_bits(uint64_t v)
-{
-	return (v & ((1ull << HEAP_SITE_SHIFT) - 1)) - heap_val_size(v);
-}
-
-/* The counting filter: tracked blocks by a hash of their start, so that
- * most frees (of blocks never tracked) look at one byte. */
-static inline uint8_t *heap_filter_of(uint64_t start)
-{
-	/* Knuth's multiplicative hash of the low 32 bits (one imul by an
-	 * immediate; blocks 4 GiB apart share a counter). */
-	return &heap_filter[((uint32_t)start * 0x9E3779B1u) >> (32 - HEAP_FILTER_BITS)];
-}
-
-static void heap_filter_add(uint64_t start, int d)
-{
-	uint8_t *f = heap_filter_of(start);
-	uint8_t c = __atomic_load_n(f, __ATOMIC_RELAXED);
-	do {
-		if (c == HEAP_FILTER_FULL || (d < 0 && c == 0))
-			return;
-	} while (!__atomic_compare_exchange_n(f, &c, (uint8_t)(c + d), 1, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-}
-
-static inline int heap_filter_has(const void *p)
-{
-	return __atomic_load_n(heap_filter_of((uint64_t)(uintptr_t)p), __ATOMIC_RELAXED) != 0;
-}
-
-/* Record [start, start + size) with its site under the level of `span`
- * (>= size: what a later removal can compute).  0 or -ENOSPC. */
-static int heap_insert(uint64_t start, uint64_t size, uint64_t span, uint32_t site, uint64_t bits)
-{
-	if (start <= HEAP_BUSY || start > HEAP_START_MASK || size == 0 || size > HEAP_SIZE_MASK)
-		return -EINVAL;
-	unsigned level = heap_level(span);
-	unsigned sh = heap_shift(level);
-	uint64_t g0 = start >> sh, g1 = (start + size - 1) >> sh;
-	uint64_t val = ((uint64_t)site << HEAP_SITE_SHIFT) | bits | size;
-	uint32_t bit = 1u << level;
-	if (!(__atomic_load_n(&heap_levels_used, __ATOMIC_RELAXED) & bit))
-		__atomic_or_fetch(&heap_levels_used, bit, __ATOMIC_SEQ_CST);
-	if (heap_put(level, g0, start, val, 1) < 0)
-		return -ENOSPC;
-	if (g1 != g0 && heap_put(level, g1, start, val, 0) < 0) {
-		heap_take(level, g0, start);
-		return -ENOSPC;
-	}
-	heap_filter_add(start, 1);
-	return 0;
-}
-
-/* Remove the block at start recorded under the level of `span`; its val
- * or 0. */
-static uint64_t heap_remove(uint64_t start, uint64_t span)
-{
-	if (start <= HEAP_BUSY || start > HEAP_START_MASK)
-		return 0;
-	unsigned level = heap_level(span ? span : 1);
-	unsigned sh = heap_shift(level);
-	uint64_t v = heap_take(level, start >> sh, start);
-	if (v) {
-		uint64_t size = heap_val_size(v);
-		if (((start + size - 1) >> sh) != (start >> sh))
-			heap_take(level, (start + size - 1) >> sh, start);
-		heap_filter_add(start, -1);
-	}
-	return v;
-}
-
-/* The entry holding addr, among mmap regions only when `maps_only`. */
-static int heap_find(uint64_t addr, int maps_only, uint64_t *start, uint64_t *val)
-{
-	uint32_t levels = __atomic_load_n(&heap_levels_used, __ATOMIC_ACQUIRE);
-	if (!heap_blocks)
-		return -ENOENT;
-	while (levels) {
-		unsigned level = (unsigned)__builtin_ctz(levels);
-		levels &= levels - 1;
-		uint32_t idx = heap_slot(level, addr >> heap_shift(level));
-		for (unsigned i = 0; i < HEAP_WINDOW; i++) {
-			struct heap_entry *e = heap_at(idx, i);
-			uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-			uint64_t s = k & HEAP_START_MASK;
-			if (s <= HEAP_BUSY || addr < s)
-				continue;
-			uint64_t v = __atomic_load_n(&e->val, __ATOMIC_ACQUIRE);
-			if (__atomic_load_n(&e->key, __ATOMIC_ACQUIRE) != k)
-				continue; /* rewritten meanwhile */
-			if (addr - s >= heap_val_size(v) || (maps_only && !(v & HEAP_MMAP_BIT)))
-				continue;
-			*start = s;
-			*val = v;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
 			double *per)
 {
 	uint64_t s, v;
-	if (heap_find(addr, 0, &s, &v) < 0)
+	if (heap_table_find(addr, 0, &s, &v) < 0)
 		return -ENOENT;
 	*site = (uint32_t)(v >> HEAP_SITE_SHIFT);
 	*start = s;
-	*size = heap_val_size(v);
+	*size = heap_table_val_size(v);
 	*per = 1;
 	if ((v & HEAP_SAMPLED_BIT) && *size < heap_period)
 		*per = (double)((v & HEAP_SIZE_MASK) >> HEAP_POINTS_SHIFT) * (double)heap_period /
@@ -319,7 +105,7 @@ static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
 		return; /* the runtime's own */
 	heap_me.busy = 1;
 	uint32_t site = heap_sites_find(ret, cfa);
-	heap_sites_count(site != 0 && heap_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0);
+	heap_sites_count(site != 0 && heap_table_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0);
 	heap_me.busy = 0;
 }
 
@@ -410,10 +196,10 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 static inline uint64_t heap_remove_block(void *p, uint64_t *span)
 {
 	*span = 0;
-	if (!p || !heap_filter_has(p))
+	if (!p || !heap_table_may_hold(p))
 		return 0;
 	*span = malloc_usable_size(p);
-	return heap_remove((uint64_t)(uintptr_t)p, *span);
+	return heap_table_remove((uint64_t)(uintptr_t)p, *span);
 }
 
 /* munmap's rule (heap.h, Mappings): the region holding addr and
@@ -422,15 +208,15 @@ static inline uint64_t heap_remove_block(void *p, uint64_t *span)
 static void heap_unmap(uint64_t addr, uint64_t len)
 {
 	uint64_t end = addr + len, at = addr, s, v;
-	for (int i = 0; i < 64 && at < end && heap_find(at, 1, &s, &v) == 0; i++) {
-		uint64_t size = heap_val_size(v), rend = s + size;
+	for (int i = 0; i < 64 && at < end && heap_table_find(at, 1, &s, &v) == 0; i++) {
+		uint64_t size = heap_table_val_size(v), rend = s + size;
 		uint32_t site = (uint32_t)(v >> HEAP_SITE_SHIFT);
-		if (!heap_remove(s, size))
+		if (!heap_table_remove(s, size))
 			break;
 		if (s < addr)
-			heap_insert(s, addr - s, addr - s, site, HEAP_MMAP_BIT);
+			heap_table_insert(s, addr - s, addr - s, site, HEAP_MMAP_BIT);
 		else if (rend > end)
-			heap_insert(end, rend - end, rend - end, site, HEAP_MMAP_BIT);
+			heap_table_insert(end, rend - end, rend - end, site, HEAP_MMAP_BIT);
 		at = rend;
 	}
 }
@@ -470,7 +256,7 @@ HEAP_ON_PATH static void heap_free_on(void *p)
 
 HEAP_ENTRY void free(void *p)
 {
-	if (!HEAP_ON() || !p || !heap_filter_has(p))
+	if (!HEAP_ON() || !p || !heap_table_may_hold(p))
 		return __libc_free(p);
 	return heap_free_on(p);
 }
@@ -502,8 +288,8 @@ __attribute__((always_inline)) static inline void *heap_realloc_body(void *old, 
 	if (p)
 		heap_add_block(p, n, ret, cfa);
 	else if (v && n != 0)
-		heap_insert((uint64_t)(uintptr_t)old, heap_val_size(v), ospan,
-			    (uint32_t)(v >> HEAP_SITE_SHIFT), heap_val_bits(v));
+		heap_table_insert((uint64_t)(uintptr_t)old, heap_table_val_size(v), ospan,
+			    (uint32_t)(v >> HEAP_SITE_SHIFT), heap_table_val_bits(v));
 	return p;
 }
 
@@ -515,7 +301,7 @@ HEAP_ON_PATH static void *heap_realloc_on(void *old, size_t n)
 
 HEAP_ENTRY void *realloc(void *old, size_t n)
 {
-	if (!HEAP_ON() || (HEAP_SKIP(n) && (!old || !heap_filter_has(old))))
+	if (!HEAP_ON() || (HEAP_SKIP(n) && (!old || !heap_table_may_hold(old))))
 		return __libc_realloc(old, n);
 	return heap_realloc_on(old, n);
 }
@@ -646,31 +432,21 @@ HEAP_ENTRY void *mremap(void *old, size_t olen, size_t nlen, int flags, ...)
 		va_end(ap);
 	}
 	uint64_t s = 0, v = 0, o = (uint64_t)(uintptr_t)old;
-	int had = HEAP_ON() && heap_find(o, 1, &s, &v) == 0 && s == o &&
-		  heap_remove(s, heap_val_size(v)) != 0;
+	int had = HEAP_ON() && heap_table_find(o, 1, &s, &v) == 0 && s == o &&
+		  heap_table_remove(s, heap_table_val_size(v)) != 0;
 	void *p = (void *)heap_sys_ret(
 		heap_sys6(SYS_mremap, (long)old, (long)olen, (long)nlen, flags, (long)want, 0));
 	if (!had)
 		return p;
 	uint32_t site = (uint32_t)(v >> HEAP_SITE_SHIFT);
 	if (p == MAP_FAILED)
-		heap_insert(s, heap_val_size(v), heap_val_size(v), site, HEAP_MMAP_BIT);
+		heap_table_insert(s, heap_table_val_size(v), heap_table_val_size(v), site, HEAP_MMAP_BIT);
 	else
-		heap_insert((uint64_t)(uintptr_t)p, nlen, nlen, site, HEAP_MMAP_BIT);
+		heap_table_insert((uint64_t)(uintptr_t)p, nlen, nlen, site, HEAP_MMAP_BIT);
 	return p;
 }
 
 /* ---- setup, stats, fork ---- */
-static void *heap_map(size_t bytes)
-{
-	void *p = heap_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	heap_reserved += bytes;
-	return p;
-}
-
 int heap_init(void)
 {
 	if (__atomic_load_n(&heap_on, __ATOMIC_ACQUIRE))
@@ -678,10 +454,9 @@ int heap_init(void)
 	int rc = heap_sites_init();
 	if (rc < 0)
 		return rc;
-	heap_blocks = heap_map(sizeof(struct heap_entry) * HEAP_BLOCK_SLOTS);
-	heap_filter = heap_map(1u << HEAP_FILTER_BITS);
-	if (!heap_blocks || !heap_filter)
-		return -ENOMEM;
+	rc = heap_table_init();
+	if (rc < 0)
+		return rc;
 	__atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -711,7 +486,7 @@ void heap_get_stats(struct heap_stats *st)
 	st->blocks_untracked = ss.untracked;
 	st->sites = ss.sites;
 	st->sites_dropped = ss.dropped;
-	st->bytes_reserved = heap_reserved + ss.bytes_reserved;
+	st->bytes_reserved = heap_table_reserved() + ss.bytes_reserved;
 }
 
 /* Lock-free: nothing to hold across fork. */
@@ -723,15 +498,8 @@ void heap_postfork_parent(void)
 {
 }
 
-/* The parent's other threads are gone: their half-written slots are
- * freed (the sites' and caches': heap_sites_postfork_child). */
+/* Nothing of its own to reset: the table's and the sites' hooks
+ * (heap_table.h, heap_sites.h) free what the parent's threads held. */
 void heap_postfork_child(void)
 {
-	if (!__atomic_load_n(&heap_on, __ATOMIC_ACQUIRE))
-		return;
-	for (uint32_t i = 0; i < HEAP_BLOCK_SLOTS; i++) {
-		uint64_t k = heap_blocks[i].key;
-		if ((k & HEAP_START_MASK) == HEAP_BUSY)
-			heap_blocks[i].key = k & ~HEAP_START_MASK;
-	}
 }

@@ -27,15 +27,12 @@
  * heap_init) each interposer is one branch and a tail call.  Measured by
  * bench/heap_cost.py (bench/results/heap_cost.md).
  *
- * Memory, preallocated by heap_init (mmap, MAP_NORESERVE):
- *   blocks  HEAP_BLOCK_SLOTS entries of 16 B: 1 MiB.  A block has one or
- *           two entries (the granules it touches), so ~40,000 live tracked
- *           blocks fit; past that (or when a hash window of 16 is full)
- *           new blocks are untracked and counted.
- *   filter  2^18 byte counters (saturating): 256 KiB.
- *   and heap_sites' tables (576 KiB of sites, 2.1 MiB of thread caches
- *   reserved; heap_sites.h).  Blocks from new sites past the site table
- *   are untracked, counted in sites_dropped.
+ * Memory, preallocated by heap_init (mmap, MAP_NORESERVE): heap_table's
+ * block table (1 MiB, ~40,000 live tracked blocks; past that, or when a
+ * hash window is full, new blocks are untracked and counted) and filter
+ * (256 KiB), heap_sites' tables (576 KiB of sites, 2.1 MiB of thread
+ * caches reserved).  Blocks from new sites past the site table are
+ * untracked, counted in sites_dropped.
  *
  * Races: a handler may look up a block another thread is freeing; it gets
  * the block as it was a moment ago (benign: the sample was taken then).
@@ -48,7 +45,6 @@
 
 #include <stdint.h>
 
-#define HEAP_BLOCK_SLOTS (1u << 16)
 /* Of each call site in each thread, the first this many blocks are
  * tracked, whatever their size (see heap_sample_bytes). */
 #define HEAP_FIRST_BLOCKS 4
