@@ -28,6 +28,7 @@ static uint64_t heap_period = HEAP_SAMPLE_BYTES;
 static uint64_t heap_text_lo, heap_text_hi;
 
 #define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
 /* A thread's sampling state, one TLS block (one TLS address on a fast
  * path).  The bytes to the next sample byte are fast + rest, fast being
  * at most heap_period (>= 1): a block smaller than fast is small and has
