@@ -8,7 +8,9 @@ in both; on a machine whose debug registers never trap nothing else runs).
 
 Programs: python3 (an allocation-heavy loop), sqlite3 (an in-memory table of
 300,000 rows, an index, queries, an update; skipped without sqlite3) and
-bench/programs/hashtab.  Runs are interleaved (off, on, on, off, ...); the
+bench/programs/hashtab (python3: the interpreter running this script, with
+PYTHONHASHSEED=0, since string hashing moves dict probing by a few
+percent from run to run).  Runs are interleaved (off, on, on, off, ...); the
 medians of CPU time (user + sys of the child; steadier than wall time on a
 shared machine) and of wall time are printed.  Then BUILD's static library
 is linked into bench/heap_cost.c, whose ns per malloc+free pair is printed
@@ -67,11 +69,15 @@ def main():
         f.write(PY)
     with open(os.path.join(tmp, "t.sql"), "w") as f:
         f.write(SQL)
-    progs = [("python3", [shutil.which("python3.11") or "python3", os.path.join(tmp, "alloc.py")], None)]
+    # The interpreter running this script, not a python3.11 found on PATH:
+    # a pyenv shim is a tree of bash processes, each paying the runtime's
+    # start-up (first touches of its tables, the symbol index), which
+    # then outweighs the loop.
+    progs = [("python3", [sys.executable, os.path.join(tmp, "alloc.py")], None)]
     if shutil.which("sqlite3"):
         progs.append(("sqlite3", ["sqlite3", ":memory:"], os.path.join(tmp, "t.sql")))
     progs.append(("hashtab", [os.path.join(build, "bench/programs/hashtab")], None))
-    base = dict(os.environ, LD_PRELOAD=os.path.join(build, "libwitch.so"),
+    base = dict(os.environ, LD_PRELOAD=os.path.join(build, "libwitch.so"), PYTHONHASHSEED="0",
                 WITCH_WATCHPOINTS="0", WITCH_OUTPUT=os.path.join(tmp, "p-%p.prof"))
     for name, cmd, stdin_path in progs:
         cpu = {"0": [], "1": []}

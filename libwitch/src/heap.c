@@ -1,18 +1,17 @@
 /* heap: live heap blocks and their allocation sites (see heap.h). */
 #include "witch/heap.h"
+#include "witch/heap_sites.h"
+#include "witch/heap_table.h"
 #include "witch/export.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <unwind.h>
 
 /* The C library's allocator under its own names: no dlsym (which may
  * allocate) and the same functions malloc_usable_size knows. */
@@ -24,93 +23,27 @@ extern void *__libc_memalign(size_t, size_t);
 extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
-/* ---- the block table ------------------------------------------------
- *
- * A block of n bytes lives at level L, the smallest with 4^L * 64 >= n
- * (n: its usable size, which free can ask the C library again), under
- * the one or two level-L granules it touches.  So a granule holds few
- * blocks (a level's blocks are more than a quarter of its granule) and
- * an interior address finds its block by one hash window per level.
- *
- * An entry is two words: key = generation(16) | start(48), start 0 free
- * and 1 being written; val = site(24) | mmap(1) | sampled(1) | size(38).  Writers
- * claim a free slot by CAS (generation + 1), write val, publish key with
- * release; readers read key, val, key and keep the entry only when the
- * two keys agree. */
-#define HEAP_LEVELS 22
-#define HEAP_WINDOW 16
-#define HEAP_START_MASK ((1ull << 48) - 1)
-#define HEAP_GEN_ONE (1ull << 48)
-#define HEAP_BUSY 1ull
-#define HEAP_SIZE_MASK ((1ull << 38) - 1)
-#define HEAP_SAMPLED_BIT (1ull << 38) /* tracked by the byte sampling */
-#define HEAP_MMAP_BIT (1ull << 39)
-#define HEAP_SITE_SHIFT 40
-
-struct heap_entry {
-	uint64_t key;
-	uint64_t val;
-};
-
-/* ---- the site table: insert-only, slot i is site i + 1 ---- */
-#define HEAP_SITE_PROBES 64
-#define HEAP_SITE_BUSY 1ull
-
-struct heap_site {
-	uint64_t state; /* 0 free, 1 being written, else the path's hash | 2 */
-	uint32_t n;
-	uint32_t pad;
-	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
-};
-
-/* ---- per-thread site caches ----
- * (return address, CFA of the interposer) -> site, valid while the return
- * addresses in the cached path's stack slots hash as they did: the same
- * callers at the same depths.  4-way sets, one 64-byte line an entry. */
-#define HEAP_CACHE_SETS 64
-#define HEAP_CACHE_WAYS 4
-#define HEAP_CACHE_RETIRED ((struct heap_cache *)1)
-
-struct heap_centry {
-	uint64_t ret, cfa;
-	uint64_t check;	/* hash of the slots' return addresses */
-	uint32_t site;
-	uint8_t n;	/* frames; n - 1 slots checked */
-	uint8_t pad[3];
-	uint16_t off[HEAP_SITE_MAX_DEPTH - 1]; /* (slot - cfa) / 8 */
-	uint16_t pad2;
-};
-
-struct heap_cache {
-	uint32_t used;
-	uint32_t pad;
-	uint64_t tracked, untracked, dropped; /* this slot's threads' counts */
-	uint8_t next[HEAP_CACHE_SETS];	      /* the way a set replaces next */
-	struct heap_centry e[HEAP_CACHE_SETS][HEAP_CACHE_WAYS];
-};
-
 static int heap_on; /* set once by heap_init */
 static uint64_t heap_period = HEAP_SAMPLE_BYTES;
-/* Tracked blocks per hash of their start: free looks in the table only
- * when its block's count is not 0 (most small blocks are sampled out). */
-#define HEAP_FILTER (1u << 16)
-static uint32_t *heap_filter;
-static struct heap_entry *heap_blocks;
-static struct heap_site *heap_sites;
-static struct heap_cache *heap_caches;
-static uint32_t heap_levels_used; /* bit L: level L ever held a block */
 static uint64_t heap_text_lo, heap_text_hi;
-static pthread_key_t heap_key;
-static uint64_t heap_nsites, heap_reserved;
-/* Counts of threads without a cache. */
-static uint64_t heap_g_tracked, heap_g_untracked, heap_g_dropped;
 
-static __thread int heap_busy __attribute__((tls_model("initial-exec")));
-static __thread int64_t heap_left __attribute__((tls_model("initial-exec"))); /* bytes to the next sample */
-static __thread uint64_t heap_rng __attribute__((tls_model("initial-exec")));
-#define HEAP_FIRST_BLOCKS 32
-static __thread uint8_t heap_seen[256] __attribute__((tls_model("initial-exec"))); /* blocks by call site */
-static __thread struct heap_cache *heap_tcache __attribute__((tls_model("initial-exec")));
+#define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* A thread's sampling state, one TLS block (one TLS address on a fast
+ * path).  The bytes to the next sample byte are fast + rest, fast being
+ * at most heap_period (>= 1): a block smaller than fast is small and has
+ * no sample byte.  Kept as neg = -fast (mod 2^64), so that one addition's
+ * carry tells (HEAP_SKIP); it starts at ~0 (fast 1, no draw yet). */
+struct heap_thread {
+	uint64_t neg;
+	uint64_t rest;
+	uint64_t rng;
+	int busy;
+	int pad;
+	uint8_t seen[256]; /* blocks by call site (its return address's low byte) */
+};
+static __thread struct heap_thread heap_me
+	__attribute__((tls_model("initial-exec"))) = {.neg = ~0ull};
 
 /* ---- raw system calls: mmap and friends are interposed here, and
  * libwitch's syscall() is too ---- */
@@ -141,170 +74,19 @@ static void *heap_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, 
 	return (void *)heap_sys_ret(heap_sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off));
 }
 
-/* ---- helpers ---- */
-static inline unsigned heap_level(uint64_t n)
-{
-	if (n <= 64)
-		return 0;
-	unsigned bits = 64 - (unsigned)__builtin_clzll(n - 1); /* ceil(log2 n) */
-	unsigned l = (bits - 5) / 2;
-	return l < HEAP_LEVELS ? l : HEAP_LEVELS - 1;
-}
-
-static inline unsigned heap_shift(unsigned level)
-{
-	return 6 + 2 * level;
-}
-
-static inline uint32_t heap_slot(unsigned level, uint64_t gran)
-{
-	uint64_t h = (gran ^ ((uint64_t)level << 56)) * 0x9E3779B97F4A7C15ull;
-	return (uint32_t)(h >> 40) & (HEAP_BLOCK_SLOTS - 1);
-}
-
-static inline struct heap_entry *heap_at(uint32_t idx, unsigned i)
-{
-	return &heap_blocks[(idx + i) & (HEAP_BLOCK_SLOTS - 1)];
-}
-
-static void heap_count(int tracked)
-{
-	struct heap_cache *c = heap_tcache;
-	if (c && c != HEAP_CACHE_RETIRED) {
-		if (tracked)
-			c->tracked++;
-		else
-			c->untracked++;
-		return;
-	}
-	__atomic_add_fetch(tracked ? &heap_g_tracked : &heap_g_untracked, 1, __ATOMIC_RELAXED);
-}
-
-/* Publish one entry under (level, granule).  A stale entry of the same
- * start (a free we did not see) is taken over, but only when `dedupe`:
- * a block's second entry must not replace its first. */
-static int heap_put(unsigned level, uint64_t gran, uint64_t start, uint64_t val, int dedupe)
-{
-	uint32_t idx = heap_slot(level, gran);
-	for (unsigned i = 0; i < HEAP_WINDOW; i++) {
-		struct heap_entry *e = heap_at(idx, i);
-		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-		uint64_t s = k & HEAP_START_MASK;
-		if (s != 0 && !(dedupe && s == start))
-			continue;
-		uint64_t busy = ((k & ~HEAP_START_MASK) + HEAP_GEN_ONE) | HEAP_BUSY;
-		if (!__atomic_compare_exchange_n(&e->key, &k, busy, 0, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			continue;
-		__atomic_store_n(&e->val, val, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->key, (busy & ~HEAP_START_MASK) | start, __ATOMIC_RELEASE);
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-/* Take the entry of `start` off (level, granule); its val, or 0. */
-static uint64_t heap_take(unsigned level, uint64_t gran, uint64_t start)
-{
-	uint32_t idx = heap_slot(level, gran);
-	for (unsigned i = 0; i < HEAP_WINDOW; i++) {
-		struct heap_entry *e = heap_at(idx, i);
-		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-		if ((k & HEAP_START_MASK) != start)
-			continue;
-		uint64_t v = __atomic_load_n(&e->val, __ATOMIC_ACQUIRE);
-		if (__atomic_compare_exchange_n(&e->key, &k, k & ~HEAP_START_MASK, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			return v;
-	}
-	return 0;
-}
-
-static inline uint32_t *heap_filter_of(uint64_t start)
-{
-	return &heap_filter[((start >> 4) * 0x9E3779B97F4A7C15ull) >> 48];
-}
-
-/* Record [start, start + size) with its site under the level of `span`
- * (>= size: what a later removal can compute).  0 or -ENOSPC. */
-static int heap_insert(uint64_t start, uint64_t size, uint64_t span, uint32_t site, uint64_t bits)
-{
-	if (start <= HEAP_BUSY || start > HEAP_START_MASK || size == 0 || size > HEAP_SIZE_MASK)
-		return -EINVAL;
-	unsigned level = heap_level(span);
-	unsigned sh = heap_shift(level);
-	uint64_t g0 = start >> sh, g1 = (start + size - 1) >> sh;
-	uint64_t val = ((uint64_t)site << HEAP_SITE_SHIFT) | bits | size;
-	uint32_t bit = 1u << level;
-	if (!(__atomic_load_n(&heap_levels_used, __ATOMIC_RELAXED) & bit))
-		__atomic_or_fetch(&heap_levels_used, bit, __ATOMIC_SEQ_CST);
-	if (heap_put(level, g0, start, val, 1) < 0)
-		return -ENOSPC;
-	if (g1 != g0 && heap_put(level, g1, start, val, 0) < 0) {
-		heap_take(level, g0, start);
-		return -ENOSPC;
-	}
-	__atomic_add_fetch(heap_filter_of(start), 1, __ATOMIC_RELAXED);
-	return 0;
-}
-
-/* Remove the block at start recorded under the level of `span`; its val
- * or 0. */
-static uint64_t heap_remove(uint64_t start, uint64_t span)
-{
-	if (start <= HEAP_BUSY || start > HEAP_START_MASK)
-		return 0;
-	unsigned level = heap_level(span ? span : 1);
-	unsigned sh = heap_shift(level);
-	uint64_t v = heap_take(level, start >> sh, start);
-	if (v) {
-		uint64_t size = v & HEAP_SIZE_MASK;
-		if (((start + size - 1) >> sh) != (start >> sh))
-			heap_take(level, (start + size - 1) >> sh, start);
-		__atomic_sub_fetch(heap_filter_of(start), 1, __ATOMIC_RELAXED);
-	}
-	return v;
-}
-
-/* The entry holding addr, among mmap regions only when `maps_only`. */
-static int heap_find(uint64_t addr, int maps_only, uint64_t *start, uint64_t *val)
-{
-	uint32_t levels = __atomic_load_n(&heap_levels_used, __ATOMIC_ACQUIRE);
-	if (!heap_blocks)
-		return -ENOENT;
-	while (levels) {
-		unsigned level = (unsigned)__builtin_ctz(levels);
-		levels &= levels - 1;
-		uint32_t idx = heap_slot(level, addr >> heap_shift(level));
-		for (unsigned i = 0; i < HEAP_WINDOW; i++) {
-			struct heap_entry *e = heap_at(idx, i);
-			uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-			uint64_t s = k & HEAP_START_MASK;
-			if (s <= HEAP_BUSY || addr < s)
-				continue;
-			uint64_t v = __atomic_load_n(&e->val, __ATOMIC_ACQUIRE);
-			if (__atomic_load_n(&e->key, __ATOMIC_ACQUIRE) != k)
-				continue; /* rewritten meanwhile */
-			if (addr - s >= (v & HEAP_SIZE_MASK) || (maps_only && !(v & HEAP_MMAP_BIT)))
-				continue;
-			*start = s;
-			*val = v;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
 			double *per)
 {
 	uint64_t s, v;
-	if (heap_find(addr, 0, &s, &v) < 0)
+	if (heap_table_find(addr, 0, &s, &v) < 0)
 		return -ENOENT;
 	*site = (uint32_t)(v >> HEAP_SITE_SHIFT);
 	*start = s;
-	*size = v & HEAP_SIZE_MASK;
-	*per = (v & HEAP_SAMPLED_BIT) && *size < heap_period ? (double)heap_period / (double)*size : 1;
+	*size = heap_table_val_size(v);
+	*per = 1;
+	if ((v & HEAP_SAMPLED_BIT) && *size < heap_period)
+		*per = (double)((v & HEAP_SIZE_MASK) >> HEAP_POINTS_SHIFT) * (double)heap_period /
+		       (double)*size;
 	return 0;
 }
 
@@ -314,248 +96,98 @@ int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size)
 	return heap_lookup_sampled(addr, site, start, size, &per);
 }
 
-/* ---- sites ---- */
-static uint64_t heap_path_hash(const uint64_t *pcs, int n)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)n;
-	for (int i = 0; i < n; i++) {
-		h ^= pcs[i];
-		h *= 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	return h;
-}
-
-/* The site of a path, interned; 0 when the table has no room. */
-static uint32_t heap_intern(const uint64_t *pcs, int n)
-{
-	uint64_t h = heap_path_hash(pcs, n);
-	uint64_t want = (h & ~3ull) | 2;
-	for (unsigned p = 0; p < HEAP_SITE_PROBES; p++) {
-		uint32_t i = (uint32_t)(h + p) & (HEAP_SITES - 1);
-		struct heap_site *s = &heap_sites[i];
-		uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-		/* Another thread is writing it: a few pcs, wait (bounded: the
-		 * writer may be a thread a fork left behind). */
-		for (unsigned spin = 0; st == HEAP_SITE_BUSY && spin < (1u << 16); spin++) {
-			__builtin_ia32_pause();
-			st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-		}
-		if (st == 0) {
-			if (!__atomic_compare_exchange_n(&s->state, &st, HEAP_SITE_BUSY, 0,
-							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-				p--; /* look at this slot again */
-				continue;
-			}
-			s->n = (uint32_t)n;
-			memcpy(s->pcs, pcs, (size_t)n * sizeof(*pcs));
-			__atomic_store_n(&s->state, want, __ATOMIC_RELEASE);
-			__atomic_add_fetch(&heap_nsites, 1, __ATOMIC_RELAXED);
-			return i + 1;
-		}
-		if (st == want && s->n == (uint32_t)n && memcmp(s->pcs, pcs, (size_t)n * sizeof(*pcs)) == 0)
-			return i + 1;
-	}
-	return 0;
-}
-
-int heap_site_path(uint32_t site, uint64_t *pcs, int max)
-{
-	if (!heap_sites || site == 0 || site > HEAP_SITES || max < 1)
-		return -ENOENT;
-	const struct heap_site *s = &heap_sites[site - 1];
-	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) <= HEAP_SITE_BUSY)
-		return -ENOENT;
-	int n = (int)s->n < max ? (int)s->n : max;
-	for (int i = 0; i < n; i++)
-		pcs[i] = s->pcs[i];
-	return n;
-}
-
-/* ---- the unwind, once per (call site, callers, depth, thread) ----
- * With libgcc's unwinder, not libunwind: it shares no state with the
- * handlers' libunwind (no signals to hold off, which costs two system
- * calls), and finds unwind tables lock-free (_dl_find_object), so a malloc
- * under the dynamic loader's lock unwinds too. */
-/* libgcc's own, by dlopen: libunwind, which libwitch links, exports
- * functions of the same names. */
-typedef _Unwind_Reason_Code (*heap_backtrace_fn)(_Unwind_Trace_Fn, void *);
-static heap_backtrace_fn heap_backtrace;
-static _Unwind_Ptr (*heap_get_ip_info)(struct _Unwind_Context *, int *);
-static _Unwind_Word (*heap_get_cfa)(struct _Unwind_Context *);
-
-static int heap_unwinder_init(void)
-{
-	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!gcc)
-		return -ENOENT;
-	heap_get_ip_info = (_Unwind_Ptr(*)(struct _Unwind_Context *, int *))dlsym(gcc, "_Unwind_GetIPInfo");
-	heap_get_cfa = (_Unwind_Word(*)(struct _Unwind_Context *))dlsym(gcc, "_Unwind_GetCFA");
-	heap_backtrace = (heap_backtrace_fn)dlsym(gcc, "_Unwind_Backtrace");
-	return heap_get_ip_info && heap_get_cfa && heap_backtrace ? 0 : -ENOENT;
-}
-
-struct heap_walk {
-	uint64_t ret;	   /* the interposer's return address */
-	int skipped, found, n, signal_frame;
-	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
-	uint64_t slot[HEAP_SITE_MAX_DEPTH]; /* where each frame's pc + 1 was read */
-};
-
-static _Unwind_Reason_Code heap_walk_frame(struct _Unwind_Context *ctx, void *arg)
-{
-	struct heap_walk *w = arg;
-	int before = 0;
-	uint64_t ip = heap_get_ip_info(ctx, &before);
-	if (!w->found && ip != w->ret)
-		return ++w->skipped < 8 ? _URC_NO_REASON : _URC_END_OF_STACK;
-	w->found = 1;
-	if (ip == 0)
-		return _URC_END_OF_STACK;
-	w->pcs[w->n] = before ? ip : ip - 1;
-	/* libgcc's "CFA" of a frame is its callee's: the stack pointer at
-	 * the call, just above the return address the call pushed. */
-	w->slot[w->n] = heap_get_cfa(ctx) - 8;
-	w->signal_frame |= before;
-	return ++w->n < HEAP_SITE_MAX_DEPTH ? _URC_NO_REASON : _URC_END_OF_STACK;
-}
-
-/* The i-th slot's part of the check: independent multiplies, so the
- * cached path's check costs a few cycles a frame. */
-static inline uint64_t heap_check_part(unsigned i, uint64_t v)
-{
-	uint64_t m = 0x9E3779B97F4A7C15ull + 2 * (uint64_t)i;
-	return (v ^ (v >> 29)) * m;
-}
-
-static void heap_cache_release(void *arg)
-{
-	struct heap_cache *c = arg;
-	heap_tcache = HEAP_CACHE_RETIRED; /* frees after this go uncached */
-	if (c && c != HEAP_CACHE_RETIRED)
-		__atomic_store_n(&c->used, 0, __ATOMIC_RELEASE);
-}
-
-static struct heap_cache *heap_cache_get(void)
-{
-	struct heap_cache *c = heap_tcache;
-	if (c)
-		return c == HEAP_CACHE_RETIRED ? NULL : c;
-	for (unsigned i = 0; i < HEAP_CACHES; i++) {
-		uint32_t free_ = 0;
-		c = &heap_caches[i];
-		if (__atomic_load_n(&c->used, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_compare_exchange_n(&c->used, &free_, 1, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED)) {
-			memset(c->e, 0, sizeof(c->e));
-			heap_tcache = c;
-			pthread_setspecific(heap_key, c);
-			return c;
-		}
-	}
-	heap_tcache = HEAP_CACHE_RETIRED;
-	return NULL;
-}
-
-/* The site of the current allocation, from the thread's cache or an
- * unwind; 0 when it is past the site table's cap. */
-static uint32_t heap_site_of(uint64_t ret, uint64_t cfa)
-{
-	struct heap_cache *c = heap_cache_get();
-	unsigned set = 0;
-	if (c) {
-		set = (unsigned)(((ret ^ (cfa << 7)) * 0x9E3779B97F4A7C15ull) >> (64 - 6));
-		for (unsigned w = 0; w < HEAP_CACHE_WAYS; w++) {
-			const struct heap_centry *ce = &c->e[set][w];
-			if (ce->ret != ret || ce->cfa != cfa)
-				continue;
-			uint64_t h = 0;
-			for (unsigned i = 0; i + 1 < ce->n; i++)
-				h ^= heap_check_part(i, *(const uint64_t *)(uintptr_t)(cfa + 8u * ce->off[i]));
-			if (h == ce->check)
-				return ce->site;
-		}
-	}
-	struct heap_walk w = {.ret = ret};
-	heap_backtrace(heap_walk_frame, &w);
-	if (w.n == 0) { /* no unwind: the call site alone */
-		w.pcs[0] = ret - 1;
-		w.n = 1;
-	}
-	uint32_t site = heap_intern(w.pcs, w.n);
-	/* Cached only when the slots are found again from the interposer's
-	 * CFA (no signal frame between, no stack switch). */
-	if (!c || w.signal_frame || w.slot[0] + 8 != cfa)
-		return site;
-	struct heap_centry e = {.ret = ret, .cfa = cfa, .site = site, .n = (uint8_t)w.n};
-	for (int i = 1; i < w.n; i++) {
-		uint64_t off = (w.slot[i] - cfa) / 8;
-		if (w.slot[i] < cfa || (w.slot[i] - cfa) % 8 || off > UINT16_MAX)
-			return site;
-		e.off[i - 1] = (uint16_t)off;
-		e.check ^= heap_check_part((unsigned)i - 1, w.pcs[i] + 1);
-	}
-	unsigned way = c->next[set]++ % HEAP_CACHE_WAYS;
-	c->e[set][way] = e;
-	return site;
-}
-
 /* Record a new block (span: the size its removal will compute). */
-__attribute__((noinline)) static void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
-					       uint64_t cfa, uint64_t bits)
+static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
+			    uint64_t cfa, uint64_t bits)
 {
-	if (heap_busy || size == 0)
+	if (heap_me.busy || size == 0)
 		return;
 	if (ret >= heap_text_lo && ret < heap_text_hi)
 		return; /* the runtime's own */
-	heap_busy = 1;
-	uint32_t site = heap_site_of(ret, cfa);
-	if (site == 0) {
-		struct heap_cache *c = heap_tcache;
-		if (c && c != HEAP_CACHE_RETIRED)
-			c->dropped++;
-		else
-			__atomic_add_fetch(&heap_g_dropped, 1, __ATOMIC_RELAXED);
-		heap_count(0);
-	} else {
-		heap_count(heap_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0);
-	}
-	heap_busy = 0;
+	heap_me.busy = 1;
+	uint32_t site = heap_sites_find(ret, cfa);
+	heap_sites_count(site != 0 && heap_table_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0);
+	heap_me.busy = 0;
 }
 
 /* The next byte count between samples: uniform in [1, 2 period). */
-__attribute__((noinline)) static int64_t heap_draw(void)
+static uint64_t heap_draw(void)
 {
-	uint64_t x = heap_rng ? heap_rng : (uint64_t)(uintptr_t)&heap_rng * 0x9E3779B97F4A7C15ull;
+	uint64_t x = heap_me.rng ? heap_me.rng : (uint64_t)(uintptr_t)&heap_me * 0x9E3779B97F4A7C15ull;
 	x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-	heap_rng = x;
-	return (int64_t)(1 + x % (2 * heap_period));
+	heap_me.rng = x;
+	return 1 + x % (2 * heap_period);
+}
+
+/* Count a block of `size` bytes down: the sample bytes that fall in it
+ * (0: none).  A thread's first gap starts at a random point of a gap (the
+ * smaller of two draws: the residual of uniform gaps), so the countdown
+ * is stationary from the start and a block of n bytes holds n / period
+ * sample bytes on average, exactly. */
+__attribute__((noinline)) static uint64_t heap_count_down(uint64_t size)
+{
+	uint64_t left = -heap_me.neg + heap_me.rest, k = 0;
+	if (heap_me.rng == 0) {
+		uint64_t a = heap_draw(), b = heap_draw();
+		left = a < b ? a : b;
+	}
+	while (left <= size) {
+		left += heap_draw();
+		k++;
+	}
+	left -= size;
+	uint64_t fast = left < heap_period ? left : heap_period;
+	heap_me.neg = -fast;
+	heap_me.rest = left - fast;
+	return k;
+}
+
+/* The common case, decided before the C library is called: a block past
+ * its call site's first ones (per thread) and smaller than the fast
+ * countdown (so small, with no sample byte) is counted down, untracked.
+ * The countdown is taken first (an addition whose carry decides): when
+ * HEAP_SKIP says no, the caller's slow path gives it back (heap_unskip)
+ * before deciding again. */
+static inline int heap_skip_bytes(uint64_t n)
+{
+	return !__builtin_expect(__builtin_add_overflow(heap_me.neg, n, &heap_me.neg), 0);
+}
+
+static inline int heap_skip_site(uint8_t ret_low)
+{
+	return __builtin_expect(heap_me.seen[ret_low] >= HEAP_FIRST_BLOCKS, 1);
+}
+
+/* In an interposer (its return address). */
+#define HEAP_SKIP(n) (heap_skip_bytes(n) && heap_skip_site((uint8_t)HEAP_RET()))
+
+static inline void heap_unskip(uint64_t n)
+{
+	heap_me.neg -= n;
 }
 
 /* Blocks of heap_period bytes and more are all recorded, and so are the
  * first HEAP_FIRST_BLOCKS of each call site (by return address, per
  * thread: a site that allocates rarely is seen whole); past those, small
- * ones when a sample byte, one every heap_period bytes on average, falls
- * in them (so with probability ~ size / period). */
+ * ones in which sample bytes, one every heap_period bytes on average,
+ * fall: k of them with E[k] = size / period, so a block weighed k period
+ * / size (heap_lookup_sampled) estimates its site's blocks unbiased.
+ * HEAP_SKIP has decided the common case before. */
 static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t cfa)
 {
 	uint64_t bits = 0;
 	if (!p)
 		return;
 	if (size < heap_period) {
-		uint8_t *seen = &heap_seen[((ret >> 2) * 0x9E3779B97F4A7C15ull) >> 56];
+		uint8_t *seen = &heap_me.seen[(uint8_t)ret];
 		if (*seen < HEAP_FIRST_BLOCKS) {
 			++*seen;
 		} else {
-			int64_t left = heap_left - (int64_t)size;
-			if (left > 0) {
-				heap_left = left;
+			uint64_t k = heap_count_down(size);
+			if (k == 0)
 				return;
-			}
-			while (left <= 0)
-				left += heap_draw();
-			heap_left = left;
-			bits = HEAP_SAMPLED_BIT;
+			k = k < HEAP_POINTS_MAX ? k : HEAP_POINTS_MAX;
+			bits = HEAP_SAMPLED_BIT | k << HEAP_POINTS_SHIFT;
 		}
 	}
 	heap_add(p, size, malloc_usable_size(p), ret, cfa, bits);
@@ -565,10 +197,10 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 static inline uint64_t heap_remove_block(void *p, uint64_t *span)
 {
 	*span = 0;
-	if (!p || !__atomic_load_n(heap_filter_of((uint64_t)(uintptr_t)p), __ATOMIC_RELAXED))
+	if (!p || !heap_table_may_hold(p))
 		return 0;
 	*span = malloc_usable_size(p);
-	return heap_remove((uint64_t)(uintptr_t)p, *span);
+	return heap_table_remove((uint64_t)(uintptr_t)p, *span);
 }
 
 /* munmap's rule (heap.h, Mappings): the region holding addr and
@@ -577,31 +209,33 @@ static inline uint64_t heap_remove_block(void *p, uint64_t *span)
 static void heap_unmap(uint64_t addr, uint64_t len)
 {
 	uint64_t end = addr + len, at = addr, s, v;
-	for (int i = 0; i < 64 && at < end && heap_find(at, 1, &s, &v) == 0; i++) {
-		uint64_t size = v & HEAP_SIZE_MASK, rend = s + size;
+	for (int i = 0; i < 64 && at < end && heap_table_find(at, 1, &s, &v) == 0; i++) {
+		uint64_t size = heap_table_val_size(v), rend = s + size;
 		uint32_t site = (uint32_t)(v >> HEAP_SITE_SHIFT);
-		if (!heap_remove(s, size))
+		if (!heap_table_remove(s, size))
 			break;
 		if (s < addr)
-			heap_insert(s, addr - s, addr - s, site, HEAP_MMAP_BIT);
+			heap_table_insert(s, addr - s, addr - s, site, HEAP_MMAP_BIT);
 		else if (rend > end)
-			heap_insert(end, rend - end, rend - end, site, HEAP_MMAP_BIT);
+			heap_table_insert(end, rend - end, rend - end, site, HEAP_MMAP_BIT);
 		at = rend;
 	}
 }
 
 /* ---- the interposers ----
- * Each exported one is a branch and a tail call (no frame of its own):
- * off, to the C library; on, to its heap_*_on, which so sees the
- * program's return address and stack pointer as its own caller's. */
+ * Each exported one is a few branches and a tail call (no frame of its
+ * own): off, or on for a block HEAP_SKIP leaves untracked (and a free the
+ * filter has not seen), to the C library; else to its heap_*_on, which so
+ * sees the program's return address and stack pointer as its own
+ * caller's. */
 #define HEAP_ON() __builtin_expect(__atomic_load_n(&heap_on, __ATOMIC_RELAXED), 1)
-#define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 #define HEAP_CFA() ((uint64_t)(uintptr_t)__builtin_frame_address(0) + 16)
 #define HEAP_ENTRY WITCH_EXPORT __attribute__((optimize("omit-frame-pointer")))
 #define HEAP_ON_PATH __attribute__((noinline))
 
 HEAP_ON_PATH static void *heap_malloc_on(size_t n)
 {
+	heap_unskip(n);
 	void *p = __libc_malloc(n);
 	heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
 	return p;
@@ -609,7 +243,7 @@ HEAP_ON_PATH static void *heap_malloc_on(size_t n)
 
 HEAP_ENTRY void *malloc(size_t n)
 {
-	if (!HEAP_ON())
+	if (!HEAP_ON() || HEAP_SKIP(n))
 		return __libc_malloc(n);
 	return heap_malloc_on(n);
 }
@@ -623,13 +257,14 @@ HEAP_ON_PATH static void heap_free_on(void *p)
 
 HEAP_ENTRY void free(void *p)
 {
-	if (!HEAP_ON() || !p)
+	if (!HEAP_ON() || !p || !heap_table_may_hold(p))
 		return __libc_free(p);
 	return heap_free_on(p);
 }
 
 HEAP_ON_PATH static void *heap_calloc_on(size_t k, size_t n)
 {
+	heap_unskip((uint64_t)k * n);
 	void *p = __libc_calloc(k, n);
 	heap_add_block(p, (uint64_t)k * n, HEAP_RET(), HEAP_CFA());
 	return p;
@@ -637,8 +272,9 @@ HEAP_ON_PATH static void *heap_calloc_on(size_t k, size_t n)
 
 HEAP_ENTRY void *calloc(size_t k, size_t n)
 {
-	if (!HEAP_ON())
-		return __libc_calloc(k, n);
+	size_t bytes;
+	if (!HEAP_ON() || __builtin_mul_overflow(k, n, &bytes) || HEAP_SKIP(bytes))
+		return __libc_calloc(k, n); /* (an overflow: no block) */
 	return heap_calloc_on(k, n);
 }
 
@@ -653,19 +289,20 @@ __attribute__((always_inline)) static inline void *heap_realloc_body(void *old, 
 	if (p)
 		heap_add_block(p, n, ret, cfa);
 	else if (v && n != 0)
-		heap_insert((uint64_t)(uintptr_t)old, v & HEAP_SIZE_MASK, ospan,
-			    (uint32_t)(v >> HEAP_SITE_SHIFT), v & HEAP_SAMPLED_BIT);
+		heap_table_insert((uint64_t)(uintptr_t)old, heap_table_val_size(v), ospan,
+			    (uint32_t)(v >> HEAP_SITE_SHIFT), heap_table_val_bits(v));
 	return p;
 }
 
 HEAP_ON_PATH static void *heap_realloc_on(void *old, size_t n)
 {
+	heap_unskip(n);
 	return heap_realloc_body(old, n, HEAP_RET(), HEAP_CFA());
 }
 
 HEAP_ENTRY void *realloc(void *old, size_t n)
 {
-	if (!HEAP_ON())
+	if (!HEAP_ON() || (HEAP_SKIP(n) && (!old || !heap_table_may_hold(old))))
 		return __libc_realloc(old, n);
 	return heap_realloc_on(old, n);
 }
@@ -796,47 +433,31 @@ HEAP_ENTRY void *mremap(void *old, size_t olen, size_t nlen, int flags, ...)
 		va_end(ap);
 	}
 	uint64_t s = 0, v = 0, o = (uint64_t)(uintptr_t)old;
-	int had = HEAP_ON() && heap_find(o, 1, &s, &v) == 0 && s == o &&
-		  heap_remove(s, v & HEAP_SIZE_MASK) != 0;
+	int had = HEAP_ON() && heap_table_find(o, 1, &s, &v) == 0 && s == o &&
+		  heap_table_remove(s, heap_table_val_size(v)) != 0;
 	void *p = (void *)heap_sys_ret(
 		heap_sys6(SYS_mremap, (long)old, (long)olen, (long)nlen, flags, (long)want, 0));
 	if (!had)
 		return p;
 	uint32_t site = (uint32_t)(v >> HEAP_SITE_SHIFT);
 	if (p == MAP_FAILED)
-		heap_insert(s, v & HEAP_SIZE_MASK, v & HEAP_SIZE_MASK, site, HEAP_MMAP_BIT);
+		heap_table_insert(s, heap_table_val_size(v), heap_table_val_size(v), site, HEAP_MMAP_BIT);
 	else
-		heap_insert((uint64_t)(uintptr_t)p, nlen, nlen, site, HEAP_MMAP_BIT);
+		heap_table_insert((uint64_t)(uintptr_t)p, nlen, nlen, site, HEAP_MMAP_BIT);
 	return p;
 }
 
 /* ---- setup, stats, fork ---- */
-static void *heap_map(size_t bytes)
-{
-	void *p = heap_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	heap_reserved += bytes;
-	return p;
-}
-
 int heap_init(void)
 {
 	if (__atomic_load_n(&heap_on, __ATOMIC_ACQUIRE))
 		return 0;
-	int rc = heap_unwinder_init();
+	int rc = heap_sites_init();
 	if (rc < 0)
 		return rc;
-	rc = pthread_key_create(&heap_key, heap_cache_release);
-	if (rc != 0)
-		return -rc;
-	heap_blocks = heap_map(sizeof(struct heap_entry) * HEAP_BLOCK_SLOTS);
-	heap_sites = heap_map(sizeof(struct heap_site) * HEAP_SITES);
-	heap_caches = heap_map(sizeof(struct heap_cache) * HEAP_CACHES);
-	heap_filter = heap_map(sizeof(uint32_t) * HEAP_FILTER);
-	if (!heap_blocks || !heap_sites || !heap_caches || !heap_filter)
-		return -ENOMEM;
+	rc = heap_table_init();
+	if (rc < 0)
+		return rc;
 	__atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -848,7 +469,7 @@ uint64_t heap_sample_bytes(void)
 
 void heap_set_sample_bytes(uint64_t bytes)
 {
-	heap_period = bytes;
+	heap_period = bytes < HEAP_PERIOD_MAX ? bytes : HEAP_PERIOD_MAX;
 }
 
 void heap_set_runtime_text(uint64_t lo, uint64_t hi)
@@ -859,18 +480,14 @@ void heap_set_runtime_text(uint64_t lo, uint64_t hi)
 
 void heap_get_stats(struct heap_stats *st)
 {
+	struct heap_sites_stats ss;
+	heap_sites_get_stats(&ss);
 	memset(st, 0, sizeof(*st));
-	st->blocks_tracked = __atomic_load_n(&heap_g_tracked, __ATOMIC_RELAXED);
-	st->blocks_untracked = __atomic_load_n(&heap_g_untracked, __ATOMIC_RELAXED);
-	st->sites_dropped = __atomic_load_n(&heap_g_dropped, __ATOMIC_RELAXED);
-	for (unsigned i = 0; heap_caches && i < HEAP_CACHES; i++) {
-		const struct heap_cache *c = &heap_caches[i];
-		st->blocks_tracked += __atomic_load_n(&c->tracked, __ATOMIC_RELAXED);
-		st->blocks_untracked += __atomic_load_n(&c->untracked, __ATOMIC_RELAXED);
-		st->sites_dropped += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
-	}
-	st->sites = __atomic_load_n(&heap_nsites, __ATOMIC_RELAXED);
-	st->bytes_reserved = heap_reserved;
+	st->blocks_tracked = ss.tracked;
+	st->blocks_untracked = ss.untracked;
+	st->sites = ss.sites;
+	st->sites_dropped = ss.dropped;
+	st->bytes_reserved = heap_table_reserved() + ss.bytes_reserved;
 }
 
 /* Lock-free: nothing to hold across fork. */
@@ -882,21 +499,8 @@ void heap_postfork_parent(void)
 {
 }
 
-/* The parent's other threads are gone: their half-written slots are
- * freed and their caches returned to the pool. */
+/* Nothing of its own to reset: the table's and the sites' hooks
+ * (heap_table.h, heap_sites.h) free what the parent's threads held. */
 void heap_postfork_child(void)
 {
-	if (!__atomic_load_n(&heap_on, __ATOMIC_ACQUIRE))
-		return;
-	for (uint32_t i = 0; i < HEAP_BLOCK_SLOTS; i++) {
-		uint64_t k = heap_blocks[i].key;
-		if ((k & HEAP_START_MASK) == HEAP_BUSY)
-			heap_blocks[i].key = k & ~HEAP_START_MASK;
-	}
-	for (uint32_t i = 0; i < HEAP_SITES; i++)
-		if (heap_sites[i].state == HEAP_SITE_BUSY)
-			heap_sites[i].state = 0;
-	for (uint32_t i = 0; i < HEAP_CACHES; i++)
-		if (&heap_caches[i] != heap_tcache)
-			heap_caches[i].used = 0;
 }

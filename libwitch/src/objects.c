@@ -2,6 +2,7 @@
 #include "witch/objects.h"
 #include "witch/datasym.h"
 #include "witch/heap.h"
+#include "witch/heap_sites.h"
 #include "witch/unwind.h"
 
 #include <errno.h>
@@ -185,7 +186,7 @@ void objects_prepare(objects_node_fn node_of, void *arg)
 		struct object *o = &table[s];
 		if (!object_live(o) || o->tag >> KEY_BITS != OBJECTS_HEAP || o->alloc_node >= 0)
 			continue;
-		int n = heap_site_path((uint32_t)o->where, pcs, HEAP_SITE_MAX_DEPTH);
+		int n = heap_sites_path((uint32_t)o->where, pcs, HEAP_SITE_MAX_DEPTH);
 		if (n > 0)
 			o->alloc_node = node_of(pcs, n, arg);
 	}

@@ -18,6 +18,8 @@
 #include "witch/forkguard.h"
 #include "witch/handler.h"
 #include "witch/heap.h"
+#include "witch/heap_sites.h"
+#include "witch/heap_table.h"
 #include "witch/log.h"
 #include "witch/objects.h"
 #include "witch/phdrs.h"
@@ -76,11 +78,15 @@ static void witch_prefork(void)
 	phdrs_prefork();
 	datasym_prefork();
 	heap_prefork();
+	heap_sites_prefork();
+	heap_table_prefork();
 }
 
 /* The reverse of witch_prefork's lock order. */
 static void witch_postfork_parent(void)
 {
+	heap_table_postfork_parent();
+	heap_sites_postfork_parent();
 	heap_postfork_parent();
 	datasym_postfork_parent();
 	phdrs_postfork_parent();
@@ -94,6 +100,8 @@ static void witch_postfork_parent(void)
 static void witch_postfork_child(void)
 {
 	witch_pid = getpid();
+	heap_table_postfork_child();
+	heap_sites_postfork_child();
 	heap_postfork_child();
 	datasym_postfork_child();
 	phdrs_postfork_child();

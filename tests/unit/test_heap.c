@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "witch/heap.h"
+#include "witch/heap_sites.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +69,7 @@ static uint32_t site_of(void *p, uint64_t *pcs, int *n)
 	uint64_t start, size;
 	if (heap_lookup(U(p), &site, &start, &size) < 0 || start != U(p))
 		return 0;
-	*n = heap_site_path(site, pcs, HEAP_SITE_MAX_DEPTH);
+	*n = heap_sites_path(site, pcs, HEAP_SITE_MAX_DEPTH);
 	return site;
 }
 
@@ -143,7 +144,7 @@ static void test_cache(void)
 		      round, s1, s2);
 		CHECK(__LINE__, s3 && s4 && s3 != s4, "round %d: depths 1 and 3: sites %u %u", round,
 		      s3, s4);
-		n = heap_site_path(s4, pcs, HEAP_SITE_MAX_DEPTH);
+		n = heap_sites_path(s4, pcs, HEAP_SITE_MAX_DEPTH);
 		CHECK(__LINE__, n >= 6, "depth 3 path has %d frames", n);
 		free(p1);
 		free(p2);
@@ -220,7 +221,7 @@ static void test_realloc(void)
 	CHECK(__LINE__, heap_lookup(U(q) + 1000, &site, &start, &size) == 0 && start == U(q) &&
 				size == 1 << 20,
 	      "the moved block is not found whole");
-	int n = heap_site_path(site, pcs, HEAP_SITE_MAX_DEPTH);
+	int n = heap_sites_path(site, pcs, HEAP_SITE_MAX_DEPTH);
 	CHECK(__LINE__, n >= 1 && pcs[0] < after && after - pcs[0] < 32,
 	      "realloc's block is not from the realloc call");
 	CHECK(__LINE__, heap_lookup(U(p), &site, &start, &size) < 0 || start != U(p),
@@ -256,7 +257,7 @@ static void test_allocators(void)
 		CHECK(rows[i].line, rc == 0 && start == U(p) && size == n, "not tracked: rc %d size %llu",
 		      rc, (unsigned long long)size);
 		CHECK(rows[i].line, !rows[i].align || U(p) % rows[i].align == 0, "misaligned %p", p);
-		int k = rc == 0 ? heap_site_path(site, pcs, HEAP_SITE_MAX_DEPTH) : 0;
+		int k = rc == 0 ? heap_sites_path(site, pcs, HEAP_SITE_MAX_DEPTH) : 0;
 		CHECK(rows[i].line, k >= 1 && pcs[0] < after && after - pcs[0] < 48,
 		      "leaf %#llx is not the call before %#llx", (unsigned long long)pcs[0],
 		      (unsigned long long)after);
@@ -289,7 +290,7 @@ static void test_mmap(void)
 	CHECK(__LINE__, heap_lookup(U(m) + 5 * pg, &site, &s, &z) == 0 && s == U(m) &&
 				z == (uint64_t)(8 * pg),
 	      "anonymous mmap untracked");
-	int n = heap_site_path(site, pcs, HEAP_SITE_MAX_DEPTH);
+	int n = heap_sites_path(site, pcs, HEAP_SITE_MAX_DEPTH);
 	CHECK(__LINE__, n >= 1 && pcs[0] < after && after - pcs[0] < 48, "mmap's leaf");
 	/* Head: the tail stays. */
 	munmap(m, 2 * pg);
@@ -396,7 +397,7 @@ static void test_threads(void)
 		uint32_t site;
 		uint64_t s, z;
 		CHECK(__LINE__, heap_lookup(U(p), &site, &s, &z) == 0 &&
-					heap_site_path(site, &writer_leaf[i], 1) == 1,
+					heap_sites_path(site, &writer_leaf[i], 1) == 1,
 		      "writer %d site", i);
 		free(p);
 	}
@@ -416,7 +417,7 @@ static void test_threads(void)
 		hits++;
 		int w = -1;
 		uint64_t leaf = 0;
-		if (heap_site_path(site, &leaf, 1) == 1)
+		if (heap_sites_path(site, &leaf, 1) == 1)
 			for (int i = 0; i < WRITERS; i++)
 				if (writer_leaf[i] == leaf)
 					w = i;
@@ -473,8 +474,10 @@ static void test_fork(void)
 	free(keep);
 }
 
-/* Sampled small blocks: about size / period of them tracked, the large
- * all, and every tracked one removed by its free. */
+/* Sampled small blocks: about size / period of them tracked, each
+ * standing for k period / size blocks (k >= 1 sample bytes in it) so that
+ * they sum to about the blocks sampled; the large all tracked; every
+ * tracked one removed by its free. */
 static void test_sampling(void)
 {
 	enum { SMALL = 20000 };
@@ -482,6 +485,7 @@ static void test_sampling(void)
 	uint64_t s, z;
 	heap_set_sample_bytes(4096);
 	int tracked = 0, big = 0, first = 0, weighed = 0;
+	double stand = 0; /* the blocks the sampled ones stand for */
 	for (int i = 0; i < SMALL; i++) {
 		uint32_t site;
 		double per = 0;
@@ -489,20 +493,27 @@ static void test_sampling(void)
 		if (heap_lookup_sampled(U(small[i]) + 63, &site, &s, &z, &per) < 0 || s != U(small[i]))
 			continue;
 		tracked++;
-		first += i < 32 && per == 1;
-		weighed += i >= 32 && per == 4096.0 / 64;
+		first += i < HEAP_FIRST_BLOCKS && per == 1;
+		double k = per / (4096.0 / 64);
+		weighed += i >= HEAP_FIRST_BLOCKS && k >= 1 && k == (int)k;
+		stand += i >= HEAP_FIRST_BLOCKS ? per : 0;
 	}
 	for (int i = 0; i < 50; i++) {
 		void *p = malloc(8192 + (size_t)i);
 		big += found(U(p), &s, &z);
 		free(p);
 	}
-	/* The site's first 32, then 19968 * 64 / 4096 = 312 (sd ~ 17): within 5 sd. */
-	CHECK(__LINE__, tracked > 32 + 225 && tracked < 32 + 400, "%d of %d 64-byte blocks tracked",
+	/* The site's first ones, then ~20000 * 64 / 4096 = 312 (sd ~ 17):
+	 * within 5 sd. */
+	enum { FIRST = HEAP_FIRST_BLOCKS, REST = SMALL - HEAP_FIRST_BLOCKS };
+	CHECK(__LINE__, tracked > FIRST + 225 && tracked < FIRST + 400, "%d of %d 64-byte blocks tracked",
 	      tracked, SMALL);
-	CHECK(__LINE__, first == 32, "%d of the site's first 32 blocks tracked as such", first);
-	CHECK(__LINE__, weighed == tracked - 32, "%d of %d sampled blocks stand for 64", weighed,
-	      tracked - 32);
+	CHECK(__LINE__, first == FIRST, "%d of the site's first %d blocks tracked as such", first, FIRST);
+	CHECK(__LINE__, weighed == tracked - FIRST, "%d of %d sampled blocks stand for k * 64", weighed,
+	      tracked - FIRST);
+	/* REST blocks, estimated with sd ~ 64 * 17 ~ 1100: within 5 sd. */
+	CHECK(__LINE__, stand > REST - 5500 && stand < REST + 5500, "sampled blocks stand for %.0f of %d",
+	      stand, REST);
 	CHECK(__LINE__, big == 50, "%d of 50 large blocks tracked", big);
 	CHECK(__LINE__, heap_sample_bytes() == 4096, "period");
 	int left = 0;
@@ -513,7 +524,8 @@ static void test_sampling(void)
 	}
 	CHECK(__LINE__, left == 0, "%d sampled blocks still found after free", left);
 	heap_set_sample_bytes(0);
-	printf("sampling: %d of %d 64-byte blocks tracked at 4096\n", tracked, SMALL);
+	printf("sampling: %d of %d 64-byte blocks tracked at 4096, standing for %.0f\n", tracked,
+	       SMALL, stand + HEAP_FIRST_BLOCKS);
 }
 
 int main(void)
@@ -531,7 +543,7 @@ int main(void)
 	CHECK(__LINE__, heap_lookup(U(early), &site, &s, &z) == -ENOENT,
 	      "a block from before heap_init is tracked");
 	free(early);
-	CHECK(__LINE__, heap_site_path(0, &s, 1) == -ENOENT && heap_site_path(HEAP_SITES + 1, &s, 1) == -ENOENT,
+	CHECK(__LINE__, heap_sites_path(0, &s, 1) == -ENOENT && heap_sites_path(HEAP_SITES + 1, &s, 1) == -ENOENT,
 	      "bad sites have paths");
 	test_two_sites();
 	test_cache();

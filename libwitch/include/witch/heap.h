@@ -16,33 +16,23 @@
  * used again.  mremap moves the region starting at its old address, site
  * and all; a MAP_FIXED mapping first unmaps what it replaces.
  *
- * Cost: small blocks (< HEAP_SAMPLE_BYTES) past the first 32 of their
- * call site (per thread) are sampled by bytes: one in about
- * HEAP_SAMPLE_BYTES / size is tracked (heap_lookup_sampled says which),
- * the others cost a countdown, and their free a look at a counting
- * filter.  A tracked block's site is
- * found by libgcc's unwinder once per thread, call site, callers and
- * stack depth; a per-thread 4-way cache keyed by (return address, stack
- * pointer) answers the repeats after checking a hash of the return
- * addresses in the cached path's stack slots (exact for frames of fixed
- * size; a frame that moves its stack by alloca between two calls with the
- * same callers may be taken for the cached one).  Off (WITCH_OBJECTS=0, or
- * before heap_init) each interposer is one branch and a tail call.
- * Measured by bench/heap_cost.py (bench/results/heap_cost.md).
+ * Cost: small blocks (< HEAP_SAMPLE_BYTES) past the first
+ * HEAP_FIRST_BLOCKS of their call site (per thread) are sampled by bytes:
+ * about one in HEAP_SAMPLE_BYTES / size is tracked (heap_lookup_sampled
+ * says which).  The others are decided in the interposer before the C
+ * library is called (a countdown addition and the call site's count, six
+ * instructions) and their free by one byte of a counting filter (six).  A tracked block's site comes from heap_sites (heap_sites.h: an
+ * unwind once per thread, call site, callers and stack depth, a
+ * per-thread cache for the repeats).  Off (WITCH_OBJECTS=0, or before
+ * heap_init) each interposer is one branch and a tail call.  Measured by
+ * bench/heap_cost.py (bench/results/heap_cost.md).
  *
- * Memory, preallocated by heap_init (mmap, MAP_NORESERVE):
- *   blocks  HEAP_BLOCK_SLOTS entries of 16 B: 1 MiB.  A block has one or
- *           two entries (the granules it touches), so ~40,000 live tracked
- *           blocks fit; past that (or when a hash window of 16 is full)
- *           new blocks are untracked and counted.
- *   sites   HEAP_SITES paths of 16 frames: 4096 x 144 B = 576 KiB.  Past
- *           it, blocks from new sites are untracked, counted in
- *           sites_dropped.
- *   filter  65,536 counters: 256 KiB.
- *   caches  HEAP_CACHES per-thread site caches of 256 entries, 16.5 KiB
- *           each (2.1 MiB reserved, touched by the threads that allocate,
- *           returned at thread exit); threads past it unwind at each
- *           tracked allocation.
+ * Memory, preallocated by heap_init (mmap, MAP_NORESERVE): heap_table's
+ * block table (1 MiB, ~40,000 live tracked blocks; past that, or when a
+ * hash window is full, new blocks are untracked and counted) and filter
+ * (256 KiB), heap_sites' tables (576 KiB of sites, 2.1 MiB of thread
+ * caches reserved).  Blocks from new sites past the site table are
+ * untracked, counted in sites_dropped.
  *
  * Races: a handler may look up a block another thread is freeing; it gets
  * the block as it was a moment ago (benign: the sample was taken then).
@@ -55,10 +45,9 @@
 
 #include <stdint.h>
 
-#define HEAP_SITE_MAX_DEPTH 16
-#define HEAP_BLOCK_SLOTS (1u << 16)
-#define HEAP_SITES 4096u
-#define HEAP_CACHES 128u
+/* Of each call site in each thread, the first this many blocks are
+ * tracked, whatever their size (see heap_sample_bytes). */
+#define HEAP_FIRST_BLOCKS 4
 /* Blocks smaller than this are sampled (see heap_sample_bytes). */
 #define HEAP_SAMPLE_BYTES 4096u
 
@@ -78,24 +67,22 @@ int heap_init(void);
  * when no tracked block holds it.  Async-signal-safe and lock-free (may run
  * in a signal handler that interrupted malloc/free in the same thread). */
 int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size);
-/* A site's allocation context, leaf first: pcs[0] is the program's call of
- * the allocator (return address minus one), then its callers; no libwitch
- * frames.  Returns the frame count (>= 1, at most max) or -ENOENT.
- * Read-only, async-signal-safe. */
-int heap_site_path(uint32_t site, uint64_t *pcs, int max);
 void heap_get_stats(struct heap_stats *s);
 /* As heap_lookup, and *per: how many blocks of its site the block stands
- * for, 1 or, when it was tracked by sampling, heap_sample_bytes() / size
- * (scale what falls on it by that to estimate its site's whole). */
+ * for, 1 or, when it was tracked by sampling, k heap_sample_bytes() / size
+ * with k >= 1 the sample bytes that fell in it (scale what falls on it by
+ * that to estimate its site's whole: E[k] = size / heap_sample_bytes(),
+ * so the estimate is unbiased). */
 int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
 			double *per);
 /* Blocks of at least this many bytes are all tracked, and so are the
- * first 32 of each call site in each thread; a smaller one past those is
- * tracked when one of the sample bytes, one every heap_sample_bytes() on
- * average (at random), falls in it: with probability ~ size / that.
- * 0: every block. */
+ * first HEAP_FIRST_BLOCKS of each call site in each thread; a smaller one
+ * past those is tracked when sample bytes, one every heap_sample_bytes()
+ * on average (gaps uniform in [1, 2 heap_sample_bytes())), fall in it:
+ * with probability ~ size / that.  0: every block. */
 uint64_t heap_sample_bytes(void);
-/* For tests and settings, before heap_init or while no thread allocates. */
+/* For tests and settings, before heap_init or while no thread allocates
+ * (at most 2^24 - 1: larger is taken as that). */
 void heap_set_sample_bytes(uint64_t bytes);
 /* Blocks allocated from [lo, hi) (the runtime's own code) are not the
  * program's: left untracked.  Before or after heap_init. */

@@ -1,0 +1,65 @@
+/* heap_sites: the allocation sites of heap blocks (docs/objects.md).
+ *
+ * A site is an allocation's calling context, leaf first (the program's
+ * call of the allocator, return address minus one, then its callers; no
+ * libwitch frames), interned once per process in an insert-only table:
+ * site i >= 1 is slot i - 1, and never changes once written.
+ *
+ * Finding one: libgcc's _Unwind_Backtrace (dlopen'd: libunwind, which
+ * libwitch links, exports functions of the same names), once per thread,
+ * call site, callers and stack depth; a per-thread 4-way cache keyed by
+ * (return address, the interposer's CFA) answers the repeats after
+ * checking a hash of the return addresses in the cached path's stack
+ * slots (exact for frames of fixed size; a frame that moves its stack by
+ * alloca between two calls with the same callers may be taken for the
+ * cached one).  libgcc's unwinder shares no state with the handlers'
+ * libunwind (no signals to hold off) and finds unwind tables lock-free
+ * (_dl_find_object), so an allocation under the loader's lock unwinds too.
+ *
+ * Memory, preallocated by heap_sites_init (mmap, MAP_NORESERVE):
+ *   sites   HEAP_SITES paths of 16 frames: 4096 x 144 B = 576 KiB.  Past
+ *           it, new sites are dropped (heap_sites_find returns 0).
+ *   caches  HEAP_CACHES per-thread caches of 256 entries, 16.5 KiB each
+ *           (2.1 MiB reserved, touched by the threads that allocate,
+ *           returned at thread exit); threads past it unwind each time.
+ * The caches also hold their threads' block counts (heap_sites_count),
+ * so counting takes no shared cache line.
+ */
+#ifndef WITCH_HEAP_SITES_H
+#define WITCH_HEAP_SITES_H
+
+#include <stdint.h>
+
+#define HEAP_SITE_MAX_DEPTH 16
+#define HEAP_SITES 4096u
+#define HEAP_CACHES 128u
+
+struct heap_sites_stats {
+	uint64_t sites;          /* distinct allocation contexts */
+	uint64_t dropped;        /* finds whose new site found no room */
+	uint64_t tracked;        /* heap_sites_count(1) calls */
+	uint64_t untracked;      /* heap_sites_count(0) calls */
+	uint64_t bytes_reserved; /* the tables' mappings */
+};
+
+/* Outside handlers, once (heap_init): libgcc's unwinder, the tables; 0 or
+ * -errno. */
+int heap_sites_init(void);
+/* The site of the allocation being made: `ret` is the interposer's return
+ * address (into the program), `cfa` the stack pointer before that call
+ * pushed it.  0 when the site table is full (counted as dropped).  Not
+ * reentrant in one thread (the caller guards), not in a handler. */
+uint32_t heap_sites_find(uint64_t ret, uint64_t cfa);
+/* Count one block of this thread as tracked (1) or not (0). */
+void heap_sites_count(int tracked);
+/* A site's path, leaf first: the frame count (>= 1, at most max) or
+ * -ENOENT.  Read-only, async-signal-safe. */
+int heap_sites_path(uint32_t site, uint64_t *pcs, int max);
+void heap_sites_get_stats(struct heap_sites_stats *st);
+/* Fork: the child frees the site slots and the thread caches the parent's
+ * other threads held. */
+void heap_sites_prefork(void);
+void heap_sites_postfork_parent(void);
+void heap_sites_postfork_child(void);
+
+#endif

@@ -1,0 +1,368 @@
+/* heap_sites: allocation sites, found by unwinding and cached per thread
+ * (see heap_sites.h). */
+#include "witch/heap_sites.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unwind.h>
+
+/* ---- the site table: insert-only, slot i is site i + 1 ---- */
+#define HS_PROBES 64
+#define HS_BUSY 1ull
+
+struct hs_site {
+	uint64_t state; /* 0 free, 1 being written, else the path's hash | 2 */
+	uint32_t n;
+	uint32_t pad;
+	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
+};
+
+/* ---- per-thread site caches ----
+ * (return address, CFA of the interposer) -> site, valid while the return
+ * addresses in the cached path's stack slots hash as they did: the same
+ * callers at the same depths.  4-way sets, one 64-byte line an entry. */
+#define HS_SETS 64
+#define HS_WAYS 4
+#define HS_RETIRED ((struct hs_cache *)1)
+
+struct hs_centry {
+	uint64_t ret, cfa;
+	uint64_t check; /* hash of the slots' return addresses */
+	uint32_t site;
+	uint8_t n; /* frames; n - 1 slots checked */
+	uint8_t pad[3];
+	uint16_t off[HEAP_SITE_MAX_DEPTH - 1]; /* (slot - cfa) / 8 */
+	uint16_t pad2;
+};
+
+struct hs_cache {
+	uint32_t used;
+	uint32_t pad;
+	uint64_t tracked, untracked, dropped; /* this slot's threads' counts */
+	uint8_t next[HS_SETS];		      /* the way a set replaces next */
+	struct hs_centry e[HS_SETS][HS_WAYS];
+};
+
+static int hs_ready; /* set once by heap_sites_init */
+static struct hs_site *hs_sites;
+static struct hs_cache *hs_caches;
+static pthread_key_t hs_key;
+static uint64_t hs_nsites, hs_reserved;
+/* Counts of threads without a cache. */
+static uint64_t hs_g_tracked, hs_g_untracked, hs_g_dropped;
+
+static __thread struct hs_cache *hs_tcache __attribute__((tls_model("initial-exec")));
+
+/* ---- the site table ---- */
+static uint64_t hs_path_hash(const uint64_t *pcs, int n)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)n;
+	for (int i = 0; i < n; i++) {
+		h ^= pcs[i];
+		h *= 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* The site of a path, interned; 0 when the table has no room. */
+static uint32_t hs_intern(const uint64_t *pcs, int n)
+{
+	uint64_t h = hs_path_hash(pcs, n);
+	uint64_t want = (h & ~3ull) | 2;
+	for (unsigned p = 0; p < HS_PROBES; p++) {
+		uint32_t i = (uint32_t)(h + p) & (HEAP_SITES - 1);
+		struct hs_site *s = &hs_sites[i];
+		uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		/* Another thread is writing it: a few pcs, wait (bounded: the
+		 * writer may be a thread a fork left behind). */
+		for (unsigned spin = 0; st == HS_BUSY && spin < (1u << 16); spin++) {
+			__builtin_ia32_pause();
+			st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		}
+		if (st == 0) {
+			if (!__atomic_compare_exchange_n(&s->state, &st, HS_BUSY, 0, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE)) {
+				p--; /* look at this slot again */
+				continue;
+			}
+			s->n = (uint32_t)n;
+			memcpy(s->pcs, pcs, (size_t)n * sizeof(*pcs));
+			__atomic_store_n(&s->state, want, __ATOMIC_RELEASE);
+			__atomic_add_fetch(&hs_nsites, 1, __ATOMIC_RELAXED);
+			return i + 1;
+		}
+		if (st == want && s->n == (uint32_t)n && memcmp(s->pcs, pcs, (size_t)n * sizeof(*pcs)) == 0)
+			return i + 1;
+	}
+	return 0;
+}
+
+int heap_sites_path(uint32_t site, uint64_t *pcs, int max)
+{
+	if (!hs_sites || site == 0 || site > HEAP_SITES || max < 1)
+		return -ENOENT;
+	const struct hs_site *s = &hs_sites[site - 1];
+	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) <= HS_BUSY)
+		return -ENOENT;
+	int n = (int)s->n < max ? (int)s->n : max;
+	for (int i = 0; i < n; i++)
+		pcs[i] = s->pcs[i];
+	return n;
+}
+
+/* ---- the unwind, once per (call site, callers, depth, thread) ---- */
+typedef _Unwind_Reason_Code (*hs_backtrace_fn)(_Unwind_Trace_Fn, void *);
+static hs_backtrace_fn hs_backtrace;
+static _Unwind_Ptr (*hs_get_ip_info)(struct _Unwind_Context *, int *);
+static _Unwind_Word (*hs_get_cfa)(struct _Unwind_Context *);
+
+static int hs_unwinder_init(void)
+{
+	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!gcc)
+		return -ENOENT;
+	hs_get_ip_info = (_Unwind_Ptr(*)(struct _Unwind_Context *, int *))dlsym(gcc, "_Unwind_GetIPInfo");
+	hs_get_cfa = (_Unwind_Word(*)(struct _Unwind_Context *))dlsym(gcc, "_Unwind_GetCFA");
+	hs_backtrace = (hs_backtrace_fn)dlsym(gcc, "_Unwind_Backtrace");
+	return hs_get_ip_info && hs_get_cfa && hs_backtrace ? 0 : -ENOENT;
+}
+
+struct hs_walk {
+	uint64_t ret; /* the interposer's return address */
+	int skipped, found, n, signal_frame;
+	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
+	uint64_t slot[HEAP_SITE_MAX_DEPTH]; /* where each frame's pc + 1 was read */
+};
+
+static _Unwind_Reason_Code hs_walk_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct hs_walk *w = arg;
+	int before = 0;
+	uint64_t ip = hs_get_ip_info(ctx, &before);
+	if (!w->found && ip != w->ret)
+		return ++w->skipped < 8 ? _URC_NO_REASON : _URC_END_OF_STACK;
+	w->found = 1;
+	if (ip == 0)
+		return _URC_END_OF_STACK;
+	w->pcs[w->n] = before ? ip : ip - 1;
+	/* libgcc's "CFA" of a frame is its callee's: the stack pointer at
+	 * the call, just above the return address the call pushed. */
+	w->slot[w->n] = hs_get_cfa(ctx) - 8;
+	w->signal_frame |= before;
+	return ++w->n < HEAP_SITE_MAX_DEPTH ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+/* The i-th slot's part of the check: the return address times an odd
+ * 32-bit constant of its own (a bijection, so one changed slot always
+ * shows; one multiply by an immediate a frame on a cache hit). */
+#define HS_MUL(i) ((uint64_t)(0x27d4eb2fu + 0x20000u * (unsigned)(i)))
+
+static uint64_t hs_check_part(unsigned i, uint64_t v)
+{
+	return v * HS_MUL(i);
+}
+
+/* The check of a cached entry against the stack now: n - 1 slots from
+ * the interposer's CFA, unrolled (a jump into the sum). */
+#define HS_SLOT(i) (((const uint64_t *)(uintptr_t)cfa)[ce->off[i]] * HS_MUL(i))
+
+static inline uint64_t hs_check_now(const struct hs_centry *ce, uint64_t cfa)
+{
+	uint64_t h = 0;
+	_Static_assert(HEAP_SITE_MAX_DEPTH == 16, "one case a slot");
+	switch (ce->n) {
+	case 16: h ^= HS_SLOT(14); /* fall through */
+	case 15: h ^= HS_SLOT(13); /* fall through */
+	case 14: h ^= HS_SLOT(12); /* fall through */
+	case 13: h ^= HS_SLOT(11); /* fall through */
+	case 12: h ^= HS_SLOT(10); /* fall through */
+	case 11: h ^= HS_SLOT(9); /* fall through */
+	case 10: h ^= HS_SLOT(8); /* fall through */
+	case 9: h ^= HS_SLOT(7); /* fall through */
+	case 8: h ^= HS_SLOT(6); /* fall through */
+	case 7: h ^= HS_SLOT(5); /* fall through */
+	case 6: h ^= HS_SLOT(4); /* fall through */
+	case 5: h ^= HS_SLOT(3); /* fall through */
+	case 4: h ^= HS_SLOT(2); /* fall through */
+	case 3: h ^= HS_SLOT(1); /* fall through */
+	case 2: h ^= HS_SLOT(0); /* fall through */
+	default: break;
+	}
+	return h;
+}
+
+/* ---- the per-thread caches ---- */
+static void hs_cache_release(void *arg)
+{
+	struct hs_cache *c = arg;
+	hs_tcache = HS_RETIRED; /* frees after this go uncached */
+	if (c && c != HS_RETIRED)
+		__atomic_store_n(&c->used, 0, __ATOMIC_RELEASE);
+}
+
+static struct hs_cache *hs_cache_get(void)
+{
+	struct hs_cache *c = hs_tcache;
+	if (c)
+		return c == HS_RETIRED ? NULL : c;
+	for (unsigned i = 0; i < HEAP_CACHES; i++) {
+		uint32_t free_ = 0;
+		c = &hs_caches[i];
+		if (__atomic_load_n(&c->used, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&c->used, &free_, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			memset(c->e, 0, sizeof(c->e));
+			hs_tcache = c;
+			pthread_setspecific(hs_key, c);
+			return c;
+		}
+	}
+	hs_tcache = HS_RETIRED;
+	return NULL;
+}
+
+void heap_sites_count(int tracked)
+{
+	struct hs_cache *c = hs_tcache;
+	if (c && c != HS_RETIRED) {
+		if (tracked)
+			c->tracked++;
+		else
+			c->untracked++;
+		return;
+	}
+	__atomic_add_fetch(tracked ? &hs_g_tracked : &hs_g_untracked, 1, __ATOMIC_RELAXED);
+}
+
+static void hs_count_dropped(void)
+{
+	struct hs_cache *c = hs_tcache;
+	if (c && c != HS_RETIRED)
+		c->dropped++;
+	else
+		__atomic_add_fetch(&hs_g_dropped, 1, __ATOMIC_RELAXED);
+}
+
+static inline unsigned hs_set_of(uint64_t ret, uint64_t cfa)
+{
+	return (unsigned)(((ret ^ (cfa << 7)) * 0x9E3779B97F4A7C15ull) >> (64 - 6));
+}
+
+/* A cache miss (or no cache): unwind, intern, cache. */
+__attribute__((noinline)) static uint32_t hs_find_slow(uint64_t ret, uint64_t cfa)
+{
+	struct hs_cache *c = hs_cache_get();
+	struct hs_walk w = {.ret = ret};
+	hs_backtrace(hs_walk_frame, &w);
+	if (w.n == 0) { /* no unwind: the call site alone */
+		w.pcs[0] = ret - 1;
+		w.n = 1;
+	}
+	uint32_t site = hs_intern(w.pcs, w.n);
+	if (site == 0) {
+		hs_count_dropped();
+		return 0;
+	}
+	/* Cached only when the slots are found again from the interposer's
+	 * CFA (no signal frame between, no stack switch). */
+	if (!c || w.signal_frame || w.slot[0] + 8 != cfa)
+		return site;
+	struct hs_centry e = {.ret = ret, .cfa = cfa, .site = site, .n = (uint8_t)w.n};
+	for (int i = 1; i < w.n; i++) {
+		uint64_t off = (w.slot[i] - cfa) / 8;
+		if (w.slot[i] < cfa || (w.slot[i] - cfa) % 8 || off > UINT16_MAX)
+			return site;
+		e.off[i - 1] = (uint16_t)off;
+		e.check ^= hs_check_part((unsigned)i - 1, w.pcs[i] + 1);
+	}
+	unsigned set = hs_set_of(ret, cfa);
+	unsigned way = c->next[set]++ % HS_WAYS;
+	c->e[set][way] = e;
+	return site;
+}
+
+uint32_t heap_sites_find(uint64_t ret, uint64_t cfa)
+{
+	struct hs_cache *c = hs_tcache;
+	if (c && c != HS_RETIRED) {
+		const struct hs_centry *ce = c->e[hs_set_of(ret, cfa)];
+		for (unsigned w = 0; w < HS_WAYS; w++, ce++)
+			if (ce->ret == ret && ce->cfa == cfa && hs_check_now(ce, cfa) == ce->check)
+				return ce->site;
+	}
+	return hs_find_slow(ret, cfa);
+}
+
+/* ---- setup, stats, fork ---- */
+static void *hs_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	hs_reserved += bytes;
+	return p;
+}
+
+int heap_sites_init(void)
+{
+	if (__atomic_load_n(&hs_ready, __ATOMIC_ACQUIRE))
+		return 0;
+	int rc = hs_unwinder_init();
+	if (rc < 0)
+		return rc;
+	rc = pthread_key_create(&hs_key, hs_cache_release);
+	if (rc != 0)
+		return -rc;
+	hs_sites = hs_map(sizeof(struct hs_site) * HEAP_SITES);
+	hs_caches = hs_map(sizeof(struct hs_cache) * HEAP_CACHES);
+	if (!hs_sites || !hs_caches)
+		return -ENOMEM;
+	__atomic_store_n(&hs_ready, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void heap_sites_get_stats(struct heap_sites_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->tracked = __atomic_load_n(&hs_g_tracked, __ATOMIC_RELAXED);
+	st->untracked = __atomic_load_n(&hs_g_untracked, __ATOMIC_RELAXED);
+	st->dropped = __atomic_load_n(&hs_g_dropped, __ATOMIC_RELAXED);
+	for (unsigned i = 0; hs_caches && i < HEAP_CACHES; i++) {
+		const struct hs_cache *c = &hs_caches[i];
+		st->tracked += __atomic_load_n(&c->tracked, __ATOMIC_RELAXED);
+		st->untracked += __atomic_load_n(&c->untracked, __ATOMIC_RELAXED);
+		st->dropped += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
+	}
+	st->sites = __atomic_load_n(&hs_nsites, __ATOMIC_RELAXED);
+	st->bytes_reserved = hs_reserved;
+}
+
+/* Lock-free: nothing to hold across fork. */
+void heap_sites_prefork(void)
+{
+}
+
+void heap_sites_postfork_parent(void)
+{
+}
+
+/* The parent's other threads are gone: their half-written site slots are
+ * freed and their caches returned to the pool. */
+void heap_sites_postfork_child(void)
+{
+	if (!__atomic_load_n(&hs_ready, __ATOMIC_ACQUIRE))
+		return;
+	for (uint32_t i = 0; i < HEAP_SITES; i++)
+		if (hs_sites[i].state == HS_BUSY)
+			hs_sites[i].state = 0;
+	for (uint32_t i = 0; i < HEAP_CACHES; i++)
+		if (&hs_caches[i] != hs_tcache)
+			hs_caches[i].used = 0;
+}
