@@ -1,6 +1,7 @@
 /* emulate: run simple integer instructions on a register snapshot (see emulate.h). */
 #include "witch/emulate.h"
 #include "witch/decode_zydis.h"
+#include "witch/emulate_vec.h"
 #include "emulate_operands.h"
 
 #include <errno.h>
@@ -9,8 +10,9 @@
 
 #define CODE_PAGE_MASK (~(uint64_t)4095)
 
-void emulate_begin(struct emulate *e, uint64_t pc)
+void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec)
 {
+	e->vec = vec;
 	e->n_stores = 0;
 	e->spill_lo = e->spill_hi = 0;
 	e->n_calls = 0;
@@ -495,8 +497,16 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 		c->regs->gpr[DECODE_RBP] = v;
 		return 0;
 	}
-	default:
-		return emulate_other(c, in);
+	default: {
+		/* Vector code first; what it does not know changes no general
+		 * register, or stops here, as before. */
+		int rc = emulate_vec_insn(c, in);
+		if (rc <= 0)
+			return rc;
+		if ((rc = emulate_other(c, in)) == 0)
+			emulate_vec_clobber(c);
+		return rc;
+	}
 	}
 }
 
