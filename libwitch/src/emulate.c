@@ -223,6 +223,53 @@ static int emulate_bits(struct emulate_ctx *c, ZydisMnemonic m)
 	}
 }
 
+/* BMI1/BMI2 (glibc's string functions use them on masks): shlx, shrx,
+ * sarx, bzhi, andn, blsr, blsmsk, blsi.  The x-shifts keep the flags. */
+static int emulate_bmi(struct emulate_ctx *c, ZydisMnemonic m)
+{
+	unsigned bits = c->insn->operand_width;
+	uint64_t a, b = 0, r, f = 0, which = RFLAGS_ARITH;
+	int rc;
+
+	if ((rc = op_read(c, 1, &a)) < 0 ||
+	    (c->insn->operand_count_visible > 2 && (rc = op_read(c, 2, &b)) < 0))
+		return rc;
+	a &= mask_of(bits);
+	unsigned n = (unsigned)(b & (bits - 1));
+	switch (m) {
+	case ZYDIS_MNEMONIC_SHLX: r = a << n; which = 0; break;
+	case ZYDIS_MNEMONIC_SHRX: r = a >> n; which = 0; break;
+	case ZYDIS_MNEMONIC_SARX: r = (uint64_t)((int64_t)sign_extend(a, bits) >> n); which = 0; break;
+	case ZYDIS_MNEMONIC_BZHI: {
+		unsigned i = (unsigned)(b & 0xff);
+		r = i < bits ? a & mask_of(i) : a;
+		f = flags_of_result(r, bits) & (RFLAGS_ZF | RFLAGS_SF);
+		f |= i > bits - 1 ? RFLAGS_CF : 0;
+		break;
+	}
+	case ZYDIS_MNEMONIC_ANDN:
+		r = ~a & b & mask_of(bits);
+		f = flags_of_result(r, bits) & (RFLAGS_ZF | RFLAGS_SF);
+		break;
+	case ZYDIS_MNEMONIC_BLSR: case ZYDIS_MNEMONIC_BLSMSK: case ZYDIS_MNEMONIC_BLSI:
+		r = m == ZYDIS_MNEMONIC_BLSR ? a & (a - 1) : m == ZYDIS_MNEMONIC_BLSMSK ? a ^ (a - 1)
+										 : a & -a;
+		r &= mask_of(bits);
+		f = flags_of_result(r, bits) & (RFLAGS_ZF | RFLAGS_SF);
+		if (m == ZYDIS_MNEMONIC_BLSMSK)
+			f &= ~RFLAGS_ZF;
+		f |= (m == ZYDIS_MNEMONIC_BLSI ? a != 0 : a == 0) ? RFLAGS_CF : 0;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	if ((rc = op_write(c, 0, r)) < 0)
+		return rc;
+	if (which) /* PF is undefined: left as it was, as in emulate_bits */
+		set_flags(c->regs, which & ~RFLAGS_PF, f);
+	return 0;
+}
+
 static int emulate_imul(struct emulate_ctx *c)
 {
 	unsigned bits = c->insn->operand_width;
@@ -395,7 +442,10 @@ static int emulate_other(struct emulate_ctx *c, const struct decode_insn *in)
 	for (int i = 0; i < in->n_access; i++) {
 		const struct decode_access *a = &in->access[i];
 		int rc;
-		if ((a->flags & DECODE_ACC_UNKNOWN_ADDR) || emulate_stored(c->e, a->addr, a->len))
+		/* A store over stored bytes is fine: a load there finds the
+		 * latest, whose value is not known. */
+		if ((a->flags & DECODE_ACC_UNKNOWN_ADDR) ||
+		    ((a->kind & DECODE_LOAD) && emulate_stored(c->e, a->addr, a->len)))
 			return -ENOTSUP;
 		if ((a->kind & DECODE_STORE) && (rc = mem_note_store(c, a->addr, a->len * 8, 0, 0)) < 0)
 			return rc;
@@ -460,6 +510,10 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 	case ZYDIS_MNEMONIC_TZCNT: case ZYDIS_MNEMONIC_LZCNT: case ZYDIS_MNEMONIC_POPCNT:
 	case ZYDIS_MNEMONIC_BSF: case ZYDIS_MNEMONIC_BSR:
 		return emulate_bits(c, m);
+	case ZYDIS_MNEMONIC_SHLX: case ZYDIS_MNEMONIC_SHRX: case ZYDIS_MNEMONIC_SARX:
+	case ZYDIS_MNEMONIC_BZHI: case ZYDIS_MNEMONIC_ANDN: case ZYDIS_MNEMONIC_BLSR:
+	case ZYDIS_MNEMONIC_BLSMSK: case ZYDIS_MNEMONIC_BLSI:
+		return emulate_bmi(c, m);
 	case ZYDIS_MNEMONIC_BSWAP: {
 		uint64_t v;
 		int rc = op_read(c, 0, &v);
