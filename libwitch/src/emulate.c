@@ -18,6 +18,40 @@ void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec)
 	e->n_calls = 0;
 	e->frames_left = 0;
 	e->code_page[0] = e->code_page[1] = pc & CODE_PAGE_MASK;
+	for (int i = 0; i < EMULATE_DATA_PAGES; i++)
+		e->data_page[i] = 1;
+	e->data_next = 0;
+}
+
+static int data_page_known(const struct emulate *e, uint64_t page)
+{
+	for (int i = 0; i < EMULATE_DATA_PAGES; i++)
+		if (e->data_page[i] == page)
+			return 1;
+	return 0;
+}
+
+/* One syscall per page, not per load: a vector loop reads 64 bytes an
+ * instruction, and each process_vm_readv costs ~1 us on a VM. */
+int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len)
+{
+	uint64_t first = addr & CODE_PAGE_MASK, last = (addr + len - 1) & CODE_PAGE_MASK;
+
+	if (len == 0)
+		return 0;
+	if (data_page_known(e, first) && data_page_known(e, last)) {
+		memcpy(buf, (const void *)(uintptr_t)addr, len);
+		return 0;
+	}
+	if (decode_read_memory(addr, buf, len) < 0)
+		return -EFAULT;
+	for (uint64_t p = first;; p += 4096) {
+		if (!data_page_known(e, p))
+			e->data_page[e->data_next++ % EMULATE_DATA_PAGES] = p;
+		if (p == last)
+			break;
+	}
+	return 0;
 }
 
 /* A jump's target (or the next page) is decoded in place next: check once

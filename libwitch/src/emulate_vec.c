@@ -239,7 +239,7 @@ static int src_read(struct emulate_ctx *c, const struct vargs *a, const ZydisDec
 	}
 	if (emulate_stored(c->e, addr + lo, hi - lo))
 		return 1; /* bytes this run stored: their values are not kept */
-	return decode_read_memory(addr + lo, out + lo, hi - lo) < 0 ? -EFAULT : 0;
+	return emulate_read(c->e, addr + lo, out + lo, hi - lo) < 0 ? -EFAULT : 0;
 }
 
 /* Write a vector result: the writemask merges or zeroes elements; VEX and
@@ -573,18 +573,26 @@ int emulate_vec_insn(struct emulate_ctx *c, const struct decode_insn *in)
 		return -EFAULT;
 	if (d.op == V_ZEROUPPER || d.op == V_ZEROALL)
 		return vec_zero(c, d.op);
-	if ((rc = vargs_of(c, &a, d.es)) < 0)
-		return rc;
-	switch (d.op) {
-	case V_MOV: case V_MOVD: case V_BCAST:
-		return vec_move(c, &a, d.op);
-	case V_MOVMSK:
-		return vec_movmsk(c, &a);
-	case V_PTEST: case V_UCOMI:
-		return vec_flags(c, &a, d.op);
-	default:
-		return d.op >= V_KMOV ? vec_kop(c, &a, d.op) : vec_elementwise(c, &a, d.op);
+	if ((rc = vargs_of(c, &a, d.es)) == 0) {
+		switch (d.op) {
+		case V_MOV: case V_MOVD: case V_BCAST:
+			rc = vec_move(c, &a, d.op);
+			break;
+		case V_MOVMSK:
+			rc = vec_movmsk(c, &a);
+			break;
+		case V_PTEST: case V_UCOMI:
+			rc = vec_flags(c, &a, d.op);
+			break;
+		default:
+			rc = d.op >= V_KMOV ? vec_kop(c, &a, d.op) : vec_elementwise(c, &a, d.op);
+			break;
+		}
 	}
+	/* A form not handled here ({1toN}, MMX) or a load that cannot be read
+	 * (nothing written yet): emulate.c's no-op, whose written registers
+	 * become unknown, unless it writes general registers or flags. */
+	return rc == -ENOTSUP || rc == -EFAULT ? 1 : rc;
 }
 
 void emulate_vec_clobber(struct emulate_ctx *c)

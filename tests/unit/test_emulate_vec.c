@@ -340,9 +340,11 @@ __asm__(".text\n.globl seq_shuf\nseq_shuf:\n vpshufb %ymm1, %ymm2, %ymm3\n"
 	".globl seq_kmov1\nseq_kmov1:\n kmovd %k1, %eax\n"
 	".globl seq_kor\nseq_kor:\n kortestd %k1, %k2\n"
 	".globl seq_vzero\nseq_vzero:\n vzeroall\n"
-	".globl seq_msk3b\nseq_msk3b:\n vpmovmskb %ymm3, %eax\n ret\n");
+	".globl seq_msk3b\nseq_msk3b:\n vpmovmskb %ymm3, %eax\n"
+	".globl seq_bcast\nseq_bcast:\n vpaddd (%rsi){1to8}, %ymm1, %ymm2\n"
+	".globl seq_msk2\nseq_msk2:\n vpmovmskb %ymm2, %eax\n ret\n");
 extern const char seq_shuf[], seq_msk3[], seq_msk1[], seq_cmp3[], seq_kmov1[], seq_kor[],
-	seq_vzero[], seq_msk3b[];
+	seq_vzero[], seq_msk3b[], seq_bcast[], seq_msk2[];
 
 static void test_unknown(void)
 {
@@ -359,6 +361,8 @@ static void test_unknown(void)
 		{__LINE__, seq_kor, -ENOTSUP},    /* k1 into the flags: stop */
 		{__LINE__, seq_vzero, 0},         /* zmm0-15 known zero again */
 		{__LINE__, seq_msk3b, 0},
+		{__LINE__, seq_bcast, 0},         /* {1toN}: not run, ymm2 unknown */
+		{__LINE__, seq_msk2, -ENOTSUP},
 	};
 	static struct emulate_vec v;
 	uint8_t zmm[XSAVE_NZMM][64];
