@@ -18,40 +18,6 @@ void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec)
 	e->n_calls = 0;
 	e->frames_left = 0;
 	e->code_page[0] = e->code_page[1] = pc & CODE_PAGE_MASK;
-	for (int i = 0; i < EMULATE_DATA_PAGES; i++)
-		e->data_page[i] = 1;
-	e->data_next = 0;
-}
-
-static int data_page_known(const struct emulate *e, uint64_t page)
-{
-	for (int i = 0; i < EMULATE_DATA_PAGES; i++)
-		if (e->data_page[i] == page)
-			return 1;
-	return 0;
-}
-
-/* One syscall per page, not per load: a vector loop reads 64 bytes an
- * instruction, and each process_vm_readv costs ~1 us on a VM. */
-int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len)
-{
-	uint64_t first = addr & CODE_PAGE_MASK, last = (addr + len - 1) & CODE_PAGE_MASK;
-
-	if (len == 0)
-		return 0;
-	if (data_page_known(e, first) && data_page_known(e, last)) {
-		memcpy(buf, (const void *)(uintptr_t)addr, len);
-		return 0;
-	}
-	if (decode_read_memory(addr, buf, len) < 0)
-		return -EFAULT;
-	for (uint64_t p = first;; p += 4096) {
-		if (!data_page_known(e, p))
-			e->data_page[e->data_next++ % EMULATE_DATA_PAGES] = p;
-		if (p == last)
-			break;
-	}
-	return 0;
 }
 
 /* A jump's target (or the next page) is decoded in place next: check once
@@ -68,6 +34,40 @@ int emulate_code_readable(struct emulate *e, uint64_t pc)
 	e->code_page[1] = e->code_page[0];
 	e->code_page[0] = page;
 	return 1;
+}
+
+/* One syscall per 512 bytes, not per load: a vector loop reads 64 bytes an
+ * instruction, and each process_vm_readv costs ~1 us on a VM.  The copy is
+ * the run's snapshot; reading the program's memory in place instead could
+ * fault if another thread unmapped it meanwhile. */
+int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len)
+{
+	struct emulate_vec *v = e->vec;
+	uint8_t *out = buf;
+
+	if (!v)
+		return decode_read_memory(addr, buf, len);
+	while (len > 0) {
+		uint64_t base = addr & ~(uint64_t)(EMULATE_CHUNK - 1);
+		uint32_t off = (uint32_t)(addr - base), n = EMULATE_CHUNK - off;
+		int i;
+		if (n > len)
+			n = len;
+		for (i = 0; i < EMULATE_CHUNKS && v->chunk_base[i] != base; i++)
+			;
+		if (i == EMULATE_CHUNKS) {
+			i = (int)(v->chunk_next++ % EMULATE_CHUNKS);
+			v->chunk_base[i] = 1;
+			if (decode_read_memory(base, v->chunk[i], EMULATE_CHUNK) < 0)
+				return -EFAULT; /* a chunk is in one page: all mapped or none */
+			v->chunk_base[i] = base;
+		}
+		memcpy(out, v->chunk[i] + off, n);
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
 }
 
 int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max)

@@ -88,6 +88,8 @@ void emulate_vec_begin(struct emulate_vec *v, const void *fpregs)
 	v->k_unknown = 0;
 	v->loaded = 0;
 	v->fpregs = fpregs;
+	for (int i = 0; i < EMULATE_CHUNKS; i++)
+		v->chunk_base[i] = 1;
 }
 
 void emulate_vec_set(struct emulate_vec *v, const uint8_t zmm[XSAVE_NZMM][64],
@@ -98,6 +100,8 @@ void emulate_vec_set(struct emulate_vec *v, const uint8_t zmm[XSAVE_NZMM][64],
 	v->zmm_unknown = 0;
 	v->k_unknown = 0;
 	v->loaded = 1;
+	for (int i = 0; i < EMULATE_CHUNKS; i++)
+		v->chunk_base[i] = 1;
 }
 
 /* The frame's registers, on first need; what it cannot give is unknown. */

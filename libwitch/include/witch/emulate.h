@@ -18,7 +18,6 @@
 
 #define EMULATE_MAX_STORES 48
 #define EMULATE_MAX_CALLS 4
-#define EMULATE_DATA_PAGES 4
 
 struct emulate_vec;
 
@@ -31,8 +30,6 @@ struct emulate {
 	int frames_left;      /* emulated returns out of the starting frame and its callers */
 	uint64_t spill_lo, spill_hi; /* the span of stores past the slots (hi 0: none) */
 	uint64_t code_page[2];       /* pages of code known readable */
-	uint64_t data_page[EMULATE_DATA_PAGES]; /* pages loads read (1: none) */
-	uint32_t data_next;          /* the slot to replace next */
 	uint64_t store_addr[EMULATE_MAX_STORES];
 	uint32_t store_len[EMULATE_MAX_STORES];
 	uint64_t store_value[EMULATE_MAX_STORES]; /* what it stored, when known */
@@ -66,10 +63,9 @@ int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decod
 /* 1 if the code page holding pc is mapped (checked once per page and
  * remembered in e), so decoding there cannot fault. */
 int emulate_code_readable(struct emulate *e, uint64_t pc);
-/* Read len bytes at addr for an emulated load, without faulting: through
- * decode_read_memory once per page, then in place (a page the program is
- * reading stays mapped while its thread is in the handler, as code pages
- * do).  Returns 0 or -EFAULT. */
+/* Read len bytes at addr for an emulated load, without faulting (through
+ * decode_read_memory; with e->vec, a whole aligned chunk at a time, kept
+ * for the run's later loads).  Returns 0 or -EFAULT. */
 int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len);
 /* Whether an emulated store touched [addr, addr + len). */
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);

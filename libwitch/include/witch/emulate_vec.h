@@ -25,8 +25,12 @@
 #include "witch/decode_zydis.h"
 #include "witch/xsave.h"
 
-/* A thread's vector registers as a run leaves them (preallocated per thread:
- * 2 KiB, too big for the pick copies of struct emulate). */
+#define EMULATE_CHUNK 512 /* bytes a load reads at once (a power of 2, < 4096) */
+#define EMULATE_CHUNKS 4
+
+/* A thread's vector registers as a run leaves them, and the memory its
+ * loads read (preallocated per thread: 4 KiB, too big for the pick copies
+ * of struct emulate). */
 struct emulate_vec {
 	uint8_t zmm[XSAVE_NZMM][64];
 	uint64_t k[XSAVE_NK];
@@ -34,6 +38,10 @@ struct emulate_vec {
 	uint8_t k_unknown;     /* bit i: k i likewise */
 	uint8_t loaded;        /* zmm and k read from fpregs */
 	const void *fpregs;    /* the signal frame's XSAVE area, or NULL */
+	/* The run's loads, by aligned chunk (emulate_read; base 1: none). */
+	uint64_t chunk_base[EMULATE_CHUNKS];
+	uint32_t chunk_next;
+	uint8_t chunk[EMULATE_CHUNKS][EMULATE_CHUNK];
 };
 
 struct emulate;
