@@ -3,64 +3,13 @@
 #include "witch/emulate_vec.h"
 #include "witch/emulate.h"
 #include "emulate_operands.h"
+#include "emulate_vec_table.h"
 
 #include <errno.h>
 #include <string.h>
 
 #define RFLAGS_AF 0x010ull
-
-enum vop {
-	V_NONE, V_MOV, V_MOVD, V_BCAST, V_AND, V_ANDN, V_OR, V_XOR, V_TERNLOG,
-	V_MINU, V_MAXU, V_ADD, V_SUB, V_CMPEQ, V_CMPGT, V_CMP, V_CMPU, V_TESTM, V_TESTNM,
-	V_MOVMSK, V_PTEST, V_UCOMI, V_ZEROUPPER, V_ZEROALL,
-	V_KMOV, V_KORTEST, V_KTEST, V_KOR, V_KAND, V_KANDN, V_KXOR, V_KXNOR, V_KNOT, V_KADD,
-	V_KSHL, V_KSHR, V_KUNPCK,
-};
-
-/* op, and es: the element's bytes (mask instructions: the mask's). */
-struct vdesc {
-	uint8_t op, es;
-};
-
-#define V(mn, o, e) case ZYDIS_MNEMONIC_##mn: d.op = o; d.es = e; break;
-#define V4(p, o) V(p##B, o, 1) V(p##W, o, 2) V(p##D, o, 4) V(p##Q, o, 8)
-
-static struct vdesc vec_desc(ZydisMnemonic m)
-{
-	struct vdesc d = {V_NONE, 0};
-	switch (m) {
-	V(MOVDQU, V_MOV, 1) V(MOVDQA, V_MOV, 1) V(MOVUPS, V_MOV, 4) V(MOVAPS, V_MOV, 4)
-	V(MOVUPD, V_MOV, 8) V(MOVAPD, V_MOV, 8) V(LDDQU, V_MOV, 1) V(MOVNTDQA, V_MOV, 1)
-	V(VMOVDQU, V_MOV, 1) V(VMOVDQA, V_MOV, 1) V(VMOVDQU8, V_MOV, 1) V(VMOVDQU16, V_MOV, 2)
-	V(VMOVDQU32, V_MOV, 4) V(VMOVDQU64, V_MOV, 8) V(VMOVDQA32, V_MOV, 4)
-	V(VMOVDQA64, V_MOV, 8) V(VMOVUPS, V_MOV, 4) V(VMOVAPS, V_MOV, 4) V(VMOVUPD, V_MOV, 8)
-	V(VMOVAPD, V_MOV, 8) V(VLDDQU, V_MOV, 1) V(VMOVNTDQA, V_MOV, 1)
-	V(MOVD, V_MOVD, 4) V(MOVQ, V_MOVD, 8) V(VMOVD, V_MOVD, 4) V(VMOVQ, V_MOVD, 8)
-	V4(VPBROADCAST, V_BCAST)
-	V(PAND, V_AND, 8) V(VPAND, V_AND, 8) V(VPANDD, V_AND, 4) V(VPANDQ, V_AND, 8)
-	V(PANDN, V_ANDN, 8) V(VPANDN, V_ANDN, 8) V(VPANDND, V_ANDN, 4) V(VPANDNQ, V_ANDN, 8)
-	V(POR, V_OR, 8) V(VPOR, V_OR, 8) V(VPORD, V_OR, 4) V(VPORQ, V_OR, 8)
-	V(PXOR, V_XOR, 8) V(VPXOR, V_XOR, 8) V(VPXORD, V_XOR, 4) V(VPXORQ, V_XOR, 8)
-	V(VPTERNLOGD, V_TERNLOG, 4) V(VPTERNLOGQ, V_TERNLOG, 8)
-	V(PMINUB, V_MINU, 1) V(PMINUW, V_MINU, 2) V(PMINUD, V_MINU, 4) V4(VPMINU, V_MINU)
-	V(PMAXUB, V_MAXU, 1) V(PMAXUW, V_MAXU, 2) V(PMAXUD, V_MAXU, 4) V4(VPMAXU, V_MAXU)
-	V4(PADD, V_ADD) V4(VPADD, V_ADD) V4(PSUB, V_SUB) V4(VPSUB, V_SUB)
-	V4(PCMPEQ, V_CMPEQ) V4(VPCMPEQ, V_CMPEQ) V4(PCMPGT, V_CMPGT) V4(VPCMPGT, V_CMPGT)
-	V4(VPCMP, V_CMP) V4(VPCMPU, V_CMPU) V4(VPTESTM, V_TESTM) V4(VPTESTNM, V_TESTNM)
-	V(PMOVMSKB, V_MOVMSK, 1) V(VPMOVMSKB, V_MOVMSK, 1) V(MOVMSKPS, V_MOVMSK, 4)
-	V(VMOVMSKPS, V_MOVMSK, 4) V(MOVMSKPD, V_MOVMSK, 8) V(VMOVMSKPD, V_MOVMSK, 8)
-	V(PTEST, V_PTEST, 16) V(VPTEST, V_PTEST, 16)
-	V(UCOMISD, V_UCOMI, 8) V(COMISD, V_UCOMI, 8) V(VUCOMISD, V_UCOMI, 8) V(VCOMISD, V_UCOMI, 8)
-	V(UCOMISS, V_UCOMI, 4) V(COMISS, V_UCOMI, 4) V(VUCOMISS, V_UCOMI, 4) V(VCOMISS, V_UCOMI, 4)
-	V(VZEROUPPER, V_ZEROUPPER, 0) V(VZEROALL, V_ZEROALL, 0)
-	V4(KMOV, V_KMOV) V4(KORTEST, V_KORTEST) V4(KTEST, V_KTEST) V4(KOR, V_KOR)
-	V4(KAND, V_KAND) V4(KANDN, V_KANDN) V4(KXOR, V_KXOR) V4(KXNOR, V_KXNOR) V4(KNOT, V_KNOT)
-	V4(KADD, V_KADD) V4(KSHIFTL, V_KSHL) V4(KSHIFTR, V_KSHR)
-	V(KUNPCKBW, V_KUNPCK, 2) V(KUNPCKWD, V_KUNPCK, 4) V(KUNPCKDQ, V_KUNPCK, 8)
-	default: break;
-	}
-	return d;
-}
+#define MXCSR_DEFAULT 0x1f80u /* exceptions masked, round to nearest, no FTZ/DAZ */
 
 /* --- registers ---------------------------------------------------------------- */
 
@@ -100,6 +49,7 @@ void emulate_vec_set(struct emulate_vec *v, const uint8_t zmm[XSAVE_NZMM][64],
 	v->zmm_unknown = 0;
 	v->k_unknown = 0;
 	v->loaded = 1;
+	v->mxcsr = MXCSR_DEFAULT;
 	for (int i = 0; i < EMULATE_CHUNKS; i++)
 		v->chunk_base[i] = 1;
 }
@@ -113,6 +63,9 @@ static void vec_ready(struct emulate_vec *v)
 	if (v->loaded)
 		return;
 	xsave_read(v->fpregs, v->zmm, v->k, &zk, &kk); /* on failure nothing is known */
+	v->mxcsr = 0; /* not known: no FP arithmetic */
+	if (v->fpregs && zk)
+		memcpy(&v->mxcsr, (const uint8_t *)v->fpregs + 24, 4); /* FXSAVE's MXCSR */
 	v->zmm_unknown |= ~zk;
 	v->k_unknown |= (uint8_t)~kk;
 	v->loaded = 1;
@@ -563,6 +516,90 @@ static int vec_zero(struct emulate_ctx *c, enum vop op)
 	return 0;
 }
 
+static double fp_get(const uint8_t *b, unsigned es)
+{
+	double d;
+	float f;
+	if (es == 8) {
+		memcpy(&d, b, 8);
+		return d;
+	}
+	memcpy(&f, b, 4);
+	return f;
+}
+
+/* Scalar SSE/AVX: movss/movsd, arithmetic and conversions on the low
+ * element, the rest from the destination (SSE) or the first source (VEX).
+ * Arithmetic only under the default MXCSR, where C's double and float
+ * arithmetic is the instruction's; a NaN operand (whose payload the
+ * compiler may take from either side) leaves the result unknown. */
+static int vec_scalar(struct emulate_ctx *c, const struct vargs *a, enum vop op)
+{
+	struct emulate_vec *v = c->e->vec;
+	const ZydisDecodedOperand *dst = a->op[0], *s2 = a->op[a->n - 1];
+	uint8_t x[64], y[64];
+	int rc, unknown = 0;
+
+	if (a->masked || a->n < 2 || a->n > 3 || (op == V_MOVS && dst->type != ZYDIS_OPERAND_TYPE_REGISTER))
+		return -ENOTSUP; /* a store (emulate.c notes it), a writemask */
+	vec_ready(v);
+	if (op != V_MOVS && (v->mxcsr & 0xffc0u) != MXCSR_DEFAULT)
+		return -ENOTSUP;
+	if ((rc = src_read(c, a, s2, y)) < 0)
+		return rc;
+	if (op == V_CVTTF2I) { /* truncation; out of range or NaN: the integer indefinite */
+		double f = fp_get(y, a->es), lim = dst->size == 64 ? 0x1p63 : 0x1p31;
+		if (rc || vreg_of(dst) >= 0)
+			return -ENOTSUP;
+		int out = f != f || f >= lim || (dst->size == 64 ? f < -lim : f <= -lim - 1.0);
+		uint64_t r = out ? 1ull << (dst->size - 1) : (uint64_t)(int64_t)f;
+		return op_write(c, 0, r);
+	}
+	unknown |= rc;
+	/* The upper elements: SSE keeps the destination's, VEX takes src1's. */
+	ZydisDecodedOperand up = *a->op[a->n == 2 ? 0 : 1];
+	up.size = 128; /* Zydis sizes a scalar operand by its element */
+	if ((rc = src_read(c, a, &up, x)) < 0)
+		return rc;
+	unknown |= rc && !(op == V_MOVS && s2->type == ZYDIS_OPERAND_TYPE_MEMORY);
+	if (op == V_MOVS && s2->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+		memset(x, 0, 64); /* a load zeroes the xmm above the element */
+		memcpy(x, y, a->es);
+	} else if (op == V_MOVS) {
+		memcpy(x, y, a->es);
+	} else if (op == V_CVTI2F) {
+		uint64_t u;
+		memcpy(&u, y, 8);
+		int64_t i = (int64_t)sign_extend(u, s2->size);
+		if (a->es == 8) {
+			double d = (double)i;
+			memcpy(x, &d, 8);
+		} else {
+			float f = (float)i;
+			memcpy(x, &f, 4);
+		}
+	} else if (!unknown) {
+		double p = fp_get(x, op == V_CVTF2F ? 12 - a->es : a->es);
+		double q = fp_get(y, op == V_CVTF2F ? 12 - a->es : a->es);
+		if ((p != p && op != V_CVTF2F) || q != q)
+			unknown = 1;
+		double r = op == V_FADD ? p + q : op == V_FSUB ? p - q : op == V_FMUL ? p * q
+			 : op == V_FDIV ? p / q : q;
+		if (a->es == 8) {
+			memcpy(x, &r, 8);
+		} else { /* float arithmetic rounds once, in float */
+			float pf = (float)p, qf = (float)q;
+			float rf = op == V_FADD ? pf + qf : op == V_FSUB ? pf - qf : op == V_FMUL ? pf * qf
+				 : op == V_FDIV ? pf / qf : (float)q;
+			memcpy(x, &rf, 4);
+		}
+	}
+	ZydisDecodedOperand d = *dst;
+	d.size = 128;
+	dst_write(c, a, &d, x, unknown);
+	return 0;
+}
+
 int emulate_vec_insn(struct emulate_ctx *c, const struct decode_insn *in)
 {
 	struct vargs a;
@@ -587,6 +624,10 @@ int emulate_vec_insn(struct emulate_ctx *c, const struct decode_insn *in)
 			break;
 		case V_PTEST: case V_UCOMI:
 			rc = vec_flags(c, &a, d.op);
+			break;
+		case V_MOVS: case V_FADD: case V_FSUB: case V_FMUL: case V_FDIV: case V_CVTI2F:
+		case V_CVTTF2I: case V_CVTF2F:
+			rc = vec_scalar(c, &a, d.op);
 			break;
 		default:
 			rc = d.op >= V_KMOV ? vec_kop(c, &a, d.op) : vec_elementwise(c, &a, d.op);

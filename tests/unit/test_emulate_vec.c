@@ -182,6 +182,34 @@ ROW(vzeroall, "vzeroall")
 ROW(ucomisd, "ucomisd %xmm1, %xmm2")
 ROW(comiss, "comiss %xmm1, %xmm2")
 ROW(ucomisd_mem, "vucomisd (%rsi), %xmm1")
+ROW(fp_movsd_mem, "movsd (%rsi), %xmm1")
+ROW(fp_movsd_reg, "movsd %xmm2, %xmm1")
+ROW(fp_vmovsd_reg, "vmovsd %xmm1, %xmm2, %xmm3")
+ROW(fp_vmovsd_mem, "vmovsd (%rsi), %xmm3")
+ROW(fp_movss_reg_ss, "movss %xmm2, %xmm1")
+ROW(fp_addsd, "addsd %xmm1, %xmm2")
+ROW(fp_vaddsd, "vaddsd %xmm1, %xmm2, %xmm3")
+ROW(fp_subsd_mem, "subsd (%rsi), %xmm2")
+ROW(fp_mulsd, "mulsd %xmm1, %xmm2")
+ROW(fp_divsd, "divsd %xmm1, %xmm2")
+ROW(fp_vdivsd, "vdivsd %xmm1, %xmm2, %xmm16")
+ROW(fp_addss_ss, "addss %xmm1, %xmm2")
+ROW(fp_vmulss_ss, "vmulss %xmm1, %xmm2, %xmm3")
+ROW(fp_divss_ss, "divss %xmm1, %xmm2")
+ROW(fp_cvtsi2sd, "cvtsi2sd %rax, %xmm1")
+ROW(fp_cvtsi2sdl, "cvtsi2sd %ecx, %xmm1")
+ROW(fp_vcvtsi2sd, "vcvtsi2sd %rax, %xmm2, %xmm3")
+ROW(fp_cvtsi2ss_ss, "cvtsi2ss %rax, %xmm1")
+ROW(fp_cvttsd2si, "cvttsd2si %xmm1, %rax")
+ROW(fp_cvttsd2si32, "cvttsd2si %xmm1, %eax")
+ROW(fp_cvttsd2si_mem, "cvttsd2si (%rsi), %rcx")
+ROW(fp_cvttss2si_ss, "cvttss2si %xmm1, %eax")
+ROW(fp_cvtsd2ss, "cvtsd2ss %xmm1, %xmm2")
+ROW(fp_cvtss2sd_ss, "cvtss2sd %xmm1, %xmm2")
+ROW(fp_xorpd, "xorpd %xmm1, %xmm2")
+ROW(fp_andpd, "andpd (%rsi), %xmm2")
+ROW(fp_vxorps, "vxorps %ymm1, %ymm2, %ymm3")
+ROW(fp_ucomisd, "ucomisd %xmm1, %xmm2")
 ROW(bmi_shlx, "shlx %rcx, %rax, %rdx")
 ROW(bmi_shrx, "shrx %ecx, %eax, %edx")
 ROW(bmi_sarx, "sarx %rcx, %rax, %rdx")
@@ -226,6 +254,25 @@ static uint64_t mask_value(void)
 /* The memory operand: 64 bytes before an unmapped page, or 32. */
 static uint8_t *page_end;
 
+/* Doubles (or floats) for the fp_ rows: no NaN (whose payload the emulator
+ * does not promise), edges of the integer conversions. */
+static void fill_fp(uint8_t *b, size_t n, int single)
+{
+	static const double vals[] = {1.5, -2.25, 3.0, 0.1, 1e10, -7.75, 2147483647.7,
+				      -2147483648.9, -2147483649.0, 9.3e18, -9.3e18, 1e19, 0.0, -0.0,
+				      1e-310, 1e300, 65536.5};
+	for (size_t i = 0; i < n; i += single ? 4 : 8) {
+		double d = rnd() % 3 ? vals[rnd() % (sizeof(vals) / sizeof(vals[0]))]
+				     : (double)(int64_t)rnd() / (double)(1 + rnd() % 1000);
+		if (single) {
+			float f = (float)d;
+			memcpy(b + i, &f, 4);
+		} else {
+			memcpy(b + i, &d, 8);
+		}
+	}
+}
+
 static void random_state(struct vstate *s, int near_end)
 {
 	fill(s->z[1], 64, NULL);
@@ -264,6 +311,12 @@ static void test_against_cpu(void)
 			int near_end = trial % 4 == 3 && strstr(row->name, "mask") != NULL;
 
 			random_state(&in, near_end || (trial % 4 == 3 && !strcmp(row->name, "mov_z_masked")));
+			if (!strncmp(row->name, "fp_", 3)) {
+				int single = strstr(row->name, "_ss") != NULL;
+				for (int i = 0; i < 5; i++)
+					fill_fp(in.z[i], 64, single);
+				fill_fp((uint8_t *)(uintptr_t)in.rsi, 16, single);
+			}
 			cpu = in;
 			row->run(&cpu);
 

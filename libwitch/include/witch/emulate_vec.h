@@ -6,7 +6,10 @@
  * Without vector values the emulator stops there and the sampler guesses
  * branches or single-steps.  So the run keeps a copy of the vector and mask
  * registers, read from the signal frame (xsave.h) only when an instruction
- * first needs a value, and runs the instructions those functions use.
+ * first needs a value, and runs the instructions those functions use; and
+ * scalar double/float code (movsd, addsd..divsd, cvtsi2sd, cvttsd2si,
+ * ucomisd), whose results feed branches and addresses (movq to a register)
+ * as often.
  *
  * Every other instruction that writes a vector or mask register leaves that
  * register unknown; a value read from an unknown register (or from bytes an
@@ -37,6 +40,7 @@ struct emulate_vec {
 	uint32_t zmm_unknown;  /* bit i: zmm i holds a value not known */
 	uint8_t k_unknown;     /* bit i: k i likewise */
 	uint8_t loaded;        /* zmm and k read from fpregs */
+	uint32_t mxcsr;        /* the frame's, once loaded (0: not known) */
 	const void *fpregs;    /* the signal frame's XSAVE area, or NULL */
 	/* The run's loads, by aligned chunk (emulate_read; base 1: none). */
 	uint64_t chunk_base[EMULATE_CHUNKS];
