@@ -649,8 +649,14 @@ void emulate_vec_clobber(struct emulate_ctx *c)
 	switch (c->insn->mnemonic) {
 	case ZYDIS_MNEMONIC_XRSTOR: case ZYDIS_MNEMONIC_XRSTOR64: case ZYDIS_MNEMONIC_XRSTORS:
 	case ZYDIS_MNEMONIC_XRSTORS64: case ZYDIS_MNEMONIC_FXRSTOR: case ZYDIS_MNEMONIC_FXRSTOR64:
+		vec_ready(v);
 		v->zmm_unknown = ~0u; /* the whole state from memory */
 		v->k_unknown = 0xff;
+		v->mxcsr = 0;
+		return;
+	case ZYDIS_MNEMONIC_LDMXCSR: case ZYDIS_MNEMONIC_VLDMXCSR:
+		vec_ready(v);
+		v->mxcsr = 0; /* a rounding mode not known: no FP arithmetic */
 		return;
 	default:
 		break;

@@ -395,7 +395,11 @@ __asm__(".text\n.globl seq_shuf\nseq_shuf:\n vpshufb %ymm1, %ymm2, %ymm3\n"
 	".globl seq_vzero\nseq_vzero:\n vzeroall\n"
 	".globl seq_msk3b\nseq_msk3b:\n vpmovmskb %ymm3, %eax\n"
 	".globl seq_bcast\nseq_bcast:\n vpaddd (%rsi){1to8}, %ymm1, %ymm2\n"
-	".globl seq_msk2\nseq_msk2:\n vpmovmskb %ymm2, %eax\n ret\n");
+	".globl seq_msk2\nseq_msk2:\n vpmovmskb %ymm2, %eax\n"
+	".globl seq_add\nseq_add:\n addsd %xmm4, %xmm5\n"
+	".globl seq_mq\nseq_mq:\n movq %xmm5, %rcx\n"
+	".globl seq_ldmx\nseq_ldmx:\n ldmxcsr (%rsp)\n ret\n");
+extern const char seq_add[], seq_mq[], seq_ldmx[];
 extern const char seq_shuf[], seq_msk3[], seq_msk1[], seq_cmp3[], seq_kmov1[], seq_kor[],
 	seq_vzero[], seq_msk3b[], seq_bcast[], seq_msk2[];
 
@@ -416,6 +420,11 @@ static void test_unknown(void)
 		{__LINE__, seq_msk3b, 0},
 		{__LINE__, seq_bcast, 0},         /* {1toN}: not run, ymm2 unknown */
 		{__LINE__, seq_msk2, -ENOTSUP},
+		{__LINE__, seq_add, 0},           /* default MXCSR: run */
+		{__LINE__, seq_mq, 0},
+		{__LINE__, seq_ldmx, 0},          /* a rounding mode not known */
+		{__LINE__, seq_add, 0},           /* ... xmm5 unknown */
+		{__LINE__, seq_mq, -ENOTSUP},
 	};
 	static struct emulate_vec v;
 	uint8_t zmm[XSAVE_NZMM][64];
