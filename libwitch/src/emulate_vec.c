@@ -528,6 +528,56 @@ static double fp_get(const uint8_t *b, unsigned es)
 	return f;
 }
 
+/* Only reached for an FMA instruction the program runs: the CPU has FMA. */
+__attribute__((target("fma"))) static double fma_d(double a, double b, double c)
+{
+	return __builtin_fma(a, b, c);
+}
+
+__attribute__((target("fma"))) static float fma_f(float a, float b, float c)
+{
+	return __builtin_fmaf(a, b, c);
+}
+
+/* vfmadd/vfmsub/vfnmadd/vfnmsub{132,213,231}{sd,ss}: one rounding, as the
+ * SDM's; the upper elements are the destination's. */
+static int vec_fma(struct emulate_ctx *c, const struct vargs *a, unsigned x)
+{
+	uint8_t r[3][64];
+	int rc;
+
+	if (a->masked || a->n != 3 || (c->e->vec->mxcsr & 0xffc0u) != MXCSR_DEFAULT)
+		return -ENOTSUP;
+	for (int i = 0; i < 3; i++) {
+		ZydisDecodedOperand o = *a->op[i];
+		if (i < 2)
+			o.size = 128; /* the whole xmm: its upper elements are kept */
+		if ((rc = src_read(c, a, &o, r[i])) != 0)
+			return rc < 0 ? rc : -ENOTSUP;
+	}
+	/* 132: op1 * op3 + op2; 213: op2 * op1 + op3; 231: op2 * op3 + op1. */
+	static const int order[4][3] = {{0, 0, 0}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}};
+	const int *o = order[x & 3];
+	double p = fp_get(r[o[0]], a->es), q = fp_get(r[o[1]], a->es), t = fp_get(r[o[2]], a->es);
+	if (p != p || q != q || t != t)
+		return -ENOTSUP;
+	if ((x >> 2) & 2)
+		p = -p; /* nmadd, nmsub: -(a * b) */
+	if ((x >> 2) & 1)
+		t = -t; /* msub, nmsub: - c */
+	if (a->es == 8) {
+		double v = fma_d(p, q, t);
+		memcpy(r[0], &v, 8);
+	} else {
+		float v = fma_f((float)p, (float)q, (float)t);
+		memcpy(r[0], &v, 4);
+	}
+	ZydisDecodedOperand d = *a->op[0];
+	d.size = 128;
+	dst_write(c, a, &d, r[0], 0);
+	return 0;
+}
+
 /* Scalar SSE/AVX: movss/movsd, arithmetic and conversions on the low
  * element, the rest from the destination (SSE) or the first source (VEX).
  * Arithmetic only under the default MXCSR, where C's double and float
@@ -628,6 +678,10 @@ int emulate_vec_insn(struct emulate_ctx *c, const struct decode_insn *in)
 		case V_MOVS: case V_FADD: case V_FSUB: case V_FMUL: case V_FDIV: case V_CVTI2F:
 		case V_CVTTF2I: case V_CVTF2F:
 			rc = vec_scalar(c, &a, d.op);
+			break;
+		case V_FMA:
+			vec_ready(c->e->vec);
+			rc = vec_fma(c, &a, d.x);
 			break;
 		default:
 			rc = d.op >= V_KMOV ? vec_kop(c, &a, d.op) : vec_elementwise(c, &a, d.op);

@@ -10,22 +10,30 @@ enum vop {
 	V_NONE, V_MOV, V_MOVD, V_BCAST, V_AND, V_ANDN, V_OR, V_XOR, V_TERNLOG,
 	V_MINU, V_MAXU, V_ADD, V_SUB, V_CMPEQ, V_CMPGT, V_CMP, V_CMPU, V_TESTM, V_TESTNM,
 	V_MOVMSK, V_PTEST, V_UCOMI, V_ZEROUPPER, V_ZEROALL,
-	V_MOVS, V_FADD, V_FSUB, V_FMUL, V_FDIV, V_CVTI2F, V_CVTTF2I, V_CVTF2F,
+	V_MOVS, V_FADD, V_FSUB, V_FMUL, V_FDIV, V_CVTI2F, V_CVTTF2I, V_CVTF2F, V_FMA,
 	V_KMOV, V_KORTEST, V_KTEST, V_KOR, V_KAND, V_KANDN, V_KXOR, V_KXNOR, V_KNOT, V_KADD,
 	V_KSHL, V_KSHR, V_KUNPCK,
 };
 
-/* op, and es: the element's bytes (mask instructions: the mask's). */
+/* op, and es: the element's bytes (mask instructions: the mask's); fma:
+ * x = 4 * (0 madd, 1 msub, 2 nmadd, 3 nmsub) + (1: 132, 2: 213, 3: 231). */
 struct vdesc {
-	uint8_t op, es;
+	uint8_t op, es, x;
 };
 
 #define V(mn, o, e) case ZYDIS_MNEMONIC_##mn: d.op = o; d.es = e; break;
+#define VF(k, x0) \
+	case ZYDIS_MNEMONIC_##k##132SD: d.op = V_FMA; d.es = 8; d.x = x0 + 1; break; \
+	case ZYDIS_MNEMONIC_##k##213SD: d.op = V_FMA; d.es = 8; d.x = x0 + 2; break; \
+	case ZYDIS_MNEMONIC_##k##231SD: d.op = V_FMA; d.es = 8; d.x = x0 + 3; break; \
+	case ZYDIS_MNEMONIC_##k##132SS: d.op = V_FMA; d.es = 4; d.x = x0 + 1; break; \
+	case ZYDIS_MNEMONIC_##k##213SS: d.op = V_FMA; d.es = 4; d.x = x0 + 2; break; \
+	case ZYDIS_MNEMONIC_##k##231SS: d.op = V_FMA; d.es = 4; d.x = x0 + 3; break;
 #define V4(p, o) V(p##B, o, 1) V(p##W, o, 2) V(p##D, o, 4) V(p##Q, o, 8)
 
 static inline struct vdesc vec_desc(ZydisMnemonic m)
 {
-	struct vdesc d = {V_NONE, 0};
+	struct vdesc d = {V_NONE, 0, 0};
 	switch (m) {
 	V(MOVDQU, V_MOV, 1) V(MOVDQA, V_MOV, 1) V(MOVUPS, V_MOV, 4) V(MOVAPS, V_MOV, 4)
 	V(MOVUPD, V_MOV, 8) V(MOVAPD, V_MOV, 8) V(LDDQU, V_MOV, 1) V(MOVNTDQA, V_MOV, 1)
@@ -61,6 +69,7 @@ static inline struct vdesc vec_desc(ZydisMnemonic m)
 	V(VCVTSI2SS, V_CVTI2F, 4) V(CVTTSD2SI, V_CVTTF2I, 8) V(CVTTSS2SI, V_CVTTF2I, 4)
 	V(VCVTTSD2SI, V_CVTTF2I, 8) V(VCVTTSS2SI, V_CVTTF2I, 4) V(CVTSD2SS, V_CVTF2F, 4)
 	V(CVTSS2SD, V_CVTF2F, 8) V(VCVTSD2SS, V_CVTF2F, 4) V(VCVTSS2SD, V_CVTF2F, 8)
+	VF(VFMADD, 0) VF(VFMSUB, 4) VF(VFNMADD, 8) VF(VFNMSUB, 12)
 	V(UCOMISD, V_UCOMI, 8) V(COMISD, V_UCOMI, 8) V(VUCOMISD, V_UCOMI, 8) V(VCOMISD, V_UCOMI, 8)
 	V(UCOMISS, V_UCOMI, 4) V(COMISS, V_UCOMI, 4) V(VUCOMISS, V_UCOMI, 4) V(VCOMISS, V_UCOMI, 4)
 	V(VZEROUPPER, V_ZEROUPPER, 0) V(VZEROALL, V_ZEROALL, 0)

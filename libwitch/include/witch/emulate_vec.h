@@ -7,7 +7,7 @@
  * branches or single-steps.  So the run keeps a copy of the vector and mask
  * registers, read from the signal frame (xsave.h) only when an instruction
  * first needs a value, and runs the instructions those functions use; and
- * scalar double/float code (movsd, addsd..divsd, cvtsi2sd, cvttsd2si,
+ * scalar double/float code (movsd, addsd..divsd, vfmadd.., cvtsi2sd, cvttsd2si,
  * ucomisd), whose results feed branches and addresses (movq to a register)
  * as often.
  *
