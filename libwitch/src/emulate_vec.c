@@ -3,17 +3,16 @@
 #include "witch/emulate_vec.h"
 #include "witch/emulate.h"
 #include "emulate_operands.h"
-#include "emulate_vec_table.h"
+#include "emulate_vec_ops.h"
 
 #include <errno.h>
 #include <string.h>
 
 #define RFLAGS_AF 0x010ull
-#define MXCSR_DEFAULT 0x1f80u /* exceptions masked, round to nearest, no FTZ/DAZ */
 
 /* --- registers ---------------------------------------------------------------- */
 
-static int vreg_of(const ZydisDecodedOperand *op)
+int emulate_vec_reg(const ZydisDecodedOperand *op)
 {
 	if (op->type != ZYDIS_OPERAND_TYPE_REGISTER)
 		return -1;
@@ -55,7 +54,7 @@ void emulate_vec_set(struct emulate_vec *v, const uint8_t zmm[XSAVE_NZMM][64],
 }
 
 /* The frame's registers, on first need; what it cannot give is unknown. */
-static void vec_ready(struct emulate_vec *v)
+void emulate_vec_ready(struct emulate_vec *v)
 {
 	uint32_t zk;
 	uint8_t kk;
@@ -81,14 +80,14 @@ static int k_read(struct emulate_vec *v, int i, uint64_t *val)
 {
 	if (v->k_unknown & (1u << i))
 		return 1;
-	vec_ready(v);
+	emulate_vec_ready(v);
 	*val = v->k[i];
 	return 0;
 }
 
 static void k_write(struct emulate_vec *v, int i, uint64_t val, int unknown)
 {
-	vec_ready(v);
+	emulate_vec_ready(v);
 	if (unknown) {
 		v->k_unknown |= (uint8_t)(1u << i);
 		return;
@@ -98,20 +97,6 @@ static void k_write(struct emulate_vec *v, int i, uint64_t val, int unknown)
 }
 
 /* --- operands --------------------------------------------------------------- */
-
-/* An instruction's operands as the SDM writes them: the data operands with
- * an EVEX writemask taken out (Zydis lists it second), then an immediate. */
-struct vargs {
-	const ZydisDecodedOperand *op[5];
-	int n;
-	int has_imm;
-	uint64_t imm;
-	int legacy;          /* SSE encoding: the bits above the operand are kept */
-	uint64_t wmask;      /* EVEX writemask (all ones without one) */
-	int wmask_unknown;
-	int masked;          /* a writemask k1-k7 */
-	unsigned es;
-};
 
 static int vargs_of(struct emulate_ctx *c, struct vargs *a, unsigned es)
 {
@@ -158,18 +143,18 @@ static int mask_span(uint64_t mask, unsigned n, unsigned es, unsigned *lo, unsig
  * not known, or an error.  A masked memory operand reads only the span of
  * the elements the writemask enables (fault suppression: the rest may be
  * unmapped, as in the page-end paths of glibc's string functions). */
-static int src_read(struct emulate_ctx *c, const struct vargs *a, const ZydisDecodedOperand *op,
+int emulate_vec_src(struct emulate_ctx *c, const struct vargs *a, const ZydisDecodedOperand *op,
 		    uint8_t out[64])
 {
 	struct emulate_vec *v = c->e->vec;
-	int r = vreg_of(op);
+	int r = emulate_vec_reg(op);
 	uint64_t addr, x;
 
 	memset(out, 0, 64);
 	if (r >= 0) {
 		if (v->zmm_unknown & (1u << r))
 			return 1;
-		vec_ready(v);
+		emulate_vec_ready(v);
 		memcpy(out, v->zmm[r], op->size / 8 < 64 ? op->size / 8 : 64);
 		return 0;
 	}
@@ -201,15 +186,15 @@ static int src_read(struct emulate_ctx *c, const struct vargs *a, const ZydisDec
 
 /* Write a vector result: the writemask merges or zeroes elements; VEX and
  * EVEX zero the register above the operand, SSE keeps it. */
-static void dst_write(struct emulate_ctx *c, const struct vargs *a, const ZydisDecodedOperand *op,
+void emulate_vec_dst(struct emulate_ctx *c, const struct vargs *a, const ZydisDecodedOperand *op,
 		      const uint8_t val[64], int unknown)
 {
 	struct emulate_vec *v = c->e->vec;
-	int r = vreg_of(op);
+	int r = emulate_vec_reg(op);
 	unsigned w = op->size / 8;
 	uint8_t out[64];
 
-	vec_ready(v);
+	emulate_vec_ready(v);
 	int old_unknown = !!(v->zmm_unknown & (1u << r));
 	if (w > 64 || (a->masked && (a->wmask_unknown || (c->insn->avx.mask.mode ==
 		       ZYDIS_MASK_MODE_MERGING && old_unknown))) || (a->legacy && old_unknown))
@@ -259,10 +244,10 @@ static int vec_elementwise(struct emulate_ctx *c, const struct vargs *a, enum vo
 
 	if (a->n < 2 || a->n > 3)
 		return -ENOTSUP;
-	if ((rc = src_read(c, a, a->op[s1], x)) < 0)
+	if ((rc = emulate_vec_src(c, a, a->op[s1], x)) < 0)
 		return rc;
 	unknown |= rc;
-	if ((rc = src_read(c, a, a->op[a->n - 1], y)) < 0)
+	if ((rc = emulate_vec_src(c, a, a->op[a->n - 1], y)) < 0)
 		return rc;
 	unknown |= rc;
 	int kdst = kreg_of(dst);
@@ -271,7 +256,7 @@ static int vec_elementwise(struct emulate_ctx *c, const struct vargs *a, enum vo
 	if (w > 64 || w == 0)
 		return -ENOTSUP;
 	if (op == V_TERNLOG) {
-		if ((rc = src_read(c, a, dst, d)) < 0)
+		if ((rc = emulate_vec_src(c, a, dst, d)) < 0)
 			return rc;
 		unknown |= rc;
 	}
@@ -327,7 +312,7 @@ static int vec_elementwise(struct emulate_ctx *c, const struct vargs *a, enum vo
 	}
 	if (op >= V_CMP && op <= V_TESTNM)
 		return -ENOTSUP; /* these write masks only */
-	dst_write(c, a, dst, out, unknown);
+	emulate_vec_dst(c, a, dst, out, unknown);
 	return 0;
 }
 
@@ -342,21 +327,21 @@ static int vec_move(struct emulate_ctx *c, const struct vargs *a, enum vop op)
 		return -ENOTSUP;
 	if (dst->type == ZYDIS_OPERAND_TYPE_MEMORY)
 		return 1; /* a store: emulate.c notes it */
-	if (vreg_of(dst) < 0) { /* movd/movq to a general register */
-		if (op != V_MOVD || dst->type != ZYDIS_OPERAND_TYPE_REGISTER || vreg_of(src) < 0)
+	if (emulate_vec_reg(dst) < 0) { /* movd/movq to a general register */
+		if (op != V_MOVD || dst->type != ZYDIS_OPERAND_TYPE_REGISTER || emulate_vec_reg(src) < 0)
 			return 1; /* MMX: not ours */
-		if ((rc = src_read(c, a, src, x)) != 0)
+		if ((rc = emulate_vec_src(c, a, src, x)) != 0)
 			return rc < 0 ? rc : -ENOTSUP; /* an unknown value into a register */
 		memcpy(&v, x, 8);
 		return op_write(c, 0, v);
 	}
-	if (op == V_MOVD && (src->type == ZYDIS_OPERAND_TYPE_REGISTER && vreg_of(src) < 0 &&
+	if (op == V_MOVD && (src->type == ZYDIS_OPERAND_TYPE_REGISTER && emulate_vec_reg(src) < 0 &&
 			     decode_gpr_index(src->reg.value) < 0))
 		return 1; /* from MMX */
 	struct vargs r = *a;
 	if (op == V_BCAST)
 		r.masked = 0; /* one element is read, whatever the mask */
-	if ((rc = src_read(c, &r, src, x)) < 0)
+	if ((rc = emulate_vec_src(c, &r, src, x)) < 0)
 		return rc;
 	if (op == V_MOVD) /* the low element; the rest of the xmm is zeroed */
 		memset(x + a->es, 0, 64 - a->es);
@@ -366,10 +351,10 @@ static int vec_move(struct emulate_ctx *c, const struct vargs *a, enum vop op)
 	if (op == V_MOVD) { /* movd/movq write the whole xmm */
 		ZydisDecodedOperand d = *dst;
 		d.size = 128;
-		dst_write(c, a, &d, x, rc);
+		emulate_vec_dst(c, a, &d, x, rc);
 		return 0;
 	}
-	dst_write(c, a, dst, x, rc);
+	emulate_vec_dst(c, a, dst, x, rc);
 	return 0;
 }
 
@@ -381,9 +366,9 @@ static int vec_movmsk(struct emulate_ctx *c, const struct vargs *a)
 
 	if (a->n != 2)
 		return -ENOTSUP;
-	if ((rc = src_read(c, a, a->op[1], x)) != 0)
+	if ((rc = emulate_vec_src(c, a, a->op[1], x)) != 0)
 		return rc < 0 ? rc : -ENOTSUP;
-	if (vreg_of(a->op[1]) < 0)
+	if (emulate_vec_reg(a->op[1]) < 0)
 		return -ENOTSUP; /* pmovmskb on MMX */
 	uint64_t bits = 0;
 	unsigned n = a->op[1]->size / 8 / a->es;
@@ -401,7 +386,7 @@ static int vec_flags(struct emulate_ctx *c, const struct vargs *a, enum vop op)
 
 	if (a->n != 2)
 		return -ENOTSUP;
-	if ((rc = src_read(c, a, a->op[0], x)) != 0 || (rc = src_read(c, a, a->op[1], y)) != 0)
+	if ((rc = emulate_vec_src(c, a, a->op[0], x)) != 0 || (rc = emulate_vec_src(c, a, a->op[1], y)) != 0)
 		return rc < 0 ? rc : -ENOTSUP;
 	uint64_t f = 0;
 	if (op == V_PTEST) {
@@ -504,7 +489,7 @@ static int vec_zero(struct emulate_ctx *c, enum vop op)
 {
 	struct emulate_vec *v = c->e->vec;
 
-	vec_ready(v);
+	emulate_vec_ready(v);
 	for (int i = 0; i < 16; i++) {
 		if (op == V_ZEROALL) {
 			memset(v->zmm[i], 0, 64);
@@ -513,140 +498,6 @@ static int vec_zero(struct emulate_ctx *c, enum vop op)
 			memset(v->zmm[i] + 16, 0, 48);
 		}
 	}
-	return 0;
-}
-
-static double fp_get(const uint8_t *b, unsigned es)
-{
-	double d;
-	float f;
-	if (es == 8) {
-		memcpy(&d, b, 8);
-		return d;
-	}
-	memcpy(&f, b, 4);
-	return f;
-}
-
-/* Only reached for an FMA instruction the program runs: the CPU has FMA. */
-__attribute__((target("fma"))) static double fma_d(double a, double b, double c)
-{
-	return __builtin_fma(a, b, c);
-}
-
-__attribute__((target("fma"))) static float fma_f(float a, float b, float c)
-{
-	return __builtin_fmaf(a, b, c);
-}
-
-/* vfmadd/vfmsub/vfnmadd/vfnmsub{132,213,231}{sd,ss}: one rounding, as the
- * SDM's; the upper elements are the destination's. */
-static int vec_fma(struct emulate_ctx *c, const struct vargs *a, unsigned x)
-{
-	uint8_t r[3][64];
-	int rc;
-
-	if (a->masked || a->n != 3 || (c->e->vec->mxcsr & 0xffc0u) != MXCSR_DEFAULT)
-		return -ENOTSUP;
-	for (int i = 0; i < 3; i++) {
-		ZydisDecodedOperand o = *a->op[i];
-		if (i < 2)
-			o.size = 128; /* the whole xmm: its upper elements are kept */
-		if ((rc = src_read(c, a, &o, r[i])) != 0)
-			return rc < 0 ? rc : -ENOTSUP;
-	}
-	/* 132: op1 * op3 + op2; 213: op2 * op1 + op3; 231: op2 * op3 + op1. */
-	static const int order[4][3] = {{0, 0, 0}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}};
-	const int *o = order[x & 3];
-	double p = fp_get(r[o[0]], a->es), q = fp_get(r[o[1]], a->es), t = fp_get(r[o[2]], a->es);
-	if (p != p || q != q || t != t)
-		return -ENOTSUP;
-	if ((x >> 2) & 2)
-		p = -p; /* nmadd, nmsub: -(a * b) */
-	if ((x >> 2) & 1)
-		t = -t; /* msub, nmsub: - c */
-	if (a->es == 8) {
-		double v = fma_d(p, q, t);
-		memcpy(r[0], &v, 8);
-	} else {
-		float v = fma_f((float)p, (float)q, (float)t);
-		memcpy(r[0], &v, 4);
-	}
-	ZydisDecodedOperand d = *a->op[0];
-	d.size = 128;
-	dst_write(c, a, &d, r[0], 0);
-	return 0;
-}
-
-/* Scalar SSE/AVX: movss/movsd, arithmetic and conversions on the low
- * element, the rest from the destination (SSE) or the first source (VEX).
- * Arithmetic only under the default MXCSR, where C's double and float
- * arithmetic is the instruction's; a NaN operand (whose payload the
- * compiler may take from either side) leaves the result unknown. */
-static int vec_scalar(struct emulate_ctx *c, const struct vargs *a, enum vop op)
-{
-	struct emulate_vec *v = c->e->vec;
-	const ZydisDecodedOperand *dst = a->op[0], *s2 = a->op[a->n - 1];
-	uint8_t x[64], y[64];
-	int rc, unknown = 0;
-
-	if (a->masked || a->n < 2 || a->n > 3 || (op == V_MOVS && dst->type != ZYDIS_OPERAND_TYPE_REGISTER))
-		return -ENOTSUP; /* a store (emulate.c notes it), a writemask */
-	vec_ready(v);
-	if (op != V_MOVS && (v->mxcsr & 0xffc0u) != MXCSR_DEFAULT)
-		return -ENOTSUP;
-	if ((rc = src_read(c, a, s2, y)) < 0)
-		return rc;
-	if (op == V_CVTTF2I) { /* truncation; out of range or NaN: the integer indefinite */
-		double f = fp_get(y, a->es), lim = dst->size == 64 ? 0x1p63 : 0x1p31;
-		if (rc || vreg_of(dst) >= 0)
-			return -ENOTSUP;
-		int out = f != f || f >= lim || (dst->size == 64 ? f < -lim : f <= -lim - 1.0);
-		uint64_t r = out ? 1ull << (dst->size - 1) : (uint64_t)(int64_t)f;
-		return op_write(c, 0, r);
-	}
-	unknown |= rc;
-	/* The upper elements: SSE keeps the destination's, VEX takes src1's. */
-	ZydisDecodedOperand up = *a->op[a->n == 2 ? 0 : 1];
-	up.size = 128; /* Zydis sizes a scalar operand by its element */
-	if ((rc = src_read(c, a, &up, x)) < 0)
-		return rc;
-	unknown |= rc && !(op == V_MOVS && s2->type == ZYDIS_OPERAND_TYPE_MEMORY);
-	if (op == V_MOVS && s2->type == ZYDIS_OPERAND_TYPE_MEMORY) {
-		memset(x, 0, 64); /* a load zeroes the xmm above the element */
-		memcpy(x, y, a->es);
-	} else if (op == V_MOVS) {
-		memcpy(x, y, a->es);
-	} else if (op == V_CVTI2F) {
-		uint64_t u;
-		memcpy(&u, y, 8);
-		int64_t i = (int64_t)sign_extend(u, s2->size);
-		if (a->es == 8) {
-			double d = (double)i;
-			memcpy(x, &d, 8);
-		} else {
-			float f = (float)i;
-			memcpy(x, &f, 4);
-		}
-	} else if (!unknown) {
-		double p = fp_get(x, op == V_CVTF2F ? 12 - a->es : a->es);
-		double q = fp_get(y, op == V_CVTF2F ? 12 - a->es : a->es);
-		if ((p != p && op != V_CVTF2F) || q != q)
-			unknown = 1;
-		double r = op == V_FADD ? p + q : op == V_FSUB ? p - q : op == V_FMUL ? p * q
-			 : op == V_FDIV ? p / q : q;
-		if (a->es == 8) {
-			memcpy(x, &r, 8);
-		} else { /* float arithmetic rounds once, in float */
-			float pf = (float)p, qf = (float)q;
-			float rf = op == V_FADD ? pf + qf : op == V_FSUB ? pf - qf : op == V_FMUL ? pf * qf
-				 : op == V_FDIV ? pf / qf : (float)q;
-			memcpy(x, &rf, 4);
-		}
-	}
-	ZydisDecodedOperand d = *dst;
-	d.size = 128;
-	dst_write(c, a, &d, x, unknown);
 	return 0;
 }
 
@@ -677,11 +528,11 @@ int emulate_vec_insn(struct emulate_ctx *c, const struct decode_insn *in)
 			break;
 		case V_MOVS: case V_FADD: case V_FSUB: case V_FMUL: case V_FDIV: case V_CVTI2F:
 		case V_CVTTF2I: case V_CVTF2F:
-			rc = vec_scalar(c, &a, d.op);
+			rc = emulate_vec_fp_scalar(c, &a, d.op);
 			break;
 		case V_FMA:
-			vec_ready(c->e->vec);
-			rc = vec_fma(c, &a, d.x);
+			emulate_vec_ready(c->e->vec);
+			rc = emulate_vec_fp_fma(c, &a, d.x);
 			break;
 		default:
 			rc = d.op >= V_KMOV ? vec_kop(c, &a, d.op) : vec_elementwise(c, &a, d.op);
@@ -703,13 +554,13 @@ void emulate_vec_clobber(struct emulate_ctx *c)
 	switch (c->insn->mnemonic) {
 	case ZYDIS_MNEMONIC_XRSTOR: case ZYDIS_MNEMONIC_XRSTOR64: case ZYDIS_MNEMONIC_XRSTORS:
 	case ZYDIS_MNEMONIC_XRSTORS64: case ZYDIS_MNEMONIC_FXRSTOR: case ZYDIS_MNEMONIC_FXRSTOR64:
-		vec_ready(v);
+		emulate_vec_ready(v);
 		v->zmm_unknown = ~0u; /* the whole state from memory */
 		v->k_unknown = 0xff;
 		v->mxcsr = 0;
 		return;
 	case ZYDIS_MNEMONIC_LDMXCSR: case ZYDIS_MNEMONIC_VLDMXCSR:
-		vec_ready(v);
+		emulate_vec_ready(v);
 		v->mxcsr = 0; /* a rounding mode not known: no FP arithmetic */
 		return;
 	default:
@@ -719,7 +570,7 @@ void emulate_vec_clobber(struct emulate_ctx *c)
 		const ZydisDecodedOperand *op = &c->ops[i];
 		if (!(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
 			continue;
-		int r = vreg_of(op), k = kreg_of(op);
+		int r = emulate_vec_reg(op), k = kreg_of(op);
 		if (r >= 0)
 			v->zmm_unknown |= 1u << r;
 		if (k >= 0)
