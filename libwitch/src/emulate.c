@@ -1,6 +1,7 @@
 /* emulate: run simple integer instructions on a register snapshot (see emulate.h). */
 #include "witch/emulate.h"
 #include "witch/decode_zydis.h"
+#include "witch/emulate_vec.h"
 #include "emulate_operands.h"
 
 #include <errno.h>
@@ -9,8 +10,9 @@
 
 #define CODE_PAGE_MASK (~(uint64_t)4095)
 
-void emulate_begin(struct emulate *e, uint64_t pc)
+void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec)
 {
+	e->vec = vec;
 	e->n_stores = 0;
 	e->spill_lo = e->spill_hi = 0;
 	e->n_calls = 0;
@@ -32,6 +34,40 @@ int emulate_code_readable(struct emulate *e, uint64_t pc)
 	e->code_page[1] = e->code_page[0];
 	e->code_page[0] = page;
 	return 1;
+}
+
+/* One syscall per 512 bytes, not per load: a vector loop reads 64 bytes an
+ * instruction, and each process_vm_readv costs ~1 us on a VM.  The copy is
+ * the run's snapshot; reading the program's memory in place instead could
+ * fault if another thread unmapped it meanwhile. */
+int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len)
+{
+	struct emulate_vec *v = e->vec;
+	uint8_t *out = buf;
+
+	if (!v)
+		return decode_read_memory(addr, buf, len);
+	while (len > 0) {
+		uint64_t base = addr & ~(uint64_t)(EMULATE_CHUNK - 1);
+		uint32_t off = (uint32_t)(addr - base), n = EMULATE_CHUNK - off;
+		int i;
+		if (n > len)
+			n = len;
+		for (i = 0; i < EMULATE_CHUNKS && v->chunk_base[i] != base; i++)
+			;
+		if (i == EMULATE_CHUNKS) {
+			i = (int)(v->chunk_next++ % EMULATE_CHUNKS);
+			v->chunk_base[i] = 1;
+			if (decode_read_memory(base, v->chunk[i], EMULATE_CHUNK) < 0)
+				return -EFAULT; /* a chunk is in one page: all mapped or none */
+			v->chunk_base[i] = base;
+		}
+		memcpy(out, v->chunk[i] + off, n);
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
 }
 
 int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max)
@@ -271,6 +307,53 @@ static int emulate_bits(struct emulate_ctx *c, ZydisMnemonic m)
 	}
 }
 
+/* BMI1/BMI2 (glibc's string functions use them on masks): shlx, shrx,
+ * sarx, bzhi, andn, blsr, blsmsk, blsi.  The x-shifts keep the flags. */
+static int emulate_bmi(struct emulate_ctx *c, ZydisMnemonic m)
+{
+	unsigned bits = c->insn->operand_width;
+	uint64_t a, b = 0, r, f = 0, which = RFLAGS_ARITH;
+	int rc;
+
+	if ((rc = op_read(c, 1, &a)) < 0 ||
+	    (c->insn->operand_count_visible > 2 && (rc = op_read(c, 2, &b)) < 0))
+		return rc;
+	a &= mask_of(bits);
+	unsigned n = (unsigned)(b & (bits - 1));
+	switch (m) {
+	case ZYDIS_MNEMONIC_SHLX: r = a << n; which = 0; break;
+	case ZYDIS_MNEMONIC_SHRX: r = a >> n; which = 0; break;
+	case ZYDIS_MNEMONIC_SARX: r = (uint64_t)((int64_t)sign_extend(a, bits) >> n); which = 0; break;
+	case ZYDIS_MNEMONIC_BZHI: {
+		unsigned i = (unsigned)(b & 0xff);
+		r = i < bits ? a & mask_of(i) : a;
+		f = flags_of_result(r, bits) & (RFLAGS_ZF | RFLAGS_SF);
+		f |= i > bits - 1 ? RFLAGS_CF : 0;
+		break;
+	}
+	case ZYDIS_MNEMONIC_ANDN:
+		r = ~a & b & mask_of(bits);
+		f = flags_of_result(r, bits) & (RFLAGS_ZF | RFLAGS_SF);
+		break;
+	case ZYDIS_MNEMONIC_BLSR: case ZYDIS_MNEMONIC_BLSMSK: case ZYDIS_MNEMONIC_BLSI:
+		r = m == ZYDIS_MNEMONIC_BLSR ? a & (a - 1) : m == ZYDIS_MNEMONIC_BLSMSK ? a ^ (a - 1)
+										 : a & -a;
+		r &= mask_of(bits);
+		f = flags_of_result(r, bits) & (RFLAGS_ZF | RFLAGS_SF);
+		if (m == ZYDIS_MNEMONIC_BLSMSK)
+			f &= ~RFLAGS_ZF;
+		f |= (m == ZYDIS_MNEMONIC_BLSI ? a != 0 : a == 0) ? RFLAGS_CF : 0;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	if ((rc = op_write(c, 0, r)) < 0)
+		return rc;
+	if (which) /* PF is undefined: left as it was, as in emulate_bits */
+		set_flags(c->regs, which & ~RFLAGS_PF, f);
+	return 0;
+}
+
 static int emulate_imul(struct emulate_ctx *c)
 {
 	unsigned bits = c->insn->operand_width;
@@ -443,7 +526,10 @@ static int emulate_other(struct emulate_ctx *c, const struct decode_insn *in)
 	for (int i = 0; i < in->n_access; i++) {
 		const struct decode_access *a = &in->access[i];
 		int rc;
-		if ((a->flags & DECODE_ACC_UNKNOWN_ADDR) || emulate_stored(c->e, a->addr, a->len))
+		/* A store over stored bytes is fine: a load there finds the
+		 * latest, whose value is not known. */
+		if ((a->flags & DECODE_ACC_UNKNOWN_ADDR) ||
+		    ((a->kind & DECODE_LOAD) && emulate_stored(c->e, a->addr, a->len)))
 			return -ENOTSUP;
 		if ((a->kind & DECODE_STORE) && (rc = mem_note_store(c, a->addr, a->len * 8, 0, 0)) < 0)
 			return rc;
@@ -512,6 +598,10 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 	case ZYDIS_MNEMONIC_TZCNT: case ZYDIS_MNEMONIC_LZCNT: case ZYDIS_MNEMONIC_POPCNT:
 	case ZYDIS_MNEMONIC_BSF: case ZYDIS_MNEMONIC_BSR:
 		return emulate_bits(c, m);
+	case ZYDIS_MNEMONIC_SHLX: case ZYDIS_MNEMONIC_SHRX: case ZYDIS_MNEMONIC_SARX:
+	case ZYDIS_MNEMONIC_BZHI: case ZYDIS_MNEMONIC_ANDN: case ZYDIS_MNEMONIC_BLSR:
+	case ZYDIS_MNEMONIC_BLSMSK: case ZYDIS_MNEMONIC_BLSI:
+		return emulate_bmi(c, m);
 	case ZYDIS_MNEMONIC_BSWAP: {
 		uint64_t v;
 		int rc = op_read(c, 0, &v);
@@ -549,8 +639,16 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 		c->regs->gpr[DECODE_RBP] = v;
 		return 0;
 	}
-	default:
-		return emulate_other(c, in);
+	default: {
+		/* Vector code first; what it does not know changes no general
+		 * register, or stops here, as before. */
+		int rc = emulate_vec_insn(c, in);
+		if (rc <= 0)
+			return rc;
+		if ((rc = emulate_other(c, in)) == 0)
+			emulate_vec_clobber(c);
+		return rc;
+	}
 	}
 }
 

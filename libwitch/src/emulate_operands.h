@@ -144,7 +144,7 @@ static inline int mem_load(const struct emulate_ctx *c, uint64_t addr, unsigned 
 	if (rc <= 0)
 		return rc;
 	*v = 0;
-	if (decode_read_memory(addr, v, len) < 0)
+	if (emulate_read(c->e, addr, v, len) < 0)
 		return -EFAULT;
 	return 0;
 }

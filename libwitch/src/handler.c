@@ -133,8 +133,10 @@ static void regs_of(const struct witch_thread *t, const ucontext_t *uc, struct d
 
 /* --- tick path: sample -> look -> context -> client -> watchpoint ---------- */
 
-static void look_env_of(const struct witch_thread *t, struct look_env *env)
+static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, struct look_env *env)
 {
+	env->vec = t->vec;
+	env->fpregs = uc->uc_mcontext.fpregs;
 	env->wanted = sample_wanted;
 	env->rng = (struct rng *)&t->rng;
 	env->stats = (struct witch_stats *)&t->stats;
@@ -204,7 +206,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		return;
 	}
 	regs_of(t, uc, &regs);
-	look_env_of(t, &env);
+	look_env_of(t, uc, &env);
 	env.tick_ns = program_ns > 0 ? program_ns : 0;
 	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);
 	for (int i = 0; i < n; i++)
@@ -220,7 +222,7 @@ static void step_soft(struct witch_thread *t, ucontext_t *uc)
 	struct look_pick pick;
 
 	regs_of(t, uc, &regs);
-	look_env_of(t, &env);
+	look_env_of(t, uc, &env);
 	enum look_next next = look_step(&t->look, &env, &regs, &pick);
 	if (next == LOOK_SAMPLE)
 		sample_pick(t, uc, &pick);

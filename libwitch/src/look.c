@@ -2,6 +2,7 @@
 #include "witch/look.h"
 #include "witch/costmodel.h"
 #include "witch/decode_zydis.h"
+#include "witch/emulate_vec.h"
 #include "witch/log.h"
 
 #include <string.h>
@@ -74,7 +75,9 @@ static double look_window(const struct look_env *env, struct pace *pace,
 	uint32_t n_seen = 0;
 	uint32_t written = 0;     /* registers the exact part writes (pace.h) */
 
-	emulate_begin(&emu, regs->rip);
+	if (env->vec)
+		emulate_vec_begin(env->vec, env->fpregs);
+	emulate_begin(&emu, regs->rip, env->vec);
 	costmodel_begin(&cm);
 	for (int n = 0; n < LOOK_MAX_INSNS && costmodel_cycles(&cm) < LOOK_WINDOW_CYCLES; n++) {
 		if (decode_at_zydis(ahead.rip, &ahead, &in, &z) < 0) {
@@ -90,8 +93,15 @@ static double look_window(const struct look_env *env, struct pace *pace,
 		const struct decode_access *a = env->wanted(&in);
 		if (a && (a->flags & DECODE_ACC_UNKNOWN_ADDR))
 			a = NULL;
+		/* A masked store or load with its mask known: the bytes the
+		 * mask enables, none at all for an empty mask. */
+		int masked = a && exact && (a->flags & DECODE_ACC_MASKED)
+				     ? emulate_vec_access(&emu, &z, &in.access[a - in.access])
+				     : -1;
+		if (masked == 0)
+			a = NULL;
 		if (a) {
-			double b = (double)access_bytes(&in, a, &ahead);
+			double b = masked > 0 ? (double)masked : (double)access_bytes(&in, a, &ahead);
 			bytes += b;
 			for (int d = 0; d < LOOK_MAX_PICKS && b > 0; d++) {
 				if (rng_unit(env->rng) * bytes >= b)
@@ -234,7 +244,9 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 	if (l->step_to && regs->rip != l->step_to)
 		return step_on(l, env);
 	l->step_to = 0;
-	emulate_begin(&emu, regs->rip);
+	if (env->vec)
+		emulate_vec_begin(env->vec, env->fpregs);
+	emulate_begin(&emu, regs->rip, env->vec);
 	for (int n = 0; n < REACH_MAX_INSNS; n++) {
 		struct decode_insn *in = &pick->in;
 		if (decode_at_zydis(ahead.rip, &ahead, in, &z) < 0 || (in->flags & DECODE_F_NO_STEP))
@@ -243,6 +255,8 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 		int usable = a && !(a->flags & DECODE_ACC_UNKNOWN_ADDR);
 		if (usable && l->skip_left == 0) {
 			pick->access = (int)(a - in->access);
+			if (a->flags & DECODE_ACC_MASKED) /* watch the bytes the mask writes */
+				emulate_vec_access(&emu, &z, &in->access[pick->access]);
 			pick->emu = emu;
 			pick->weight = l->weight;
 			pick->self_skip = 0;

@@ -118,7 +118,8 @@ static int thread_setup(struct witch_thread *t)
 	    (rc = pairtab_init(&t->pairs, &t->arena, THREAD_MAX_PAIRS)) < 0)
 		return rc;
 	t->dcache = arena_alloc(&t->arena, sizeof(*t->dcache));
-	if (!t->dcache)
+	t->vec = arena_alloc(&t->arena, sizeof(*t->vec));
+	if (!t->dcache || !t->vec)
 		return -ENOMEM;
 
 	/* Sample-only: no debug register is opened; the set stays empty. */

@@ -29,6 +29,7 @@
 #include "witch/sigguard.h"
 #include "witch/thread.h"
 #include "witch/unwind.h"
+#include "witch/xsave.h"
 
 #include <errno.h>
 #include <link.h>
@@ -242,7 +243,7 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
-	    (rc = costmodel_init()) < 0 ||
+	    (rc = costmodel_init()) < 0 || (rc = xsave_init()) < 0 ||
 	    (rc = cost_init()) < 0) {
 		log_line("cannot initialize the decoder or unwinder (%s); running without profiling",
 			 strerror(-rc));

@@ -141,7 +141,7 @@ static void run_rows(const struct row *rows, size_t n)
 		regs.fs_base = r->fs;
 		regs.gs_base = r->gs;
 		memset(&e, 0, sizeof(e));
-		emulate_begin(&e, pc);
+		emulate_begin(&e, pc, NULL);
 
 		for (k = 0; k < n_insn; k++) {
 			struct decode_regs before = regs;
@@ -1188,7 +1188,7 @@ static void diff_one(const struct diff_op *op, int wi, uint64_t a, uint64_t b)
 	regs.gpr[DECODE_RCX] = rcx0;
 	regs.rip = pc;
 	regs.rflags = RFLAGS_BASE | cin;
-	emulate_begin(&e, pc);
+	emulate_begin(&e, pc, NULL);
 	n_diff++;
 	int rc = decode_at_zydis(pc, &regs, &in, &z);
 	if (rc == 0)
@@ -1282,7 +1282,7 @@ static void test_context(void)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct emulate e;
 		uint64_t pcs[8] = {0x10, 0xa0, 0xb0, 0xc0};
-		emulate_begin(&e, 0x10);
+		emulate_begin(&e, 0x10, NULL);
 		e.n_calls = rows[i].n_calls;
 		e.frames_left = rows[i].frames_left;
 		e.call_ret[0] = 0x200;

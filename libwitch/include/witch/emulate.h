@@ -19,7 +19,10 @@
 #define EMULATE_MAX_STORES 48
 #define EMULATE_MAX_CALLS 4
 
+struct emulate_vec;
+
 struct emulate {
+	struct emulate_vec *vec; /* vector registers (emulate_vec.h), or NULL */
 	/* Counts and scalars first: emulate_insn puts them back when an
 	 * instruction fails (the arrays after them are only appended to). */
 	int n_stores;
@@ -36,14 +39,17 @@ struct emulate {
 };
 
 /* Start a run of emulation at pc, the interrupted pc of a signal context (its
- * code page is readable). */
-void emulate_begin(struct emulate *e, uint64_t pc);
+ * code page is readable).  vec: the thread's vector registers, begun for this
+ * context (emulate_vec_begin); NULL: vector instructions as no-ops, below. */
+void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec);
 /* Advance regs (gprs, rip, arithmetic flags) over in, the instruction at
  * regs->rip as decode_at_zydis decoded it (in and z) with regs.  Integer
  * moves, lea, ALU ops and shifts, imul, mul, div/idiv (not #DE), cmov/set, sign extensions, push/pop,
  * leave, jcc, direct or indirect jmp and call, ret; and, as no-ops,
  * instructions that touch no general register, flag or control flow (vector
- * and x87 arithmetic, vector loads and stores).  Calls and returns are kept in
+ * and x87 arithmetic, vector loads and stores); with vec, the vector code
+ * emulate_vec.h runs, which may also write general registers and flags
+ * (kmovd, vpmovmskb, kortest, ptest...).  Calls and returns are kept in
  * e, for emulate_context.  Loads read memory without faulting; stores change
  * no memory and are noted with their value where it is known (general
  * registers, pushes, return addresses), so a later load that one such store
@@ -57,6 +63,10 @@ int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decod
 /* 1 if the code page holding pc is mapped (checked once per page and
  * remembered in e), so decoding there cannot fault. */
 int emulate_code_readable(struct emulate *e, uint64_t pc);
+/* Read len bytes at addr for an emulated load, without faulting (through
+ * decode_read_memory; with e->vec, a whole aligned chunk at a time, kept
+ * for the run's later loads).  Returns 0 or -EFAULT. */
+int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len);
 /* Whether an emulated store touched [addr, addr + len). */
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
 /* pcs[0..n) is the calling context where emulation began (leaf first, callers

@@ -43,6 +43,7 @@
 
 #include "witch/decode.h"
 #include "witch/emulate.h"
+#include "witch/emulate_vec.h"
 #include "witch/pace.h"
 #include "witch/rng.h"
 #include "witch/stats.h"
@@ -71,6 +72,8 @@ struct look_env {
 	uint32_t max_steps;
 	double tick_ns;       /* CPU time a tick stands for */
 	uint64_t runtime_lo, runtime_hi; /* the runtime's code: a window ends there */
+	struct emulate_vec *vec; /* the thread's vector registers for the run, or NULL */
+	const void *fpregs;      /* the signal frame's XSAVE area (emulate_vec.h) */
 };
 
 /* The access to sample: in.access[access], with the calls and returns run

@@ -17,6 +17,7 @@
 #include "witch/config.h"
 #include "witch/cost.h"
 #include "witch/decode.h"
+#include "witch/emulate_vec.h"
 #include "witch/look.h"
 #include "witch/pairtab.h"
 #include "witch/reservoir.h"
@@ -37,6 +38,7 @@ struct witch_thread {
 	struct cct cct;
 	struct pairtab pairs;
 	struct decode_cache *dcache;
+	struct emulate_vec *vec;      /* the run-ahead's vector registers (emulate_vec.h) */
 	struct sampler sampler;
 	struct watchpoint_set wps;
 	struct reservoir reservoir;
