@@ -97,21 +97,12 @@ def run_witch(build, argv, client, seed, workdir):
     report tool changed)."""
     os.makedirs(workdir, exist_ok=True)
     if glob.glob(os.path.join(workdir, "*.prof")):
-        return report(build, workdir)
+        return sampled.read_profiles(build, workdir)
     env = accuracy.profiled_env(build, client, workdir, 2000, seed)
     env["WITCH_WATCHPOINTS"] = "0"
     subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    timeout=900)
-    return report(build, workdir)
-
-
-def report(build, workdir):
-    profs = glob.glob(os.path.join(workdir, "*.prof"))
-    if not profs:
-        return None
-    r = subprocess.run([os.path.join(build, "witch"), "report", "--json", "--top", "0"] + profs,
-                       capture_output=True, text=True)
-    return json.loads(r.stdout) if r.returncode == 0 else None
+    return sampled.read_profiles(build, workdir)
 
 
 def overlap(p, q):

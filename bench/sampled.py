@@ -112,6 +112,11 @@ def run_witch(build, argv, client, rate, seed, workdir):
     env["WITCH_WATCHPOINTS"] = "0"
     subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    timeout=600)
+    return read_profiles(build, workdir)
+
+
+def read_profiles(build, workdir):
+    """witch report --json of the profiles in workdir, or None."""
     profs = glob.glob(os.path.join(workdir, "*.prof"))
     if not profs:
         return None

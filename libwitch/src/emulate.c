@@ -182,6 +182,22 @@ static int emulate_shift(struct emulate_ctx *c, ZydisMnemonic m)
 	return 0;
 }
 
+/* The pair mul and div write: rax (eax, ax) = lo and rdx (edx, dx) = hi; for
+ * bytes al = lo and ah = hi, the rest of rax and rdx kept. */
+static void write_ax_dx(struct decode_regs *r, unsigned bits, uint64_t lo, uint64_t hi)
+{
+	if (bits == 8) {
+		r->gpr[DECODE_RAX] = (r->gpr[DECODE_RAX] & ~0xffffull) | (hi << 8) | lo;
+		return;
+	}
+	ZydisRegister ax = bits == 64 ? ZYDIS_REGISTER_RAX : bits == 32 ? ZYDIS_REGISTER_EAX
+									 : ZYDIS_REGISTER_AX;
+	ZydisRegister dx = bits == 64 ? ZYDIS_REGISTER_RDX : bits == 32 ? ZYDIS_REGISTER_EDX
+									 : ZYDIS_REGISTER_DX;
+	reg_write(r, ax, lo);
+	reg_write(r, dx, hi);
+}
+
 /* mul r/m and imul r/m: rdx:rax (edx:eax, dx:ax; ax for bytes) = rax * src;
  * CF = OF = the high half is not the low half's extension. */
 static int emulate_widening_mul(struct emulate_ctx *c, int is_signed)
@@ -206,16 +222,7 @@ static int emulate_widening_mul(struct emulate_ctx *c, int is_signed)
 		hi = (uint64_t)(p >> bits) & m;
 		wide = hi != 0;
 	}
-	if (bits == 8) {
-		r->gpr[DECODE_RAX] = (r->gpr[DECODE_RAX] & ~0xffffull) | (hi << 8) | lo;
-	} else {
-		ZydisRegister ax = bits == 64 ? ZYDIS_REGISTER_RAX : bits == 32 ? ZYDIS_REGISTER_EAX
-										 : ZYDIS_REGISTER_AX;
-		ZydisRegister dx = bits == 64 ? ZYDIS_REGISTER_RDX : bits == 32 ? ZYDIS_REGISTER_EDX
-										 : ZYDIS_REGISTER_DX;
-		reg_write(r, ax, lo);
-		reg_write(r, dx, hi);
-	}
+	write_ax_dx(r, bits, lo, hi);
 	set_flags(r, RFLAGS_CF | RFLAGS_OF, wide ? RFLAGS_CF | RFLAGS_OF : 0);
 	return 0;
 }
@@ -257,16 +264,7 @@ static int emulate_divide(struct emulate_ctx *c, int is_signed)
 		q = (uint64_t)uq;
 		rem = (uint64_t)(n % src);
 	}
-	if (bits == 8) {
-		r->gpr[DECODE_RAX] = (r->gpr[DECODE_RAX] & ~0xffffull) | (rem << 8) | q;
-	} else {
-		ZydisRegister ax = bits == 64 ? ZYDIS_REGISTER_RAX : bits == 32 ? ZYDIS_REGISTER_EAX
-										 : ZYDIS_REGISTER_AX;
-		ZydisRegister dx = bits == 64 ? ZYDIS_REGISTER_RDX : bits == 32 ? ZYDIS_REGISTER_EDX
-										 : ZYDIS_REGISTER_DX;
-		reg_write(r, ax, q);
-		reg_write(r, dx, rem);
-	}
+	write_ax_dx(r, bits, q, rem);
 	return 0;
 }
 
