@@ -3,10 +3,12 @@
 on any machine (no watchpoint trap needed).
 
 usage: bench/sampled.py BUILD_DIR [--quick] [--out DIR] [--seeds N]
-                        [--programs P,...] [--oracle-dir DIR]
+                        [--programs P,...] [--oracle-dir DIR] [--native-libc]
 
 --quick: the known-answer programs only (~7 min); without it also
 bench/programs/ (~20 min on 2 cores).  --programs: only these.
+--native-libc: libwitch's runs pick glibc's string functions for this CPU
+(AVX-512) instead of the AVX2 ones the oracle runs under Valgrind.
 --oracle-dir: keep the oracle's answers there and reuse them (the oracle
 does not depend on libwitch: comparing two libwitch builds needs it once).
 
@@ -53,6 +55,7 @@ QUICK_ARGS = {"dead_two_loops": ["4"], "fig42": ["4"], "stack_case": ["300"],
               "objects_mix": ["224"], "objects_stack": ["250"], "objects_reuse": ["8000"]}
 CLIENTS = ["dead", "load"]
 RATES = {"default": None, "2000/s": 2000}
+NATIVE_LIBC = False  # --native-libc
 
 
 def key_of(frames, exe):
@@ -110,6 +113,11 @@ def run_witch(build, argv, client, rate, seed, workdir):
     os.makedirs(workdir, exist_ok=True)
     env = accuracy.profiled_env(build, client, workdir, rate, seed)
     env["WITCH_WATCHPOINTS"] = "0"
+    if not NATIVE_LIBC:
+        # The C library's string functions as under Valgrind (AVX2, no
+        # AVX-512: other stores, overlapping ones), so both sides count
+        # the bytes of the same code (accuracy.py does the same).
+        env["GLIBC_TUNABLES"] = accuracy.ORACLE_CPU_TUNABLES
     subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    timeout=600)
     return read_profiles(build, workdir)
@@ -134,7 +142,12 @@ def main(argv):
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--programs", default="")
     ap.add_argument("--oracle-dir", default="")
+    ap.add_argument("--native-libc", action="store_true",
+                    help="let libwitch's runs pick glibc's AVX-512 string functions "
+                         "(the oracle's, under Valgrind, are AVX2)")
     args = ap.parse_args(argv)
+    global NATIVE_LIBC
+    NATIVE_LIBC = args.native_libc
     build = os.path.abspath(args.build)
     if not os.path.exists(os.path.join(build, "tools", "oracle", "witch-oracle")):
         print(f"sampled.py: {build}/tools/oracle/witch-oracle not found: build it first",
