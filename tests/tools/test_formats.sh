@@ -106,14 +106,26 @@ def expected(j):
     stacks, sums = [], {}
     for p in j["pairs"]:
         st = names(p["trap"]) + [marker] + names(p["watch"])
-        vals = {"waste": round_half_up(p["waste"]), "use": round_half_up(p["use"]),
-                "traps": p["traps"]}
-        stacks.append((vals["waste"], st))
-        for k, v in vals.items():
-            flat, cum = sums.setdefault(k, ({}, {}))
-            flat[st[0]] = flat.get(st[0], 0) + v
-            for fn in set(st):
-                cum[fn] = cum.get(fn, 0) + v
+        # pprof.c writes one sample per object the pair's bytes fell on
+        # (label "object", the traps on the first), then one without a
+        # label for what no object covers, if any of it rounds above 0.
+        parts = p.get("objects", [])
+        samples = [(o["name"], o["waste"], o["use"], p["traps"] if i == 0 else 0)
+                   for i, o in enumerate(parts)]
+        rest_w = p["waste"] - sum(o["waste"] for o in parts)
+        rest_u = p["use"] - sum(o["use"] for o in parts)
+        if not parts:
+            samples.append((None, p["waste"], p["use"], p["traps"]))
+        elif round_half_up(rest_w) > 0 or round_half_up(rest_u) > 0:
+            samples.append((None, rest_w, rest_u, 0))
+        for label, waste, use, traps in samples:
+            vals = {"waste": round_half_up(waste), "use": round_half_up(use), "traps": traps}
+            stacks.append((vals["waste"], label, st))
+            for k, v in vals.items():
+                flat, cum = sums.setdefault(k, ({}, {}))
+                flat[st[0]] = flat.get(st[0], 0) + v
+                for fn in set(st):
+                    cum[fn] = cum.get(fn, 0) + v
     return stacks, sums
 
 def round_half_up(x):
@@ -126,9 +138,14 @@ def parse_traces(text):
         lines = [l for l in block.splitlines() if l.strip()]
         if not lines:
             continue
+        # A labelled sample's block starts with its labels ("object: NAME").
+        label = None
+        m = re.match(r"\s*object:\s+(.*\S)\s*$", lines[0])
+        if m:
+            label, lines = m.group(1), lines[1:]
         m = re.match(r"\s*(\d+)B?\s+(.*\S)", lines[0])
         st = [m.group(2)] + [l.strip() for l in lines[1:]]
-        out.append((int(m.group(1)), st))
+        out.append((int(m.group(1)), label, st))
     return out
 
 def parse_top(text):
@@ -149,8 +166,10 @@ def check_pprof(name, files):
     j = json.loads(out)
     stacks, sums = expected(j)
     got = parse_traces(pprof("-traces", out_path))
-    check(sorted(got) == sorted(stacks),
-          "%s: pprof -traces stacks\n got: %r\n expected (from --json): %r" % (name, sorted(got), sorted(stacks)))
+    order = lambda t: (t[0], t[1] or "", t[2])  # noqa: E731 (label None sorts as "")
+    check(sorted(got, key=order) == sorted(stacks, key=order),
+          "%s: pprof -traces stacks\n got: %r\n expected (from --json): %r"
+          % (name, sorted(got, key=order), sorted(stacks, key=order)))
     for idx in ("waste", "use", "traps"):
         # -nodefraction=0: pprof drops functions under 0.5% of the total
         # by default, and a real run can have a pair that small.
