@@ -2,7 +2,7 @@
 """accuracy.py: sampled libwitch profiles against an exhaustive oracle (see accuracy.sh).
 
 usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
-                   [--count-period STORES[,LOADS]]
+                   [--count-period STORES[,LOADS]] [--scale N] [--oracle-dir DIR]
   BUILD_DIR  has libwitch.so, witch, tests/programs/* and, when built,
              bench/programs/* and tools/oracle/witch-oracle
   --quick    CI mode (~3 min): known-answer programs only, at half their
@@ -17,6 +17,13 @@ usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
              points off it, at any rate measured
   --count-period STORES[,LOADS]
              periods of the count-based simulation (default 5000011,10000019)
+  --scale N  bench/programs' SCALE for the accuracy runs (default 6: ~3 s
+             natively, some hundreds of samples at the default budget);
+             their overhead runs use SCALE 1
+  --oracle-dir DIR
+             keep the oracle's answers in DIR and reuse those an earlier
+             run left for the same argv (the oracle does not depend on
+             libwitch, so comparing builds needs it once)
 
 Accuracy.  Every program runs once under the oracle, which writes a
 `witch report --json` style file per client with every load and store
@@ -83,10 +90,13 @@ BY_DESIGN = {}
 # not written for) there is no top pair worth comparing: top-1 then asks
 # that the sampled side see under 1% too.
 NO_WASTE_FRACTION = 0.01
-# A sampled top pair the oracle gives at least 95% of its top pair's waste
-# ties with it: silent_fp's two loops are equal by design, and which of
-# them a sampled run ranks first is a coin toss.
-TOP1_TIE = 0.05
+# A sampled top pair the oracle gives at least 80% of its top pair's waste
+# ties with it (issue 12): pairs that close are within a sampled run's
+# noise, and silent_fp's two loops are equal by design.
+TOP1_TIE = 0.20
+# Top-1 must hold in every seed where the oracle's top pair leads its next
+# by at least this much (issue 12); elsewhere it is shown, not a target.
+TOP1_LEAD = 0.20
 BENCH_PROGRAMS = ["lz", "sort", "hashtab", "stencil", "interp", "strings"]
 # --quick runs the known-answer programs at half their default repetitions
 # (their first argument; the answers are per repetition): the oracle is
@@ -123,9 +133,16 @@ TOP_N = 5
 OUTER_FRAMES = {"_start", "__libc_start_main", "__libc_start_call_main",
                 "start_thread", "clone", "clone3", "__clone", "__clone3", "??", ""}
 
-# Targets of issue 7.
-MEDIAN_DIFF_TARGET = 3.0   # points, median |difference| over all rows
-MAX_DIFF_TARGET = 10.0     # points, every row
+# Targets of issue 12: the median over rows where either side sees waste,
+# and every row against the exhaustive answer and the count-based one.
+MEDIAN_DIFF_TARGET = 2.0   # points, median |difference| over rows with waste
+MAX_DIFF_TARGET = 5.0      # points, every row, against the exhaustive oracle
+COUNT_DIFF_TARGET = 3.0    # points, every row, against the count-based simulation
+OBJECT_DIFF_TARGET = 5.0   # points, an object's share of the waste (issue 15)
+CHECK_DIFF = 10.0          # points, --check on known-answer rows (CI)
+# bench/programs run this many times their default work (~0.5 s each), so
+# the default budget collects some hundreds of samples (issue 12: 3-5 s).
+BENCH_SCALE = 6
 TIME_TARGET = {"dead": 1.05, "silent": 1.05, "load": 1.10}
 RSS_FACTOR, RSS_SLACK_MIB = 1.05, 4.0
 
@@ -133,7 +150,7 @@ RSS_FACTOR, RSS_SLACK_MIB = 1.05, 4.0
 # run of an oracle without --top wrote 41 GB) is reported, not read.
 ORACLE_JSON_MAX_BYTES = 256 << 20
 
-SLOW_NATIVE_S = 1.5        # a program this slow makes the full run too long
+SLOW_NATIVE_S = 5.0        # a program this slow makes the full run too long
 SAMPLED_TIMEOUT_S = 300
 ORACLE_TIMEOUT_S = 1800
 
@@ -227,7 +244,28 @@ def summarize(report):
             "verdicts": report["waste"] + report["use"] > 0,
             "samples": report.get("samples"), "traps": report.get("traps"),
             "top_pairs": pairs, "waste_keys": waste_keys,
+            "objects": object_waste_shares(report),
             "oracle": report.get("oracle")}
+
+
+def object_waste_shares(report, n=10):
+    """The n largest objects by share of the waste, {name: share}: both sides
+    name a heap object by its allocation context's leaf line, static data
+    by symbol, a stack slot by its function (docs/objects.md)."""
+    total = sum(o.get("waste", 0) for o in report.get("objects", []))
+    shares = {}
+    for o in report.get("objects", []):
+        if total > 0:
+            shares[o["name"]] = shares.get(o["name"], 0.0) + o.get("waste", 0) / total
+    return dict(sorted(shares.items(), key=lambda kv: -kv[1])[:n])
+
+
+def top1_leads(oracle):
+    """Does the oracle's top pair lead its next by TOP1_LEAD (a top-1 target)?"""
+    top = oracle["top_pairs"]
+    if oracle["fraction"] < NO_WASTE_FRACTION or not top:
+        return False
+    return len(top) == 1 or top[0][1] >= (1 + TOP1_LEAD) * top[1][1]
 
 
 # ---- running things ----
@@ -327,12 +365,27 @@ def run_standin_oracle(build, prog, prefix, workdir, ref):
     return total, notes, status_ok
 
 
-def oracle_job(oracle, build, prog, oracle_dir, workdir, ref):
+def oracle_job(oracle, build, prog, oracle_dir, workdir, ref, reuse=False):
+    """The oracle's answers for prog: run it, or with reuse take the answers
+    an earlier run left in oracle_dir for the same argv and periods (the
+    oracle does not depend on libwitch; PREFIX.run.json says what ran)."""
     prefix = os.path.join(oracle_dir, prog["name"])
-    for client in CLIENTS:  # a failed run must not leave an earlier run's answer
-        if os.path.exists(f"{prefix}.{client}.json"):
-            os.remove(f"{prefix}.{client}.json")
-    wall, notes, status_ok = oracle(build, prog, prefix, workdir, ref)
+    stamp = {"argv": prog["argv"], "count_periods": list(COUNT_PERIODS),
+             "count_seeds": COUNT_SEEDS, "tolerance": FP_TOLERANCE}
+    try:
+        with open(prefix + ".run.json") as f:
+            kept = json.load(f)
+    except (OSError, ValueError):
+        kept = {}
+    if reuse and kept.get("stamp") == stamp and kept.get("status_ok"):
+        wall, notes, status_ok = kept["wall_s"], ["oracle: answers reused"], True
+    else:
+        for client in CLIENTS:  # a failed run must not leave an earlier run's answer
+            if os.path.exists(f"{prefix}.{client}.json"):
+                os.remove(f"{prefix}.{client}.json")
+        wall, notes, status_ok = oracle(build, prog, prefix, workdir, ref)
+        with open(prefix + ".run.json", "w") as f:
+            json.dump({"stamp": stamp, "wall_s": wall, "status_ok": status_ok}, f)
     clients = {}
     for client in CLIENTS:
         path = f"{prefix}.{client}.json"
@@ -362,11 +415,11 @@ def oracle_job(oracle, build, prog, oracle_dir, workdir, ref):
             "clients": clients, "count": count, "notes": notes}
 
 
-def native_reference(prog, workdir):
+def native_reference(prog, workdir, argv=None):
     """One native run, before anything runs in parallel: the stdout and exit
     status every other run must reproduce, and a first time."""
     out = os.path.join(workdir, f"native-{prog['name']}.out")
-    wall, rc, rss = overhead.run(prog["argv"], clean_env(), out)
+    wall, rc, rss = overhead.run(argv or prog["argv"], clean_env(), out)
     with open(out, "rb") as f:
         return {"wall_s": wall, "rc": rc, "rss_kib": rss, "stdout": f.read()}
 
@@ -405,6 +458,9 @@ def overhead_row(build, prog, client, runs, ref, workdir, run_tunables):
     plain LD_PRELOAD."""
     outdir = os.path.join(workdir, f"ovh-{prog['name']}-{client}")
     os.makedirs(outdir)
+    argv = prog.get("ovh_argv", prog["argv"])
+    if argv != prog["argv"]:
+        ref = native_reference(prog, workdir, argv)
     penv = profiled_env(build, client, outdir)
     renv = dict(penv)
     if run_tunables:
@@ -416,7 +472,7 @@ def overhead_row(build, prog, client, runs, ref, workdir, run_tunables):
         for env, times, rsss, what in ((clean_env(), native_s, native_rss, "native"),
                                        (renv, run_s, run_rss, "witch run"),
                                        (penv, prof_s, prof_rss, "profiled")):
-            wall, rc, rss = overhead.run(prog["argv"], env, out)
+            wall, rc, rss = overhead.run(argv, env, out)
             with open(out, "rb") as f:
                 notes += behaviour_notes(f"{what} run {i + 1}", rc, f.read(), ref)
             times.append(wall)
@@ -479,6 +535,15 @@ def summary_cell(o, summaries, seeds):
                     sd=statistics.stdev(fractions) if len(fractions) > 1 else 0.0)
         if o:
             cell["diff"] = 100 * (cell["mean"] - o["fraction"])
+    if o and o.get("objects") and o["fraction"] >= NO_WASTE_FRACTION:
+        # The largest |share difference| of any object, in points, between
+        # the oracle and the mean share over the runs with verdicts.
+        got = [s.get("objects") or {} for s in summaries if s["verdicts"]]
+        if got:
+            names = set(o["objects"]).union(*got)
+            cell["object_diff"] = max(
+                100 * abs(statistics.mean(g.get(k, 0.0) for g in got) - o["objects"].get(k, 0.0))
+                for k in names)
     return cell
 
 
@@ -496,6 +561,7 @@ def accuracy_rows(programs, oracles, sampled, rates):
                    "oracle_fraction": o["fraction"] if o else None,
                    "oracle_counts": (o or {}).get("oracle"),
                    "oracle_top_pair": o["top_pairs"][0][0] if o and o["top_pairs"] else None,
+                   "top1_leads": bool(o) and top1_leads(o),
                    "rates": {}, "notes": []}
             sims = orc.get("count", {}).get(client, [])
             row["count"] = summary_cell(o, sims, list(range(1, len(sims) + 1)))
@@ -518,28 +584,52 @@ def accuracy_rows(programs, oracles, sampled, rates):
 # ---- targets ----
 
 def diff_targets(rows, rate_name):
+    """Issue 12's accuracy targets for one rate: every row within
+    MAX_DIFF_TARGET of the exhaustive answer and COUNT_DIFF_TARGET of the
+    count-based one; the median over rows where either side sees waste at
+    most MEDIAN_DIFF_TARGET; the top pair in every seed where the oracle's
+    leads by TOP1_LEAD; and (issue 15) objects' shares of the waste within
+    OBJECT_DIFF_TARGET on the realistic programs."""
     diffs = [(r, abs(r["rates"][rate_name]["diff"])) for r in rows
              if "diff" in r["rates"].get(rate_name, {})]
     if not diffs:
         return []
     left_out = [f"{r['program']}/{r['client']}" for r in rows
                 if r["oracle_fraction"] is not None and "diff" not in r["rates"][rate_name]]
-    median = statistics.median(d for _, d in diffs)
-    # Rows of clients a program was not written for are mostly 0 vs 0 and
-    # pull the median down: say what it is over the rows with some waste.
     wasteful = [d for r, d in diffs if max(r["oracle_fraction"],
                                            r["rates"][rate_name]["mean"]) >= NO_WASTE_FRACTION]
+    median = statistics.median(wasteful) if wasteful else 0.0
     over = [f"{r['program']}/{r['client']} {d:.1f}" for r, d in diffs if d > MAX_DIFF_TARGET]
-    above3 = [f"{r['program']}/{r['client']} {d:.1f}" for r, d in diffs if d > MEDIAN_DIFF_TARGET]
-    return [(f"{rate_name} rate: median |difference| <= {MEDIAN_DIFF_TARGET:g} points "
-             f"({len(diffs)} rows)", median <= MEDIAN_DIFF_TARGET,
-             f"median {median:.2f} (over the {len(wasteful)} rows where either side sees "
-             f">= {100 * NO_WASTE_FRACTION:g}% waste: "
-             f"{statistics.median(wasteful) if wasteful else 0:.2f}); "
-             f"above {MEDIAN_DIFF_TARGET:g}: {', '.join(above3) or 'none'}"
+    vs_count = [(r, abs(100 * r["rates"][rate_name]["mean"] - 100 * r["count"]["mean"]))
+                for r, _ in diffs if "mean" in r["count"]]
+    over_count = [f"{r['program']}/{r['client']} {d:.1f}" for r, d in vs_count
+                  if d > COUNT_DIFF_TARGET]
+    lead_rows = [r for r in rows if r["top1_leads"]]
+    top_miss = [f"{r['program']}/{r['client']} {fmt_top1(r['rates'][rate_name]).strip('*')}"
+                for r in lead_rows
+                if "no" in r["rates"][rate_name].get("top1", ["no"])]
+    objs = [(r, r["rates"][rate_name]["object_diff"]) for r in rows
+            if r["program"] in BENCH_PROGRAMS and "object_diff" in r["rates"][rate_name]]
+    obj_over = [f"{r['program']}/{r['client']} {d:.1f}" for r, d in objs
+                if d > OBJECT_DIFF_TARGET]
+    return [(f"{rate_name} rate: median |difference| <= {MEDIAN_DIFF_TARGET:g} points over "
+             f"the {len(wasteful)} rows where either side sees >= "
+             f"{100 * NO_WASTE_FRACTION:g}% waste", median <= MEDIAN_DIFF_TARGET,
+             f"median {median:.2f} (over all {len(diffs)} rows: "
+             f"{statistics.median(d for _, d in diffs):.2f})"
              + (f"; left out, no sampled verdicts: {', '.join(left_out)}" if left_out else "")),
-            (f"{rate_name} rate: no |difference| above {MAX_DIFF_TARGET:g} points",
-             not over, ", ".join(over) or "")]
+            (f"{rate_name} rate: every row within {MAX_DIFF_TARGET:g} points of the "
+             f"exhaustive oracle", not over, ", ".join(over)),
+            (f"{rate_name} rate: every row within {COUNT_DIFF_TARGET:g} points of the "
+             f"count-based simulation ({len(vs_count)} rows)", not over_count,
+             ", ".join(over_count)),
+            (f"{rate_name} rate: top-1 pair in every seed on the {len(lead_rows)} rows whose "
+             f"oracle top pair leads the next by >= {100 * TOP1_LEAD:g}%", not top_miss,
+             ", ".join(top_miss)),
+            (f"{rate_name} rate: objects' shares of the waste within {OBJECT_DIFF_TARGET:g} "
+             f"points of the oracle's on bench/programs ({len(objs)} rows with waste; "
+             "largest |difference| of any object)", bool(objs) and not obj_over,
+             ", ".join(obj_over))]
 
 
 def count_targets(rows):
@@ -550,18 +640,17 @@ def count_targets(rows):
         return []
     wasteful = [d for r, d in diffs if max(r["oracle_fraction"], r["count"]["mean"])
                 >= NO_WASTE_FRACTION]
-    above3 = [f"{r['program']}/{r['client']} {d:.1f}" for r, d in diffs if d > MEDIAN_DIFF_TARGET]
+    median = statistics.median(wasteful) if wasteful else 0.0
+    above = [f"{r['program']}/{r['client']} {d:.1f}" for r, d in diffs if d > MAX_DIFF_TARGET]
     return [(f"count-based simulation (informational): median |difference| <= "
-             f"{MEDIAN_DIFF_TARGET:g} points ({len(diffs)} rows)",
-             statistics.median(d for _, d in diffs) <= MEDIAN_DIFF_TARGET,
-             f"median {statistics.median(d for _, d in diffs):.2f} (over the {len(wasteful)} "
-             f"rows with waste: {statistics.median(wasteful) if wasteful else 0:.2f}); "
-             f"above {MEDIAN_DIFF_TARGET:g}: {', '.join(above3) or 'none'}")]
+             f"{MEDIAN_DIFF_TARGET:g} points over the {len(wasteful)} rows with waste",
+             median <= MEDIAN_DIFF_TARGET,
+             f"median {median:.2f}; above {MAX_DIFF_TARGET:g}: {', '.join(above) or 'none'}")]
 
 
 def own_row_failures(rows, rates):
     """Known-answer programs with their own client: top-1 mismatches (any
-    seed) and differences over 10 points (not for BY_DESIGN rows); the
+    seed) and differences over CHECK_DIFF points (not for BY_DESIGN rows); the
     --check criteria.  Returns
     [(rate name, or None for every rate, what failed)]."""
     fails = []
@@ -582,7 +671,7 @@ def own_row_failures(rows, rates):
                     got = pairs[0][0] if pairs else "no waste"
                     fails.append((rate_name, f"{name} {rate_name} seed {seed}: top-1 {got}, "
                                              f"oracle {r['oracle_top_pair'] or 'no waste'}"))
-            if abs(cell["diff"]) > MAX_DIFF_TARGET and (r["program"], r["client"]) not in BY_DESIGN:
+            if abs(cell["diff"]) > CHECK_DIFF and (r["program"], r["client"]) not in BY_DESIGN:
                 fails.append((rate_name, f"{name} {rate_name}: difference "
                                          f"{cell['diff']:+.1f} points"))
     return fails
@@ -666,7 +755,10 @@ def markdown(meta, rows, ovh, targets, rates):
             f"agree, per seed (tie: the oracle has the sampled top pair within "
             f"{100 * TOP1_TIE:g}% of its top pair's waste; where the oracle sees under "
             f"{100 * NO_WASTE_FRACTION:g}% waste: the sampled run does too); "
-            "top-5 = overlap of the five largest, mean over seeds.  count = Witch's "
+            "top-5 = overlap of the five largest, mean over seeds; † = the oracle's top "
+            f"pair leads its next by >= {100 * TOP1_LEAD:g}% (top-1 is a target there); "
+            "obj = the largest |difference| of any object's share of the waste, in "
+            "points (mean share over seeds).  count = Witch's "
             "algorithm run by the oracle on the exhaustive access stream with a sample "
             f"every ~{COUNT_PERIODS[0]} stores ({COUNT_PERIODS[1]} loads for load), as a "
             "PEBS/IBS machine samples (mean ± sd over its seeds): its diff is what the "
@@ -674,16 +766,19 @@ def markdown(meta, rows, ovh, targets, rates):
             "sampling adds.", ""]
     hdr = ["program", "client", "oracle %", "count %", "diff", "top-1"]
     for rate_name in rates:
-        hdr += [f"{rate_name} %", "diff", "top-1", "top-5"]
+        hdr += [f"{rate_name} %", "diff", "top-1", "top-5", "obj"]
     hdr += ["oracle stored", "oracle loaded", "notes"]
     out += ["| " + " | ".join(hdr) + " |", "|" + "---|" * 2 + "---:|" * (len(hdr) - 3) + "---|"]
     for r in rows:
         client = f"**{r['client']}**" if r["own"] and r["known_answer"] else r["client"]
-        cells = [r["program"], client, pct(r["oracle_fraction"])]
+        cells = [r["program"], client,
+                 pct(r["oracle_fraction"]) + (" †" if r.get("top1_leads") else "")]
         cells += list(fmt_sampled(r["count"])) + [fmt_top1(r["count"])]
         for rate_name in rates:
             cell = r["rates"][rate_name]
-            cells += list(fmt_sampled(cell)) + [fmt_top1(cell), fmt_top5(cell)]
+            od = cell.get("object_diff")
+            cells += list(fmt_sampled(cell)) + [fmt_top1(cell), fmt_top5(cell),
+                                                "—" if od is None else f"{od:.1f}"]
         counts = r["oracle_counts"] or {}
         notes = "; ".join(dict.fromkeys(r["notes"]))  # dedupe, keep order
         cells += [mib(counts.get("bytes_stored")), mib(counts.get("bytes_loaded")), notes]
@@ -720,10 +815,11 @@ def plot(path, rows, ovh, rates):
     markers = {"default": "o", "high": "^"}
     xs = [0, 100]
     left.fill_between(xs, [-MAX_DIFF_TARGET, 100 - MAX_DIFF_TARGET],
-                      [MAX_DIFF_TARGET, 100 + MAX_DIFF_TARGET], color="0.93", label="±10 points")
+                      [MAX_DIFF_TARGET, 100 + MAX_DIFF_TARGET], color="0.93",
+                      label=f"±{MAX_DIFF_TARGET:g} points")
     left.fill_between(xs, [-MEDIAN_DIFF_TARGET, 100 - MEDIAN_DIFF_TARGET],
                       [MEDIAN_DIFF_TARGET, 100 + MEDIAN_DIFF_TARGET], color="0.82",
-                      label="±3 points")
+                      label=f"±{MEDIAN_DIFF_TARGET:g} points")
     left.plot(xs, xs, color="0.4", linewidth=0.8)
     for client in CLIENTS:
         for rate_name in rates:
@@ -773,9 +869,11 @@ def plot(path, rows, ovh, rates):
 
 # ---- main ----
 
-def find_programs(build, quick):
+def find_programs(build, quick, scale=BENCH_SCALE):
     """The programs to run (quick: known-answer ones only) and the names of
-    those not built.  own: the client a known-answer program was written for."""
+    those not built.  own: the client a known-answer program was written for.
+    bench/programs run scale times their default work for accuracy, once
+    for overhead (ovh_argv: the ratio needs no long run)."""
     programs, skipped = [], []
     for name, own in KNOWN_ANSWER:
         exe = os.path.join(build, "tests", "programs", name)
@@ -783,8 +881,9 @@ def find_programs(build, quick):
                          "argv": [exe] + (QUICK_ARGS[name] if quick else [])})
     if not quick:
         for name in BENCH_PROGRAMS:
-            programs.append({"name": name, "own": None,
-                             "argv": [os.path.join(build, "bench", "programs", name)]})
+            exe = os.path.join(build, "bench", "programs", name)
+            programs.append({"name": name, "own": None, "ovh_argv": [exe],
+                             "argv": [exe] + ([str(scale)] if scale != 1 else [])})
     for p in programs:
         if not os.access(p["argv"][0], os.X_OK):
             skipped.append(p["name"])
@@ -799,6 +898,10 @@ def parse_args(argv):
     ap.add_argument("--out", default="accuracy-results")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--scale", type=int, default=BENCH_SCALE,
+                    help="bench/programs' SCALE for the accuracy runs (default %d)" % BENCH_SCALE)
+    ap.add_argument("--oracle-dir", default="",
+                    help="keep the oracle's answers here and reuse those of the same argv")
     ap.add_argument("--count-period", metavar="STORES[,LOADS]",
                     help="periods of the count-based simulation (default %d,%d)" % COUNT_PERIODS)
     args = ap.parse_args(argv)
@@ -824,7 +927,8 @@ def main(argv):
             log(f"{os.path.join(build, need)} not found: build first")
             return 2
     out_dir = os.path.abspath(args.out)
-    oracle_dir = os.path.join(out_dir, "oracle")
+    oracle_dir = os.path.abspath(args.oracle_dir) if args.oracle_dir else \
+        os.path.join(out_dir, "oracle")
     os.makedirs(oracle_dir, exist_ok=True)
 
     oracle_exe = os.path.join(build, "tools", "oracle", "witch-oracle")
@@ -835,7 +939,7 @@ def main(argv):
     rates = {"high": HIGH_RATE} if args.quick else {"default": None, "high": HIGH_RATE}
     seeds = (1,) if args.quick else (1, 2, 3)
 
-    programs, skipped = find_programs(build, args.quick)
+    programs, skipped = find_programs(build, args.quick, args.scale)
     skipped_known = [n for n in skipped if n in dict(KNOWN_ANSWER)]
     if skipped_known:
         log(f"known-answer programs not built: {', '.join(skipped_known)}")
@@ -862,7 +966,8 @@ def main(argv):
             wd = os.path.join(tmp, f"oracle-{p['name']}")
             os.makedirs(wd)
             jobs.append((f"oracle {p['name']}", oracle_job,
-                         (oracle, build, p, oracle_dir, wd, refs[p["name"]])))
+                         (oracle, build, p, oracle_dir, wd, refs[p["name"]],
+                          bool(args.oracle_dir))))
         for p in programs:
             for client in CLIENTS:
                 for rate_name, rate in rates.items():
@@ -907,7 +1012,7 @@ def main(argv):
         bad = [msg for rate, msg in check_fails if rate in (rate_name, None)]
         targets.append((f"{rate_name} rate: --check rows (known-answer programs, own client, "
                         f"every seed): top-1 pair = oracle's, |difference| <= "
-                        f"{MAX_DIFF_TARGET:g}", not bad, "; ".join(bad)))
+                        f"{CHECK_DIFF:g}", not bad, "; ".join(bad)))
     targets += overhead_targets(ovh)
 
     wall = time.perf_counter() - t_start
@@ -925,7 +1030,10 @@ def main(argv):
         "overhead": f"{runs} native + {runs} as witch run runs it + {runs} plain LD_PRELOAD runs "
                     "per row, interleaved",
         "programs": ("--quick: known-answer programs only, at half their default "
-                     "repetitions" if args.quick else "default arguments"),
+                     "repetitions" if args.quick else
+                     f"known-answer programs at their default arguments; bench/programs at "
+                     f"SCALE {args.scale} for accuracy (~{0.5 * args.scale:g} s natively), "
+                     f"1 for overhead"),
         "skipped": ", ".join(f"{n} (not built)" for n in skipped),
         "failed oracle runs": ", ".join(failed_oracles),
         "wall time": f"{wall:.0f} s ({t_parallel:.0f} s oracle and sampled runs, "

@@ -21,7 +21,7 @@ typedef void *(*memset_fn)(void *, int, size_t);
 typedef void *(*memcpy_fn)(void *, const void *, size_t);
 
 static memset_fn real_memset;
-static memcpy_fn real_memcpy, real_memmove;
+static memcpy_fn real_memcpy, real_memmove, real_mempcpy;
 static uint8_t bulk_kind; /* DECODE_STORE or DECODE_LOAD */
 
 /* Before bulk_init (other libraries' constructors run first): plain loops
@@ -60,8 +60,10 @@ int bulk_init(uint8_t sample_kind)
 	memset_fn s = (memset_fn)dlsym(RTLD_NEXT, "memset");
 	memcpy_fn c = (memcpy_fn)dlsym(RTLD_NEXT, "memcpy");
 	memcpy_fn m = (memcpy_fn)dlsym(RTLD_NEXT, "memmove");
-	if (!s || !c || !m)
+	memcpy_fn p = (memcpy_fn)dlsym(RTLD_NEXT, "mempcpy");
+	if (!s || !c || !m || !p)
 		return -ENOENT;
+	real_mempcpy = p;
 	bulk_kind = sample_kind;
 	real_memmove = m;
 	real_memcpy = c;
@@ -190,6 +192,34 @@ BULK_EXPORT void *mempcpy(void *d, const void *s, size_t n)
 	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
 		return (char *)early_move(d, s, n) + n;
 	return (char *)do_move(real_memcpy, d, s, n) + n;
+}
+
+int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c)
+{
+	uint64_t d = gpr[DECODE_RDI], n = gpr[DECODE_RDX];
+	uint64_t real;
+
+	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
+		return -ENOENT;
+	if (pc == (uint64_t)(uintptr_t)memset)
+		real = (uint64_t)(uintptr_t)real_memset;
+	else if (pc == (uint64_t)(uintptr_t)memcpy)
+		real = (uint64_t)(uintptr_t)real_memcpy;
+	else if (pc == (uint64_t)(uintptr_t)memmove)
+		real = (uint64_t)(uintptr_t)real_memmove;
+	else if (pc == (uint64_t)(uintptr_t)mempcpy)
+		real = (uint64_t)(uintptr_t)real_mempcpy;
+	else
+		return -ENOENT;
+	c->bytes = n;
+	/* Below BULK_MIN_BYTES the wrapper calls the C library's function
+	 * and nothing counts the bytes: the window runs that function.  From
+	 * there on bulk_enter counts them (for the kind sampled). */
+	int counted = n >= BULK_MIN_BYTES && (pc == (uint64_t)(uintptr_t)memset
+						       ? bulk_kind == DECODE_STORE : 1);
+	c->real = counted ? 0 : real;
+	c->result = pc == (uint64_t)(uintptr_t)mempcpy ? d + n : d;
+	return 0;
 }
 
 BULK_EXPORT void bzero(void *d, size_t n)

@@ -184,6 +184,11 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 	m->insns++;
 }
 
+void costmodel_add_busy(struct costmodel *m, double cycles)
+{
+	m->busy += (float)cycles;
+}
+
 double costmodel_cycles(const struct costmodel *m)
 {
 	float t = m->chain;

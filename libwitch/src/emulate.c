@@ -489,6 +489,17 @@ static int emulate_call_ret(struct emulate_ctx *c, const struct decode_insn *in)
 	return 0;
 }
 
+int emulate_return_from_call(struct emulate *e, struct decode_regs *regs)
+{
+	uint64_t rsp = regs->gpr[DECODE_RSP];
+
+	if (e->n_calls == 0 || e->call_slot[e->n_calls - 1] != rsp)
+		return -ENOTSUP;
+	regs->rip = e->call_ret[--e->n_calls];
+	regs->gpr[DECODE_RSP] = rsp + 8;
+	return 0;
+}
+
 static int emulate_jump(struct emulate_ctx *c, const struct decode_insn *in, int cc)
 {
 	uint64_t target;

@@ -1,5 +1,6 @@
 /* look: from a tick to the access it samples (see look.h). */
 #include "witch/look.h"
+#include "witch/bulk.h"
 #include "witch/costmodel.h"
 #include "witch/decode_zydis.h"
 #include "witch/emulate_vec.h"
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #define MIN_WINDOW_CYCLES 8.0 /* a window cut short (a syscall) still spans this */
+#define BULK_BYTES_PER_CYCLE 32.0 /* a counted memcpy/memset: a vector store a cycle */
 #define REACH_MAX_INSNS 512   /* run ahead to the pick, at most */
 #define LOOK_SEEN 32          /* wanted accesses a window remembers */
 
@@ -42,6 +44,30 @@ static uint64_t access_bytes(const struct decode_insn *in, const struct decode_a
 			     const struct decode_regs *regs)
 {
 	return (in->flags & DECODE_F_REP) ? (uint64_t)a->len * regs->gpr[DECODE_RCX] : a->len;
+}
+
+/* The window reached a wrapper of bulk.c (the program called memcpy):
+ * run on as the program will, into the C library's function for a call
+ * the wrapper only passes on, or past a call whose bytes bulk.c counts
+ * (its time modelled at a vector copy's store rate).  Stopping there
+ * instead would weigh the stores just before such calls by a window cut
+ * short (spills, the return address): several times their share. */
+static int look_past_wrapper(struct emulate *emu, struct costmodel *cm, struct decode_regs *r)
+{
+	struct bulk_call call;
+	int rc;
+
+	if ((rc = bulk_window_call(r->rip, r->gpr, &call)) < 0)
+		return rc;
+	if (call.real) {
+		r->rip = call.real;
+		return 0;
+	}
+	if ((rc = emulate_return_from_call(emu, r)) < 0)
+		return rc;
+	r->gpr[DECODE_RAX] = call.result;
+	costmodel_add_busy(cm, (double)call.bytes / BULK_BYTES_PER_CYCLE);
+	return 0;
 }
 
 /* One of LOOK_MAX_PICKS independent draws over the window's accesses, each
@@ -80,14 +106,16 @@ static double look_window(const struct look_env *env, struct pace *pace,
 	emulate_begin(&emu, regs->rip, env->vec);
 	costmodel_begin(&cm);
 	for (int n = 0; n < LOOK_MAX_INSNS && costmodel_cycles(&cm) < LOOK_WINDOW_CYCLES; n++) {
+		if (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi &&
+		    (!exact || look_past_wrapper(&emu, &cm, &ahead) < 0))
+			break; /* the runtime's own code */
 		if (decode_at_zydis(ahead.rip, &ahead, &in, &z) < 0) {
 			if (n == 0)
 				env->stats->skip_decode++;
 			break;
 		}
-		if ((in.flags & DECODE_F_NO_STEP) ||
-		    (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi))
-			break; /* a syscall; the runtime's own code (bulk.c counts what it calls) */
+		if (in.flags & DECODE_F_NO_STEP)
+			break; /* a syscall */
 		uint64_t rep = (in.flags & DECODE_F_REP) ? ahead.gpr[DECODE_RCX] : 0;
 		costmodel_add(&cm, &in, &z, rep);
 		const struct decode_access *a = env->wanted(&in);

@@ -45,4 +45,20 @@ void bulk_set_period(struct bulk *b, uint64_t tick_ns);
  * library, not the runtime's own (context.h leaves them out). */
 void bulk_text(uint64_t *lo, uint64_t *hi);
 
+/* What a call of a wrapper does, as the run-ahead window sees it (look.c):
+ * a window must not stop where the program calls memcpy, or the stores just
+ * before such calls (spills, the return address) would stand for the time
+ * the window did not run, and be over-counted several times. */
+struct bulk_call {
+	uint64_t real;     /* run this C library function instead (same arguments,
+	                      same result); 0: the call is counted (bulk_enter),
+	                      go past it */
+	uint64_t bytes;    /* the call's size */
+	uint64_t result;   /* rax after the call, when real == 0 */
+};
+/* pc is the entry of a wrapper called with the arguments in gpr (rdi, rsi,
+ * rdx): 0 and *c filled; -ENOENT for any other pc or a wrapper the window
+ * does not model (the _chk forms, bzero). */
+int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c);
+
 #endif

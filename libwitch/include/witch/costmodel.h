@@ -49,6 +49,9 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 
 /* Cycles the instructions added so far take. */
 double costmodel_cycles(const struct costmodel *m);
+/* Cycles of work the window does not run instruction by instruction (a
+ * counted bulk call, look.c), added as a unit that does not pipeline. */
+void costmodel_add_busy(struct costmodel *m, double cycles);
 
 /* Core cycles per nanosecond of CPU time, as costmodel_init measured it. */
 double costmodel_cycles_per_ns(void);

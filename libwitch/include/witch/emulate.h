@@ -60,6 +60,11 @@ void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec);
  * code in place) On error regs are unchanged. */
 int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in,
 		 const struct decode_zydis *z);
+/* Return as a ret at regs' rsp would from the emulated call that pushed
+ * its return address there, without running the callee (a call the window
+ * models instead, look.c).  Returns 0, or -ENOTSUP when the latest emulated
+ * call did not push at rsp. */
+int emulate_return_from_call(struct emulate *e, struct decode_regs *regs);
 /* 1 if the code page holding pc is mapped (checked once per page and
  * remembered in e), so decoding there cannot fault. */
 int emulate_code_readable(struct emulate *e, uint64_t pc);
