@@ -900,6 +900,8 @@ def parse_args(argv):
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--scale", type=int, default=BENCH_SCALE,
                     help="bench/programs' SCALE for the accuracy runs (default %d)" % BENCH_SCALE)
+    ap.add_argument("--no-overhead", action="store_true",
+                    help="accuracy only: skip the timed runs")
     ap.add_argument("--oracle-dir", default="",
                     help="keep the oracle's answers here and reuse those of the same argv")
     ap.add_argument("--count-period", metavar="STORES[,LOADS]",
@@ -927,6 +929,7 @@ def main(argv):
             log(f"{os.path.join(build, need)} not found: build first")
             return 2
     out_dir = os.path.abspath(args.out)
+    os.makedirs(out_dir, exist_ok=True)
     oracle_dir = os.path.abspath(args.oracle_dir) if args.oracle_dir else \
         os.path.join(out_dir, "oracle")
     os.makedirs(oracle_dir, exist_ok=True)
@@ -982,7 +985,8 @@ def main(argv):
         t_parallel = time.perf_counter() - t_start
 
         # Timed runs alone, after everything else.
-        ovh_cells = [(programs[0], programs[0]["own"])] if args.quick else \
+        ovh_cells = [] if args.no_overhead else \
+            [(programs[0], programs[0]["own"])] if args.quick else \
             [(p, c) for p in programs for c in CLIENTS]
         runs = 3 if args.quick else 5
         run_tunables = witch_run_tunables(build, tmp)
@@ -1013,7 +1017,7 @@ def main(argv):
         targets.append((f"{rate_name} rate: --check rows (known-answer programs, own client, "
                         f"every seed): top-1 pair = oracle's, |difference| <= "
                         f"{CHECK_DIFF:g}", not bad, "; ".join(bad)))
-    targets += overhead_targets(ovh)
+    targets += overhead_targets(ovh) if ovh else []
 
     wall = time.perf_counter() - t_start
     meta = {
