@@ -1031,7 +1031,8 @@ def main(argv):
                                 for n, r in rates.items())
                     + f"; FP tolerance {FP_TOLERANCE} on both sides; "
                     f"GLIBC_TUNABLES={ORACLE_CPU_TUNABLES} (libc as under Valgrind)"),
-        "overhead": f"{runs} native + {runs} as witch run runs it + {runs} plain LD_PRELOAD runs "
+        "overhead": "not measured (--no-overhead)" if args.no_overhead else
+                    f"{runs} native + {runs} as witch run runs it + {runs} plain LD_PRELOAD runs "
                     "per row, interleaved",
         "programs": ("--quick: known-answer programs only, at half their default "
                      "repetitions" if args.quick else

@@ -196,30 +196,37 @@ BULK_EXPORT void *mempcpy(void *d, const void *s, size_t n)
 
 int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c)
 {
+	/* The wrappers the window models: what each passes on to, and
+	 * whether it returns the end of the copy (mempcpy). */
+	const struct {
+		const void *entry;
+		const void *real;
+		int returns_end, is_memset;
+	} wrappers[] = {
+		{(const void *)memset, (const void *)real_memset, 0, 1},
+		{(const void *)memcpy, (const void *)real_memcpy, 0, 0},
+		{(const void *)memmove, (const void *)real_memmove, 0, 0},
+		{(const void *)mempcpy, (const void *)real_mempcpy, 1, 0},
+	};
 	uint64_t d = gpr[DECODE_RDI], n = gpr[DECODE_RDX];
-	uint64_t real;
 
 	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
 		return -ENOENT;
-	if (pc == (uint64_t)(uintptr_t)memset)
-		real = (uint64_t)(uintptr_t)real_memset;
-	else if (pc == (uint64_t)(uintptr_t)memcpy)
-		real = (uint64_t)(uintptr_t)real_memcpy;
-	else if (pc == (uint64_t)(uintptr_t)memmove)
-		real = (uint64_t)(uintptr_t)real_memmove;
-	else if (pc == (uint64_t)(uintptr_t)mempcpy)
-		real = (uint64_t)(uintptr_t)real_mempcpy;
-	else
-		return -ENOENT;
-	c->bytes = n;
-	/* Below BULK_MIN_BYTES the wrapper calls the C library's function
-	 * and nothing counts the bytes: the window runs that function.  From
-	 * there on bulk_enter counts them (for the kind sampled). */
-	int counted = n >= BULK_MIN_BYTES && (pc == (uint64_t)(uintptr_t)memset
-						       ? bulk_kind == DECODE_STORE : 1);
-	c->real = counted ? 0 : real;
-	c->result = pc == (uint64_t)(uintptr_t)mempcpy ? d + n : d;
-	return 0;
+	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
+		if (pc != (uint64_t)(uintptr_t)wrappers[i].entry)
+			continue;
+		/* Below BULK_MIN_BYTES the wrapper calls the C library's
+		 * function and nothing counts the bytes: the window runs that
+		 * function.  From there on bulk_enter counts them (memset's
+		 * only where stores are sampled). */
+		int counted = n >= BULK_MIN_BYTES &&
+			      (!wrappers[i].is_memset || bulk_kind == DECODE_STORE);
+		c->bytes = n;
+		c->real = counted ? 0 : (uint64_t)(uintptr_t)wrappers[i].real;
+		c->result = wrappers[i].returns_end ? d + n : d;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 BULK_EXPORT void bzero(void *d, size_t n)
