@@ -26,6 +26,7 @@ static enum craft_verdict dead_on_trap(struct watchpoint *w, const struct craft_
 
 const struct craft craft_dead = {
 	.name = "dead",
+	.self = CRAFT_SELF_NOTHING,
 	.sample_kind = DECODE_STORE,
 	.sample_stack_ops = 1,
 	.watch_type = WATCHPOINT_RW,

@@ -51,6 +51,7 @@ static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_
 
 const struct craft craft_load = {
 	.name = "load",
+	.self = CRAFT_SELF_LOADED,
 	.sample_kind = DECODE_LOAD,
 	.sample_stack_ops = 0,
 	.watch_type = WATCHPOINT_RW,

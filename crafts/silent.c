@@ -9,6 +9,9 @@
 #include "witch/craft.h"
 #include "witch/decode.h"
 
+#include <errno.h>
+#include <string.h>
+
 static int silent_on_sample(struct watchpoint *w)
 {
 	return 0; /* the value to remember is the one the store is about to write */
@@ -17,6 +20,16 @@ static int silent_on_sample(struct watchpoint *w)
 static int silent_on_self(struct watchpoint *w)
 {
 	return craft_read_location(w, w->own.value);
+}
+
+static int silent_on_self_stored(struct watchpoint *w, uint64_t stored)
+{
+	if (w->own.sample_len > sizeof(stored))
+		return -EINVAL;
+	w->own.value_addr = w->own.sample_addr;
+	w->own.value_len = (uint8_t)w->own.sample_len;
+	memcpy(w->own.value, &stored, w->own.sample_len);
+	return 0;
 }
 
 static enum craft_verdict silent_on_trap(struct watchpoint *w, const struct craft_trap *t,
@@ -34,10 +47,12 @@ static enum craft_verdict silent_on_trap(struct watchpoint *w, const struct craf
 
 const struct craft craft_silent = {
 	.name = "silent",
+	.self = CRAFT_SELF_STORED,
 	.sample_kind = DECODE_STORE,
 	.sample_stack_ops = 0,
 	.watch_type = WATCHPOINT_W,
 	.on_sample = silent_on_sample,
 	.on_self = silent_on_self,
+	.on_self_stored = silent_on_self_stored,
 	.on_trap = silent_on_trap,
 };

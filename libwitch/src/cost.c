@@ -89,6 +89,12 @@ void cost_leave(struct cost *c, int soon, int kernel)
 	}
 }
 
+void cost_add_kernel(struct cost *c, double ns)
+{
+	c->since_all_ns += ns;
+	c->kernel_ns += ns;
+}
+
 void cost_restart_interval(struct cost *c)
 {
 	c->restart_tsc = __rdtsc();

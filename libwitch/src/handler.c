@@ -115,7 +115,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 		return;
 	if (handler_enter(t)) {
 		struct decode_access a = {.addr = addr, .len = 1, .kind = kind, .elem = DECODE_ELEM_INT};
-		struct sample_req r = {fn, 0, &a, weight, 0, NULL, 0};
+		struct sample_req r = {fn, 0, &a, weight, 0, NULL, 0, NULL, 0, 0, 0};
 		t->stats.ticks_bulk++;
 		if (getcontext(&uc) == 0)
 			sample_take(t, &uc, &r);
@@ -148,7 +148,8 @@ static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, stru
 static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct look_pick *pick)
 {
 	struct sample_req r = {pick->in.pc, pick->in.pc, &pick->in.access[pick->access],
-			       pick->weight, 0, &pick->emu, pick->self_skip};
+			       pick->weight, 0, &pick->emu, pick->self_skip, pick->trace, pick->trace_pos,
+			       pick->stored_known, pick->stored};
 	sample_take(t, uc, &r);
 }
 
@@ -261,7 +262,7 @@ static void sample_pmu(const struct pmu_sample *s, void *arg)
 	struct decode_access acc = *a;
 	acc.addr = s->addr;
 	acc.flags &= (uint8_t)~DECODE_ACC_UNKNOWN_ADDR;
-	struct sample_req r = {in.pc, in.pc, &acc, (double)acc.len, 1, NULL, 0};
+	struct sample_req r = {in.pc, in.pc, &acc, (double)acc.len, 1, NULL, 0, NULL, 0, 0, 0};
 	sample_take(t, v->uc, &r);
 }
 
@@ -290,7 +291,21 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 {
 	struct watchpoint *w = &t->wps.wp[slot];
 	int own_pc = w->own.sample_pc == 0 || p->pc == w->own.sample_pc;
-	if (resolved && !(own_pc && (p->kind & witch_rt.craft->sample_kind))) {
+	int own = resolved && own_pc && (p->kind & witch_rt.craft->sample_kind);
+	if (w->own.checking) {
+		/* The hits the run ahead counted went by: this should be the own. */
+		w->own.checking = 0;
+		own ? t->stats.predict_ok++ : t->stats.predict_miss++;
+		if (!own)
+			log_verbose(2, "count miss: sample %lx addr %lx, trap %lx kind %d resolved %d",
+				    (unsigned long)w->own.sample_pc, (unsigned long)w->addr,
+				    (unsigned long)p->pc, p->kind, resolved);
+		if (watchpoint_signal_each(&t->wps, slot) < 0) {
+			sample_release(t, slot);
+			return;
+		}
+	}
+	if (resolved && !own) {
 		/* An access before the pick's own: the client reads again what
 		 * the pick will find. */
 		t->stats.traps_early++;
@@ -369,6 +384,8 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	if (v == CRAFT_KEEP) {
 		t->stats.traps++;
 		t->stats.traps_kept++;
+		if (watchpoint_signal_each(&t->wps, slot) < 0)
+			sample_release(t, slot);
 		return;
 	}
 	uint32_t watch_ctx = w->own.ctx, watch_obj = w->own.obj;

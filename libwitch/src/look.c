@@ -11,7 +11,7 @@
 #define MIN_WINDOW_CYCLES 8.0 /* a window cut short (a syscall) still spans this */
 #define BULK_BYTES_PER_CYCLE 32.0 /* a counted memcpy/memset: a vector store a cycle */
 #define REACH_MAX_INSNS 512   /* run ahead to the pick, at most */
-#define LOOK_SEEN 32          /* wanted accesses a window remembers */
+#define WRAPPER_FRAME_BYTES 1024 /* the most stack a bulk.c wrapper touches */
 
 void look_end(struct look *l)
 {
@@ -23,6 +23,73 @@ void look_end(struct look *l)
 void look_tick_skipped(struct look *l)
 {
 	pace_forget(&l->pace);
+}
+
+/* Earlier runs of the instruction at pc that touched [addr, addr + len). */
+static uint32_t trace_self_runs(const struct look_trace *tr, uint64_t pc, uint64_t addr,
+				uint32_t len)
+{
+	uint32_t runs = 0;
+	for (uint32_t i = 0; i < tr->n; i++)
+		runs += tr->a[i].pc == pc && tr->a[i].addr < addr + len && addr < tr->a[i].addr + tr->a[i].len;
+	return runs;
+}
+
+int look_trace_hits(const struct look_trace *trace, uint32_t pos, uint64_t addr, uint32_t len,
+		    uint8_t kinds)
+{
+	int hits = 0;
+	int last = -1;
+	if (pos > trace->complete || pos > trace->n)
+		return -1;
+	for (uint32_t i = 0; i < pos; i++) {
+		const struct look_trace_access *e = &trace->a[i];
+		if (!(e->kind & kinds) || e->addr >= addr + len || addr >= e->addr + e->len)
+			continue;
+		if (e->unsure)
+			return -1;
+		if (e->insn != last)
+			hits++;
+		last = e->insn;
+	}
+	return hits;
+}
+
+/* The exact part of the window runs in: note its accesses. */
+static void trace_insn(struct look_trace *tr, const struct decode_insn *in, int n)
+{
+	if (tr->n + in->n_access > LOOK_TRACE_MAX) {
+		tr->complete = tr->n < tr->complete ? tr->n : tr->complete;
+		return;
+	}
+	for (int i = 0; i < in->n_access; i++) {
+		const struct decode_access *a = &in->access[i];
+		struct look_trace_access *e = &tr->a[tr->n++];
+		e->pc = in->pc;
+		e->addr = a->addr;
+		e->len = a->len;
+		e->insn = (uint16_t)n;
+		e->kind = a->kind;
+		e->unsure = (a->flags & (DECODE_ACC_MASKED | DECODE_ACC_UNKNOWN_ADDR)) ||
+			    (in->flags & DECODE_F_REP);
+	}
+}
+
+/* The program will touch [addr, addr + len) in ways the window does not
+ * run: a watched range there cannot count its hits. */
+static void trace_unsure(struct look_trace *tr, uint64_t addr, uint32_t len)
+{
+	if (tr->n >= LOOK_TRACE_MAX) {
+		tr->complete = tr->n < tr->complete ? tr->n : tr->complete;
+		return;
+	}
+	struct look_trace_access *e = &tr->a[tr->n++];
+	e->pc = 0;
+	e->addr = addr;
+	e->len = len;
+	e->insn = UINT16_MAX;
+	e->kind = DECODE_RMW;
+	e->unsure = 1;
 }
 
 /* On past in by decoding alone: the next pc, or 0 where the path cannot be
@@ -52,7 +119,8 @@ static uint64_t access_bytes(const struct decode_insn *in, const struct decode_a
  * (its time modelled at a vector copy's store rate).  Stopping there
  * instead would weigh the stores just before such calls by a window cut
  * short (spills, the return address): several times their share. */
-static int look_past_wrapper(struct emulate *emu, struct costmodel *cm, struct decode_regs *r)
+static int look_past_wrapper(struct emulate *emu, struct costmodel *cm, struct decode_regs *r,
+			     struct look_trace *tr)
 {
 	struct bulk_call call;
 	int rc;
@@ -60,12 +128,15 @@ static int look_past_wrapper(struct emulate *emu, struct costmodel *cm, struct d
 	if ((rc = bulk_window_call(r->rip, r->gpr, &call)) < 0)
 		return rc;
 	if (call.real) {
+		/* The wrapper's own frame is below the caller's stack pointer. */
+		trace_unsure(tr, r->gpr[DECODE_RSP] - WRAPPER_FRAME_BYTES, WRAPPER_FRAME_BYTES);
 		r->rip = call.real;
 		return 0;
 	}
 	if ((rc = emulate_return_from_call(emu, r)) < 0)
 		return rc;
 	r->gpr[DECODE_RAX] = call.result;
+	tr->complete = tr->n; /* the call's accesses are not traced */
 	costmodel_add_busy(cm, (double)call.bytes / BULK_BYTES_PER_CYCLE);
 	return 0;
 }
@@ -81,10 +152,26 @@ struct draw {
 	struct look_pick pick;
 };
 
+/* The picked store has run ahead: its value, where the emulator knows it
+ * (a general register's; not a vector's), for a client that compares it. */
+static void note_stored(const struct emulate *emu, int stores_before,
+			const struct decode_access *a, struct draw *draws, uint32_t here)
+{
+	int i = emu->n_stores - 1;
+	if (i < stores_before || !emu->store_known[i] || emu->store_addr[i] != a->addr ||
+	    emu->store_len[i] != a->len)
+		return;
+	for (int d = 0; d < LOOK_MAX_PICKS; d++)
+		if (here & (1u << d)) {
+			draws[d].pick.stored_known = 1;
+			draws[d].pick.stored = emu->store_value[i];
+		}
+}
+
 /* The window (look.h): count the wanted bytes over LOOK_WINDOW_CYCLES of
  * modelled time and draw picks in proportion to their bytes; then keep as
  * many as the window's byte rate asks for (look_tick). */
-static double look_window(const struct look_env *env, struct pace *pace,
+static double look_window(const struct look_env *env, struct pace *pace, struct look_trace *tr,
 			  const struct decode_regs *regs, struct draw *draws, double *cycles_out)
 {
 	struct decode_regs ahead = *regs;
@@ -97,17 +184,17 @@ static double look_window(const struct look_env *env, struct pace *pace,
 	uint64_t stop_pc = 0;     /* where they stopped being known */
 	uint32_t after_stop = 0;  /* wanted accesses seen from stop_pc on */
 	uint32_t stop_n = 0;      /* instructions from the tick to stop_pc */
-	struct { uint64_t pc, addr; uint32_t len; } seen[LOOK_SEEN]; /* wanted accesses run ahead */
-	uint32_t n_seen = 0;
 	uint32_t written = 0;     /* registers the exact part writes (pace.h) */
 
 	if (env->vec)
 		emulate_vec_begin(env->vec, env->fpregs);
 	emulate_begin(&emu, regs->rip, env->vec);
 	costmodel_begin(&cm);
+	tr->n = 0;
+	tr->complete = UINT32_MAX;
 	for (int n = 0; n < LOOK_MAX_INSNS && costmodel_cycles(&cm) < LOOK_WINDOW_CYCLES; n++) {
 		if (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi &&
-		    (!exact || look_past_wrapper(&emu, &cm, &ahead) < 0))
+		    (!exact || look_past_wrapper(&emu, &cm, &ahead, tr) < 0))
 			break; /* the runtime's own code */
 		if (decode_at_zydis(ahead.rip, &ahead, &in, &z) < 0) {
 			if (n == 0)
@@ -128,6 +215,7 @@ static double look_window(const struct look_env *env, struct pace *pace,
 				     : -1;
 		if (masked == 0)
 			a = NULL;
+		uint32_t here = 0; /* draws that picked this instruction */
 		if (a) {
 			double b = masked > 0 ? (double)masked : (double)access_bytes(&in, a, &ahead);
 			bytes += b;
@@ -139,14 +227,14 @@ static double look_window(const struct look_env *env, struct pace *pace,
 					draws[d].pick.in = in;
 					draws[d].pick.access = (int)(a - in.access);
 					draws[d].pick.emu = emu;
-					draws[d].pick.self_skip = 0;
 					/* The same instruction on the same bytes earlier
 					 * in the window (a loop): its traps come first
 					 * and are not the pick's own. */
-					for (uint32_t i = 0; i < n_seen && i < LOOK_SEEN; i++)
-						draws[d].pick.self_skip +=
-						    seen[i].pc == in.pc && a->addr < seen[i].addr + seen[i].len &&
-						    seen[i].addr < a->addr + a->len;
+					draws[d].pick.self_skip = trace_self_runs(tr, in.pc, a->addr, a->len);
+					draws[d].pick.trace = tr;
+					draws[d].pick.trace_pos = tr->n;
+					draws[d].pick.stored_known = 0;
+					here |= 1u << d;
 				} else {
 					/* Registers are unknown: the program must run to it. */
 					draws[d].picked = 2;
@@ -155,18 +243,16 @@ static double look_window(const struct look_env *env, struct pace *pace,
 					draws[d].reach_insns = stop_n;
 				}
 			}
-			if (exact) {
-				seen[n_seen % LOOK_SEEN].pc = in.pc;
-				seen[n_seen % LOOK_SEEN].addr = a->addr;
-				seen[n_seen % LOOK_SEEN].len = a->len;
-				n_seen++;
-			} else {
+			if (!exact)
 				after_stop++;
-			}
 		}
 		if (exact) {
+			int stores = emu.n_stores;
+			trace_insn(tr, &in, n);
 			if (emulate_insn(&emu, &ahead, &in, &z) == 0) {
 				env->stats->emulated++;
+				if (here)
+					note_stored(&emu, stores, a, draws, here);
 				written |= in.regs_written;
 				if ((in.flags & DECODE_F_BRANCH) &&
 				    !(in.flags & (DECODE_F_CALL | DECODE_F_RET)) && ahead.rip <= in.pc)
@@ -207,7 +293,7 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	for (int d = 0; d < LOOK_MAX_PICKS; d++)
 		draws[d].picked = 0;
 	pace_window_begin(&l->pace, regs, env->tick_ns, costmodel_cycles_per_ns());
-	double bytes = look_window(env, &l->pace, regs, draws, &cycles);
+	double bytes = look_window(env, &l->pace, &l->trace, regs, draws, &cycles);
 	struct pace_result pr = pace_window_end(&l->pace);
 	env->stats->pace_measured += pr.measured;
 	/* The window's bytes per cycle of real time where the loop's progress
@@ -288,6 +374,8 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 			pick->emu = emu;
 			pick->weight = l->weight;
 			pick->self_skip = 0;
+			pick->trace = NULL; /* steps ran before it: the own trap tells */
+			pick->trace_pos = 0;
 			look_end(l);
 			return LOOK_SAMPLE;
 		}

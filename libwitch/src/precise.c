@@ -108,10 +108,28 @@ static int match_moved_pointers(const struct decode_insn *in, const struct decod
 	return 0;
 }
 
-int precise_resolve(struct decode_cache *cache, const struct decode_regs *regs,
-		    uint64_t watch_addr, uint32_t watch_len, struct precise_access *out)
+/* Whether rip is where a direct call just went: the return address at rsp
+ * follows a `call rel32` (e8) to rip.  Catches call stores whose target has
+ * no function start of its own in the unwind tables (a PLT stub: its FDE
+ * covers the whole .plt).  Read through decode_read_memory: whatever is at
+ * rsp need not be a return address, nor point at mapped code. */
+static int is_call_target(const struct decode_regs *regs)
 {
-	const struct watched w = {watch_addr, watch_len};
+	uint64_t ret;
+	uint8_t call[5];
+	int32_t rel;
+	if (decode_read_memory(regs->gpr[DECODE_RSP], &ret, sizeof(ret)) < 0 || ret < 5 ||
+	    decode_read_memory(ret - 5, call, sizeof(call)) < 0 || call[0] != 0xe8)
+		return 0;
+	memcpy(&rel, call + 1, sizeof(rel));
+	return ret + (uint64_t)(int64_t)rel == regs->rip;
+}
+
+static int resolve_before_rip(struct decode_cache *cache, const struct decode_regs *regs,
+			      const struct watched w, struct precise_access *out)
+{
+	uint64_t watch_addr = w.addr;
+	uint32_t watch_len = w.len;
 	struct decode_insn in;
 	uint64_t fn_start, prev;
 
@@ -141,4 +159,16 @@ int precise_resolve(struct decode_cache *cache, const struct decode_regs *regs,
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int precise_resolve(struct decode_cache *cache, const struct decode_regs *regs,
+		    uint64_t watch_addr, uint32_t watch_len, struct precise_access *out)
+{
+	const struct watched w = {watch_addr, watch_len};
+	int rc = resolve_before_rip(cache, regs, w, out);
+	if (rc < 0 && is_call_target(regs)) {
+		memset(out, 0, sizeof(*out));
+		return resolve_call_store(cache, regs, &w, out);
+	}
+	return rc;
 }

@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#define SELF_CHECK_EVERY 16
+
 /* The slot's sample is no longer watched (its weight waits in mu). */
 void sample_release(struct witch_thread *t, int slot)
 {
@@ -51,6 +53,33 @@ static uint32_t sample_object(struct witch_thread *t, const ucontext_t *uc,
 	*dropped = 0;
 	*scale = 1;
 	return objects_enabled() ? objects_classify(r->a->addr, &w, dropped, scale) : 0;
+}
+
+/* Hits of the program on the watched range before the sample's own access,
+ * as the run ahead traced them (look.h), or -1. */
+static int sample_hits_before(const struct sample_req *r, const struct watchpoint *cand)
+{
+	uint8_t kinds = witch_rt.craft->watch_type == WATCHPOINT_W ? DECODE_STORE
+								  : DECODE_LOAD | DECODE_STORE;
+	int hits = r->trace ? look_trace_hits(r->trace, r->trace_pos, cand->addr, cand->len, kinds) : -1;
+	return hits < INT16_MAX ? hits : -1;
+}
+
+/* Whether what the client reads at the own trap is known without it
+ * (craft.h, enum craft_self); if so, tell the client now. */
+static int sample_self_known(const struct sample_req *r, struct watchpoint *cand)
+{
+	switch (witch_rt.craft->self) {
+	case CRAFT_SELF_NOTHING:
+		return 1;
+	case CRAFT_SELF_LOADED: {
+		uint32_t len = r->a->len < WATCHPOINT_VALUE_MAX ? r->a->len : WATCHPOINT_VALUE_MAX;
+		return r->a->kind == DECODE_LOAD && r->emu && !emulate_stored(r->emu, r->a->addr, len);
+	}
+	case CRAFT_SELF_STORED:
+		return r->stored_known && witch_rt.craft->on_self_stored(cand, r->stored) == 0;
+	}
+	return 0;
 }
 
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
@@ -107,8 +136,29 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	cand.own.sample_addr = a->addr;
 	cand.own.sample_len = a->len;
 	cand.own.sample_elem = a->elem;
+	/* The hits before the sample's own access go by in the kernel when the
+	 * run ahead counted them, and so does the own access when the client
+	 * needs nothing from its trap: a signal round trip each saved.  One
+	 * such sample in SELF_CHECK_EVERY traps on its own access anyway: that
+	 * checks the count (predict_ok, predict_miss) and measures a round
+	 * trip (cost.h).  Else every hit traps (pending_self). */
+	int hits = r->ran ? -1 : sample_hits_before(r, &cand);
+	if (witch_rt.craft->on_sample(&cand) < 0) {
+		t->stats.skip_unreadable++;
+		return;
+	}
+	int pass = 0;
 	cand.own.pending_self = r->ran ? 0 : (uint8_t)(1 + (r->self_skip < 254 ? r->self_skip : 254));
-	if (witch_rt.craft->on_sample(&cand) < 0 || (r->ran && witch_rt.craft->on_self(&cand) < 0)) {
+	cand.own.checking = 0;
+	if (hits >= 0 && ++t->self_checks % SELF_CHECK_EVERY == 0) {
+		pass = hits;
+		cand.own.pending_self = 1;
+		cand.own.checking = 1;
+	} else if (hits >= 0 && sample_self_known(r, &cand)) {
+		pass = hits + 1;
+		cand.own.pending_self = 0;
+	}
+	if (r->ran && witch_rt.craft->on_self(&cand) < 0) {
 		t->stats.skip_unreadable++;
 		return;
 	}
@@ -118,9 +168,14 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		return;
 	}
 	/* Re-arming replaces the victim (no disarm needed); its weight waits in mu. */
-	if (watchpoint_arm(&t->wps, slot, cand.addr, cand.len, witch_rt.craft->watch_type) < 0) {
+	if (watchpoint_arm_after(&t->wps, slot, cand.addr, cand.len, witch_rt.craft->watch_type,
+				 (uint32_t)pass) < 0) {
 		watchpoint_disarm(&t->wps, slot); /* the victim may still be live */
 		return;
+	}
+	if (pass > 0) {
+		t->stats.hits_passed += (uint64_t)pass;
+		cost_add_kernel(&t->cost, pass * watchpoint_hit_ns());
 	}
 	t->wps.wp[slot].own = cand.own; /* the slot's fd, state and range stay */
 	t->back_soon |= cand.own.pending_self;

@@ -42,6 +42,9 @@ void cost_enter(struct cost *c);
  * self-trap); kernel: a signal brought us (0: a call from the program,
  * bulk.c). */
 void cost_leave(struct cost *c, int soon, int kernel);
+/* Kernel time the profiler caused outside any handler run (hits a
+ * watchpoint let by, watchpoint_arm_after). */
+void cost_add_kernel(struct cost *c, double ns);
 /* Inside a handler: the sampler's interval starts again now, so only the rest
  * of this handler counts in it. */
 void cost_restart_interval(struct cost *c);

@@ -37,8 +37,18 @@ struct craft_trap {
 	double tolerance;      /* WITCH_FP_TOLERANCE */
 };
 
+/* What on_self reads, and so whether the own trap can be skipped where the
+ * run ahead knows it already (sample.c, watchpoint_arm_after). */
+enum craft_self {
+	CRAFT_SELF_NOTHING, /* nothing (DeadCraft) */
+	CRAFT_SELF_LOADED,  /* a pure load's bytes: what on_sample read, when nothing
+			     * the window ran before it stored there (LoadCraft) */
+	CRAFT_SELF_STORED,  /* the bytes the store writes: on_self_stored (SilentCraft) */
+};
+
 struct craft {
 	const char *name;
+	uint8_t self;        /* enum craft_self */
 	uint8_t sample_kind; /* DECODE_STORE or DECODE_LOAD: what to sample */
 	int watch_type;      /* WATCHPOINT_W or WATCHPOINT_RW */
 	/* Also sample the stack slots push, pop, call and ret touch by
@@ -50,6 +60,9 @@ struct craft {
 	/* Each returns 0 to go on, a negative errno to drop the sample. */
 	int (*on_sample)(struct watchpoint *w);
 	int (*on_self)(struct watchpoint *w);
+	/* CRAFT_SELF_STORED: instead of on_self, the store's bytes as the run
+	 * ahead computed them (at most 8, little-endian). */
+	int (*on_self_stored)(struct watchpoint *w, uint64_t stored);
 	/* *approx is set to 1 when a waste verdict is only approximate (FP). */
 	enum craft_verdict (*on_trap)(struct watchpoint *w, const struct craft_trap *t, int *approx);
 };

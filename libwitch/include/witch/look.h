@@ -17,10 +17,13 @@
  * Where two ticks land in one run of a loop, its measured speed replaces
  * the model's (pace.h).
  *
- * A pick's watchpoint is armed at once; accesses to its bytes that the
- * program makes before the pick trap first (traps_early: the client's copy
- * is read again), and so do earlier runs of the picked instruction itself
- * on the same bytes, which the pick counts (self_skip).  Where the emulator
+ * A pick's watchpoint is armed at once, so the program's accesses to its
+ * bytes before the pick, and the pick's own, hit it first.  The window
+ * traces every access its exact part makes (look_trace), so the sample can
+ * count those hits and have the kernel let them by (sample.c,
+ * watchpoint_arm_after).  Where it cannot, they trap (traps_early: the
+ * client's copy is read again; earlier runs of the picked instruction on
+ * the same bytes are counted in self_skip).  Where the emulator
  * stops (an instruction it does not run, a load of bytes an emulated store
  * wrote whose value it does not know), the window goes on by decoding alone (register
  * values may then be stale, so it counts accesses but cannot watch them;
@@ -51,6 +54,27 @@
 #define LOOK_WINDOW_CYCLES 64.0
 #define LOOK_MAX_INSNS 256 /* instructions in a window, at most */
 #define LOOK_MAX_PICKS 4   /* samples one tick may take */
+#define LOOK_TRACE_MAX (LOOK_MAX_INSNS * DECODE_MAX_ACCESS)
+
+/* Every access the exact part of a window makes, in program order: how many
+ * times the program touches a watched range before a pick's own access is
+ * then known, so the watchpoint can let those hits pass in the kernel
+ * (watchpoint.h, period) instead of trapping on each. */
+struct look_trace_access {
+	uint64_t pc;
+	uint64_t addr;
+	uint32_t len;
+	uint16_t insn;   /* the instruction's place in the window: one hit each */
+	uint8_t kind;    /* enum decode_kind */
+	uint8_t unsure;  /* masked, rep, or address unknown: may or may not touch */
+};
+
+struct look_trace {
+	uint32_t n;
+	uint32_t complete; /* entries before this are every access the program makes
+			    * (a byte-counted call run past is not traced) */
+	struct look_trace_access a[LOOK_TRACE_MAX];
+};
 
 /* A thread's look: where its single steps are going. */
 struct look {
@@ -61,6 +85,7 @@ struct look {
 	double weight;        /* bytes the pick stands for */
 	double mean_rate;     /* the thread's bytes per cycle, averaged over ticks */
 	struct pace pace;     /* loops' measured speed (pace.h) */
+	struct look_trace trace; /* the last window's accesses (look_tick's picks) */
 };
 
 /* What a look needs from its thread. */
@@ -84,6 +109,10 @@ struct look_pick {
 	struct emulate emu;
 	double weight;
 	uint32_t self_skip;   /* the same instruction's traps on these bytes before it */
+	const struct look_trace *trace; /* accesses before it: trace->a[0..trace_pos), or NULL */
+	uint32_t trace_pos;
+	int stored_known;     /* a store whose value the run ahead knows: */
+	uint64_t stored;      /* its bytes, little-endian */
 };
 
 enum look_next { LOOK_NONE, LOOK_SAMPLE, LOOK_STEP };
@@ -95,6 +124,12 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 /* A single step ended at regs (stepping). */
 enum look_next look_step(struct look *l, const struct look_env *env,
 			 const struct decode_regs *regs, struct look_pick *pick);
+/* How many instructions among trace->a[0..pos) touch [addr, addr + len) with
+ * an access of one of kinds (a data breakpoint's hits: one per instruction),
+ * or -1 when that cannot be told (an unsure access overlaps, or the trace
+ * is incomplete there). */
+int look_trace_hits(const struct look_trace *trace, uint32_t pos, uint64_t addr, uint32_t len,
+		    uint8_t kinds);
 /* Stepping is over (a pick, a stop, or the thread is leaving). */
 void look_end(struct look *l);
 /* A tick that ran no window (stepping, a byte-counted call): the next

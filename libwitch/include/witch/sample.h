@@ -17,6 +17,7 @@
 #include "witch/craft.h"
 #include "witch/decode.h"
 #include "witch/emulate.h"
+#include "witch/look.h"
 
 struct witch_thread;
 
@@ -32,6 +33,10 @@ struct sample_req {
 	int ran;
 	const struct emulate *emu;
 	uint32_t self_skip; /* traps of self_pc on these bytes that come first */
+	const struct look_trace *trace; /* the accesses before it (look.h), or NULL */
+	uint32_t trace_pos;
+	int stored_known;   /* the value a store writes, from the run ahead */
+	uint64_t stored;
 };
 
 /* The access of in the client samples, or NULL. */

@@ -17,6 +17,9 @@
 	X(traps)              /* watchpoint traps on armed watchpoints */        \
 	X(traps_self)         /* the sampled instruction's own access */         \
 	X(traps_early)        /* another access before the sampled one ran */    \
+	X(hits_passed)        /* hits before a sample's own, let by in the kernel */ \
+	X(predict_ok)         /* own trap after as many hits as the trace told */ \
+	X(predict_miss)       /* ... after more or fewer */                      \
 	X(traps_kept)         /* no verdict yet: kept watching */                \
 	X(traps_unresolved)   /* trapping instruction not found: dropped */      \
 	X(traps_spurious)     /* signal for a watchpoint no longer armed */      \

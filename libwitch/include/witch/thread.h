@@ -46,6 +46,7 @@ struct witch_thread {
 	struct look look;             /* software sampler: reaching a tick's pick */
 	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	struct cost cost;             /* what the profiler spends here (cost.h) */
+	uint32_t self_checks;         /* samples that could skip their own trap (sample.c) */
 	struct budget budget;         /* the rate following WITCH_BUDGET (budget.h) */
 	int back_soon;                /* this handler run expects the program back at once */
 	/* Periodic flush: the flusher sets paused, then waits for in_handler

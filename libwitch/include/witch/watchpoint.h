@@ -25,6 +25,8 @@ struct watch_owner {
 	uint8_t sample_elem;    /* enum decode_elem */
 	uint8_t pending_self;   /* the sampled instruction's own trap and earlier runs of
 				 * it still to come (0: it has run) */
+	uint8_t checking;       /* the first trap should be the own one: count it in
+				 * predict_ok or predict_miss (sample.c) */
 	uint64_t last_trap_hash; /* the program's registers at the last trap */
 	/* The client's copy of the location: value_len bytes from value_addr
 	 * (the sampled access, or just the watched range if the rest cannot
@@ -40,6 +42,7 @@ struct watchpoint {
 	int fd;
 	int armed;
 	int type;
+	uint32_t pass;          /* hits the kernel lets by before it signals (period - 1) */
 	uint64_t addr;          /* watched range */
 	uint32_t len;
 	struct watch_owner own; /* what the runtime and its client keep with it */
@@ -66,6 +69,16 @@ int watchpoint_set_open(struct watchpoint_set *s, uint32_t want, int sig, pid_t 
  * WATCHPOINT_RW.  Re-arms in one ioctl (PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
  * Linux 4.17+), else close+reopen. */
 int watchpoint_arm(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t len, int type);
+/* The same, but the first `pass` hits go by in the kernel (a #DB each, no
+ * signal: about half a signal round trip): the perf event's period is
+ * pass + 1 until the first signal, every hit after it
+ * (watchpoint_signal_each).  For hits known to come before the access of
+ * interest (look.h's trace). */
+int watchpoint_arm_after(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t len,
+			 int type, uint32_t pass);
+/* After a signal of a watchpoint armed with hits to pass: signal every hit
+ * from now on (the kernel would wait a whole period again). */
+int watchpoint_signal_each(struct watchpoint_set *s, int slot);
 int watchpoint_disarm(struct watchpoint_set *s, int slot);
 /* Disables the watchpoint, keeping its state. */
 int watchpoint_pause(struct watchpoint_set *s, int slot);
@@ -82,6 +95,9 @@ void watchpoint_set_close(struct watchpoint_set *s);
  * traps: gdb's hardware watchpoints stay silent there too); another
  * -errno if it cannot be opened.  One #DB round trip, at startup. */
 int watchpoint_probe(void);
+/* What one hit the kernel lets by costs the thread (ns of CPU time), as
+ * watchpoint_probe measured it (a guess before). */
+double watchpoint_hit_ns(void);
 /* The x86-legal range to watch for an access [addr, addr+len): the largest
  * aligned 8/4/2/1-byte part that starts at addr. */
 void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen);
