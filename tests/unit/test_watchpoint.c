@@ -7,7 +7,9 @@
  * helpers with a global label right after the accessing instruction, so
  * the test can check the trap is reported right after that instruction.
  * Everything runs twice: MODIFY_ATTRIBUTES re-arming, then slow_rearm = 1
- * (close + reopen).  watchpoint_align is checked from a table.
+ * (close + reopen).  watchpoint_align is checked from a table, and so are
+ * hits let by in the kernel (watchpoint_arm_after's pass, then
+ * watchpoint_signal_each), under both ways of re-arming.
  *
  * Failures print the line of the check.  Exit status 0 on success; when
  * the kernel gives no breakpoint at all (no perf_event_open, no debug
@@ -368,6 +370,163 @@ static void scenario(int slow)
 	expect(__LINE__, &s, STORE8, var[0], -1);
 }
 
+/* ------------------------------------------------------------------ */
+/* hits let by: watchpoint_arm_after and watchpoint_signal_each          */
+
+/* A row is a run of steps on slot 0 of a fresh one-slot set.  The kernel
+ * counts the hits of an armed range against the period (pass + 1), and
+ * what it has counted stays with the event across a re-arm unless the
+ * period is set again: the rows with a re-arm after some hits (of a
+ * pass > 0) check that every arming starts a whole new period. */
+enum pass_op {
+	P_END,
+	P_ARM,   /* watchpoint_arm_after(slot 0, var[v], 8, type, pass) */
+	P_WRITE, /* store8 to var[v]: sig 1 = one signal from slot 0, 0 = none */
+	P_READ,  /* load8 from var[v], the same */
+	P_EACH,  /* watchpoint_signal_each(slot 0) */
+	P_DISARM,
+};
+
+struct pass_step {
+	uint8_t op;
+	uint8_t v;
+	uint8_t sig_or_type;
+	uint8_t pass;
+};
+
+#define ARM(v, p) {P_ARM, (v), WATCHPOINT_W, (p)}
+#define ARM_RW(v, p) {P_ARM, (v), WATCHPOINT_RW, (p)}
+#define W(v) {P_WRITE, (v), 0, 0}  /* a write, no signal */
+#define WS(v) {P_WRITE, (v), 1, 0} /* a write that signals */
+#define R(v) {P_READ, (v), 0, 0}
+#define RS(v) {P_READ, (v), 1, 0}
+#define EACH {P_EACH, 0, 0, 0}
+#define DISARM {P_DISARM, 0, 0, 0}
+
+#define PASS_STEPS 16
+
+static const struct {
+	int line;
+	struct pass_step step[PASS_STEPS]; /* up to the first P_END */
+} pass_rows[] = {
+	/* pass 0: every write signals (watchpoint_arm) */
+	{__LINE__, {ARM(0, 0), WS(0), WS(0), WS(0)}},
+	/* pass 1: the first write goes by; without signal_each the kernel
+	 * waits a whole period again after the signal */
+	{__LINE__, {ARM(0, 1), W(0), WS(0), W(0), WS(0)}},
+	/* pass 1, signal_each after the first signal: writes 2, 3, 4 */
+	{__LINE__, {ARM(0, 1), W(0), WS(0), EACH, WS(0), WS(0)}},
+	/* pass 3: writes 1-3 go by, 4 signals, then 5 and 6 with signal_each */
+	{__LINE__, {ARM(0, 3), W(0), W(0), W(0), WS(0), EACH, WS(0), WS(0)}},
+	/* pass 3 without signal_each: every 4th write */
+	{__LINE__, {ARM(0, 3), W(0), W(0), W(0), WS(0), W(0), W(0), W(0), WS(0)}},
+	/* pass 2: 5 writes with signal_each -> writes 3, 4, 5 */
+	{__LINE__, {ARM(0, 2), W(0), W(0), WS(0), EACH, WS(0), WS(0)}},
+	/* only hits on the range count: writes elsewhere and (W) reads of it
+	 * do not use up the pass */
+	{__LINE__, {ARM(0, 1), W(1), W(2), R(0), R(0), W(0), W(1), WS(0)}},
+	/* RW: a read is a hit, both to pass and to signal */
+	{__LINE__, {ARM_RW(0, 1), R(0), WS(0), EACH, RS(0), WS(0)}},
+	{__LINE__, {ARM_RW(0, 2), W(0), R(0), RS(0)}},
+
+	/* the leftover: pass 2, one write gone, re-armed elsewhere with
+	 * pass 1 -> the first signal at the 2nd write there, not the 1st */
+	{__LINE__, {ARM(0, 2), W(0), ARM(1, 1), W(0), W(1), WS(1), EACH, WS(1), W(0)}},
+	/* ... re-armed with the same pass (1, one hit gone) elsewhere */
+	{__LINE__, {ARM(0, 1), W(0), ARM(1, 1), W(1), WS(1), EACH, WS(1)}},
+	/* ... on the same range */
+	{__LINE__, {ARM(0, 1), W(0), ARM(0, 1), W(0), WS(0)}},
+	/* ... pass 2, one or two hits gone, again pass 2 */
+	{__LINE__, {ARM(0, 2), W(0), ARM(1, 2), W(1), W(1), WS(1)}},
+	{__LINE__, {ARM(0, 2), W(0), W(0), ARM(1, 2), W(1), W(1), WS(1)}},
+	/* ... pass 3, two gone, re-armed with pass 3 */
+	{__LINE__, {ARM(0, 3), W(0), W(0), ARM(1, 3), W(1), W(1), W(1), WS(1)}},
+	/* ... a disarm in between keeps nothing either */
+	{__LINE__, {ARM(0, 1), W(0), DISARM, W(0), ARM(0, 1), W(0), WS(0)}},
+	{__LINE__, {ARM(0, 2), W(0), DISARM, ARM(1, 2), W(1), W(1), WS(1)}},
+	/* ... twice in a row, each time one hit gone */
+	{__LINE__, {ARM(0, 1), W(0), ARM(1, 1), W(1), ARM(2, 1), W(2), WS(2)}},
+	/* pass 1, one gone, re-armed with pass 0: the first write signals */
+	{__LINE__, {ARM(0, 1), W(0), ARM(1, 0), WS(1), WS(1)}},
+	{__LINE__, {ARM(0, 2), W(0), ARM(0, 0), WS(0)}},
+	/* pass 0, then pass 2: a whole new period of 3 */
+	{__LINE__, {ARM(0, 0), WS(0), ARM(1, 2), W(1), W(1), WS(1)}},
+	/* a period used up to its signal, then the same pass again */
+	{__LINE__, {ARM(0, 1), W(0), WS(0), ARM(1, 1), W(1), WS(1)}},
+	/* after signal_each (pass back to 0), pass 1 again */
+	{__LINE__, {ARM(0, 1), W(0), WS(0), EACH, WS(0), ARM(1, 1), W(1), WS(1)}},
+	/* signal_each on a slot with nothing to pass: no re-arm, every hit */
+	{__LINE__, {ARM(0, 0), EACH, WS(0), WS(0)}},
+	/* signal_each twice: the second has nothing to do */
+	{__LINE__, {ARM(0, 1), W(0), WS(0), EACH, EACH, WS(0)}},
+};
+
+static void test_pass(int slow)
+{
+	const char *mode = slow ? "slow" : "fast";
+	for (size_t r = 0; r < sizeof(pass_rows) / sizeof(pass_rows[0]); r++) {
+		int line = pass_rows[r].line;
+		struct watchpoint_set s;
+		int n = watchpoint_set_open(&s, 1, wp_sig, my_tid(), slow,
+					    (uint64_t)(uintptr_t)&parking);
+		CHECK(line, n == 1, "%s: open(want 1) = %d", mode, n);
+		if (n != 1)
+			continue;
+		struct counts c = {0, 0, 0};
+		for (int k = 0; k < PASS_STEPS && pass_rows[r].step[k].op != P_END; k++) {
+			const struct pass_step *st = &pass_rows[r].step[k];
+			const struct watchpoint *w = &s.wp[0];
+			int before = check_failures;
+			int rc;
+			switch (st->op) {
+			case P_ARM:
+				rc = watchpoint_arm_after(&s, 0, (uint64_t)(uintptr_t)var[st->v], 8,
+							  st->sig_or_type, st->pass);
+				CHECK(line, rc == 0, "arm_after(var[%d], pass %u) = %d", st->v, st->pass,
+				      rc);
+				if (s.slow_rearm)
+					c.slow++;
+				else
+					c.fast++;
+				CHECK(line, w->pass == st->pass, "pass %u after arm_after(pass %u)",
+				      w->pass, st->pass);
+				CHECK(line, w->armed == 1 && w->addr == (uint64_t)(uintptr_t)var[st->v] &&
+						    w->len == 8 && w->type == st->sig_or_type && w->fd >= 0,
+				      "after arm_after: armed %d addr 0x%llx len %u type %d fd %d",
+				      w->armed, (unsigned long long)w->addr, w->len, w->type, w->fd);
+				break;
+			case P_EACH: {
+				uint32_t had = w->pass;
+				uint64_t addr = w->addr;
+				rc = watchpoint_signal_each(&s, 0);
+				CHECK(line, rc == 0, "signal_each = %d", rc);
+				/* a re-arm only where there was something to pass */
+				if (had && s.slow_rearm)
+					c.slow++;
+				else if (had)
+					c.fast++;
+				CHECK(line, w->pass == 0 && w->armed == 1 && w->addr == addr,
+				      "after signal_each: pass %u armed %d addr 0x%llx", w->pass,
+				      w->armed, (unsigned long long)w->addr);
+				break;
+			}
+			case P_DISARM:
+				CHECK(line, watchpoint_disarm(&s, 0) == 0, "disarm");
+				break;
+			case P_WRITE:
+			case P_READ:
+				expect(line, &s, st->op == P_WRITE ? STORE8 : LOAD8, var[st->v],
+				       st->sig_or_type ? 0 : -1);
+				break;
+			}
+			check_counts(line, &s, c.fast, c.slow, c.errors);
+			if (check_failures != before)
+				fprintf(stderr, "  (step %d of the row, %s re-arm)\n", k + 1, mode);
+		}
+		watchpoint_set_close(&s);
+	}
+}
+
 /* How many slots the kernel hands out. */
 static void test_open_counts(void)
 {
@@ -490,6 +649,8 @@ int main(int argc, char **argv)
 	test_open_counts();
 	scenario(0);
 	scenario(1);
+	test_pass(0);
+	test_pass(1);
 	test_bad_arm(1);
 	test_bad_arm(0);
 
