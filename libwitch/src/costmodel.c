@@ -182,6 +182,19 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 	if (in->flags & DECODE_F_REP)
 		m->busy += (float)rep_elems * REP_CYCLES_PER_ELEM;
 	m->insns++;
+	m->block_insns++;
+}
+
+static float fetch_cycles(uint32_t insns)
+{
+	return (float)((insns + (uint32_t)ISSUE_PER_CYCLE - 1) / (uint32_t)ISSUE_PER_CYCLE);
+}
+
+void costmodel_taken(struct costmodel *m, int call_or_ret)
+{
+	float block = fetch_cycles(m->block_insns);
+	m->frontend += max2(block, 1.0f) + (call_or_ret ? 1.0f : 0.0f);
+	m->block_insns = 0;
 }
 
 void costmodel_add_busy(struct costmodel *m, double cycles)
@@ -193,6 +206,7 @@ double costmodel_cycles(const struct costmodel *m)
 {
 	float t = m->chain;
 	t = max2(t, (float)m->insns / ISSUE_PER_CYCLE);
+	t = max2(t, m->frontend + fetch_cycles(m->block_insns));
 	t = max2(t, m->loads / LOADS_PER_CYCLE);
 	t = max2(t, m->stores / STORES_PER_CYCLE);
 	t = max2(t, m->store_bytes / STORE_BYTES_PER_CYCLE);

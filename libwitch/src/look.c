@@ -251,6 +251,8 @@ static double look_window(const struct look_env *env, struct pace *pace, struct 
 			trace_insn(tr, &in, n);
 			if (emulate_insn(&emu, &ahead, &in, &z) == 0) {
 				env->stats->emulated++;
+				if (ahead.rip != in.pc + in.len)
+					costmodel_taken(&cm, (in.flags & (DECODE_F_CALL | DECODE_F_RET)) != 0);
 				if (here)
 					note_stored(&emu, stores, a, draws, here);
 				written |= in.regs_written;
@@ -269,6 +271,8 @@ static double look_window(const struct look_env *env, struct pace *pace, struct 
 		uint64_t next = next_pc_decoded(&emu, &in);
 		if (!next)
 			break;
+		if (next != in.pc + in.len)
+			costmodel_taken(&cm, (in.flags & DECODE_F_CALL) != 0);
 		ahead.rip = next;
 	}
 	double cycles = costmodel_cycles(&cm);

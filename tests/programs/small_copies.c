@@ -7,6 +7,9 @@
  *
  * Bytes stored per iteration of copy_rows (dead client: pushes count):
  *   the tag 8 + the call's return address 8 + memcpy's 64 = 80.
+ * (glibc's AVX2 memcpy: two 32-byte stores.  Its AVX-512 one stores the
+ * same 64 bytes twice, overlapping, 144 an iteration: the test masks
+ * AVX-512 out with GLIBC_TUNABLES.)
  * fill stores 8 bytes an iteration and runs 10 for each of copy_rows': 80.
  * copy_rows keeps its pointers in callee-saved registers, pushed once per
  * call of copy_rows (a few bytes a repetition, < 0.01% of the total).
