@@ -81,9 +81,10 @@ void cost_leave(struct cost *c, int soon, int kernel)
 	c->handler_ns += handler;
 	c->kernel_ns += trip;
 	c->round_trips += kernel != 0;
-	/* Measure one round trip in eight that is expected right back (two
-	 * clock reads, ~1 us, each). */
-	if (soon && (c->round_trips & 7) == 0) {
+	/* Measure every round trip that is expected right back (two clock
+	 * reads, ~1 us): single steps, and the own traps of one sample in
+	 * SELF_CHECK_EVERY (sample.c), the rest let by in the kernel. */
+	if (soon) {
 		c->measuring = 1;
 		c->exit_cpu_ns = thread_cpu_ns();
 	}

@@ -178,6 +178,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		cost_add_kernel(&t->cost, pass * watchpoint_hit_ns());
 	}
 	t->wps.wp[slot].own = cand.own; /* the slot's fd, state and range stay */
-	t->back_soon |= cand.own.pending_self;
+	/* The own trap comes right back unless hits go by first: then it
+	 * times a round trip (cost.h). */
+	t->back_soon |= cand.own.pending_self && pass == 0;
 	t->stats.watchpoints_armed++;
 }

@@ -3,11 +3,12 @@
  * Two parts: the handlers' own time (the TSC at entry and exit), and the
  * kernel's round trip around each handler run (signal delivery and
  * sigreturn, a #DB exception), which no clock in the handler sees.  The
- * round trip is measured, on the thread's CPU clock, for one in eight
- * handler runs after which the program runs only a few instructions before
- * the next (a single step, the sampled instruction's own trap right after
- * the tick that armed it): the gap is then nearly all kernel.  Its running
- * estimate prices every handler run.
+ * round trip is measured, on the thread's CPU clock, for every handler run
+ * after which the program runs only a few instructions before the next (a
+ * single step; the sampled instruction's own trap right after the tick
+ * that armed it, where no hits go by first): the gap is then nearly all
+ * kernel.  Its running estimate prices every handler run.  Hits a
+ * watchpoint lets by cost what watchpoint_probe measured (cost_add_kernel).
  *
  * The software sampler's clock counts the thread's user-mode CPU time (a
  * tick due in the kernel is skipped), the profiler's handlers included: a
