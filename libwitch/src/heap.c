@@ -13,15 +13,81 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-/* The C library's allocator under its own names: no dlsym (which may
- * allocate) and the same functions malloc_usable_size knows. */
-extern void *__libc_malloc(size_t);
-extern void __libc_free(void *);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_valloc(size_t);
-extern void *__libc_pvalloc(size_t);
+#include "witch/heap_next.h"
+
+/* The allocator the program would have called (heap_next.h): the C
+ * library's, or one the program links (jemalloc). */
+static inline void *next_malloc(size_t n)
+{
+	const struct heap_next_fns *f = heap_next();
+	return f ? f->malloc(n) : heap_next_boot_alloc(n, 16);
+}
+
+static inline void next_free(void *p)
+{
+	const struct heap_next_fns *f;
+	if (p && !heap_next_owns(p) && (f = heap_next()))
+		f->free(p);
+}
+
+static inline void *next_calloc(size_t k, size_t n)
+{
+	const struct heap_next_fns *f = heap_next();
+	size_t bytes;
+	if (f)
+		return f->calloc(k, n);
+	return __builtin_mul_overflow(k, n, &bytes) ? NULL : heap_next_boot_alloc(bytes, 16);
+}
+
+static inline void *next_realloc(void *old, size_t n)
+{
+	const struct heap_next_fns *f = heap_next();
+	if (old && heap_next_owns(old)) {
+		size_t had = heap_next_boot_size(old);
+		void *p = next_malloc(n);
+		if (p)
+			memcpy(p, old, had < n ? had : n);
+		return p;
+	}
+	return f ? f->realloc(old, n) : heap_next_boot_alloc(n, 16);
+}
+
+static inline void *next_memalign(size_t align, size_t n)
+{
+	const struct heap_next_fns *f = heap_next();
+	return f ? f->memalign(align, n) : heap_next_boot_alloc(n, align);
+}
+
+static inline void *next_aligned_alloc(size_t align, size_t n)
+{
+	const struct heap_next_fns *f = heap_next();
+	return f ? f->aligned_alloc(align, n) : heap_next_boot_alloc(n, align);
+}
+
+static inline int next_posix_memalign(void **out, size_t align, size_t n)
+{
+	const struct heap_next_fns *f = heap_next();
+	if (f)
+		return f->posix_memalign(out, align, n);
+	*out = heap_next_boot_alloc(n, align);
+	return *out ? 0 : ENOMEM;
+}
+
+static inline void *next_valloc(size_t n, int page_multiple)
+{
+	const struct heap_next_fns *f = heap_next();
+	if (f)
+		return page_multiple ? f->pvalloc(n) : f->valloc(n);
+	return heap_next_boot_alloc(n, 4096);
+}
+
+static inline size_t next_usable_size(void *p)
+{
+	const struct heap_next_fns *f = heap_next();
+	if (heap_next_owns(p))
+		return heap_next_boot_size(p);
+	return f ? f->usable_size(p) : 0;
+}
 
 static int heap_on; /* set once by heap_init */
 static uint64_t heap_period = HEAP_SAMPLE_BYTES;
@@ -190,7 +256,7 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 			bits = HEAP_SAMPLED_BIT | k << HEAP_POINTS_SHIFT;
 		}
 	}
-	heap_add(p, size, malloc_usable_size(p), ret, cfa, bits);
+	heap_add(p, size, next_usable_size(p), ret, cfa, bits);
 }
 
 /* Off the table, if it is there; *span: the usable size it was under. */
@@ -199,7 +265,7 @@ static inline uint64_t heap_remove_block(void *p, uint64_t *span)
 	*span = 0;
 	if (!p || !heap_table_may_hold(p))
 		return 0;
-	*span = malloc_usable_size(p);
+	*span = next_usable_size(p);
 	return heap_table_remove((uint64_t)(uintptr_t)p, *span);
 }
 
@@ -236,7 +302,7 @@ static void heap_unmap(uint64_t addr, uint64_t len)
 HEAP_ON_PATH static void *heap_malloc_on(size_t n)
 {
 	heap_unskip(n);
-	void *p = __libc_malloc(n);
+	void *p = next_malloc(n);
 	heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
 	return p;
 }
@@ -244,7 +310,7 @@ HEAP_ON_PATH static void *heap_malloc_on(size_t n)
 HEAP_ENTRY void *malloc(size_t n)
 {
 	if (!HEAP_ON() || HEAP_SKIP(n))
-		return __libc_malloc(n);
+		return next_malloc(n);
 	return heap_malloc_on(n);
 }
 
@@ -252,20 +318,20 @@ HEAP_ON_PATH static void heap_free_on(void *p)
 {
 	uint64_t span;
 	heap_remove_block(p, &span);
-	__libc_free(p);
+	next_free(p);
 }
 
 HEAP_ENTRY void free(void *p)
 {
 	if (!HEAP_ON() || !p || !heap_table_may_hold(p))
-		return __libc_free(p);
+		return next_free(p);
 	return heap_free_on(p);
 }
 
 HEAP_ON_PATH static void *heap_calloc_on(size_t k, size_t n)
 {
 	heap_unskip((uint64_t)k * n);
-	void *p = __libc_calloc(k, n);
+	void *p = next_calloc(k, n);
 	heap_add_block(p, (uint64_t)k * n, HEAP_RET(), HEAP_CFA());
 	return p;
 }
@@ -274,7 +340,7 @@ HEAP_ENTRY void *calloc(size_t k, size_t n)
 {
 	size_t bytes;
 	if (!HEAP_ON() || __builtin_mul_overflow(k, n, &bytes) || HEAP_SKIP(bytes))
-		return __libc_calloc(k, n); /* (an overflow: no block) */
+		return next_calloc(k, n); /* (an overflow: no block) */
 	return heap_calloc_on(k, n);
 }
 
@@ -285,7 +351,7 @@ __attribute__((always_inline)) static inline void *heap_realloc_body(void *old, 
 {
 	uint64_t ospan;
 	uint64_t v = heap_remove_block(old, &ospan);
-	void *p = __libc_realloc(old, n);
+	void *p = next_realloc(old, n);
 	if (p)
 		heap_add_block(p, n, ret, cfa);
 	else if (v && n != 0)
@@ -303,7 +369,7 @@ HEAP_ON_PATH static void *heap_realloc_on(void *old, size_t n)
 HEAP_ENTRY void *realloc(void *old, size_t n)
 {
 	if (!HEAP_ON() || (HEAP_SKIP(n) && (!old || !heap_table_may_hold(old))))
-		return __libc_realloc(old, n);
+		return next_realloc(old, n);
 	return heap_realloc_on(old, n);
 }
 
@@ -315,7 +381,7 @@ HEAP_ON_PATH static void *heap_reallocarray_on(void *old, size_t k, size_t n)
 		return NULL;
 	}
 	if (!HEAP_ON())
-		return __libc_realloc(old, bytes);
+		return next_realloc(old, bytes);
 	return heap_realloc_body(old, bytes, HEAP_RET(), HEAP_CFA());
 }
 
@@ -326,7 +392,7 @@ HEAP_ENTRY void *reallocarray(void *old, size_t k, size_t n)
 
 HEAP_ON_PATH static void *heap_memalign_on(size_t align, size_t n)
 {
-	void *p = __libc_memalign(align, n);
+	void *p = next_memalign(align, n);
 	heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
 	return p;
 }
@@ -334,26 +400,30 @@ HEAP_ON_PATH static void *heap_memalign_on(size_t align, size_t n)
 HEAP_ENTRY void *memalign(size_t align, size_t n)
 {
 	if (!HEAP_ON())
-		return __libc_memalign(align, n);
+		return next_memalign(align, n);
 	return heap_memalign_on(align, n);
+}
+
+HEAP_ON_PATH static void *heap_aligned_alloc_on(size_t align, size_t n)
+{
+	void *p = next_aligned_alloc(align, n);
+	heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
+	return p;
 }
 
 HEAP_ENTRY void *aligned_alloc(size_t align, size_t n)
 {
 	if (!HEAP_ON())
-		return __libc_memalign(align, n);
-	return heap_memalign_on(align, n);
+		return next_aligned_alloc(align, n);
+	return heap_aligned_alloc_on(align, n);
 }
 
 HEAP_ON_PATH static int heap_posix_memalign_on(void **out, size_t align, size_t n)
 {
-	if (align % sizeof(void *) != 0 || (align & (align - 1)) != 0 || align == 0)
-		return EINVAL;
-	int err = errno; /* posix_memalign leaves errno alone */
-	void *p = __libc_memalign(align, n);
-	errno = err;
-	if (!p)
-		return ENOMEM;
+	void *p = NULL;
+	int rc = next_posix_memalign(&p, align, n);
+	if (rc != 0)
+		return rc;
 	if (HEAP_ON())
 		heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
 	*out = p;
@@ -367,7 +437,7 @@ HEAP_ENTRY int posix_memalign(void **out, size_t align, size_t n)
 
 HEAP_ON_PATH static void *heap_valloc_on(size_t n, int page_multiple)
 {
-	void *p = page_multiple ? __libc_pvalloc(n) : __libc_valloc(n);
+	void *p = next_valloc(n, page_multiple);
 	heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
 	return p;
 }
@@ -375,14 +445,14 @@ HEAP_ON_PATH static void *heap_valloc_on(size_t n, int page_multiple)
 HEAP_ENTRY void *valloc(size_t n)
 {
 	if (!HEAP_ON())
-		return __libc_valloc(n);
+		return next_valloc(n, 0);
 	return heap_valloc_on(n, 0);
 }
 
 HEAP_ENTRY void *pvalloc(size_t n)
 {
 	if (!HEAP_ON())
-		return __libc_pvalloc(n);
+		return next_valloc(n, 1);
 	return heap_valloc_on(n, 1);
 }
 
