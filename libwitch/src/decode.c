@@ -301,21 +301,66 @@ static int64_t bit_test_disp(const ZydisDecodedInstruction *insn,
 	}
 }
 
+/* What out says of the instruction z holds, decoded at pc, run with regs. */
+static int decode_describe(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out,
+			   const struct decode_zydis *z);
+
 int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out,
 		    struct decode_zydis *z)
 {
-	ZydisDecodedInstruction *insn = &z->insn;
-	ZydisDecodedOperand *ops = z->ops;
-	uint64_t amask;
-	int i, rc, skip_rep;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->pc = pc;
 	if (!g_ready)
 		return -EINVAL;
-	rc = decode_full(pc, insn, ops);
+	rc = decode_full(pc, &z->insn, z->ops);
 	if (rc < 0)
 		return rc;
+	return decode_describe(pc, regs, out, z);
+}
+
+void decode_zcache_begin(struct decode_zcache *c)
+{
+	if (++c->gen == 0) { /* wrapped: no slot may look current */
+		for (int i = 0; i < DECODE_ZCACHE_SLOTS; i++)
+			c->slot[i].gen = 0;
+		c->gen = 1;
+	}
+}
+
+int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct decode_regs *regs,
+			   struct decode_insn *out, struct decode_zydis *z)
+{
+	uint32_t i = (uint32_t)((pc ^ (pc >> 5)) % DECODE_ZCACHE_SLOTS);
+	if (c->slot[i].gen == c->gen && c->slot[i].pc == pc) {
+		const struct decode_zydis *hit = &c->slot[i].z;
+		c->hits++;
+		memset(out, 0, sizeof(*out));
+		out->pc = pc;
+		z->insn = hit->insn;
+		memcpy(z->ops, hit->ops, sizeof(z->ops[0]) * hit->insn.operand_count);
+		return decode_describe(pc, regs, out, z);
+	}
+	c->misses++;
+	int rc = decode_at_zydis(pc, regs, out, z);
+	if (rc == 0) {
+		c->slot[i].pc = pc;
+		c->slot[i].gen = c->gen;
+		c->slot[i].z.insn = z->insn;
+		memcpy(c->slot[i].z.ops, z->ops, sizeof(z->ops[0]) * z->insn.operand_count);
+	}
+	return rc;
+}
+
+static int decode_describe(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out,
+			   const struct decode_zydis *z)
+{
+	const ZydisDecodedInstruction *insn = &z->insn;
+	const ZydisDecodedOperand *ops = z->ops;
+	uint64_t amask;
+	int i, skip_rep;
+
 	out->len = insn->length;
 	out->mnemonic = (uint16_t)insn->mnemonic;
 	out->flags = insn_flags(insn, ops);

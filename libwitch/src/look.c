@@ -172,7 +172,8 @@ static void note_stored(const struct emulate *emu, int stores_before,
  * modelled time and draw picks in proportion to their bytes; then keep as
  * many as the window's byte rate asks for (look_tick). */
 static double look_window(const struct look_env *env, struct pace *pace, struct look_trace *tr,
-			  const struct decode_regs *regs, struct draw *draws, double *cycles_out)
+			  struct decode_zcache *zc, const struct decode_regs *regs, struct draw *draws,
+			  double *cycles_out)
 {
 	struct decode_regs ahead = *regs;
 	struct decode_insn in;
@@ -192,11 +193,12 @@ static double look_window(const struct look_env *env, struct pace *pace, struct 
 	costmodel_begin(&cm);
 	tr->n = 0;
 	tr->complete = UINT32_MAX;
+	decode_zcache_begin(zc);
 	for (int n = 0; n < LOOK_MAX_INSNS && costmodel_cycles(&cm) < LOOK_WINDOW_CYCLES; n++) {
 		if (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi &&
 		    (!exact || look_past_wrapper(&emu, &cm, &ahead, tr) < 0))
 			break; /* the runtime's own code */
-		if (decode_at_zydis(ahead.rip, &ahead, &in, &z) < 0) {
+		if (decode_at_zydis_cached(zc, ahead.rip, &ahead, &in, &z) < 0) {
 			if (n == 0)
 				env->stats->skip_decode++;
 			break;
@@ -297,7 +299,7 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	for (int d = 0; d < LOOK_MAX_PICKS; d++)
 		draws[d].picked = 0;
 	pace_window_begin(&l->pace, regs, env->tick_ns, costmodel_cycles_per_ns());
-	double bytes = look_window(env, &l->pace, &l->trace, regs, draws, &cycles);
+	double bytes = look_window(env, &l->pace, &l->trace, &l->zcache, regs, draws, &cycles);
 	struct pace_result pr = pace_window_end(&l->pace);
 	env->stats->pace_measured += pr.measured;
 	/* The window's bytes per cycle of real time where the loop's progress
@@ -365,9 +367,11 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 	if (env->vec)
 		emulate_vec_begin(env->vec, env->fpregs);
 	emulate_begin(&emu, regs->rip, env->vec);
+	decode_zcache_begin(&l->zcache);
 	for (int n = 0; n < REACH_MAX_INSNS; n++) {
 		struct decode_insn *in = &pick->in;
-		if (decode_at_zydis(ahead.rip, &ahead, in, &z) < 0 || (in->flags & DECODE_F_NO_STEP))
+		if (decode_at_zydis_cached(&l->zcache, ahead.rip, &ahead, in, &z) < 0 ||
+		    (in->flags & DECODE_F_NO_STEP))
 			break;
 		const struct decode_access *a = env->wanted(in);
 		int usable = a && !(a->flags & DECODE_ACC_UNKNOWN_ADDR);

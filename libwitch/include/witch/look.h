@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "witch/decode.h"
+#include "witch/decode_zydis.h"
 #include "witch/emulate.h"
 #include "witch/emulate_vec.h"
 #include "witch/pace.h"
@@ -86,6 +87,7 @@ struct look {
 	double mean_rate;     /* the thread's bytes per cycle, averaged over ticks */
 	struct pace pace;     /* loops' measured speed (pace.h) */
 	struct look_trace trace; /* the last window's accesses (look_tick's picks) */
+	struct decode_zcache zcache; /* a run's decoded instructions (decode_zydis.h) */
 };
 
 /* What a look needs from its thread. */
