@@ -21,6 +21,7 @@
 #include <Zydis/Zydis.h>
 
 #include "witch/decode.h"
+#include "witch/decode_zydis.h"
 
 #include "check.h"
 
@@ -416,6 +417,59 @@ static const uint8_t add_m_rbx[] = { 0x48, 0x01, 0x18 };             /* add [rax
 static const uint8_t mov_store[] = { 0x48, 0x89, 0x54, 0xc8, 0x10 }; /* mov [rax+rcx*8+0x10], rdx */
 static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };      /* nop dword ptr [rax+rax] */
 
+/* decode_at_zydis_cached: a hit gives what decoding gives, addresses from
+ * the registers of this call; a run forgets what the last decoded. */
+static void test_zcache(void)
+{
+	static struct decode_zcache zc; /* ~36 KiB: off the stack */
+	static uint8_t code[64];
+	uint64_t pc = (uint64_t)(uintptr_t)code;
+	struct decode_regs regs;
+	struct decode_insn in, ref;
+	struct decode_zydis z, zref;
+
+	memset(&zc, 0, sizeof(zc));
+	memset(&regs, 0, sizeof(regs));
+	memcpy(code, mov_store, sizeof(mov_store)); /* mov [rax+rcx*8+0x10], rdx */
+	decode_zcache_begin(&zc);
+	regs.gpr[DECODE_RAX] = 0x1000;
+	regs.gpr[DECODE_RCX] = 2;
+	int rc = decode_at_zydis_cached(&zc, pc, &regs, &in, &z);
+	CHECK(__LINE__, rc == 0 && in.n_access == 1 && in.access[0].addr == 0x1020 &&
+			    zc.misses == 1 && zc.hits == 0,
+	      "first: rc %d n %u addr %#llx misses %llu hits %llu", rc, in.n_access,
+	      (unsigned long long)in.access[0].addr, (unsigned long long)zc.misses,
+	      (unsigned long long)zc.hits);
+	regs.gpr[DECODE_RAX] = 0x2000; /* a later iteration: the same code, new registers */
+	rc = decode_at_zydis_cached(&zc, pc, &regs, &in, &z);
+	CHECK(__LINE__, rc == 0 && in.access[0].addr == 0x2020 && zc.hits == 1,
+	      "hit: rc %d addr %#llx hits %llu", rc, (unsigned long long)in.access[0].addr,
+	      (unsigned long long)zc.hits);
+	rc = decode_at_zydis(pc, &regs, &ref, &zref);
+	CHECK(__LINE__, rc == 0 && memcmp(&in, &ref, sizeof(in)) == 0 &&
+			    z.insn.mnemonic == zref.insn.mnemonic &&
+			    z.insn.operand_count == zref.insn.operand_count &&
+			    memcmp(z.ops, zref.ops, sizeof(z.ops[0]) * zref.insn.operand_count) == 0,
+	      "a hit differs from decoding (rc %d)", rc);
+	/* New code at the same pc: the next run decodes it. */
+	memcpy(code, add_m_rbx, sizeof(add_m_rbx)); /* add [rax], rbx */
+	decode_zcache_begin(&zc);
+	rc = decode_at_zydis_cached(&zc, pc, &regs, &in, &z);
+	CHECK(__LINE__, rc == 0 && in.len == sizeof(add_m_rbx) && in.access[0].addr == 0x2000 &&
+			    in.access[0].kind == DECODE_RMW && zc.misses == 2,
+	      "new run: rc %d len %u addr %#llx kind %u misses %llu", rc, in.len,
+	      (unsigned long long)in.access[0].addr, in.access[0].kind,
+	      (unsigned long long)zc.misses);
+	/* A generation that wraps forgets every slot too. */
+	zc.gen = UINT32_MAX;
+	memcpy(code, mov_store, sizeof(mov_store));
+	decode_zcache_begin(&zc);
+	rc = decode_at_zydis_cached(&zc, pc, &regs, &in, &z);
+	CHECK(__LINE__, rc == 0 && in.len == sizeof(mov_store) && zc.gen == 1 && zc.misses == 3,
+	      "wrap: rc %d len %u gen %u misses %llu", rc, in.len, zc.gen,
+	      (unsigned long long)zc.misses);
+}
+
 static void test_find_prev(void)
 {
 	static struct decode_cache cache; /* 16 KiB: keep it off the stack */
@@ -749,6 +803,7 @@ int main(void)
 	run_table();
 	test_lookahead_fields();
 	test_find_prev();
+	test_zcache();
 	test_pages();
 	test_ucontext();
 	if (check_failures) {
