@@ -11,6 +11,7 @@
 #include "witch/craft.h"
 #include "witch/decode.h"
 
+#include <errno.h>
 #include <string.h>
 
 static int load_on_sample(struct watchpoint *w)
@@ -26,6 +27,19 @@ static int load_on_self(struct watchpoint *w)
 {
 	/* A read-modify-write sample has just changed the location. */
 	return craft_read_location(w, w->own.shadow);
+}
+
+/* The load reads bytes a store just before it wrote (the run ahead
+ * forwarded them): that is the value, and what the location holds. */
+static int load_on_self_value(struct watchpoint *w, uint64_t loaded)
+{
+	if (w->own.sample_len > sizeof(loaded))
+		return -EINVAL;
+	w->own.value_addr = w->own.sample_addr;
+	w->own.value_len = (uint8_t)w->own.sample_len;
+	memcpy(w->own.value, &loaded, w->own.sample_len);
+	memcpy(w->own.shadow, &loaded, w->own.sample_len);
+	return 0;
 }
 
 static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_trap *t,
@@ -57,5 +71,6 @@ const struct craft craft_load = {
 	.watch_type = WATCHPOINT_RW,
 	.on_sample = load_on_sample,
 	.on_self = load_on_self,
+	.on_self_value = load_on_self_value,
 	.on_trap = load_on_trap,
 };

@@ -22,7 +22,7 @@ static int silent_on_self(struct watchpoint *w)
 	return craft_read_location(w, w->own.value);
 }
 
-static int silent_on_self_stored(struct watchpoint *w, uint64_t stored)
+static int silent_on_self_value(struct watchpoint *w, uint64_t stored)
 {
 	if (w->own.sample_len > sizeof(stored))
 		return -EINVAL;
@@ -53,6 +53,6 @@ const struct craft craft_silent = {
 	.watch_type = WATCHPOINT_W,
 	.on_sample = silent_on_sample,
 	.on_self = silent_on_self,
-	.on_self_stored = silent_on_self_stored,
+	.on_self_value = silent_on_self_value,
 	.on_trap = silent_on_trap,
 };

@@ -85,6 +85,11 @@ int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max)
 	return 1 + add + keep;
 }
 
+int emulate_forwarded(const struct emulate *e, uint64_t addr, uint32_t len, uint64_t *v)
+{
+	return len <= 8 && mem_forward(e, addr, len, v) == 0 ? 0 : -1;
+}
+
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len)
 {
 	if (e->spill_hi && addr < e->spill_hi && e->spill_lo < addr + len)

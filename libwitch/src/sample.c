@@ -74,10 +74,16 @@ static int sample_self_known(const struct sample_req *r, struct watchpoint *cand
 		return 1;
 	case CRAFT_SELF_LOADED: {
 		uint32_t len = r->a->len < WATCHPOINT_VALUE_MAX ? r->a->len : WATCHPOINT_VALUE_MAX;
-		return r->a->kind == DECODE_LOAD && r->emu && !emulate_stored(r->emu, r->a->addr, len);
+		uint64_t v;
+		if (r->a->kind != DECODE_LOAD || !r->emu)
+			return 0;
+		if (!emulate_stored(r->emu, r->a->addr, len))
+			return 1; /* on_sample read what it will read */
+		return emulate_forwarded(r->emu, r->a->addr, len, &v) == 0 &&
+		       witch_rt.craft->on_self_value(cand, v) == 0;
 	}
 	case CRAFT_SELF_STORED:
-		return r->stored_known && witch_rt.craft->on_self_stored(cand, r->stored) == 0;
+		return r->stored_known && witch_rt.craft->on_self_value(cand, r->stored) == 0;
 	}
 	return 0;
 }

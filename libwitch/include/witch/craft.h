@@ -42,8 +42,10 @@ struct craft_trap {
 enum craft_self {
 	CRAFT_SELF_NOTHING, /* nothing (DeadCraft) */
 	CRAFT_SELF_LOADED,  /* a pure load's bytes: what on_sample read, when nothing
-			     * the window ran before it stored there (LoadCraft) */
-	CRAFT_SELF_STORED,  /* the bytes the store writes: on_self_stored (SilentCraft) */
+			     * the window ran before it stored there, else the value
+			     * the run ahead forwards from that store (on_self_value)
+			     * (LoadCraft) */
+	CRAFT_SELF_STORED,  /* the bytes the store writes: on_self_value (SilentCraft) */
 };
 
 struct craft {
@@ -60,9 +62,9 @@ struct craft {
 	/* Each returns 0 to go on, a negative errno to drop the sample. */
 	int (*on_sample)(struct watchpoint *w);
 	int (*on_self)(struct watchpoint *w);
-	/* CRAFT_SELF_STORED: instead of on_self, the store's bytes as the run
-	 * ahead computed them (at most 8, little-endian). */
-	int (*on_self_stored)(struct watchpoint *w, uint64_t stored);
+	/* Instead of on_self: the sampled access's bytes as the run ahead knows
+	 * them, what a store writes or a load reads (at most 8, little-endian). */
+	int (*on_self_value)(struct watchpoint *w, uint64_t bytes);
 	/* *approx is set to 1 when a waste verdict is only approximate (FP). */
 	enum craft_verdict (*on_trap)(struct watchpoint *w, const struct craft_trap *t, int *approx);
 };

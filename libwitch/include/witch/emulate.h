@@ -72,6 +72,10 @@ int emulate_code_readable(struct emulate *e, uint64_t pc);
  * decode_read_memory; with e->vec, a whole aligned chunk at a time, kept
  * for the run's later loads).  Returns 0 or -EFAULT. */
 int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len);
+/* The bytes [addr, addr + len) hold after the emulated stores, when the
+ * latest store to touch them covers them all and its value is known (a
+ * general register's): 0 and *v; else -1. */
+int emulate_forwarded(const struct emulate *e, uint64_t addr, uint32_t len, uint64_t *v);
 /* Whether an emulated store touched [addr, addr + len). */
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
 /* pcs[0..n) is the calling context where emulation began (leaf first, callers
