@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 const struct craft *craft_get(enum config_client client)
 {
@@ -38,6 +39,18 @@ int craft_read_location(struct watchpoint *w, uint8_t *buf)
 		return 0;
 	}
 	return decode_read_memory(w->own.value_addr, buf, w->own.value_len) < 0 ? -EFAULT : 0;
+}
+
+int craft_set_location(struct watchpoint *w, uint64_t bytes, int shadow)
+{
+	if (w->own.sample_len > sizeof(bytes))
+		return -EINVAL;
+	w->own.value_addr = w->own.sample_addr;
+	w->own.value_len = (uint8_t)w->own.sample_len;
+	memcpy(w->own.value, &bytes, w->own.sample_len);
+	if (shadow)
+		memcpy(w->own.shadow, &bytes, w->own.sample_len);
+	return 0;
 }
 
 enum craft_verdict craft_judge(const struct watchpoint *w, const uint8_t *now,

@@ -11,7 +11,6 @@
 #include "witch/craft.h"
 #include "witch/decode.h"
 
-#include <errno.h>
 #include <string.h>
 
 static int load_on_sample(struct watchpoint *w)
@@ -33,13 +32,7 @@ static int load_on_self(struct watchpoint *w)
  * forwarded them): that is the value, and what the location holds. */
 static int load_on_self_value(struct watchpoint *w, uint64_t loaded)
 {
-	if (w->own.sample_len > sizeof(loaded))
-		return -EINVAL;
-	w->own.value_addr = w->own.sample_addr;
-	w->own.value_len = (uint8_t)w->own.sample_len;
-	memcpy(w->own.value, &loaded, w->own.sample_len);
-	memcpy(w->own.shadow, &loaded, w->own.sample_len);
-	return 0;
+	return craft_set_location(w, loaded, 1);
 }
 
 static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_trap *t,

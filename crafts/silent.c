@@ -9,8 +9,6 @@
 #include "witch/craft.h"
 #include "witch/decode.h"
 
-#include <errno.h>
-#include <string.h>
 
 static int silent_on_sample(struct watchpoint *w)
 {
@@ -24,12 +22,7 @@ static int silent_on_self(struct watchpoint *w)
 
 static int silent_on_self_value(struct watchpoint *w, uint64_t stored)
 {
-	if (w->own.sample_len > sizeof(stored))
-		return -EINVAL;
-	w->own.value_addr = w->own.sample_addr;
-	w->own.value_len = (uint8_t)w->own.sample_len;
-	memcpy(w->own.value, &stored, w->own.sample_len);
-	return 0;
+	return craft_set_location(w, stored, 0);
 }
 
 static enum craft_verdict silent_on_trap(struct watchpoint *w, const struct craft_trap *t,

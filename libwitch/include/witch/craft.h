@@ -76,6 +76,10 @@ const struct craft *craft_get(enum config_client client);
  * Never faults (reads through process_vm_readv, which also does not trip the
  * watchpoint). Returns 0 or -EFAULT. */
 int craft_read_location(struct watchpoint *w, uint8_t *buf);
+/* Set the client's copy of the location (w->value, and w->shadow when
+ * shadow) to the sampled access's bytes as the run ahead knows them (at
+ * most 8, little-endian).  0, or -EINVAL for a wider access. */
+int craft_set_location(struct watchpoint *w, uint64_t bytes, int shadow);
 /* Same value (w->value vs now, over the trap's overlap) is waste,
  * approximately the same (FP) is waste with *approx = 1, else use. */
 enum craft_verdict craft_judge(const struct watchpoint *w, const uint8_t *now,
