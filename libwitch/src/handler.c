@@ -115,7 +115,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 		return;
 	if (handler_enter(t)) {
 		struct decode_access a = {.addr = addr, .len = 1, .kind = kind, .elem = DECODE_ELEM_INT};
-		struct sample_req r = {fn, 0, &a, weight, 0, NULL, 0, NULL, 0, 0, 0};
+		struct sample_req r = {.leaf = fn, .a = &a, .weight = weight};
 		t->stats.ticks_bulk++;
 		if (getcontext(&uc) == 0)
 			sample_take(t, &uc, &r);
@@ -147,9 +147,16 @@ static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, stru
 
 static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct look_pick *pick)
 {
-	struct sample_req r = {pick->in.pc, pick->in.pc, &pick->in.access[pick->access],
-			       pick->weight, 0, &pick->emu, pick->self_skip, pick->trace, pick->trace_pos,
-			       pick->stored_known, pick->stored};
+	struct sample_req r = {.leaf = pick->in.pc,
+			       .self_pc = pick->in.pc,
+			       .a = &pick->in.access[pick->access],
+			       .weight = pick->weight,
+			       .emu = &pick->emu,
+			       .self_skip = pick->self_skip,
+			       .trace = pick->trace,
+			       .trace_pos = pick->trace_pos,
+			       .stored_known = pick->stored_known,
+			       .stored = pick->stored};
 	sample_take(t, uc, &r);
 }
 
@@ -262,7 +269,8 @@ static void sample_pmu(const struct pmu_sample *s, void *arg)
 	struct decode_access acc = *a;
 	acc.addr = s->addr;
 	acc.flags &= (uint8_t)~DECODE_ACC_UNKNOWN_ADDR;
-	struct sample_req r = {in.pc, in.pc, &acc, (double)acc.len, 1, NULL, 0, NULL, 0, 0, 0};
+	struct sample_req r = {.leaf = in.pc, .self_pc = in.pc, .a = &acc, .weight = (double)acc.len,
+			       .ran = 1};
 	sample_take(t, v->uc, &r);
 }
 
