@@ -288,7 +288,7 @@ static void thread_fold(struct witch_thread *t)
 	t->stats.arm_errors += t->wps.arm_errors;
 	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = 0;
 	cost_fold(&t->cost, &t->stats.cost_handler_ns, &t->stats.cost_kernel_ns,
-		  &t->stats.round_trips);
+		  &t->stats.round_trips, &t->stats.cost_preempted);
 	t->stats.round_trip_ns = (uint64_t)t->cost.round_trip_ns;
 	t->stats.threads_unprofiled += __atomic_exchange_n(&thread_unprofiled, 0, __ATOMIC_RELAXED);
 	profile_fold(&t->cct, &t->pairs, &t->stats);

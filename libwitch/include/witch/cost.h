@@ -1,6 +1,8 @@
 /* cost: what the profiler spends in a thread, measured as it goes.
  *
- * Two parts: the handlers' own time (the TSC at entry and exit), and the
+ * Two parts: the handlers' own time (the TSC at entry and exit; a run the
+ * TSC times far above the thread's mean lost the CPU meanwhile, and counts
+ * at the mean), and the
  * kernel's round trip around each handler run (signal delivery and
  * sigreturn, a #DB exception), which no clock in the handler sees.  The
  * round trip is measured, on the thread's CPU clock, for every handler run
@@ -31,6 +33,9 @@ struct cost {
 	double handler_ns, kernel_ns; /* spent since the last cost_fold */
 	uint64_t round_trips;
 	uint64_t round_trip_samples;
+	double handler_mean_ns;  /* running mean of the runs not preempted */
+	uint64_t handler_runs;
+	uint64_t preempted;      /* runs taken as preempted, counted at the mean */
 };
 
 /* Once: measures the TSC rate (~0.2 ms; not async-signal-safe). */
@@ -52,7 +57,8 @@ void cost_restart_interval(struct cost *c);
 /* Handler ns inside the interval; *all_ns: everything spent since the last
  * call, the kernel's part included (for the budget). */
 double cost_take_interval(struct cost *c, double *all_ns);
-/* Add what was spent since the last fold to the three counters. */
-void cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns, uint64_t *round_trips);
+/* Add what was spent since the last fold to the counters. */
+void cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns, uint64_t *round_trips,
+	       uint64_t *preempted);
 
 #endif

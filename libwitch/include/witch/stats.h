@@ -55,6 +55,7 @@
 	X(cost_kernel_ns)     /* ... in the kernel round trips they cost (est.) */ \
 	X(round_trips)        /* signals and traps handled (each a round trip) */ \
 	X(round_trip_ns)      /* a round trip's cost as measured (max of threads) */ \
+	X(cost_preempted)     /* handler runs that lost the CPU: counted at the mean */ \
 	X(threads)            /* threads profiled */                            \
 	X(threads_unprofiled) /* threads the memory cap left unprofiled */       \
 	X(memory_cap_mb)      /* WITCH_MEMORY_MB (the profile's, not a sum) */   \
