@@ -1,5 +1,6 @@
 /* fatal: a profile survives a fatal signal (see fatal.h). */
 #include "witch/fatal.h"
+#include "witch/rescue.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -63,7 +64,8 @@ static void fatal_write_guarded(int sig)
 
 static void fatal_handler(int sig, siginfo_t *si, void *uc)
 {
-	(void)uc;
+	if (rescue_fault(sig, si, uc))
+		return; /* not reached: a fault in a handler run goes back to it */
 	int saved = errno;
 	fatal_default(sig); /* from here on the signal does what it would have */
 	if (!__atomic_exchange_n(&fatal_writing, 1, __ATOMIC_SEQ_CST)) {

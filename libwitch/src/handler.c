@@ -14,7 +14,9 @@
 #include "witch/decode.h"
 #include "witch/look.h"
 #include "witch/pairtab.h"
+#include "witch/phdrs.h"
 #include "witch/precise.h"
+#include "witch/rescue.h"
 #include "witch/runtime.h"
 #include "witch/sample.h"
 #include "witch/thread.h"
@@ -53,6 +55,19 @@ static void handler_leave(struct witch_thread *t, int kernel)
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 }
 
+/* A fault ended the run (rescue.h): undo what it may have left half done.
+ * Faults come from reading the program's memory (decoding, unwinding),
+ * which every path does before it changes a table or a watchpoint. */
+static void handler_rescued(struct witch_thread *t, ucontext_t *uc)
+{
+	t->stats.handler_faults++;
+	phdrs_rescue();
+	look_end(&t->look);
+	t->back_soon = 0;
+	if (uc)
+		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
+}
+
 /* Ours: this thread's sampler ticks, and anything else the kernel raised
  * on this signal (perf_event fds signal with si_code POLL_*; only the
  * runtime points fds at it).  Signals a process sent (kill, sigqueue, a
@@ -67,12 +82,18 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 		return 1;
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
-	if (tick && t->sampler.clock == SAMPLER_PMU)
-		tick_pmu(t, uc);
-	else if (tick)
-		tick_soft(t, uc);
-	else if (watchpoint_slot_of_fd(&t->wps, si->si_fd) >= 0)
-		trap(t, watchpoint_slot_of_fd(&t->wps, si->si_fd), uc);
+	struct rescue_point rp;
+	if (RESCUE_SET(&rp)) {
+		handler_rescued(t, uc);
+	} else {
+		if (tick && t->sampler.clock == SAMPLER_PMU)
+			tick_pmu(t, uc);
+		else if (tick)
+			tick_soft(t, uc);
+		else if (watchpoint_slot_of_fd(&t->wps, si->si_fd) >= 0)
+			trap(t, watchpoint_slot_of_fd(&t->wps, si->si_fd), uc);
+		rescue_disarm();
+	}
 	errno = saved_errno;
 	handler_leave(t, 1);
 	return 1;
@@ -89,8 +110,14 @@ int handler_on_sigtrap(siginfo_t *si, void *ucv)
 		look_end(&t->look);
 		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 	} else {
-		t->stats.steps++;
-		step_soft(t, uc);
+		struct rescue_point rp;
+		if (RESCUE_SET(&rp)) {
+			handler_rescued(t, uc);
+		} else {
+			t->stats.steps++;
+			step_soft(t, uc);
+			rescue_disarm();
+		}
 		handler_leave(t, 1);
 	}
 	errno = saved_errno;
@@ -116,9 +143,15 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 	if (handler_enter(t)) {
 		struct decode_access a = {.addr = addr, .len = 1, .kind = kind, .elem = DECODE_ELEM_INT};
 		struct sample_req r = {.leaf = fn, .a = &a, .weight = weight};
+		struct rescue_point rp;
 		t->stats.ticks_bulk++;
-		if (getcontext(&uc) == 0)
-			sample_take(t, &uc, &r);
+		if (RESCUE_SET(&rp)) {
+			handler_rescued(t, NULL);
+		} else {
+			if (getcontext(&uc) == 0)
+				sample_take(t, &uc, &r);
+			rescue_disarm();
+		}
 		handler_leave(t, 0);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

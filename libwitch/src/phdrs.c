@@ -30,6 +30,7 @@ static pthread_mutex_t phdrs_lock = PTHREAD_MUTEX_INITIALIZER; /* writers only *
 static iterate_fn phdrs_real;
 static __thread int phdrs_in_unwind;
 static __thread uint64_t phdrs_want_pc;	/* the pc the unwinder looks up next */
+static __thread struct phdrs_buf *phdrs_held;	/* the buffer this thread's walk counts in */
 
 static iterate_fn real_iterate(void)
 {
@@ -107,6 +108,16 @@ void phdrs_unwind_end(void)
 void phdrs_unwind_at(uint64_t pc)
 {
 	phdrs_want_pc = pc;
+}
+
+void phdrs_rescue(void)
+{
+	struct phdrs_buf *b = phdrs_held;
+	phdrs_held = NULL;
+	if (b)
+		__atomic_sub_fetch(&b->readers, 1, __ATOMIC_SEQ_CST);
+	phdrs_in_unwind = 0;
+	phdrs_want_pc = 0;
 }
 
 void phdrs_close_begin(void)
@@ -197,6 +208,7 @@ static int walk_snapshot(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 			break;
 		__atomic_sub_fetch(&b->readers, 1, __ATOMIC_SEQ_CST);
 	}
+	phdrs_held = b;
 	if (!__atomic_load_n(&phdrs_closing, __ATOMIC_SEQ_CST)) {
 		for (unsigned i = 0; i < b->n && rc == 0; i++) {
 			struct dl_phdr_info info = b->mods[i];
@@ -209,6 +221,7 @@ static int walk_snapshot(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 				rc = cb(&info, sizeof(info), data);
 		}
 	}
+	phdrs_held = NULL;
 	__atomic_sub_fetch(&b->readers, 1, __ATOMIC_SEQ_CST);
 	return rc;
 }

@@ -10,6 +10,9 @@
  * FATAL_WATCHDOG_SEC if the write hangs (a lock the dying thread holds, a
  * heap it broke), so a crash is never turned into a hang.
  *
+ * A fault inside a runtime handler run that set a return point goes back
+ * to it instead (rescue.h), before any of this.
+ *
  * SIGIO, which the kernel sends in place of the runtime's real-time signal
  * when that signal's queue is full, is dropped when the kernel sent it
  * (and left to its default action when anyone else did), so a burst of

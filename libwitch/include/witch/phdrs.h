@@ -34,6 +34,9 @@ void phdrs_unwind_end(void);
 /* The pc the unwinder looks up next (a frame's pc, a return address less
  * one): where to look when the snapshot has no module for it. */
 void phdrs_unwind_at(uint64_t pc);
+/* A handler run that faulted mid-unwind was abandoned (rescue.h): drop
+ * what its walk held, so dlclose does not wait for it forever. */
+void phdrs_rescue(void);
 /* Around the program's dlclose: no unwind reads the snapshot meanwhile. */
 void phdrs_close_begin(void);
 void phdrs_close_end(void);

@@ -56,6 +56,7 @@
 	X(round_trips)        /* signals and traps handled (each a round trip) */ \
 	X(round_trip_ns)      /* a round trip's cost as measured (max of threads) */ \
 	X(cost_preempted)     /* handler runs that lost the CPU: counted at the mean */ \
+	X(handler_faults)     /* handler runs a fault ended (rescue.h): abandoned */ \
 	X(threads)            /* threads profiled */                            \
 	X(threads_unprofiled) /* threads the memory cap left unprofiled */       \
 	X(memory_cap_mb)      /* WITCH_MEMORY_MB (the profile's, not a sum) */   \

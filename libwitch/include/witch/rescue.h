@@ -1,0 +1,44 @@
+/* rescue: a fault inside one of the runtime's handler runs ends that run,
+ * not the program.
+ *
+ * The handlers read the program's memory: code decoded in place after a
+ * page was found mapped, unwind tables libunwind reads, a stack.  Another
+ * thread can unmap any of it between the check and the read (dlclose,
+ * munmap, a thread's exit), and a SIGSEGV there would kill a program that
+ * did nothing wrong.  As hpcrun does around its unwinder, a handler run
+ * sets a return point first (RESCUE_SET, a sigsetjmp without the mask: no
+ * system call); a synchronous SIGSEGV or SIGBUS raised while it is set
+ * goes back there (rescue_fault, called by the fault handlers before
+ * anything else), with the signal mask the handler had.  The run is then
+ * abandoned: the caller undoes what a run may leave half done (phdrs'
+ * reader count, the run-ahead) and counts it (stat handler_faults).
+ *
+ * Only faults the runtime's SIGSEGV/SIGBUS handler sees are rescued: while
+ * the program leaves those signals at their default action (fatal.c), or
+ * in a unit test.  A program with its own SIGSEGV handler gets the fault
+ * as it would without a rescue.
+ */
+#ifndef WITCH_RESCUE_H
+#define WITCH_RESCUE_H
+
+#include <setjmp.h>
+#include <signal.h>
+
+struct rescue_point {
+	sigjmp_buf env;
+};
+
+/* Sets p as this thread's return point; 0 the first time, 1 when a fault
+ * came back to it (then p is no longer set).  A macro: sigsetjmp must run
+ * in the frame that stays live. */
+#define RESCUE_SET(p) (sigsetjmp((p)->env, 0) ? 1 : (rescue_arm(p), 0))
+
+void rescue_arm(struct rescue_point *p);
+/* The run ended normally: p is no longer a return point. */
+void rescue_disarm(void);
+/* From a SIGSEGV/SIGBUS handler, first: a fault the kernel raised (si_code
+ * > 0) while a return point is set goes back to it and does not return.
+ * 0: not ours, the handler goes on. */
+int rescue_fault(int sig, siginfo_t *si, void *uc);
+
+#endif
