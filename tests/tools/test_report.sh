@@ -250,17 +250,20 @@ write("gone.prof", "\n".join([
     "witch-profile 1", "client dead", "sampler soft",
     "module 1 0x7f0000000000 0x7f0000001000 0x7f0000009000 - /nonexistent/libgone.so",
     module_line(2, BASE1, bid="00112233445566778899aabbccddeeff00112233"),
+    "module 3 0x7fff00000000 0x7fff00000000 0x7fff00002000 - linux-vdso.so.1",
     "node 1 0 0x7f0000001234",
     "node 2 0 0x7f0000002000",
     "node 3 0 %#x" % (BASE1 + A["kill"]),
     "node 4 0 0x1000",
+    "node 5 0 0x7fff00000a00",
     "pair 1 2 10 0 1",
     "pair 3 4 5 0 1",
+    "pair 5 4 1 0 1",
     "end", ""]))
 rc, out, err = run("report", "--json", "gone.prof")
 check(rc == 0, "unusable modules still give a report")
 lines = err.splitlines()
-check(len(lines) == 2, "one warning per unusable module: %r" % err)
+check(len(lines) == 2, "one warning per unusable module, none for the vDSO: %r" % err)
 check(any(l.startswith("witch: warning: cannot open module /nonexistent/libgone.so: ") for l in lines),
       "missing module warning")
 check(any(l == "witch: warning: %s has build-id %s but the profile recorded 00112233445566778899aabbccddeeff00112233 (rebuilt since the run?); its frames are shown as [unknown in prog]" % (prog, build_id) for l in lines),
@@ -272,6 +275,8 @@ check(f["function"] == "[unknown in libgone.so]" and f["file"] == "??" and f["li
       "missing module frame keeps module and address: %r" % f)
 f = j["pairs"][1]["watch"][0]
 check(f["function"] == "[unknown in prog]" and f["module"] == prog, "other build gives [unknown in prog]: %r" % f)
+f = j["pairs"][2]["watch"][0]
+check(f["function"] == "[unknown in linux-vdso.so.1]", "a vDSO frame: %r" % f)
 f = j["pairs"][1]["trap"][0]
 check(f["function"] == "[JIT]" and f["module"] == "??" and f["address"] == "0x1000",
       "pc outside every module: %r" % f)

@@ -190,6 +190,11 @@ static void open_module(struct witch_symbolizer *s, uint32_t mi)
 	char got[256];
 
 	m->state = MODULE_UNUSABLE;
+	/* The kernel's vDSO has no file to open: its frames (clock_gettime
+	 * interrupted) are [unknown in linux-vdso.so.1], without a warning. */
+	if (strncmp(base_name(pm->path), "linux-vdso.so", 13) == 0 ||
+	    strncmp(base_name(pm->path), "linux-gate.so", 13) == 0)
+		return;
 	m->dwfl = dwfl_begin(&offline_callbacks);
 	if (!m->dwfl) {
 		fprintf(stderr,
