@@ -557,6 +557,7 @@ void heap_get_stats(struct heap_stats *st)
 	st->blocks_untracked = ss.untracked;
 	st->sites = ss.sites;
 	st->sites_dropped = ss.dropped;
+	st->site_unwinds = ss.unwinds;
 	st->bytes_reserved = heap_table_reserved() + ss.bytes_reserved;
 }
 

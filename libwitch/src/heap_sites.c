@@ -44,6 +44,7 @@ struct hs_cache {
 	uint32_t used;
 	uint32_t pad;
 	uint64_t tracked, untracked, dropped; /* this slot's threads' counts */
+	uint64_t unwinds;                     /* ... finds that unwound (cache misses) */
 	uint8_t next[HS_SETS];		      /* the way a set replaces next */
 	struct hs_centry e[HS_SETS][HS_WAYS];
 };
@@ -54,7 +55,7 @@ static struct hs_cache *hs_caches;
 static pthread_key_t hs_key;
 static uint64_t hs_nsites, hs_reserved;
 /* Counts of threads without a cache. */
-static uint64_t hs_g_tracked, hs_g_untracked, hs_g_dropped;
+static uint64_t hs_g_tracked, hs_g_untracked, hs_g_dropped, hs_g_unwinds;
 
 static __thread struct hs_cache *hs_tcache __attribute__((tls_model("initial-exec")));
 
@@ -259,6 +260,10 @@ __attribute__((noinline)) static uint32_t hs_find_slow(uint64_t ret, uint64_t cf
 {
 	struct hs_cache *c = hs_cache_get();
 	struct hs_walk w = {.ret = ret};
+	if (c)
+		c->unwinds++;
+	else
+		__atomic_add_fetch(&hs_g_unwinds, 1, __ATOMIC_RELAXED);
 	hs_backtrace(hs_walk_frame, &w);
 	if (w.n == 0) { /* no unwind: the call site alone */
 		w.pcs[0] = ret - 1;
@@ -334,11 +339,13 @@ void heap_sites_get_stats(struct heap_sites_stats *st)
 	st->tracked = __atomic_load_n(&hs_g_tracked, __ATOMIC_RELAXED);
 	st->untracked = __atomic_load_n(&hs_g_untracked, __ATOMIC_RELAXED);
 	st->dropped = __atomic_load_n(&hs_g_dropped, __ATOMIC_RELAXED);
+	st->unwinds = __atomic_load_n(&hs_g_unwinds, __ATOMIC_RELAXED);
 	for (unsigned i = 0; hs_caches && i < HEAP_CACHES; i++) {
 		const struct hs_cache *c = &hs_caches[i];
 		st->tracked += __atomic_load_n(&c->tracked, __ATOMIC_RELAXED);
 		st->untracked += __atomic_load_n(&c->untracked, __ATOMIC_RELAXED);
 		st->dropped += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
+		st->unwinds += __atomic_load_n(&c->unwinds, __ATOMIC_RELAXED);
 	}
 	st->sites = __atomic_load_n(&hs_nsites, __ATOMIC_RELAXED);
 	st->bytes_reserved = hs_reserved;

@@ -1,5 +1,6 @@
 /* profile: process-wide aggregate and the profile writer (see profile.h). */
 #include "witch/profile.h"
+#include "witch/heap.h"
 #include "witch/objects.h"
 #include "witch/runtime.h"
 #include "witch/log.h"
@@ -426,6 +427,15 @@ static int profile_emit(FILE *f)
 #define PROFILE_STAT(name) fprintf(f, "stat %s %llu\n", #name, (unsigned long long)prof.stats.name);
 	WITCH_STATS_FIELDS(PROFILE_STAT)
 #undef PROFILE_STAT
+	if (objects_enabled()) {
+		/* Allocation tracking's work, process-wide (heap.h). */
+		struct heap_stats hs;
+		heap_get_stats(&hs);
+		fprintf(f, "stat heap_blocks_tracked %llu\n", (unsigned long long)hs.blocks_tracked);
+		fprintf(f, "stat heap_blocks_untracked %llu\n", (unsigned long long)hs.blocks_untracked);
+		fprintf(f, "stat heap_sites %llu\n", (unsigned long long)hs.sites);
+		fprintf(f, "stat heap_site_unwinds %llu\n", (unsigned long long)hs.site_unwinds);
+	}
 	fprintf(f, "pid %d\n", (int)getpid());
 	fprintf(f, "exe %s\n", exe);
 	profile_emit_modules(f);

@@ -39,6 +39,7 @@ struct heap_sites_stats {
 	uint64_t dropped;        /* finds whose new site found no room */
 	uint64_t tracked;        /* heap_sites_count(1) calls */
 	uint64_t untracked;      /* heap_sites_count(0) calls */
+	uint64_t unwinds;        /* finds the per-thread caches missed: unwound */
 	uint64_t bytes_reserved; /* the tables' mappings */
 };
 
