@@ -221,6 +221,7 @@ __attribute__((constructor)) static void witch_init(void)
 {
 	char err[CONFIG_PATH_MAX + 256];
 	int rc;
+	double start_cpu_ns = profile_thread_cpu_ns();
 
 	config_defaults(&witch_cfg);
 	if (config_from_env(&witch_cfg, err, sizeof(err)) < 0) {
@@ -306,6 +307,7 @@ __attribute__((constructor)) static void witch_init(void)
 	if ((rc = flush_start(witch_cfg.flush)) < 0)
 		log_line("cannot start the periodic profile writer (%s); the profile is written at exit only",
 			 strerror(-rc));
+	profile_note_startup(start_cpu_ns);
 }
 
 /* At exit, or at _exit (execguard.h) except in a vfork child, whose
@@ -316,6 +318,7 @@ static void witch_end(void)
 		return;
 	witch_rt.off = 1;
 	witch_running = 0;
+	profile_exit_begins();
 	flush_stop();
 	thread_end_all();
 	profile_write();

@@ -181,6 +181,27 @@ check([f["function"] for f in lp] == ["sum", "main"] and lp[0]["line"] == marks[
 rc, out, err = run("report", "--json", "--top", "2", "one.prof")
 check(len(json.loads(out)["pairs"]) == 2, "--json --top 2 lists two pairs")
 
+# --- the runtime's overhead estimate: (handler + kernel + start-up and
+# exit) over the program's CPU time (the clock less the handlers) ---
+for case, stats, want in [
+    # 1e7 + 5e6 + 5e6 over 1e9 - 1e7
+    ("with start-up",
+     {"clock_ns": 1e9, "cost_handler_ns": 1e7, "cost_kernel_ns": 5e6, "cost_startup_ns": 5e6}, 2e7 / 9.9e8),
+    # an older profile, without cost_startup_ns: 1.5e7 / 9.9e8
+    ("no start-up record",
+     {"clock_ns": 1e9, "cost_handler_ns": 1e7, "cost_kernel_ns": 5e6}, 1.5e7 / 9.9e8),
+    # no handler time: no estimate
+    ("no handler time",
+     {"clock_ns": 1e9, "cost_startup_ns": 5e6}, None),
+]:
+    write("ovh.prof", "\n".join(["witch-profile 1", "client dead", "sampler soft", "period 1000000",
+                                  "stat ticks 100"] +
+                                 ["stat %s %d" % (k, v) for k, v in stats.items()] + ["end", ""]))
+    rc, out, err = run("report", "--json", "ovh.prof")
+    got = json.loads(out).get("overhead_estimate") if rc == 0 else "rc %d" % rc
+    check(got is None if want is None else (isinstance(got, float) and abs(got - want) < 1e-9),
+          "%s: overhead_estimate %r, want %r" % (case, got, want))
+
 # --- merge: same contexts at another load base, other node ids ---
 write("two.prof", "\n".join([
     "witch-profile 1",

@@ -156,11 +156,12 @@ int witch_overhead_of(const struct witch_profile *p, double *overhead, double *r
 	double clock = witch_profile_stat(p, "clock_ns");
 	double handler = witch_profile_stat(p, "cost_handler_ns");
 	double kernel = witch_profile_stat(p, "cost_kernel_ns");
+	double fixed = witch_profile_stat(p, "cost_startup_ns"); /* start-up and exit */
 
 	/* The clock counts the program's user time and the handlers'. */
 	if (!(clock > handler) || handler <= 0)
 		return -ENODATA;
-	*overhead = (handler + kernel) / (clock - handler);
+	*overhead = (handler + kernel + fixed) / (clock - handler);
 	*rate = witch_profile_stat(p, "ticks") / (clock / 1e9);
 	return 0;
 }
