@@ -134,7 +134,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 
 	struct watchpoint cand;
 	memset(&cand, 0, sizeof(cand));
-	watchpoint_align(a->addr, a->len, &cand.addr, &cand.len);
+	/* One word of the access, drawn uniformly (watchpoint.h). */
+	watchpoint_pick_word(a->addr, a->len, rng_next(&t->rng), &cand.addr, &cand.len);
 	cand.own.ctx = (uint32_t)node;
 	cand.own.obj = obj;
 	cand.own.obj_scale = obj_scale;

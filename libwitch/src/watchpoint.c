@@ -89,6 +89,23 @@ void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wl
 	*wlen = l;
 }
 
+void watchpoint_pick_word(uint64_t addr, uint32_t len, uint64_t random, uint64_t *waddr,
+			  uint32_t *wlen)
+{
+	uint32_t span = len < WATCHPOINT_VALUE_MAX ? len : WATCHPOINT_VALUE_MAX;
+	uint64_t b = addr + (span ? random % span : 0);
+	for (uint32_t l = 8; l > 1; l >>= 1) {
+		uint64_t piece = b & ~(uint64_t)(l - 1);
+		if (piece >= addr && piece + l <= addr + len) {
+			*waddr = piece;
+			*wlen = l;
+			return;
+		}
+	}
+	*waddr = b;
+	*wlen = 1;
+}
+
 static int watchpoint_reopen(struct watchpoint_set *s, struct watchpoint *w, uint64_t addr,
 			     uint32_t len, int type, uint32_t pass)
 {

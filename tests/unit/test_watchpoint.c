@@ -90,6 +90,58 @@ static void test_align(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* watchpoint_pick_word: the piece around byte addr + random % len        */
+
+static const struct {
+	int line;
+	uint64_t addr;
+	uint32_t len;
+	uint64_t random;
+	uint64_t waddr;
+	uint32_t wlen;
+} pick_rows[] = {
+	{__LINE__, 0x1000, 32, 0, 0x1000, 8},    /* byte 0: the first word */
+	{__LINE__, 0x1000, 32, 9, 0x1008, 8},    /* byte 9: the second */
+	{__LINE__, 0x1000, 32, 31, 0x1018, 8},   /* the last byte: the last word */
+	{__LINE__, 0x1000, 32, 32 + 17, 0x1010, 8}, /* random wraps: byte 17 */
+	{__LINE__, 0x1004, 16, 0, 0x1004, 4},    /* an unaligned head: its 4 bytes */
+	{__LINE__, 0x1004, 16, 5, 0x1008, 8},    /* byte 0x1009: the aligned word inside */
+	{__LINE__, 0x1004, 16, 15, 0x1010, 4},   /* byte 0x1013: the tail's 4 */
+	{__LINE__, 0x1003, 8, 0, 0x1003, 1},     /* byte 0x1003: alone */
+	{__LINE__, 0x1003, 8, 3, 0x1004, 4},     /* byte 0x1006: the 4 of 0x1004-7 */
+	{__LINE__, 0x1003, 8, 2, 0x1004, 4},     /* byte 0x1005: 0x1004-7 */
+	{__LINE__, 0x1000, 8, 5, 0x1000, 8},     /* an aligned word: itself, any byte */
+	{__LINE__, 0x1000, 1, 7, 0x1000, 1},
+	{__LINE__, 0x1000, 4096, 100, 0x1020, 8}, /* long: byte 100 % 64 = 36 */
+	{__LINE__, 0x1000, 4096, 64, 0x1000, 8},
+};
+
+static void test_pick_word(void)
+{
+	for (size_t i = 0; i < sizeof(pick_rows) / sizeof(pick_rows[0]); i++) {
+		uint64_t waddr = 0xdead;
+		uint32_t wlen = 0xdead;
+		watchpoint_pick_word(pick_rows[i].addr, pick_rows[i].len, pick_rows[i].random, &waddr,
+				     &wlen);
+		CHECK(pick_rows[i].line, waddr == pick_rows[i].waddr && wlen == pick_rows[i].wlen,
+		      "pick(0x%llx, %u, %llu) = (0x%llx, %u), want (0x%llx, %u)",
+		      (unsigned long long)pick_rows[i].addr, pick_rows[i].len,
+		      (unsigned long long)pick_rows[i].random, (unsigned long long)waddr, wlen,
+		      (unsigned long long)pick_rows[i].waddr, pick_rows[i].wlen);
+	}
+	/* Every byte of a 32-byte store equally likely: each word 8 of 32. */
+	unsigned words[4] = {0, 0, 0, 0};
+	for (uint64_t r = 0; r < 3200; r++) {
+		uint64_t waddr;
+		uint32_t wlen;
+		watchpoint_pick_word(0x2000, 32, r * 0x9E3779B97F4A7C15ull >> 7, &waddr, &wlen);
+		words[(waddr - 0x2000) / 8]++;
+	}
+	for (int w = 0; w < 4; w++)
+		CHECK(__LINE__, words[w] > 700 && words[w] < 900, "word %d drawn %u of 3200", w, words[w]);
+}
+
+/* ------------------------------------------------------------------ */
 /* accesses with a known next instruction                               */
 
 extern char wp_after_store8[], wp_after_load8[], wp_after_store1[];
@@ -623,6 +675,7 @@ int main(int argc, char **argv)
 	int hw = argc > 1 && strcmp(argv[1], "--hw") == 0;
 	if (!hw) {
 		test_align();
+		test_pick_word();
 		if (check_failures)
 			fprintf(stderr, "test_watchpoint: %d failure(s)\n", check_failures);
 		return check_failures != 0;

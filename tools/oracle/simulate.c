@@ -80,14 +80,23 @@ static ULong next_countdown(ULong *rng, ULong period)
 	return period / 2 + rng_next(rng) % period;
 }
 
-/* libwitch's watchpoint_align: the widest aligned word of 8, 4, 2 or 1 bytes
- * at the access's start that the access covers. */
-static UInt watch_len(Addr a, UInt n)
+/* libwitch's watchpoint_pick_word: the largest aligned 8/4/2/1-byte piece
+ * inside the access around one of its first VALUE_MAX bytes, drawn
+ * uniformly. */
+static void watch_word(Addr a, UInt n, ULong random, Addr *wa, UInt *wl)
 {
-	UInt l = 8;
-	while (l > 1 && ((a & (l - 1)) != 0 || l > n))
-		l >>= 1;
-	return l;
+	UInt span = n < VALUE_MAX ? n : VALUE_MAX;
+	Addr b = a + (span ? random % span : 0);
+	for (UInt l = 8; l > 1; l >>= 1) {
+		Addr piece = b & ~(Addr)(l - 1);
+		if (piece >= a && piece + l <= a + n) {
+			*wa = piece;
+			*wl = l;
+			return;
+		}
+	}
+	*wa = b;
+	*wl = 1;
 }
 
 static struct ctx_weight *weight_of(struct ctx_table *t, UInt ctx)
@@ -296,8 +305,7 @@ static void sample(struct sim_seed *s, struct sim_thread *t, enum simulate_clien
 	if (r->wp[slot].armed)
 		release(r, slot); /* the victim's weight waits in its context's mu */
 	struct sim_wp *w = &r->wp[slot];
-	w->addr = a;
-	w->len = watch_len(a, n);
+	watch_word(a, n, rng_next(&t->rng), &w->addr, &w->len);
 	w->ctx = ctx;
 	w->key = objects_key(ctx, obj);
 	w->weight = (double)sim_period[c] * n / p_arm;

@@ -101,5 +101,13 @@ double watchpoint_hit_ns(void);
 /* The x86-legal range to watch for an access [addr, addr+len): the largest
  * aligned 8/4/2/1-byte part that starts at addr. */
 void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen);
+/* The range to watch for a sample of the access [addr, addr+len): the
+ * largest aligned 8/4/2/1-byte piece inside the access around its byte
+ * addr + random % len (of its first WATCHPOINT_VALUE_MAX bytes, the ones a
+ * client remembers).  Each byte equally likely: a wide store (16-64 bytes
+ * of a vector register) is judged by a word drawn uniformly, not always
+ * by its first, whose fate may differ from the others'. */
+void watchpoint_pick_word(uint64_t addr, uint32_t len, uint64_t random, uint64_t *waddr,
+			  uint32_t *wlen);
 
 #endif
