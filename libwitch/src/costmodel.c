@@ -20,7 +20,12 @@
 struct mnem_cost {
 	uint8_t latency;
 	uint8_t busy;
+	uint8_t known; /* classified (mnem_cost_of) */
 };
+/* Classified at first sight, in whatever thread or handler meets the
+ * mnemonic (classify is string compares, async-signal-safe; two threads
+ * write the same value): classifying all ~1900 at start cost every process
+ * ~170 us. */
 static struct mnem_cost mnem_cost[ZYDIS_MNEMONIC_MAX_VALUE + 1];
 static double cycles_per_ns = 3.0;
 
@@ -55,29 +60,31 @@ static struct mnem_cost classify(const char *name)
 {
 	const char *s = name[0] == 'v' ? name + 1 : name; /* VEX/EVEX forms alike */
 	if (!strcmp(name, "div") || !strcmp(name, "idiv"))
-		return (struct mnem_cost){18, 10};
+		return (struct mnem_cost){18, 10, 0};
 	if (has_prefix(s, "div") || has_prefix(s, "sqrt"))
-		return (struct mnem_cost){13, 4};
+		return (struct mnem_cost){13, 4, 0};
 	if (!strcmp(name, "imul") || !strcmp(name, "mul") || !strcmp(name, "mulx") ||
 	    has_prefix(s, "pmul") || has_prefix(s, "pmadd") || !strcmp(name, "crc32") ||
 	    !strcmp(name, "pdep") || !strcmp(name, "pext"))
-		return (struct mnem_cost){3, 0};
+		return (struct mnem_cost){3, 0, 0};
 	if (fp_arith(s))
-		return (struct mnem_cost){3, 0};
+		return (struct mnem_cost){3, 0, 0};
 	if (has_prefix(s, "perm") || has_prefix(s, "pshufb") || has_prefix(s, "broadcast") ||
 	    has_prefix(s, "insert") || has_prefix(s, "extract") || has_prefix(s, "pmovmsk") ||
 	    has_prefix(s, "movmsk") || has_prefix(s, "ptest"))
-		return (struct mnem_cost){2, 0};
-	return (struct mnem_cost){1, 0};
+		return (struct mnem_cost){2, 0, 0};
+	return (struct mnem_cost){1, 0, 0};
 }
 
 /* A dependent chain of adds runs one a cycle on every x86 core: time one. */
+#define MEASURE_ITERS (1u << 12) /* of 8 adds: 32k cycles, ~10 us a run */
+
 static double measure_cycles_per_ns(void)
 {
 	double best = 0;
 	for (int run = 0; run < 4; run++) {
 		struct timespec a, b;
-		uint64_t x = 0, n = 1u << 13;
+		uint64_t x = 0, n = MEASURE_ITERS;
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		__asm__ volatile("1:\n\t"
 				 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
@@ -86,20 +93,32 @@ static double measure_cycles_per_ns(void)
 				 : "+r"(x), "+r"(n));
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
-		double cpn = ns > 0 ? (8.0 * (1u << 13)) / ns : 0;
+		double cpn = ns > 0 ? (8.0 * MEASURE_ITERS) / ns : 0;
 		if (cpn > best)
 			best = cpn;
 	}
 	return best > 0.3 && best < 10 ? best : 3.0; /* a preempted run: a plain 3 GHz */
 }
 
+static struct mnem_cost mnem_cost_of(unsigned m)
+{
+	if (m > ZYDIS_MNEMONIC_MAX_VALUE)
+		m = 0;
+	struct mnem_cost c = mnem_cost[m];
+	if (__atomic_load_n(&mnem_cost[m].known, __ATOMIC_ACQUIRE))
+		return c;
+	const char *name = ZydisMnemonicGetString((ZydisMnemonic)m);
+	c = name ? classify(name) : (struct mnem_cost){1, 0, 0};
+	if (m == ZYDIS_MNEMONIC_MOV)
+		c.latency = 0; /* register moves are renamed away */
+	mnem_cost[m].latency = c.latency;
+	mnem_cost[m].busy = c.busy;
+	__atomic_store_n(&mnem_cost[m].known, 1, __ATOMIC_RELEASE);
+	return c;
+}
+
 int costmodel_init(void)
 {
-	for (int m = 0; m <= ZYDIS_MNEMONIC_MAX_VALUE; m++) {
-		const char *name = ZydisMnemonicGetString((ZydisMnemonic)m);
-		mnem_cost[m] = name ? classify(name) : (struct mnem_cost){1, 0};
-	}
-	mnem_cost[ZYDIS_MNEMONIC_MOV].latency = 0; /* register moves are renamed away */
 	cycles_per_ns = measure_cycles_per_ns();
 	return 0;
 }
@@ -138,7 +157,7 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 		   const struct decode_zydis *z, uint64_t rep_elems)
 {
 	const ZydisDecodedInstruction *insn = &z->insn;
-	struct mnem_cost c = mnem_cost[insn->mnemonic <= ZYDIS_MNEMONIC_MAX_VALUE ? insn->mnemonic : 0];
+	struct mnem_cost c = mnem_cost_of(insn->mnemonic);
 	float start = 0, latency = c.latency;
 	int vector = 0;
 

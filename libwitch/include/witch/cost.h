@@ -38,7 +38,7 @@ struct cost {
 	uint64_t preempted;      /* runs taken as preempted, counted at the mean */
 };
 
-/* Once: measures the TSC rate (~0.2 ms; not async-signal-safe). */
+/* Once: measures the TSC rate (~50 us; not async-signal-safe). */
 int cost_init(void);
 /* A thread starts. */
 void cost_begin(struct cost *c);
