@@ -197,10 +197,14 @@ static void test_cct_random(void)
 	CHECK(__LINE__, t.n_nodes == distinct + 1, "n_nodes %u, want %u distinct prefixes + root",
 	      t.n_nodes, distinct);
 	CHECK(__LINE__, t.dropped == 0, "dropped %llu", (unsigned long long)t.dropped);
+	/* the hash grew with the tree: at least two buckets a node */
+	CHECK(__LINE__, t.n_nodes > 1024 && t.bucket_mask + 1 >= 2 * t.n_nodes,
+	      "%u nodes in %u buckets", t.n_nodes, t.bucket_mask + 1);
 	arena_destroy(&a);
 }
 
-/* cct_init fails with -ENOMEM when the arena is too small */
+/* cct_init fails with -ENOMEM when the arena is too small; a tree whose
+ * hash finds no room to grow keeps its buckets and stays right. */
 static void test_cct_small_arena(void)
 {
 	struct arena a;
@@ -208,6 +212,24 @@ static void test_cct_small_arena(void)
 	CHECK(__LINE__, arena_init(&a, 4096) == 0, "arena_init");
 	int rc = cct_init(&t, &a, 1000);
 	CHECK(__LINE__, rc == -ENOMEM, "cct_init in a 4 KiB arena: %d, want -ENOMEM", rc);
+	arena_destroy(&a);
+
+	enum { N = 3000 };
+	size_t need = sizeof(struct cct_node) * N + 4096 + 64;
+	CHECK(__LINE__, arena_init(&a, need) == 0, "arena_init");
+	CHECK(__LINE__, cct_init(&t, &a, N) == 0, "cct_init");
+	int64_t ids[N - 1];
+	for (uint64_t i = 0; i < N - 1; i++) {
+		uint64_t pc = 0x1000 + i;
+		ids[i] = cct_insert_path(&t, &pc, 1);
+	}
+	CHECK(__LINE__, t.bucket_mask + 1 == 1024, "buckets %u: the arena had no room", t.bucket_mask + 1);
+	int wrong = 0;
+	for (uint64_t i = 0; i < N - 1; i++) {
+		uint64_t pc = 0x1000 + i;
+		wrong += ids[i] != (int64_t)(i + 1) || cct_insert_path(&t, &pc, 1) != ids[i];
+	}
+	CHECK(__LINE__, wrong == 0 && t.n_nodes == N, "%d ids wrong, %u nodes", wrong, t.n_nodes);
 	arena_destroy(&a);
 }
 

@@ -23,7 +23,8 @@ struct cct_node {
 
 struct cct {
 	struct cct_node *nodes;
-	uint32_t *buckets;
+	uint32_t *buckets;     /* grows with the tree (cct.c) */
+	struct arena *arena;   /* where it grows */
 	uint32_t n_nodes;
 	uint32_t max_nodes;
 	uint32_t bucket_mask;
