@@ -107,6 +107,21 @@ static uint64_t next_pc_decoded(struct emulate *emu, const struct decode_insn *i
 	return emulate_code_readable(emu, next) ? next : 0;
 }
 
+/* A rep string instruction's access is decoded as its first element; a pick
+ * of it stands for all rep of them (access_bytes), so it watches one drawn
+ * uniformly, as a count-based sampler meets each element alike.  Always the
+ * first was biased: a memset's (rep stosq's) first qword is where the
+ * string written after it starts (strings' format_record: its digits). */
+static void rep_pick_element(struct decode_access *a, uint64_t rep, uint64_t rflags,
+			     struct rng *rng)
+{
+	uint64_t k = rng_next(rng) % rep;
+	if (rflags & 0x400) /* DF: the elements go down */
+		a->addr -= k * a->len;
+	else
+		a->addr += k * a->len;
+}
+
 static uint64_t access_bytes(const struct decode_insn *in, const struct decode_access *a,
 			     const struct decode_regs *regs)
 {
@@ -228,11 +243,14 @@ static double look_window(const struct look_env *env, struct pace *pace, struct 
 					draws[d].picked = 1;
 					draws[d].pick.in = in;
 					draws[d].pick.access = (int)(a - in.access);
+					struct decode_access *pa = &draws[d].pick.in.access[draws[d].pick.access];
+					if (rep > 1)
+						rep_pick_element(pa, rep, ahead.rflags, env->rng);
 					draws[d].pick.emu = emu;
 					/* The same instruction on the same bytes earlier
 					 * in the window (a loop): its traps come first
 					 * and are not the pick's own. */
-					draws[d].pick.self_skip = trace_self_runs(tr, in.pc, a->addr, a->len);
+					draws[d].pick.self_skip = trace_self_runs(tr, in.pc, pa->addr, pa->len);
 					draws[d].pick.trace = tr;
 					draws[d].pick.trace_pos = tr->n;
 					draws[d].pick.stored_known = 0;
