@@ -397,6 +397,9 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 			pick->access = (int)(a - in->access);
 			if (a->flags & DECODE_ACC_MASKED) /* watch the bytes the mask writes */
 				emulate_vec_access(&emu, &z, &in->access[pick->access]);
+			if ((in->flags & DECODE_F_REP) && ahead.gpr[DECODE_RCX] > 1)
+				rep_pick_element(&in->access[pick->access], ahead.gpr[DECODE_RCX],
+						 ahead.rflags, env->rng);
 			pick->emu = emu;
 			pick->weight = l->weight;
 			pick->self_skip = 0;
