@@ -135,6 +135,15 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 		fprintf(out, " (%.0f ticks per CPU-second; the profiler's cost, as it measured it: "
 			"%.1f%% of the program's CPU time)", rate, overhead * 100);
 	fputc('\n', out);
+	double blocked = witch_profile_stat(p, "threads_signal_blocked");
+	double unprofiled = witch_profile_stat(p, "threads_unprofiled");
+	if (blocked > 0)
+		fprintf(out, "%-19s%.0f of %.0f threads began with the profiler's signal blocked "
+			"(a pool that blocks every signal): they were not sampled\n",
+			"note:", blocked, witch_profile_stat(p, "threads"));
+	if (unprofiled > 0)
+		fprintf(out, "%-19s%.0f threads were not profiled: WITCH_MEMORY_MB was reached\n",
+			"note:", unprofiled);
 	fprintf(out, "%-19s%.0f\n", "watchpoints armed:",
 		witch_profile_stat(p, "watchpoints_armed"));
 	fprintf(out, "%-19s%.0f\n", "traps:", witch_profile_stat(p, "traps"));

@@ -59,6 +59,7 @@
 	X(handler_faults)     /* handler runs a fault ended (rescue.h): abandoned */ \
 	X(threads)            /* threads profiled */                            \
 	X(threads_unprofiled) /* threads the memory cap left unprofiled */       \
+	X(threads_signal_blocked) /* threads that began with the runtime's signal blocked */ \
 	X(memory_cap_mb)      /* WITCH_MEMORY_MB (the profile's, not a sum) */   \
 	X(pmu_records)        /* PMU sampler: sample records read */            \
 	X(pmu_not_exact)      /* ... without an exact IP: not used */            \
