@@ -1,5 +1,6 @@
 /* watchpoint: perf_event hardware breakpoints of one thread (see watchpoint.h). */
 #include "witch/watchpoint.h"
+#include "witch/watch_word.h"
 #include "witch/perf_fd.h"
 
 #include <errno.h>
@@ -92,18 +93,7 @@ void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wl
 void watchpoint_pick_word(uint64_t addr, uint32_t len, uint64_t random, uint64_t *waddr,
 			  uint32_t *wlen)
 {
-	uint32_t span = len < WATCHPOINT_VALUE_MAX ? len : WATCHPOINT_VALUE_MAX;
-	uint64_t b = addr + (span ? random % span : 0);
-	for (uint32_t l = 8; l > 1; l >>= 1) {
-		uint64_t piece = b & ~(uint64_t)(l - 1);
-		if (piece >= addr && piece + l <= addr + len) {
-			*waddr = piece;
-			*wlen = l;
-			return;
-		}
-	}
-	*waddr = b;
-	*wlen = 1;
+	watch_word_pick(addr, len, random, WATCHPOINT_VALUE_MAX, waddr, wlen);
 }
 
 static int watchpoint_reopen(struct watchpoint_set *s, struct watchpoint *w, uint64_t addr,

@@ -4,6 +4,7 @@
 #include "access.h"
 #include "insn_class.h"
 #include "objects.h"
+#include "witch/watch_word.h"
 
 #include "pub_tool_libcbase.h"
 #include "pub_tool_mallocfree.h"
@@ -80,23 +81,14 @@ static ULong next_countdown(ULong *rng, ULong period)
 	return period / 2 + rng_next(rng) % period;
 }
 
-/* libwitch's watchpoint_pick_word: the largest aligned 8/4/2/1-byte piece
- * inside the access around one of its first VALUE_MAX bytes, drawn
- * uniformly. */
+/* libwitch's watchpoint_pick_word, from the header both include. */
 static void watch_word(Addr a, UInt n, ULong random, Addr *wa, UInt *wl)
 {
-	UInt span = n < VALUE_MAX ? n : VALUE_MAX;
-	Addr b = a + (span ? random % span : 0);
-	for (UInt l = 8; l > 1; l >>= 1) {
-		Addr piece = b & ~(Addr)(l - 1);
-		if (piece >= a && piece + l <= a + n) {
-			*wa = piece;
-			*wl = l;
-			return;
-		}
-	}
-	*wa = b;
-	*wl = 1;
+	uint64_t addr;
+	uint32_t len;
+	watch_word_pick(a, n, random, VALUE_MAX, &addr, &len);
+	*wa = (Addr)addr;
+	*wl = len;
 }
 
 static struct ctx_weight *weight_of(struct ctx_table *t, UInt ctx)
