@@ -52,7 +52,7 @@ void cost_begin(struct cost *c)
 	c->round_trip_ns = ROUND_TRIP_GUESS_NS;
 }
 
-static double thread_cpu_ns(void)
+double cost_thread_cpu_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -65,7 +65,7 @@ void cost_enter(struct cost *c)
 	if (c->measuring) {
 		/* On the thread's CPU clock, as the sampler's clock counts: the
 		 * TSC would also count time the host takes for the VM. */
-		double gap = thread_cpu_ns() - c->exit_cpu_ns;
+		double gap = cost_thread_cpu_ns() - c->exit_cpu_ns;
 		c->measuring = 0;
 		if (gap > 0 && gap < ROUND_TRIP_MAX_NS) {
 			/* Running mean over the last ~16 measurements. */
@@ -108,7 +108,7 @@ void cost_leave(struct cost *c, int soon, int kernel)
 	 * SELF_CHECK_EVERY (sample.c), the rest let by in the kernel. */
 	if (soon) {
 		c->measuring = 1;
-		c->exit_cpu_ns = thread_cpu_ns();
+		c->exit_cpu_ns = cost_thread_cpu_ns();
 	}
 }
 

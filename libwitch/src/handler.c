@@ -68,6 +68,46 @@ static void handler_rescued(struct witch_thread *t, ucontext_t *uc)
 		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 }
 
+/* One handler run under a return point (rescue.h): the point lives in this
+ * frame while run runs.  uc: the context to clear the trap flag of if a
+ * fault ends the run (NULL: none). */
+typedef void (*handler_run_fn)(struct witch_thread *t, ucontext_t *uc, void *arg);
+
+static void handler_run(struct witch_thread *t, ucontext_t *uc, handler_run_fn run, void *arg)
+{
+	struct rescue_point rp;
+	if (RESCUE_SET(&rp)) {
+		handler_rescued(t, uc);
+		return;
+	}
+	run(t, uc, arg);
+	rescue_disarm();
+}
+
+struct signal_run {
+	siginfo_t *si;
+	int tick;
+};
+
+static void run_signal(struct witch_thread *t, ucontext_t *uc, void *arg)
+{
+	const struct signal_run *s = arg;
+	int slot;
+	if (s->tick && t->sampler.clock == SAMPLER_PMU)
+		tick_pmu(t, uc);
+	else if (s->tick)
+		tick_soft(t, uc);
+	else if ((slot = watchpoint_slot_of_fd(&t->wps, s->si->si_fd)) >= 0)
+		trap(t, slot, uc);
+}
+
+static void run_step(struct witch_thread *t, ucontext_t *uc, void *arg)
+{
+	(void)arg;
+	t->stats.steps++;
+	step_soft(t, uc);
+}
+
 /* Ours: this thread's sampler ticks, and anything else the kernel raised
  * on this signal (perf_event fds signal with si_code POLL_*; only the
  * runtime points fds at it).  Signals a process sent (kill, sigqueue, a
@@ -81,19 +121,8 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 	if (witch_rt.off || !t || !t->active || !handler_enter(t))
 		return 1;
 	int saved_errno = errno;
-	ucontext_t *uc = ucv;
-	struct rescue_point rp;
-	if (RESCUE_SET(&rp)) {
-		handler_rescued(t, uc);
-	} else {
-		if (tick && t->sampler.clock == SAMPLER_PMU)
-			tick_pmu(t, uc);
-		else if (tick)
-			tick_soft(t, uc);
-		else if (watchpoint_slot_of_fd(&t->wps, si->si_fd) >= 0)
-			trap(t, watchpoint_slot_of_fd(&t->wps, si->si_fd), uc);
-		rescue_disarm();
-	}
+	struct signal_run s = {si, tick};
+	handler_run(t, ucv, run_signal, &s);
 	errno = saved_errno;
 	handler_leave(t, 1);
 	return 1;
@@ -110,18 +139,21 @@ int handler_on_sigtrap(siginfo_t *si, void *ucv)
 		look_end(&t->look);
 		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 	} else {
-		struct rescue_point rp;
-		if (RESCUE_SET(&rp)) {
-			handler_rescued(t, uc);
-		} else {
-			t->stats.steps++;
-			step_soft(t, uc);
-			rescue_disarm();
-		}
+		handler_run(t, uc, run_step, NULL);
 		handler_leave(t, 1);
 	}
 	errno = saved_errno;
 	return 1;
+}
+
+/* The program's context here, for the unwind: this frame is live while
+ * sample_take runs. */
+static void run_call(struct witch_thread *t, ucontext_t *no_uc, void *arg)
+{
+	ucontext_t uc;
+	(void)no_uc;
+	if (getcontext(&uc) == 0)
+		sample_take(t, &uc, arg);
 }
 
 /* A byte-counted sample of the program's call of fn (bulk.h), outside any
@@ -131,7 +163,6 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 {
 	struct witch_thread *t = thread_self();
 	sigset_t ours, old;
-	ucontext_t uc;
 
 	if (witch_rt.off || !t || !t->active)
 		return;
@@ -143,15 +174,8 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 	if (handler_enter(t)) {
 		struct decode_access a = {.addr = addr, .len = 1, .kind = kind, .elem = DECODE_ELEM_INT};
 		struct sample_req r = {.leaf = fn, .a = &a, .weight = weight};
-		struct rescue_point rp;
 		t->stats.ticks_bulk++;
-		if (RESCUE_SET(&rp)) {
-			handler_rescued(t, NULL);
-		} else {
-			if (getcontext(&uc) == 0)
-				sample_take(t, &uc, &r);
-			rescue_disarm();
-		}
+		handler_run(t, NULL, run_call, &r);
 		handler_leave(t, 0);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

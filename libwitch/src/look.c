@@ -116,7 +116,7 @@ static void rep_pick_element(struct decode_access *a, uint64_t rep, uint64_t rfl
 			     struct rng *rng)
 {
 	uint64_t k = rng_next(rng) % rep;
-	if (rflags & 0x400) /* DF: the elements go down */
+	if (rflags & DECODE_RFLAGS_DF) /* the elements go down */
 		a->addr -= k * a->len;
 	else
 		a->addr += k * a->len;

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <string.h>
 
-#define RFLAGS_DF 0x400ull
 
 struct watched {
 	uint64_t addr;
@@ -60,7 +59,7 @@ static int resolve_rep_in_flight(const struct decode_regs *regs, const struct wa
 	if (decode_at(regs->rip, regs, &in) < 0 || !(in.flags & DECODE_F_REP) ||
 	    !regs->gpr[DECODE_RCX])
 		return 0;
-	int64_t back = (regs->rflags & RFLAGS_DF) ? 1 : -1;
+	int64_t back = (regs->rflags & DECODE_RFLAGS_DF) ? 1 : -1;
 	for (int i = 0; i < in.n_access; i++)
 		in.access[i].addr += (uint64_t)(back * (int64_t)in.access[i].len);
 	if (!match_access(&in, w, out))

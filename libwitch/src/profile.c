@@ -1,5 +1,6 @@
 /* profile: process-wide aggregate and the profile writer (see profile.h). */
 #include "witch/profile.h"
+#include "witch/cost.h"
 #include "witch/heap.h"
 #include "witch/objects.h"
 #include "witch/runtime.h"
@@ -14,41 +15,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The runtime's fixed CPU cost in this process: the constructor's, and the
- * exit's from profile_exit_begins on (CLOCK_THREAD_CPUTIME_ID: both run in
- * one thread). */
+ * exit's from profile_exit_begins on (both run in one thread). */
 static double profile_startup_ns, profile_exit_start_ns;
-
-static double profile_cpu_ns(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-		return 0;
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 void profile_note_startup(double start_cpu_ns)
 {
-	double now = profile_cpu_ns();
+	double now = cost_thread_cpu_ns();
 	profile_startup_ns = now > start_cpu_ns ? now - start_cpu_ns : 0;
 }
 
 void profile_exit_begins(void)
 {
-	profile_exit_start_ns = profile_cpu_ns();
-}
-
-double profile_thread_cpu_ns(void)
-{
-	return profile_cpu_ns();
+	profile_exit_start_ns = cost_thread_cpu_ns();
 }
 
 static double profile_fixed_cost_ns(void)
 {
-	double exit_ns = profile_exit_start_ns > 0 ? profile_cpu_ns() - profile_exit_start_ns : 0;
+	double exit_ns = profile_exit_start_ns > 0 ? cost_thread_cpu_ns() - profile_exit_start_ns : 0;
 	return profile_startup_ns + (exit_ns > 0 ? exit_ns : 0);
 }
 

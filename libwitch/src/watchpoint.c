@@ -83,11 +83,7 @@ int watchpoint_set_open(struct watchpoint_set *s, uint32_t want, int sig, pid_t 
 
 void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen)
 {
-	uint32_t l = 8;
-	while (l > 1 && ((addr & (l - 1)) != 0 || l > len))
-		l >>= 1;
-	*waddr = addr;
-	*wlen = l;
+	watch_word_pick(addr, len, 0, len, waddr, wlen); /* the piece at addr */
 }
 
 void watchpoint_pick_word(uint64_t addr, uint32_t len, uint64_t random, uint64_t *waddr,

@@ -221,7 +221,7 @@ __attribute__((constructor)) static void witch_init(void)
 {
 	char err[CONFIG_PATH_MAX + 256];
 	int rc;
-	double start_cpu_ns = profile_thread_cpu_ns();
+	double start_cpu_ns = cost_thread_cpu_ns();
 
 	config_defaults(&witch_cfg);
 	if (config_from_env(&witch_cfg, err, sizeof(err)) < 0) {

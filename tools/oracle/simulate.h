@@ -3,8 +3,9 @@
  *
  * A sample every N-th store (load for the load client) by count, N drawn
  * uniformly from [P/2, 3P/2) as libwitch's samplers draw their periods; four
- * debug registers per thread, armed on the sampled access's first aligned
- * word (watchpoint_align); reservoir replacement (Witch 4.4.1) and
+ * debug registers per thread, armed on an aligned word of the sampled
+ * access drawn uniformly (watch_word.h, as libwitch draws it); reservoir
+ * replacement (Witch 4.4.1) and
  * proportional attribution mu/eta (4.4.2, Eq. 4.1) per calling context, as
  * libwitch's sample.c and handler.c do them; verdicts as crafts/ give them.
  * Each sample weighs P times its access's bytes, so totals estimate bytes.

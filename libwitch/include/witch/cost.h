@@ -40,6 +40,8 @@ struct cost {
 
 /* Once: measures the TSC rate (~50 us; not async-signal-safe). */
 int cost_init(void);
+/* The calling thread's CPU clock, in ns (a system call, ~1 us here). */
+double cost_thread_cpu_ns(void);
 /* A thread starts. */
 void cost_begin(struct cost *c);
 /* At every handler entry. */

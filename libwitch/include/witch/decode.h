@@ -33,6 +33,8 @@ enum decode_gpr {
 	DECODE_NGPR
 };
 
+#define DECODE_RFLAGS_DF 0x400ull /* string instructions step down */
+
 struct decode_regs {
 	uint64_t gpr[DECODE_NGPR];
 	uint64_t rip;

@@ -34,9 +34,8 @@ int profile_expand_path(const char *pattern, pid_t pid, const char *exe, int add
  * maps pcs in them. */
 void profile_note_modules(void);
 /* The runtime's fixed cost, written as `stat cost_startup_ns`: the
- * constructor's CPU time (from start_cpu_ns, profile_thread_cpu_ns() when
- * it began) and the exit's, from profile_exit_begins to the write. */
-double profile_thread_cpu_ns(void);
+ * constructor's CPU time (from start_cpu_ns, cost_thread_cpu_ns() when it
+ * began) and the exit's, from profile_exit_begins to the write. */
 void profile_note_startup(double start_cpu_ns);
 void profile_exit_begins(void);
 /* The child of fork starts with an empty profile of its own. */
