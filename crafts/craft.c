@@ -1,6 +1,7 @@
 /* craft: the table of clients and what they share (see craft.h). */
 #include "witch/craft.h"
 #include "witch/decode.h"
+#include "witch/peek.h"
 #include "witch/value.h"
 
 #include <errno.h>
@@ -27,18 +28,18 @@ int craft_read_location(struct watchpoint *w, uint8_t *buf)
 		 * the watched head (the bytes a trap can be about). */
 		uint32_t len = w->own.sample_len < WATCHPOINT_VALUE_MAX ? w->own.sample_len
 								    : WATCHPOINT_VALUE_MAX;
-		if (decode_read_memory(w->own.sample_addr, buf, len) == 0) {
+		if (peek_read(w->own.sample_addr, buf, len) == 0) {
 			w->own.value_addr = w->own.sample_addr;
 			w->own.value_len = (uint8_t)len;
 			return 0;
 		}
-		if (decode_read_memory(w->addr, buf, w->len) < 0)
+		if (peek_read(w->addr, buf, w->len) < 0)
 			return -EFAULT;
 		w->own.value_addr = w->addr;
 		w->own.value_len = (uint8_t)w->len;
 		return 0;
 	}
-	return decode_read_memory(w->own.value_addr, buf, w->own.value_len) < 0 ? -EFAULT : 0;
+	return peek_read(w->own.value_addr, buf, w->own.value_len) < 0 ? -EFAULT : 0;
 }
 
 int craft_set_location(struct watchpoint *w, uint64_t bytes, int shadow)

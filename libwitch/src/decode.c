@@ -2,8 +2,8 @@
  *
  * Everything but decode_init runs in signal handlers: Zydis decodes into
  * caller-provided structs without allocating, code is read either directly
- * from a page known to be mapped or through process_vm_readv (which fails
- * with EFAULT instead of faulting), and no errno/stdio/locks are touched.
+ * from a page known to be mapped or through peek_read (peek.h), and no
+ * errno/stdio/locks are touched.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* REG_* indices of mcontext_t gregs */
@@ -13,14 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <ucontext.h>
 
 #include <Zydis/Zydis.h>
 
 #include "witch/decode.h"
 #include "witch/decode_zydis.h"
+#include "witch/peek.h"
+#include "witch/peek.h"
 
 /* Smallest page size on x86-64; mappings are multiples of it, so bytes up to
  * the next 4 KiB boundary are mapped whenever the byte at pc is. */
@@ -38,49 +38,6 @@ int decode_init(void)
 					   ZYDIS_STACK_WIDTH_64)))
 		return -EINVAL;
 	g_ready = 1;
-	return 0;
-}
-
-/* Raw syscalls: the libc wrappers set errno, which a signal handler must not
- * clobber behind the interrupted code's back. */
-static inline long raw_syscall0(long nr)
-{
-	long ret;
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr) : "rcx", "r11", "memory");
-	return ret;
-}
-
-static inline long raw_syscall6(long nr, long a1, long a2, long a3, long a4,
-				long a5, long a6)
-{
-	long ret;
-	register long r10 __asm__("r10") = a4;
-	register long r8 __asm__("r8") = a5;
-	register long r9 __asm__("r9") = a6;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
-int decode_read_memory(uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-	long pid, n;
-
-	if (len == 0)
-		return 0;
-	/* getpid() every time rather than cached: after fork() a cached pid
-	 * would silently read the parent's memory. */
-	pid = raw_syscall0(SYS_getpid);
-	n = raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1,
-			 (long)&remote, 1, 0);
-	/* A short read means part of the range is unmapped. Other failures
-	 * (ENOSYS, EPERM under a sandbox) equally mean "cannot read". */
-	if (n != (long)len)
-		return -EFAULT;
 	return 0;
 }
 
@@ -155,7 +112,7 @@ static int decode_full(uint64_t pc, ZydisDecodedInstruction *insn,
 	st = ZydisDecoderDecodeFull(&g_decoder, (const void *)(uintptr_t)pc, n,
 				    insn, ops);
 	if (st == ZYDIS_STATUS_NO_MORE_DATA && n < MAX_INSN) {
-		if (decode_read_memory(pc, tmp, MAX_INSN) < 0)
+		if (peek_read(pc, tmp, MAX_INSN) < 0)
 			return -EFAULT;
 		st = ZydisDecoderDecodeFull(&g_decoder, tmp, MAX_INSN, insn, ops);
 	}
@@ -493,14 +450,14 @@ static int scan_one(uint64_t a, uint64_t ctx_pc, uint64_t *checked_page,
 	 * each page readable once before reading it in place. */
 	if (page != *checked_page) {
 		uint8_t probe;
-		if (decode_read_memory(a, &probe, 1) < 0)
+		if (peek_read(a, &probe, 1) < 0)
 			return -EFAULT;
 		*checked_page = page;
 	}
 	st = ZydisDecoderDecodeInstruction(&g_decoder, &zctx,
 					   (const void *)(uintptr_t)a, n, insn);
 	if (st == ZYDIS_STATUS_NO_MORE_DATA && n < MAX_INSN) {
-		if (decode_read_memory(a, tmp, MAX_INSN) < 0) {
+		if (peek_read(a, tmp, MAX_INSN) < 0) {
 			/* next page unreadable: fine if ctx_pc is not past it,
 			 * the instruction would overshoot anyway */
 			return page + CODE_PAGE >= ctx_pc ? -ENOENT : -EFAULT;

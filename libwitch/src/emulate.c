@@ -2,6 +2,7 @@
 #include "witch/emulate.h"
 #include "witch/decode_zydis.h"
 #include "witch/emulate_vec.h"
+#include "witch/peek.h"
 #include "emulate_operands.h"
 
 #include <errno.h>
@@ -29,7 +30,7 @@ int emulate_code_readable(struct emulate *e, uint64_t pc)
 
 	if (page == e->code_page[0] || page == e->code_page[1])
 		return 1;
-	if (decode_read_memory(pc, &byte, 1) < 0)
+	if (peek_read(pc, &byte, 1) < 0)
 		return 0;
 	e->code_page[1] = e->code_page[0];
 	e->code_page[0] = page;
@@ -46,7 +47,7 @@ int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len)
 	uint8_t *out = buf;
 
 	if (!v)
-		return decode_read_memory(addr, buf, len);
+		return peek_read(addr, buf, len);
 	while (len > 0) {
 		uint64_t base = addr & ~(uint64_t)(EMULATE_CHUNK - 1);
 		uint32_t off = (uint32_t)(addr - base), n = EMULATE_CHUNK - off;
@@ -58,7 +59,7 @@ int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len)
 		if (i == EMULATE_CHUNKS) {
 			i = (int)(v->chunk_next++ % EMULATE_CHUNKS);
 			v->chunk_base[i] = 1;
-			if (decode_read_memory(base, v->chunk[i], EMULATE_CHUNK) < 0)
+			if (peek_read(base, v->chunk[i], EMULATE_CHUNK) < 0)
 				return -EFAULT; /* a chunk is in one page: all mapped or none */
 			v->chunk_base[i] = base;
 		}

@@ -137,6 +137,7 @@ int fatal_install(void (*write_profile)(void))
 	if (!fatal_real_sigaction)
 		return -ENOSYS;
 	fatal_write = write_profile;
+	rescue_set_fault_handler(fatal_handler); /* peek.h reads in place under it */
 	for (unsigned i = 0; i < FATAL_N; i++) {
 		struct sigaction cur;
 		if (fatal_real_sigaction(fatal_signals[i], NULL, &cur) < 0)

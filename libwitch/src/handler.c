@@ -19,6 +19,7 @@
 #include "witch/rescue.h"
 #include "witch/runtime.h"
 #include "witch/sample.h"
+#include "witch/sigguard.h"
 #include "witch/thread.h"
 
 #include <errno.h>
@@ -166,9 +167,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 
 	if (witch_rt.off || !t || !t->active)
 		return;
-	sigemptyset(&ours);
-	sigaddset(&ours, witch_rt.sig); /* not wps.sig: no set is open when sampling only */
-	sigaddset(&ours, SIGTRAP);
+	sigguard_handler_mask(&ours); /* as in a signal handler's run */
 	if (pthread_sigmask(SIG_BLOCK, &ours, &old) != 0)
 		return;
 	if (handler_enter(t)) {
@@ -179,6 +178,12 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 		handler_leave(t, 0);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+int handler_in_run(void)
+{
+	const struct witch_thread *t = thread_self();
+	return t && __atomic_load_n(&t->in_handler, __ATOMIC_RELAXED);
 }
 
 /* --- helpers both paths use -------------------------------------------------- */

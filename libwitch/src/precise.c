@@ -1,5 +1,6 @@
 /* precise: the access behind a watchpoint trap (see precise.h). */
 #include "witch/precise.h"
+#include "witch/peek.h"
 #include "witch/unwind.h"
 
 #include <errno.h>
@@ -75,7 +76,7 @@ static int resolve_call_store(struct decode_cache *cache, const struct decode_re
 			      const struct watched *w, struct precise_access *out)
 {
 	uint64_t rsp = regs->gpr[DECODE_RSP], ret, caller_start, call_pc;
-	if (decode_read_memory(rsp, &ret, sizeof(ret)) < 0 ||
+	if (peek_read(rsp, &ret, sizeof(ret)) < 0 ||
 	    !match_stack_slot(rsp, DECODE_STORE, w, out))
 		return -ENOENT;
 	out->pc = ret - 1;
@@ -110,15 +111,15 @@ static int match_moved_pointers(const struct decode_insn *in, const struct decod
 /* Whether rip is where a direct call just went: the return address at rsp
  * follows a `call rel32` (e8) to rip.  Catches call stores whose target has
  * no function start of its own in the unwind tables (a PLT stub: its FDE
- * covers the whole .plt).  Read through decode_read_memory: whatever is at
+ * covers the whole .plt).  Read through peek_read: whatever is at
  * rsp need not be a return address, nor point at mapped code. */
 static int is_call_target(const struct decode_regs *regs)
 {
 	uint64_t ret;
 	uint8_t call[5];
 	int32_t rel;
-	if (decode_read_memory(regs->gpr[DECODE_RSP], &ret, sizeof(ret)) < 0 || ret < 5 ||
-	    decode_read_memory(ret - 5, call, sizeof(call)) < 0 || call[0] != 0xe8)
+	if (peek_read(regs->gpr[DECODE_RSP], &ret, sizeof(ret)) < 0 || ret < 5 ||
+	    peek_read(ret - 5, call, sizeof(call)) < 0 || call[0] != 0xe8)
 		return 0;
 	memcpy(&rel, call + 1, sizeof(rel));
 	return ret + (uint64_t)(int64_t)rel == regs->rip;

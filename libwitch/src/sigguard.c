@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <ucontext.h>
 
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -60,7 +61,13 @@ static void guard_chain(int slot, int sig, siginfo_t *si, void *uc)
 		memset(&guard_prog[slot], 0, sizeof(guard_prog[slot]));
 		guard_prog[slot].sa_handler = SIG_DFL;
 	}
-	pthread_sigmask(SIG_BLOCK, &a.sa_mask, &old);
+	/* The mask the kernel would have set: the interrupted code's, the
+	 * handler's own, the signal unless NODEFER (not the runtime's). */
+	sigset_t m = ((const ucontext_t *)uc)->uc_sigmask;
+	sigorset(&m, &m, &a.sa_mask);
+	if (!(a.sa_flags & SA_NODEFER))
+		sigaddset(&m, sig);
+	pthread_sigmask(SIG_SETMASK, &m, &old);
 	if (a.sa_flags & SA_SIGINFO)
 		a.sa_sigaction(sig, si, uc);
 	else
@@ -93,6 +100,15 @@ int sigguard_pick_signal(void)
 	return -EBUSY;
 }
 
+void sigguard_handler_mask(sigset_t *set)
+{
+	sigfillset(set);
+	sigdelset(set, SIGSEGV);
+	sigdelset(set, SIGBUS);
+	sigdelset(set, SIGILL);
+	sigdelset(set, SIGFPE);
+}
+
 int sigguard_install(int rt_sig)
 {
 	struct sigaction sa;
@@ -101,9 +117,7 @@ int sigguard_install(int rt_sig)
 		return -ENOSYS;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, rt_sig);
-	sigaddset(&sa.sa_mask, SIGTRAP);
+	sigguard_handler_mask(&sa.sa_mask);
 	sa.sa_sigaction = guard_on_rt;
 	if (real_sigaction()(rt_sig, &sa, &guard_prog[1]) < 0)
 		return -errno;
@@ -134,6 +148,23 @@ WITCH_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 		*oact = guard_prog[slot];
 	if (act)
 		guard_prog[slot] = *act;
+	return 0;
+}
+
+/* As glibc's own: pthread_sigmask with errno.  Inside a handler run the mask
+ * already blocks all a caller (libunwind) could want blocked: no change. */
+WITCH_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *oset)
+{
+	if (handler_in_run()) {
+		if (oset)
+			sigguard_handler_mask(oset);
+		return 0;
+	}
+	int rc = pthread_sigmask(how, set, oset);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 /* thread: per-thread runtime state and its life cycle (see thread.h). */
 #include "witch/thread.h"
+#include "witch/peek.h"
 #include "witch/datasym.h"
 #include "witch/phdrs.h"
 #include "witch/runtime.h"
@@ -247,6 +248,7 @@ struct witch_thread *thread_begin(void)
 	thread_list = t;
 	pthread_mutex_unlock(&thread_lock);
 	thread_tls = t;
+	peek_thread_begin(&t->wps, &t->stats);
 	t->active = 1;
 	if (sampler_start(&t->sampler) < 0)
 		t->active = 0;
@@ -313,8 +315,10 @@ void thread_end(struct witch_thread *t)
 	 * live threads can no longer fold this one at the same time. */
 	thread_unlink(t);
 	thread_fold(t);
-	if (thread_tls == t)
+	if (thread_tls == t) {
 		thread_tls = NULL;
+		peek_thread_begin(NULL, NULL);
+	}
 	thread_release(t);
 }
 
@@ -410,6 +414,7 @@ void thread_postfork_child(void)
 	/* The inherited events watch the parent's tid.  The child starts
 	 * afresh with thread_begin once fork has returned to it (forkguard.h). */
 	thread_tls = NULL;
+	peek_thread_begin(NULL, NULL);
 	pthread_setspecific(thread_key, NULL); /* its destructor must not fold freed memory */
 	self->active = 0;
 	thread_release(self);

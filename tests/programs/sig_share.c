@@ -7,7 +7,12 @@
  *      its handler runs 3 times, and reading the handler back gives its own.
  *   2. A handler for every real-time signal (signal()), each raised once ->
  *      each counted once; the runtime's RT signal among them.
- *   3. Stores while every signal is blocked, then unblocked.
+ *      Each handler runs with its own signal blocked and no other (the
+ *      runtime's handler blocks all but faults while it runs, and hands its
+ *      signal on with the mask the kernel would have set).
+ *   3. Stores while every signal is blocked, then unblocked; sigprocmask
+ *      (interposed: a no-op only inside the runtime's handler runs) blocks,
+ *      reports and unblocks as the C library's does.
  *   4. Its own sigaltstack and an SA_ONSTACK SIGUSR1 handler that checks it
  *      runs on that stack.
  *   5. siglongjmp out of a SIGUSR2 handler.
@@ -25,7 +30,7 @@
 
 #define N (8u << 20)
 
-static volatile sig_atomic_t traps, rt_seen[64], usr1_on_stack, usr2_count;
+static volatile sig_atomic_t traps, rt_seen[64], rt_mask_ok[64], usr1_on_stack, usr2_count;
 static char altstack[64 * 1024];
 static sigjmp_buf jump;
 
@@ -36,13 +41,24 @@ static void on_trap(int sig)
 
 static void on_rt(int sig)
 {
+	sigset_t cur;
 	rt_seen[sig - SIGRTMIN]++;
+	sigprocmask(SIG_BLOCK, NULL, &cur);
+	rt_mask_ok[sig - SIGRTMIN] = sigismember(&cur, sig) && !sigismember(&cur, SIGUSR1) &&
+				     !sigismember(&cur, SIGINT);
 }
 
 static void on_usr1(int sig)
 {
 	char here;
 	usr1_on_stack = &here >= altstack && &here < altstack + sizeof(altstack);
+}
+
+static volatile sig_atomic_t held_count;
+
+static void on_usr2_held(int sig)
+{
+	held_count++;
 }
 
 static void on_usr2(int sig)
@@ -78,9 +94,13 @@ int main(int argc, char **argv)
 		signal(s, on_rt);
 	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
 		raise(s);
-	for (int i = 0; i < nrt; i++)
+	int masked = 0;
+	for (int i = 0; i < nrt; i++) {
 		ok += rt_seen[i] == 1;
+		masked += rt_mask_ok[i];
+	}
 	printf("real-time signals delivered once each: %d of %d\n", ok, nrt);
+	printf("... each with its own signal blocked and no other: %d of %d\n", masked, nrt);
 
 	/* 3. all blocked, then not */
 	sigfillset(&all);
@@ -88,6 +108,18 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	fill(a, 99);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	sigset_t one, old, pend;
+	sigemptyset(&one);
+	sigaddset(&one, SIGUSR2);
+	signal(SIGUSR2, on_usr2_held);
+	sigprocmask(SIG_BLOCK, &one, &old);
+	raise(SIGUSR2);
+	sigpending(&pend);
+	int held = sigismember(&pend, SIGUSR2) && held_count == 0 && !sigismember(&old, SIGUSR2);
+	fill(a, 98);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	printf("SIGUSR2 held while blocked by sigprocmask: %s, delivered once unblocked: %s\n",
+	       held ? "yes" : "no", held_count == 1 ? "yes" : "no");
 
 	/* 4. own alternate stack */
 	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack), .ss_flags = 0};

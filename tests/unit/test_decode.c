@@ -22,6 +22,7 @@
 
 #include "witch/decode.h"
 #include "witch/decode_zydis.h"
+#include "witch/peek.h"
 
 #include "check.h"
 
@@ -551,14 +552,14 @@ static void test_pages(void)
 		       out.access[0].addr == XA && out.access[0].kind == DECODE_RMW,
 	      "insn ending at boundary: rc %d len %u n %u", rc, out.len, out.n_access);
 
-	rc = decode_read_memory(boundary, buf, 1);
+	rc = peek_read(boundary, buf, 1);
 	CHECK(__LINE__, rc == -EFAULT, "read of PROT_NONE page: %d", rc);
-	rc = decode_read_memory(boundary - 2, buf, 4);
+	rc = peek_read(boundary - 2, buf, 4);
 	CHECK(__LINE__, rc == -EFAULT, "read straddling into PROT_NONE page: %d", rc);
-	rc = decode_read_memory(boundary - 3, buf, 3);
+	rc = peek_read(boundary - 3, buf, 3);
 	CHECK(__LINE__, rc == 0 && buf[0] == 0x48 && buf[2] == 0x18, "read before boundary: %d",
 	      rc);
-	rc = decode_read_memory(0, buf, 8);
+	rc = peek_read(0, buf, 8);
 	CHECK(__LINE__, rc == -EFAULT, "read of NULL: %d", rc);
 
 	/* mov [rax+rcx*8+0x10], rdx cut by the boundary: -EFAULT, no fault */

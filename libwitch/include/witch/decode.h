@@ -117,8 +117,4 @@ int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *o
 int decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
 		     uint64_t ctx_pc, uint64_t *prev_pc);
 
-/* Read len bytes of memory at addr without faulting; async-signal-safe.
- * Returns 0 or -EFAULT.  Shared with clients that read watched values. */
-int decode_read_memory(uint64_t addr, void *buf, size_t len);
-
 #endif

@@ -69,7 +69,7 @@ int emulate_return_from_call(struct emulate *e, struct decode_regs *regs);
  * remembered in e), so decoding there cannot fault. */
 int emulate_code_readable(struct emulate *e, uint64_t pc);
 /* Read len bytes at addr for an emulated load, without faulting (through
- * decode_read_memory; with e->vec, a whole aligned chunk at a time, kept
+ * peek_read; with e->vec, a whole aligned chunk at a time, kept
  * for the run's later loads).  Returns 0 or -EFAULT. */
 int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len);
 /* The bytes [addr, addr + len) hold after the emulated stores, when the

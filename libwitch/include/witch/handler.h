@@ -24,5 +24,7 @@ int handler_on_sigtrap(siginfo_t *si, void *uc);
  * operation, bulk.h) is about to access (kind: DECODE_STORE or DECODE_LOAD),
  * standing for weight bytes.  Not from a signal handler. */
 void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight);
+/* 1 while this thread is in a handler run (its signals blocked but faults). */
+int handler_in_run(void);
 
 #endif

@@ -26,6 +26,7 @@
 
 struct rescue_point {
 	sigjmp_buf env;
+	int covered; /* rescue_covers_faults' answer for this run; -1: not asked */
 };
 
 /* Sets p as this thread's return point; 0 the first time, 1 when a fault
@@ -40,5 +41,14 @@ void rescue_disarm(void);
  * > 0) while a return point is set goes back to it and does not return.
  * 0: not ours, the handler goes on. */
 int rescue_fault(int sig, siginfo_t *si, void *uc);
+
+/* The SIGSEGV/SIGBUS handler that calls rescue_fault first (fatal.c's). */
+void rescue_set_fault_handler(void (*fn)(int, siginfo_t *, void *));
+/* 1 when a fault now would come back to this thread's return point: one is
+ * set, the kernel's handler for SIGSEGV and SIGBUS is the registered one,
+ * and neither signal is blocked (a blocked fault kills).  Asked of the
+ * kernel once a run (three system calls, no errno): a program can install
+ * its own handler past sigaction, by raw system call, as Go's runtime does. */
+int rescue_covers_faults(void);
 
 #endif

@@ -8,6 +8,14 @@
  * would have delivered it; reading the handler back returns the program's
  * own.  SIG_DFL and SIG_IGN are honoured the same way.  Every other signal
  * goes straight to the C library.
+ *
+ * A handler run blocks every signal but the faults (sigguard_handler_mask),
+ * so nothing the program does can come in while the runtime's tables or
+ * libunwind's locked cache are half changed.  Also interposed: sigprocmask,
+ * which is a no-op inside a handler run.  libunwind blocks every signal
+ * around each cache lookup (two system calls a frame, ~13 an unwind: a
+ * tenth of a tick's handler time); there they are blocked already, and the
+ * faults stay open for the rescue (rescue.h).
  */
 #ifndef WITCH_SIGGUARD_H
 #define WITCH_SIGGUARD_H
@@ -23,5 +31,8 @@ int sigguard_pick_signal(void);
  * (fork needs nothing: the child inherits the handlers and the recorded
  * program handlers alike.) */
 int sigguard_install(int rt_sig);
+/* The mask a handler run holds: all signals but SIGSEGV, SIGBUS, SIGILL and
+ * SIGFPE (a fault with its signal blocked kills at once). */
+void sigguard_handler_mask(sigset_t *set);
 
 #endif

@@ -57,6 +57,8 @@
 	X(round_trip_ns)      /* a round trip's cost as measured (max of threads) */ \
 	X(cost_preempted)     /* handler runs that lost the CPU: counted at the mean */ \
 	X(handler_faults)     /* handler runs a fault ended (rescue.h): abandoned */ \
+	X(peek_in_place)      /* reads of the program's memory in place (peek.h) */ \
+	X(peek_remote)        /* ... through process_vm_readv */                 \
 	X(threads)            /* threads profiled */                            \
 	X(threads_unprofiled) /* threads the memory cap left unprofiled */       \
 	X(threads_signal_blocked) /* threads that began with the runtime's signal blocked */ \

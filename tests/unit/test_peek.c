@@ -1,0 +1,156 @@
+/* test_peek: a read of the program's memory goes in place only where a
+ * fault would be rescued and no watchpoint of the thread covers it; every
+ * other read goes through the kernel and fails with -EFAULT, not a fault.
+ *
+ * Each row runs in a child: the row's SIGSEGV/SIGBUS disposition (fatal.c's
+ * handler, as in a profiled program that leaves them at default; the
+ * default; or a handler the "program" set by raw system call, past every
+ * interposer, as Go's runtime does), its signal mask, a return point set or
+ * not, and a fake watchpoint over one word.  The child reads the row's
+ * target and reports how: in place or through the kernel (peek's stats),
+ * the bytes, -EFAULT, or rescued (the return point came back).
+ */
+#include "witch/fatal.h"
+#include "witch/peek.h"
+#include "witch/rescue.h"
+#include "witch/stats.h"
+#include "witch/watchpoint.h"
+#include "check.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum disposition { FATAL, DEFAULT, RAW_OTHER };
+enum target { MAPPED, UNMAPPED, WATCHED, BESIDE_WATCHED };
+enum outcome { READ_IN_PLACE, READ_REMOTE, EFAULT_REMOTE, RESCUED };
+
+static const struct {
+	int line;
+	enum disposition disp;
+	int point;   /* a return point set (a handler run) */
+	int blocked; /* SIGSEGV blocked while reading */
+	enum target target;
+	enum outcome want;
+} rows[] = {
+	{__LINE__, FATAL, 1, 0, MAPPED, READ_IN_PLACE},
+	{__LINE__, FATAL, 1, 0, UNMAPPED, RESCUED},          /* the run ends, the program lives */
+	{__LINE__, FATAL, 1, 0, WATCHED, READ_REMOTE},       /* would trap on the watchpoint */
+	{__LINE__, FATAL, 1, 0, BESIDE_WATCHED, READ_IN_PLACE},
+	{__LINE__, FATAL, 0, 0, MAPPED, READ_REMOTE},        /* no return point: nothing rescues */
+	{__LINE__, FATAL, 0, 0, UNMAPPED, EFAULT_REMOTE},
+	{__LINE__, DEFAULT, 1, 0, MAPPED, READ_REMOTE},      /* a fault would kill */
+	{__LINE__, DEFAULT, 1, 0, UNMAPPED, EFAULT_REMOTE},
+	{__LINE__, RAW_OTHER, 1, 0, MAPPED, READ_REMOTE},    /* the program's handler would get it */
+	{__LINE__, RAW_OTHER, 1, 0, UNMAPPED, EFAULT_REMOTE},
+	{__LINE__, FATAL, 1, 1, MAPPED, READ_REMOTE},        /* a blocked fault kills */
+	{__LINE__, FATAL, 1, 1, UNMAPPED, EFAULT_REMOTE},
+};
+
+static int row;
+static uint64_t words[4] = {0x1111111111111111ull, 0x2222222222222222ull,
+			    0x3333333333333333ull, 0x4444444444444444ull};
+
+static void no_profile(void)
+{
+}
+
+static void other_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si, (void)uc;
+	_exit(9); /* the program's handler got a fault of the runtime's */
+}
+
+/* As the kernel's rt_sigaction takes it on x86-64. */
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+static int install_raw(void)
+{
+	struct ksigaction old, k;
+	if (syscall(SYS_rt_sigaction, SIGSEGV, NULL, &old, 8) != 0)
+		return -1;
+	k = old; /* keeps glibc's restorer */
+	k.handler = (void *)other_handler;
+	k.flags |= SA_SIGINFO;
+	return (int)syscall(SYS_rt_sigaction, SIGSEGV, &k, NULL, 8);
+}
+
+static uint64_t target_addr(enum target t)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (t == UNMAPPED) {
+		void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		munmap(p, (size_t)page);
+		return (uint64_t)(uintptr_t)p;
+	}
+	return (uint64_t)(uintptr_t)&words[t == WATCHED ? 1 : t == BESIDE_WATCHED ? 2 : 0];
+}
+
+/* 0 when the row's outcome came, else a code saying what came instead. */
+static int child(void)
+{
+	static struct watchpoint_set wps;
+	static struct witch_stats st;
+	struct rescue_point rp;
+	uint64_t got = 0, addr;
+
+	if (rows[row].disp != DEFAULT && fatal_install(no_profile) < 0)
+		return 20;
+	if (rows[row].disp == RAW_OTHER && install_raw() != 0)
+		return 21;
+	wps.n = 1;
+	wps.wp[0].armed = 1;
+	wps.wp[0].addr = (uint64_t)(uintptr_t)&words[1];
+	wps.wp[0].len = 8;
+	peek_thread_begin(&wps, &st);
+	if (rows[row].blocked) {
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, SIGSEGV);
+		pthread_sigmask(SIG_BLOCK, &s, NULL);
+	}
+	addr = target_addr(rows[row].target);
+	if (rows[row].point && RESCUE_SET(&rp))
+		return rows[row].want == RESCUED ? 0 : 10;
+	int rc = peek_read(addr, &got, sizeof(got));
+	if (rows[row].point)
+		rescue_disarm();
+	if (rows[row].want == RESCUED)
+		return 11; /* no fault came back */
+	if (rows[row].want == EFAULT_REMOTE)
+		return rc == -EFAULT && st.peek_remote == 1 && st.peek_in_place == 0 ? 0 : 12;
+	if (rc != 0 || got != *(uint64_t *)(uintptr_t)addr)
+		return 13;
+	if (rows[row].want == READ_IN_PLACE)
+		return st.peek_in_place == 1 && st.peek_remote == 0 ? 0 : 14;
+	return st.peek_remote == 1 && st.peek_in_place == 0 ? 0 : 15;
+}
+
+int main(void)
+{
+	for (row = 0; row < (int)(sizeof(rows) / sizeof(rows[0])); row++) {
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(child());
+		int st = 0;
+		waitpid(pid, &st, 0);
+		CHECK(rows[row].line, WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "want outcome %d, got %s %d (10 rescued, 11 not rescued, 12 no -EFAULT, "
+		      "13 wrong bytes, 14 not in place, 15 not remote, 9 the program's handler ran)",
+		      (int)rows[row].want, WIFEXITED(st) ? "exit" : "signal",
+		      WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	}
+	if (check_failures)
+		fprintf(stderr, "test_peek: %d failures\n", check_failures);
+	return check_failures != 0;
+}
