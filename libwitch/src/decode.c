@@ -289,23 +289,30 @@ void decode_zcache_begin(struct decode_zcache *c)
 int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct decode_regs *regs,
 			   struct decode_insn *out, struct decode_zydis *z)
 {
-	uint32_t i = (uint32_t)((pc ^ (pc >> 5)) % DECODE_ZCACHE_SLOTS);
-	if (c->slot[i].gen == c->gen && c->slot[i].pc == pc) {
-		const struct decode_zydis *hit = &c->slot[i].z;
+	uint32_t i = (uint32_t)((pc ^ (pc >> 7)) % DECODE_ZCACHE_SLOTS);
+	__typeof__(c->slot[0]) *s = &c->slot[i];
+	/* The bytes at pc are in its page, which is mapped: the run decodes
+	 * there in place (decode_full); only whole-page entries are kept. */
+	if (s->pc == pc && s->len &&
+	    (s->gen == c->gen || memcmp((const void *)(uintptr_t)pc, s->bytes, s->len) == 0)) {
+		s->gen = c->gen;
 		c->hits++;
 		memset(out, 0, sizeof(*out));
 		out->pc = pc;
-		z->insn = hit->insn;
-		memcpy(z->ops, hit->ops, sizeof(z->ops[0]) * hit->insn.operand_count);
+		z->insn = s->z.insn;
+		memcpy(z->ops, s->z.ops, sizeof(z->ops[0]) * s->z.insn.operand_count);
 		return decode_describe(pc, regs, out, z);
 	}
 	c->misses++;
 	int rc = decode_at_zydis(pc, regs, out, z);
-	if (rc == 0) {
-		c->slot[i].pc = pc;
-		c->slot[i].gen = c->gen;
-		c->slot[i].z.insn = z->insn;
-		memcpy(c->slot[i].z.ops, z->ops, sizeof(z->ops[0]) * z->insn.operand_count);
+	s->len = 0;
+	if (rc == 0 && (pc & (CODE_PAGE - 1)) + z->insn.length <= CODE_PAGE) {
+		s->pc = pc;
+		s->gen = c->gen;
+		s->len = z->insn.length;
+		memcpy(s->bytes, (const void *)(uintptr_t)pc, s->len);
+		s->z.insn = z->insn;
+		memcpy(s->z.ops, z->ops, sizeof(z->ops[0]) * z->insn.operand_count);
 	}
 	return rc;
 }

@@ -460,25 +460,27 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	}
 	uint32_t watch_ctx = w->own.ctx, watch_obj = w->own.obj;
 	double obj_scale = w->own.obj_scale;
+	/* Decided: released before the unwind, which would otherwise pause and
+	 * resume it (two ioctls) if it watches the stack. */
+	sample_release(t, slot);
 	if (v == CRAFT_DROP) {
 		t->stats.traps++;
 		t->stats.traps_unreadable++;
-		sample_release(t, slot);
 		return;
 	}
 	int n = context_of_signal(t, uc, p.pc, p.skip_frames, pcs, NULL, (int)witch_rt.cfg->depth);
 	if (n <= 0) {
 		t->stats.skip_unwind++;
-		sample_release(t, slot);
 		return;
 	}
 	if (context_in_runtime(pcs, n)) {
-		t->stats.traps_runtime++; /* the profiler's own access: keep watching */
+		/* The profiler's own access (at exit): no verdict; the sample's
+		 * weight waits in mu for its context's next trap. */
+		t->stats.traps_runtime++;
 		return;
 	}
 	t->stats.traps++;
 	double amount = attribute(cct_node(&t->cct, watch_ctx));
-	sample_release(t, slot);
 	int64_t trap_ctx = cct_insert_path(&t->cct, pcs, n);
 	if (trap_ctx < 0) {
 		t->stats.skip_cct_full++;
