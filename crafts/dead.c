@@ -24,6 +24,12 @@ static enum craft_verdict dead_on_trap(struct watchpoint *w, const struct craft_
 	return t->kind == DECODE_STORE ? CRAFT_WASTE : CRAFT_USE;
 }
 
+static enum craft_verdict dead_on_traced(const struct watchpoint *w, uint8_t kind)
+{
+	(void)w;
+	return kind == DECODE_STORE ? CRAFT_WASTE : CRAFT_USE;
+}
+
 const struct craft craft_dead = {
 	.name = "dead",
 	.self = CRAFT_SELF_NOTHING,
@@ -33,4 +39,5 @@ const struct craft craft_dead = {
 	.on_sample = dead_on_sample,
 	.on_self = dead_on_self,
 	.on_trap = dead_on_trap,
+	.on_traced = dead_on_traced,
 };

@@ -56,6 +56,14 @@ static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_
 	return craft_judge(w, loaded, t, approx);
 }
 
+/* Nothing touched the bytes between the sample and this access: a load (or
+ * the load of a read-modify-write) reads what the sample read. */
+static enum craft_verdict load_on_traced(const struct watchpoint *w, uint8_t kind)
+{
+	(void)w;
+	return (kind & DECODE_LOAD) ? CRAFT_WASTE : CRAFT_DROP;
+}
+
 const struct craft craft_load = {
 	.name = "load",
 	.self = CRAFT_SELF_LOADED,
@@ -66,4 +74,5 @@ const struct craft craft_load = {
 	.on_self = load_on_self,
 	.on_self_value = load_on_self_value,
 	.on_trap = load_on_trap,
+	.on_traced = load_on_traced,
 };

@@ -18,6 +18,7 @@ void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec)
 	e->spill_lo = e->spill_hi = 0;
 	e->n_calls = 0;
 	e->frames_left = 0;
+	e->frame_gen = 0;
 	e->code_page[0] = e->code_page[1] = pc & CODE_PAGE_MASK;
 }
 
@@ -71,19 +72,33 @@ int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len)
 	return 0;
 }
 
-int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max)
+void emulate_frame_of(const struct emulate *e, struct emulate_frame *f)
 {
-	int keep = n - 1 - e->frames_left; /* callers still on the stack */
+	f->frames_left = e->frames_left;
+	f->n_calls = e->n_calls;
+	memcpy(f->call_ret, e->call_ret, sizeof(f->call_ret[0]) * (size_t)e->n_calls);
+}
+
+int emulate_context_frame(const struct emulate_frame *f, uint64_t *pcs, int n, int max)
+{
+	int keep = n - 1 - f->frames_left; /* callers still on the stack */
 	if (keep < 0 || max < 1)
 		return -EINVAL;
 	/* Too deep: the outermost frames go first, as in any context. */
-	int add = e->n_calls < max - 1 ? e->n_calls : max - 1;
+	int add = f->n_calls < max - 1 ? f->n_calls : max - 1;
 	if (1 + add + keep > max)
 		keep = max - 1 - add;
-	memmove(pcs + 1 + add, pcs + 1 + e->frames_left, sizeof(pcs[0]) * (size_t)keep);
+	memmove(pcs + 1 + add, pcs + 1 + f->frames_left, sizeof(pcs[0]) * (size_t)keep);
 	for (int i = 0; i < add; i++) /* innermost call first */
-		pcs[1 + i] = e->call_ret[e->n_calls - 1 - i] - 1;
+		pcs[1 + i] = f->call_ret[f->n_calls - 1 - i] - 1;
 	return 1 + add + keep;
+}
+
+int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max)
+{
+	struct emulate_frame f;
+	emulate_frame_of(e, &f);
+	return emulate_context_frame(&f, pcs, n, max);
 }
 
 int emulate_forwarded(const struct emulate *e, uint64_t addr, uint32_t len, uint64_t *v)
@@ -474,6 +489,7 @@ static int emulate_call_ret(struct emulate_ctx *c, const struct decode_insn *in)
 		e->call_ret[e->n_calls] = c->next_rip;
 		e->call_slot[e->n_calls] = rsp - 8;
 		e->n_calls++;
+		e->frame_gen++;
 		c->regs->gpr[DECODE_RSP] = rsp - 8;
 		c->next_rip = target;
 		return 0;
@@ -490,6 +506,7 @@ static int emulate_call_ret(struct emulate_ctx *c, const struct decode_insn *in)
 			return rc;
 		e->frames_left++;
 	}
+	e->frame_gen++;
 	c->regs->gpr[DECODE_RSP] = rsp + pop;
 	c->next_rip = target;
 	return 0;
@@ -502,6 +519,7 @@ int emulate_return_from_call(struct emulate *e, struct decode_regs *regs)
 	if (e->n_calls == 0 || e->call_slot[e->n_calls - 1] != rsp)
 		return -ENOTSUP;
 	regs->rip = e->call_ret[--e->n_calls];
+	e->frame_gen++;
 	regs->gpr[DECODE_RSP] = rsp + 8;
 	return 0;
 }

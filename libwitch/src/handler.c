@@ -396,22 +396,6 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 	}
 }
 
-/* Witch 4.4.2, Eq. 4.1: a trap in C_watch stands for every sample taken
- * there since its last trap, mu - eta (in bytes); eta catches up.  Not
- * divided among C_watch's armed watchpoints: the parts of those replaced
- * before they trap were never attributed (oracle --attribution=shared:
- * dead_two_loops 0.40 for 0.50).  The first access to touch the watched
- * word decides all of it, though it may touch only part: a 4-byte store
- * into the watched 8 bytes of a 32-byte vector store kills its neighbours
- * too as a rule, and crediting only the touched part would count every
- * sample wider than the access after it short. */
-static double attribute(struct cct_node *watch)
-{
-	double share = watch->mu - watch->eta;
-	watch->eta = watch->mu;
-	return share;
-}
-
 static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 {
 	struct watchpoint *w = &t->wps.wp[slot];
@@ -480,13 +464,5 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		return;
 	}
 	t->stats.traps++;
-	double amount = attribute(cct_node(&t->cct, watch_ctx));
-	int64_t trap_ctx = cct_insert_path(&t->cct, pcs, n);
-	if (trap_ctx < 0) {
-		t->stats.skip_cct_full++;
-		return;
-	}
-	if (pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, watch_obj, obj_scale, v == CRAFT_WASTE ? amount : 0,
-			v == CRAFT_USE ? amount : 0, v == CRAFT_WASTE && approx ? amount : 0) < 0)
-		t->stats.skip_pairs_full++;
+	sample_verdict(t, watch_ctx, watch_obj, obj_scale, pcs, n, v, approx);
 }

@@ -55,8 +55,41 @@ int look_trace_hits(const struct look_trace *trace, uint32_t pos, uint64_t addr,
 	return hits;
 }
 
+const struct look_trace_access *look_trace_next(const struct look_trace *tr, uint32_t pos,
+						uint64_t addr, uint32_t len)
+{
+	uint32_t end = tr->n < tr->complete ? tr->n : tr->complete;
+	if (pos >= end)
+		return NULL;
+	uint16_t own = tr->a[pos].insn;
+	for (uint32_t i = pos; i < end; i++) {
+		const struct look_trace_access *e = &tr->a[i];
+		if (e->insn == own)
+			continue;
+		if (e->unsure)
+			return NULL; /* it may touch them: the program must tell */
+		if (e->addr < addr + len && addr < e->addr + e->len)
+			return e;
+	}
+	return NULL;
+}
+
 /* The exact part of the window runs in: note its accesses. */
-static void trace_insn(struct look_trace *tr, const struct decode_insn *in, int n)
+/* The frame the run is in, kept in tr->frames when it changed. */
+static uint8_t trace_frame(struct look_trace *tr, const struct emulate *emu)
+{
+	if (tr->n_frames > 0 && emu->frame_gen == tr->frame_gen)
+		return tr->frame_now;
+	tr->frame_gen = emu->frame_gen;
+	tr->frame_now = LOOK_FRAME_UNKNOWN;
+	if (tr->n_frames < LOOK_TRACE_FRAMES) {
+		emulate_frame_of(emu, &tr->frames[tr->n_frames]);
+		tr->frame_now = (uint8_t)tr->n_frames++;
+	}
+	return tr->frame_now;
+}
+
+static void trace_insn(struct look_trace *tr, const struct decode_insn *in, int n, uint8_t frame)
 {
 	if (tr->n + in->n_access > LOOK_TRACE_MAX) {
 		tr->complete = tr->n < tr->complete ? tr->n : tr->complete;
@@ -70,6 +103,7 @@ static void trace_insn(struct look_trace *tr, const struct decode_insn *in, int 
 		e->len = a->len;
 		e->insn = (uint16_t)n;
 		e->kind = a->kind;
+		e->frame = frame;
 		e->unsure = (a->flags & (DECODE_ACC_MASKED | DECODE_ACC_UNKNOWN_ADDR)) ||
 			    (in->flags & DECODE_F_REP);
 	}
@@ -207,6 +241,7 @@ static double look_window(const struct look_env *env, struct pace *pace, struct 
 	emulate_begin(&emu, regs->rip, env->vec);
 	costmodel_begin(&cm);
 	tr->n = 0;
+	tr->n_frames = 0;
 	tr->complete = UINT32_MAX;
 	decode_zcache_begin(zc);
 	for (int n = 0; n < LOOK_MAX_INSNS && costmodel_cycles(&cm) < LOOK_WINDOW_CYCLES; n++) {
@@ -268,7 +303,7 @@ static double look_window(const struct look_env *env, struct pace *pace, struct 
 		}
 		if (exact) {
 			int stores = emu.n_stores;
-			trace_insn(tr, &in, n);
+			trace_insn(tr, &in, n, trace_frame(tr, &emu));
 			if (emulate_insn(&emu, &ahead, &in, &z) == 0) {
 				env->stats->emulated++;
 				if (ahead.rip != in.pc + in.len)

@@ -4,6 +4,7 @@
 #include "witch/context.h"
 #include "witch/log.h"
 #include "witch/objects.h"
+#include "witch/pairtab.h"
 #include "witch/reservoir.h"
 #include "witch/runtime.h"
 #include "witch/thread.h"
@@ -88,6 +89,63 @@ static int sample_self_known(const struct sample_req *r, struct watchpoint *cand
 	return 0;
 }
 
+/* Witch 4.4.2, Eq. 4.1: a verdict on a sample from C_watch stands for
+ * every sample taken there since its last verdict, mu - eta (in bytes); eta
+ * catches up.  Not divided among C_watch's armed watchpoints: the parts of
+ * those replaced before they trap were never attributed (oracle
+ * --attribution=shared: dead_two_loops 0.40 for 0.50).  The first access
+ * to touch the watched word decides all of it, though it may touch only
+ * part: a 4-byte store into the watched 8 bytes of a 32-byte vector store
+ * kills its neighbours too as a rule, and crediting only the touched part
+ * would count every sample wider than the access after it short. */
+void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_obj,
+		    double obj_scale, const uint64_t *pcs, int n, enum craft_verdict v, int approx)
+{
+	struct cct_node *watch = cct_node(&t->cct, watch_ctx);
+	double amount = watch->mu - watch->eta;
+	watch->eta = watch->mu;
+	int64_t trap_ctx = cct_insert_path(&t->cct, pcs, n);
+	if (trap_ctx < 0) {
+		t->stats.skip_cct_full++;
+		return;
+	}
+	if (pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, watch_obj, obj_scale,
+			v == CRAFT_WASTE ? amount : 0, v == CRAFT_USE ? amount : 0,
+			v == CRAFT_WASTE && approx ? amount : 0) < 0)
+		t->stats.skip_pairs_full++;
+}
+
+/* The window ran past the sample to the access that decides it: the
+ * verdict now, as the trap would have given it, with no watchpoint, no hits
+ * let by and no trap (dead: interp 75% of its samples, 150 -> 90 us a
+ * tick).  The deciding access's context is the tick's (tick_pcs) with the
+ * calls and returns run ahead to it (the trace's frame).  1: decided. */
+static int sample_decide_traced(struct witch_thread *t, const struct sample_req *r,
+				const struct watchpoint *cand, const uint64_t *tick_pcs, int tick_n)
+{
+	uint64_t pcs[CONFIG_MAX_DEPTH];
+	if (!witch_rt.craft->on_traced || !r->trace || tick_n <= 0)
+		return 0;
+	const struct look_trace_access *e = look_trace_next(r->trace, r->trace_pos, cand->addr,
+							    cand->len);
+	if (!e || e->frame == LOOK_FRAME_UNKNOWN)
+		return 0;
+	enum craft_verdict v = witch_rt.craft->on_traced(cand, e->kind);
+	if (v != CRAFT_WASTE && v != CRAFT_USE)
+		return 0;
+	memcpy(pcs, tick_pcs, sizeof(pcs[0]) * (size_t)tick_n);
+	int n = emulate_context_frame(&r->trace->frames[e->frame], pcs, tick_n,
+				      (int)witch_rt.cfg->depth);
+	if (n <= 0)
+		return 0;
+	pcs[0] = e->pc;
+	if (context_in_runtime(pcs, n))
+		return 0; /* a wrapper's access: the trap path knows those */
+	t->stats.verdicts_traced++;
+	sample_verdict(t, cand->own.ctx, cand->own.obj, cand->own.obj_scale, pcs, n, v, 0);
+	return 1;
+}
+
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
 {
 	uint64_t pcs[CONFIG_MAX_DEPTH], sps[CONFIG_MAX_DEPTH];
@@ -105,6 +163,13 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	int obj_dropped = 0;
 	double obj_scale = 1;
 	uint32_t obj = n > 0 ? sample_object(t, uc, r, pcs, sps, n, &obj_dropped, &obj_scale) : 0;
+	/* The tick's context, for an access the window traced past the sample. */
+	uint64_t tick_pcs[CONFIG_MAX_DEPTH];
+	int tick_n = 0;
+	if (n > 0 && r->emu && r->trace && witch_rt.craft->on_traced && !witch_rt.cfg->sample_only) {
+		memcpy(tick_pcs, pcs, sizeof(pcs[0]) * (size_t)n);
+		tick_n = n;
+	}
 	if (n > 0 && r->emu)
 		n = emulate_context(r->emu, pcs, n, (int)witch_rt.cfg->depth);
 	else if (n > 0 && r->self_pc == 0)
@@ -149,6 +214,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	 * such sample in SELF_CHECK_EVERY traps on its own access anyway: that
 	 * checks the count (predict_ok, predict_miss) and measures a round
 	 * trip (cost.h).  Else every hit traps (pending_self). */
+	if (sample_decide_traced(t, r, &cand, tick_pcs, tick_n))
+		return;
 	int hits = r->ran ? -1 : sample_hits_before(r, &cand);
 	if (witch_rt.craft->on_sample(&cand) < 0) {
 		t->stats.skip_unreadable++;

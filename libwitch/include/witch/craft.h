@@ -67,6 +67,11 @@ struct craft {
 	int (*on_self_value)(struct watchpoint *w, uint64_t bytes);
 	/* *approx is set to 1 when a waste verdict is only approximate (FP). */
 	enum craft_verdict (*on_trap)(struct watchpoint *w, const struct craft_trap *t, int *approx);
+	/* The first access to touch the watched bytes after the sample, as the
+	 * run ahead traced it (it has not run: by its kind alone, the bytes as
+	 * the sample left them): CRAFT_WASTE or CRAFT_USE, or CRAFT_DROP when
+	 * the program must run to tell.  NULL: always the program. */
+	enum craft_verdict (*on_traced)(const struct watchpoint *w, uint8_t kind);
 };
 
 const struct craft *craft_get(enum config_client client);

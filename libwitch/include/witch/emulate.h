@@ -21,11 +21,19 @@
 
 struct emulate_vec;
 
+/* Where a run is in the call tree: what emulate_context makes a context of. */
+struct emulate_frame {
+	int frames_left;
+	int n_calls;
+	uint64_t call_ret[EMULATE_MAX_CALLS];
+};
+
 struct emulate {
 	struct emulate_vec *vec; /* vector registers (emulate_vec.h), or NULL */
 	/* Counts and scalars first: emulate_insn puts them back when an
 	 * instruction fails (the arrays after them are only appended to). */
 	int n_stores;
+	uint32_t frame_gen;   /* bumped at each emulated call and return */
 	int n_calls;          /* emulated calls not returned from */
 	int frames_left;      /* emulated returns out of the starting frame and its callers */
 	uint64_t spill_lo, spill_hi; /* the span of stores past the slots (hi 0: none) */
@@ -78,6 +86,10 @@ int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len);
 int emulate_forwarded(const struct emulate *e, uint64_t addr, uint32_t len, uint64_t *v);
 /* Whether an emulated store touched [addr, addr + len). */
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
+/* The frame the run is in now; the context of pcs[0..n) (the starting
+ * context, leaf first) at frame f, as emulate_context. */
+void emulate_frame_of(const struct emulate *e, struct emulate_frame *f);
+int emulate_context_frame(const struct emulate_frame *f, uint64_t *pcs, int n, int max);
 /* pcs[0..n) is the calling context where emulation began (leaf first, callers
  * as return address - 1); rewrite it for where it is now: drop the frames
  * emulated returns left, add the emulated calls. pcs[0] (the leaf) is left for

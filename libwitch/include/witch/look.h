@@ -68,14 +68,28 @@ struct look_trace_access {
 	uint16_t insn;   /* the instruction's place in the window: one hit each */
 	uint8_t kind;    /* enum decode_kind */
 	uint8_t unsure;  /* masked, rep, or address unknown: may or may not touch */
+	uint8_t frame;   /* the frame it ran in: look_trace.frames[], or LOOK_FRAME_UNKNOWN */
 };
+
+#define LOOK_TRACE_FRAMES 16
+#define LOOK_FRAME_UNKNOWN 255
 
 struct look_trace {
 	uint32_t n;
 	uint32_t complete; /* entries before this are every access the program makes
 			    * (a byte-counted call run past is not traced) */
 	struct look_trace_access a[LOOK_TRACE_MAX];
+	uint32_t n_frames, frame_gen; /* frames[] so far; the run's frame_gen at the last */
+	uint8_t frame_now;
+	struct emulate_frame frames[LOOK_TRACE_FRAMES];
 };
+/* The access that decides a watch of [addr, addr + len) set before the
+ * instruction traced at pos: the first access after that instruction's own
+ * to touch the bytes, when the trace is sure it is the first (no unsure
+ * access before it).  NULL: none the window saw, or not sure. */
+const struct look_trace_access *look_trace_next(const struct look_trace *tr, uint32_t pos,
+						uint64_t addr, uint32_t len);
+
 
 /* A thread's look: where its single steps are going. */
 struct look {

@@ -18,6 +18,7 @@
 	X(traps_self)         /* the sampled instruction's own access */         \
 	X(traps_early)        /* another access before the sampled one ran */    \
 	X(hits_passed)        /* hits before a sample's own, let by in the kernel */ \
+	X(verdicts_traced)    /* samples the run ahead decided: no watchpoint */ \
 	X(predict_ok)         /* own trap after as many hits as the trace told */ \
 	X(predict_miss)       /* ... after more or fewer */                      \
 	X(traps_kept)         /* no verdict yet: kept watching */                \
