@@ -10,6 +10,7 @@ usage: check_report.py JSON [--fraction F --tol T] [--fraction-below X]
                        [--object-sampled-share NAME=S ...]
                        [--no-trap-in-module M] [--no-watch-in-module M]
                        [--trap-fns-for WATCHFN=TRAPFN[,TRAPFN...]]
+                       [--trap-path-for WATCHFN=FN/FN...]
                        [--min-samples N] [--min-traps N] [--max-stat NAME=N] [--min-stat NAME=N]
                        [--client NAME] [--sampler NAME] [--match-depth K] [-v]
 
@@ -80,6 +81,10 @@ Checks (each failure prints what was expected and what was found):
   --no-watch-in-module M  the same for watch paths
   --trap-fns-for W=T1,T2  every pair whose watch path matches W has a trap
                     path matching one of T1, T2, ... (repeatable)
+  --trap-path-for W=F1/F2/...  every pair whose watch path's leaf is W
+                    (after clone suffixes) has a trap path whose leading
+                    functions are F1, F2, ... in that order, for one of the
+                    alternatives given by repeating the option for W
   --min-samples N, --min-traps N   samples >= N, traps >= N
   --max-stat NAME=N  the report's "stats" object has counter NAME <= N
   --min-stat NAME=N  ... and counter NAME >= N
@@ -199,6 +204,15 @@ def parse_approx_shares(text):
     return parse_shares(text, "--approx-shares")
 
 
+def parse_trap_path(text):
+    w, sep, path = text.partition("=")
+    fns = [f for f in path.split("/") if f]
+    if not sep or not w or not fns:
+        raise argparse.ArgumentTypeError(
+            f"--trap-path-for: expected WATCHFN=FN/FN..., got {text!r}")
+    return w, fns
+
+
 def parse_trap_fns(text):
     if "=" not in text:
         raise argparse.ArgumentTypeError(
@@ -280,6 +294,7 @@ def main(argv):
     ap.add_argument("--approx-shares", type=parse_approx_shares)
     ap.add_argument("--no-trap-in-module", action="append", default=[], metavar="M")
     ap.add_argument("--no-watch-in-module", action="append", default=[], metavar="M")
+    ap.add_argument("--trap-path-for", type=parse_trap_path, action="append", default=[])
     ap.add_argument("--trap-fns-for", type=parse_trap_fns, action="append", default=[],
                     metavar="WATCHFN=TRAPFN[,...]")
     ap.add_argument("--min-samples", type=int)
@@ -572,6 +587,19 @@ def main(argv):
                if not any(path_matches(frames(p, "trap"), t, depth) for t in tl)]
         check(f"trap-fns-for {w}", not bad,
               f"every pair watched in {w} trapped in {' or '.join(tl)}",
+              f"{len(bad)} of {len(mine)} such pair(s) trap elsewhere, e.g. {describe(bad[0])}"
+              if bad else f"{len(mine)} pair(s), all fine")
+
+    want_paths = {}
+    for w, fns in args.trap_path_for:
+        want_paths.setdefault(w, []).append(fns)
+    for w, alts in want_paths.items():
+        mine = [p for p in pairs if path_matches(frames(p, "watch"), w, 1)]
+        lead = lambda p, n: [norm_fn(f.get("function")) if isinstance(f, dict) else ""
+                             for f in frames(p, "trap")[:n]]
+        bad = [p for p in mine if not any(lead(p, len(fns)) == fns for fns in alts)]
+        check(f"trap-path-for {w}", bool(mine) and not bad,
+              f"every pair watched at {w} trapped at {' or '.join('/'.join(a) for a in alts)}",
               f"{len(bad)} of {len(mine)} such pair(s) trap elsewhere, e.g. {describe(bad[0])}"
               if bad else f"{len(mine)} pair(s), all fine")
 
