@@ -24,10 +24,12 @@ static enum craft_verdict dead_on_trap(struct watchpoint *w, const struct craft_
 	return t->kind == DECODE_STORE ? CRAFT_WASTE : CRAFT_USE;
 }
 
-static enum craft_verdict dead_on_traced(const struct watchpoint *w, uint8_t kind)
+static enum craft_verdict dead_on_traced(const struct watchpoint *w, const struct craft_traced *t,
+				       int *approx)
 {
 	(void)w;
-	return kind == DECODE_STORE ? CRAFT_WASTE : CRAFT_USE;
+	*approx = 0;
+	return t->trap.kind == DECODE_STORE ? CRAFT_WASTE : CRAFT_USE;
 }
 
 const struct craft craft_dead = {

@@ -58,10 +58,12 @@ static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_
 
 /* Nothing touched the bytes between the sample and this access: a load (or
  * the load of a read-modify-write) reads what the sample read. */
-static enum craft_verdict load_on_traced(const struct watchpoint *w, uint8_t kind)
+static enum craft_verdict load_on_traced(const struct watchpoint *w, const struct craft_traced *t,
+				       int *approx)
 {
 	(void)w;
-	return (kind & DECODE_LOAD) ? CRAFT_WASTE : CRAFT_DROP;
+	*approx = 0;
+	return (t->trap.kind & DECODE_LOAD) ? CRAFT_WASTE : CRAFT_DROP;
 }
 
 const struct craft craft_load = {

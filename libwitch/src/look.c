@@ -56,7 +56,7 @@ int look_trace_hits(const struct look_trace *trace, uint32_t pos, uint64_t addr,
 }
 
 const struct look_trace_access *look_trace_next(const struct look_trace *tr, uint32_t pos,
-						uint64_t addr, uint32_t len)
+						uint64_t addr, uint32_t len, uint8_t kinds)
 {
 	uint32_t end = tr->n < tr->complete ? tr->n : tr->complete;
 	if (pos >= end)
@@ -64,7 +64,7 @@ const struct look_trace_access *look_trace_next(const struct look_trace *tr, uin
 	uint16_t own = tr->a[pos].insn;
 	for (uint32_t i = pos; i < end; i++) {
 		const struct look_trace_access *e = &tr->a[i];
-		if (e->insn == own)
+		if (e->insn == own || !(e->kind & kinds))
 			continue;
 		if (e->unsure)
 			return NULL; /* it may touch them: the program must tell */
@@ -104,6 +104,8 @@ static void trace_insn(struct look_trace *tr, const struct decode_insn *in, int 
 		e->insn = (uint16_t)n;
 		e->kind = a->kind;
 		e->frame = frame;
+		e->elem = a->elem;
+		e->value_known = 0;
 		e->unsure = (a->flags & (DECODE_ACC_MASKED | DECODE_ACC_UNKNOWN_ADDR)) ||
 			    (in->flags & DECODE_F_REP);
 	}
@@ -203,6 +205,24 @@ struct draw {
 
 /* The picked store has run ahead: its value, where the emulator knows it
  * (a general register's; not a vector's), for a client that compares it. */
+/* What the instruction just run stored, where the run ahead knows it: on
+ * its traced store (entries from first on), for verdicts on values. */
+static void trace_stored(struct look_trace *tr, uint32_t first, const struct emulate *emu,
+			 int stores_before)
+{
+	int i = emu->n_stores - 1;
+	if (i < stores_before || !emu->store_known[i])
+		return;
+	for (uint32_t k = first; k < tr->n; k++) {
+		struct look_trace_access *e = &tr->a[k];
+		if ((e->kind & DECODE_STORE) && e->addr == emu->store_addr[i] &&
+		    e->len == emu->store_len[i]) {
+			e->value = emu->store_value[i];
+			e->value_known = 1;
+		}
+	}
+}
+
 static void note_stored(const struct emulate *emu, int stores_before,
 			const struct decode_access *a, struct draw *draws, uint32_t here)
 {
@@ -303,9 +323,11 @@ static double look_window(const struct look_env *env, struct pace *pace, struct 
 		}
 		if (exact) {
 			int stores = emu.n_stores;
+			uint32_t traced = tr->n;
 			trace_insn(tr, &in, n, trace_frame(tr, &emu));
 			if (emulate_insn(&emu, &ahead, &in, &z) == 0) {
 				env->stats->emulated++;
+				trace_stored(tr, traced, &emu, stores);
 				if (ahead.rip != in.pc + in.len)
 					costmodel_taken(&cm, (in.flags & (DECODE_F_CALL | DECODE_F_RET)) != 0);
 				if (here)

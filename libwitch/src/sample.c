@@ -124,13 +124,28 @@ static int sample_decide_traced(struct witch_thread *t, const struct sample_req 
 				const struct watchpoint *cand, const uint64_t *tick_pcs, int tick_n)
 {
 	uint64_t pcs[CONFIG_MAX_DEPTH];
-	if (!witch_rt.craft->on_traced || !r->trace || tick_n <= 0)
+	const struct craft *cr = witch_rt.craft;
+	if (!cr->on_traced || !r->trace || tick_n <= 0)
 		return 0;
+	uint8_t kinds = cr->watch_type == WATCHPOINT_W ? DECODE_STORE : DECODE_LOAD | DECODE_STORE;
 	const struct look_trace_access *e = look_trace_next(r->trace, r->trace_pos, cand->addr,
-							    cand->len);
+							    cand->len, kinds);
 	if (!e || e->frame == LOOK_FRAME_UNKNOWN)
 		return 0;
-	enum craft_verdict v = witch_rt.craft->on_traced(cand, e->kind);
+	struct watchpoint w = *cand;
+	/* A client that remembers what the sample stores needs that value. */
+	if (cr->self == CRAFT_SELF_STORED && (!r->stored_known || cr->on_self_value(&w, r->stored) < 0))
+		return 0;
+	uint64_t o_lo = e->addr > w.addr ? e->addr : w.addr;
+	uint64_t o_hi = e->addr + e->len < w.addr + w.len ? e->addr + e->len : w.addr + w.len;
+	struct craft_traced ct = {
+		.trap = {.kind = e->kind, .elem = e->elem, .addr = e->addr, .len = e->len,
+			 .overlap_addr = o_lo, .overlap_len = (uint32_t)(o_hi - o_lo),
+			 .tolerance = witch_rt.cfg->fp_tolerance},
+		.value_known = e->value_known,
+		.value = e->value};
+	int approx = 0;
+	enum craft_verdict v = cr->on_traced(&w, &ct, &approx);
 	if (v != CRAFT_WASTE && v != CRAFT_USE)
 		return 0;
 	memcpy(pcs, tick_pcs, sizeof(pcs[0]) * (size_t)tick_n);
@@ -142,7 +157,7 @@ static int sample_decide_traced(struct witch_thread *t, const struct sample_req 
 	if (context_in_runtime(pcs, n))
 		return 0; /* a wrapper's access: the trap path knows those */
 	t->stats.verdicts_traced++;
-	sample_verdict(t, cand->own.ctx, cand->own.obj, cand->own.obj_scale, pcs, n, v, 0);
+	sample_verdict(t, cand->own.ctx, cand->own.obj, cand->own.obj_scale, pcs, n, v, approx);
 	return 1;
 }
 

@@ -13,8 +13,8 @@
  * count; pos past `complete` (or past n) is -1.
  *
  * look_trace_next rows want the entry that decides, or -1: the first
- * entry after the instruction at pos (its own entries are skipped) whose
- * bytes overlap, provided no unsure entry comes first, whatever frame it
+ * entry of the row's kinds after the instruction at pos (its own entries
+ * are skipped) whose bytes overlap, provided no unsure entry comes first, whatever frame it
  * ran in (the caller makes its context from the entry's frame); within
  * `complete` and n.
  *
@@ -34,21 +34,21 @@
 
 /* The window, in program order.  A = [0x1000, 0x1008), B = [0x2000, 0x2008). */
 static const struct look_trace_access entries[] = {
-	/*  pc        addr    len    insn kind unsure frame */
-	{0x400000, 0x1000, 8, 0, L, 0, 1},        /*  0: load A */
-	{0x400004, 0x1000, 8, 1, S, 0, 1},        /*  1: store A */
-	{0x400008, 0x1004, 4, 2, RW, 0, 1},       /*  2: RMW of A's upper half */
-	{0x40000c, 0x2000, 4, 3, L, 0, 1},        /*  3: one instruction: loads B's low half */
-	{0x40000c, 0x2004, 4, 3, S, 0, 1},        /*  4: ... and stores its high half */
-	{0x400010, 0x0ffc, 8, 4, L, 0, 1},        /*  5: load over A's start [0xffc, 0x1004) */
-	{0x400014, 0x1006, 4, 5, S, 0, 2},        /*  6: store over A's end [0x1006, 0x100a), in a callee */
-	{0x400018, 0x0ff8, 8, 6, S, 0, 1},        /*  7: store ending where A starts */
-	{0x40001c, 0x1008, 8, 7, L, 0, 1},        /*  8: load starting where A ends */
-	{0x400020, 0x3000, 8, 8, S, 1, 1},        /*  9: unsure store [0x3000, 0x3008) */
-	{0x400024, 0x2000, 8, 9, L, 0, 1},        /* 10: load B */
-	{0x400030, 0x1000, 1, 10, RW, 0, 1},      /* 11: RMW of A's first byte ...  */
-	{0x400030, 0x1000, 1, 12, RW, 0, 1},      /* 12: ... and again, a loop later (insn 11 a jmp) */
-	{0, 0x0800, 0x1000, UINT16_MAX, RW, 1, 1}, /* 13: unsure [0x800, 0x1800): a call not run */
+	/*  pc        addr    len    insn kind unsure frame elem value_known value */
+	{0x400000, 0x1000, 8, 0, L, 0, 1, 0, 0, 0},        /*  0: load A */
+	{0x400004, 0x1000, 8, 1, S, 0, 1, 0, 0, 0},        /*  1: store A */
+	{0x400008, 0x1004, 4, 2, RW, 0, 1, 0, 0, 0},       /*  2: RMW of A's upper half */
+	{0x40000c, 0x2000, 4, 3, L, 0, 1, 0, 0, 0},        /*  3: one instruction: loads B's low half */
+	{0x40000c, 0x2004, 4, 3, S, 0, 1, 0, 0, 0},        /*  4: ... and stores its high half */
+	{0x400010, 0x0ffc, 8, 4, L, 0, 1, 0, 0, 0},        /*  5: load over A's start [0xffc, 0x1004) */
+	{0x400014, 0x1006, 4, 5, S, 0, 2, 0, 0, 0},        /*  6: store over A's end [0x1006, 0x100a), in a callee */
+	{0x400018, 0x0ff8, 8, 6, S, 0, 1, 0, 0, 0},        /*  7: store ending where A starts */
+	{0x40001c, 0x1008, 8, 7, L, 0, 1, 0, 0, 0},        /*  8: load starting where A ends */
+	{0x400020, 0x3000, 8, 8, S, 1, 1, 0, 0, 0},        /*  9: unsure store [0x3000, 0x3008) */
+	{0x400024, 0x2000, 8, 9, L, 0, 1, 0, 0, 0},        /* 10: load B */
+	{0x400030, 0x1000, 1, 10, RW, 0, 1, 0, 0, 0},      /* 11: RMW of A's first byte ...  */
+	{0x400030, 0x1000, 1, 12, RW, 0, 1, 0, 0, 0},      /* 12: ... and again, a loop later (insn 11 a jmp) */
+	{0, 0x0800, 0x1000, UINT16_MAX, RW, 1, 1, 0, 0, 0}, /* 13: unsure [0x800, 0x1800): a call not run */
 };
 #define N_ENTRIES ((uint32_t)(sizeof(entries) / sizeof(entries[0])))
 
@@ -156,22 +156,28 @@ static const struct {
 	uint32_t pos;
 	uint64_t addr;
 	uint32_t len;
+	uint8_t kinds;
 	int want; /* entry index, or -1 */
 } next_rows[] = {
-	{__LINE__, ALL, 0, 0x1000, 8, 1},      /* load A, then store A */
-	{__LINE__, ALL, 1, 0x1000, 8, 2},      /* a partial overlap decides */
-	{__LINE__, ALL, 1, 0x1000, 4, 5},      /* the low half: entry 2 misses it, 5 (over A's start) */
-	{__LINE__, ALL, 3, 0x2000, 8, -1},     /* own entries skipped; the unsure 9 before 10 */
-	{__LINE__, ALL, 10, 0x1000, 8, 11},
-	{__LINE__, ALL, 11, 0x1000, 1, 12},    /* the same pc a loop later is another instruction */
-	{__LINE__, ALL, 2, 0x1006, 2, 6},      /* a callee's access decides too (frame 2) */
-	{__LINE__, ALL, 7, 0x1008, 8, 8},      /* adjacent below does not touch; 8 does */
-	{__LINE__, ALL, 7, 0x0ff8, 8, -1},     /* nothing before the unsure 9 */
-	{__LINE__, ALL, 12, 0x1000, 1, -1},    /* the unsure call (13) */
-	{__LINE__, 1, 0, 0x1000, 8, -1},       /* complete ends after the own access */
-	{__LINE__, 5, 1, 0x1000, 4, -1},       /* ... before entry 5 */
-	{__LINE__, ALL, 14, 0x1000, 8, -1},    /* pos at n */
-	{__LINE__, ALL, 99, 0x1000, 8, -1},
+	{__LINE__, ALL, 0, 0x1000, 8, RW, 1},      /* load A, then store A */
+	{__LINE__, ALL, 1, 0x1000, 8, RW, 2},      /* a partial overlap decides */
+	{__LINE__, ALL, 1, 0x1000, 4, RW, 5},      /* the low half: entry 2 misses it, 5 (over A's start) */
+	{__LINE__, ALL, 3, 0x2000, 8, RW, -1},     /* own entries skipped; the unsure 9 before 10 */
+	{__LINE__, ALL, 10, 0x1000, 8, RW, 11},
+	{__LINE__, ALL, 11, 0x1000, 1, RW, 12},    /* the same pc a loop later is another instruction */
+	{__LINE__, ALL, 2, 0x1006, 2, RW, 6},      /* a callee's access decides too (frame 2) */
+	{__LINE__, ALL, 7, 0x1008, 8, RW, 8},      /* adjacent below does not touch; 8 does */
+	{__LINE__, ALL, 7, 0x0ff8, 8, RW, -1},     /* nothing before the unsure 9 */
+	{__LINE__, ALL, 12, 0x1000, 1, RW, -1},    /* the unsure call (13) */
+	{__LINE__, 1, 0, 0x1000, 8, RW, -1},       /* complete ends after the own access */
+	{__LINE__, 5, 1, 0x1000, 4, RW, -1},       /* ... before entry 5 */
+	{__LINE__, ALL, 14, 0x1000, 8, RW, -1},    /* pos at n */
+	{__LINE__, ALL, 99, 0x1000, 8, RW, -1},
+	/* a write watchpoint's kinds: loads go by unseen */
+	{__LINE__, ALL, 0, 0x1000, 8, S, 1},
+	{__LINE__, ALL, 2, 0x1000, 8, S, 6},   /* past the load over A's start */
+	{__LINE__, ALL, 1, 0x1000, 4, S, -1},  /* no store on the low half before the unsure store 9 */
+	{__LINE__, ALL, 7, 0x0ff8, 8, L, -1},  /* the unsure store 9 goes by, the unsure call 13 not */
 };
 
 static struct look_trace trace;
@@ -184,7 +190,7 @@ int main(void)
 	/* past n: accesses that would hit everything, were they read */
 	for (uint32_t i = N_ENTRIES; i < N_ENTRIES + 4; i++)
 		trace.a[i] = (struct look_trace_access){0x400100 + i, 0, UINT32_MAX, (uint16_t)(100 + i),
-							RW, 0, 1};
+							RW, 0, 1, 0, 0, 0};
 
 	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
 		trace.complete = rows[k].complete;
@@ -200,11 +206,13 @@ int main(void)
 	for (size_t k = 0; k < sizeof(next_rows) / sizeof(next_rows[0]); k++) {
 		trace.complete = next_rows[k].complete;
 		const struct look_trace_access *e =
-			look_trace_next(&trace, next_rows[k].pos, next_rows[k].addr, next_rows[k].len);
+			look_trace_next(&trace, next_rows[k].pos, next_rows[k].addr, next_rows[k].len,
+					next_rows[k].kinds);
 		int got = e ? (int)(e - trace.a) : -1;
 		CHECK(next_rows[k].line, got == next_rows[k].want,
-		      "look_trace_next(pos %u, 0x%llx, %u) with complete %u = %d, want %d",
+		      "look_trace_next(pos %u, 0x%llx, %u, kinds %u) with complete %u = %d, want %d",
 		      next_rows[k].pos, (unsigned long long)next_rows[k].addr, next_rows[k].len,
+		      next_rows[k].kinds,
 		      next_rows[k].complete, got, next_rows[k].want);
 	}
 	if (check_failures)

@@ -10,6 +10,12 @@
  * and later traps the runtime feeds them, with mixed access sizes.  The
  * issue's case: a 4-byte store into an 8-byte watched location compares
  * only the 4 overlapping bytes.
+ *
+ * Part 3, on_traced, table-driven: an access the run ahead traced after a
+ * sample decides it without a trap, from its kind (dead, load) or from the
+ * values (silent: what the sample stored, with the traced store's bytes
+ * laid over the overlap).  A verdict needing what the program has not run
+ * yet is CRAFT_DROP.
  */
 #include <stdint.h>
 #include <string.h>
@@ -291,15 +297,92 @@ static void test_unreadable(void)
 	CHECK(__LINE__, craft_silent.on_self(&w) < 0, "silent on_self of page 0 accepted");
 }
 
+/* Part 3: on_traced.  The sample: an 8-byte store (silent: of `stored`) or
+ * load at BASE, watching [BASE + w_off, + w_len). */
+static const struct {
+	int line;
+	const struct craft *cr;
+	uint64_t stored;          /* what the sample stored (silent) */
+	uint32_t w_off, w_len;    /* the watched word */
+	uint8_t kind, elem;       /* the traced access */
+	int32_t a_off;
+	uint32_t a_len;
+	int known;
+	uint64_t value;           /* what it stores */
+	enum craft_verdict want;
+	int want_approx;
+} traced[] = {
+	/* dead: by kind */
+	{__LINE__, &craft_dead, 0, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 0, 8, 0, 0, CRAFT_WASTE, 0},
+	{__LINE__, &craft_dead, 0, 0, 8, DECODE_LOAD, DECODE_ELEM_INT, 0, 8, 0, 0, CRAFT_USE, 0},
+	{__LINE__, &craft_dead, 0, 0, 8, DECODE_RMW, DECODE_ELEM_INT, 4, 4, 0, 0, CRAFT_USE, 0},
+	/* load: a load (or an RMW's load) reads what the sample read */
+	{__LINE__, &craft_load, 0, 0, 8, DECODE_LOAD, DECODE_ELEM_INT, 0, 4, 0, 0, CRAFT_WASTE, 0},
+	{__LINE__, &craft_load, 0, 0, 8, DECODE_RMW, DECODE_ELEM_INT, 0, 8, 0, 0, CRAFT_WASTE, 0},
+	{__LINE__, &craft_load, 0, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 0, 8, 1, 7, CRAFT_DROP, 0},
+	/* silent: the same value is waste, another use, unknown the program's */
+	{__LINE__, &craft_silent, 0x1122334455667788ull, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 0, 8, 1,
+	 0x1122334455667788ull, CRAFT_WASTE, 0},
+	{__LINE__, &craft_silent, 0x1122334455667788ull, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 0, 8, 1,
+	 0x1122334455667789ull, CRAFT_USE, 0},
+	{__LINE__, &craft_silent, 0x1122334455667788ull, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 0, 8, 0,
+	 0x1122334455667788ull, CRAFT_DROP, 0},
+	/* 4 bytes into the watched word's upper half: their old bytes 0x11223344 */
+	{__LINE__, &craft_silent, 0x1122334455667788ull, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 4, 4, 1,
+	 0x11223344u, CRAFT_WASTE, 0},
+	{__LINE__, &craft_silent, 0x1122334455667788ull, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 4, 4, 1,
+	 0x55667788u, CRAFT_USE, 0},
+	/* a store starting below the sample: only its overlap counts (its bytes
+	 * at BASE and BASE+1, 0x88 0x77 as the sample left them; or not) */
+	{__LINE__, &craft_silent, 0x1122334455667788ull, 0, 8, DECODE_STORE, DECODE_ELEM_INT, -2, 4, 1,
+	 0x7788ffffu, CRAFT_WASTE, 0},
+	{__LINE__, &craft_silent, 0x1122334455667788ull, 0, 8, DECODE_STORE, DECODE_ELEM_INT, -2, 4, 1,
+	 0x5566ffffu, CRAFT_USE, 0},
+	/* a double within the FP tolerance: approximately silent */
+	{__LINE__, &craft_silent, 0x3ff0000000000000ull /* 1.0 */, 0, 8, DECODE_STORE,
+	 DECODE_ELEM_F64, 0, 8, 1, 0x3ff0000000000001ull, CRAFT_WASTE, 1},
+};
+
+static void test_traced(void)
+{
+	for (size_t i = 0; i < sizeof(traced) / sizeof(traced[0]); i++) {
+		struct watchpoint w;
+		memset(&w, 0, sizeof(w));
+		w.addr = BASE + traced[i].w_off;
+		w.len = traced[i].w_len;
+		w.own.sample_addr = BASE;
+		w.own.sample_len = 8;
+		w.own.sample_elem = traced[i].elem;
+		if (traced[i].cr == &craft_silent)
+			CHECK(traced[i].line, traced[i].cr->on_self_value(&w, traced[i].stored) == 0,
+			      "on_self_value");
+		uint64_t a = BASE + (uint64_t)(int64_t)traced[i].a_off;
+		uint64_t lo = a > w.addr ? a : w.addr;
+		uint64_t hi = a + traced[i].a_len < w.addr + w.len ? a + traced[i].a_len : w.addr + w.len;
+		struct craft_traced t = {
+			.trap = {.kind = traced[i].kind, .elem = traced[i].elem, .addr = a,
+				 .len = traced[i].a_len, .overlap_addr = lo,
+				 .overlap_len = (uint32_t)(hi - lo), .tolerance = 0.01},
+			.value_known = traced[i].known,
+			.value = traced[i].value};
+		int approx = -1;
+		enum craft_verdict v = traced[i].cr->on_traced(&w, &t, &approx);
+		CHECK(traced[i].line, v == traced[i].want && (v == CRAFT_DROP || approx == traced[i].want_approx),
+		      "%s on_traced: verdict %d approx %d, want %d approx %d", traced[i].cr->name, (int)v,
+		      approx, (int)traced[i].want, traced[i].want_approx);
+	}
+}
+
 int main(void)
 {
 	test_rows();
+	test_traced();
 	test_silent();
 	test_load();
 	test_unreadable();
 	if (check_failures)
 		return 1;
-	printf("test_value: %zu compare rows and the silent/load crafts passed\n",
-	       sizeof(rows) / sizeof(rows[0]));
+	printf("test_value: %zu compare rows, %zu traced rows and the silent/load crafts passed\n",
+	       sizeof(rows) / sizeof(rows[0]), sizeof(traced) / sizeof(traced[0]));
 	return 0;
 }

@@ -37,6 +37,14 @@ struct craft_trap {
 	double tolerance;      /* WITCH_FP_TOLERANCE */
 };
 
+/* An access the run ahead traced after a sample (look.h): the trap it
+ * would be, and what it stores when the run ahead knows. */
+struct craft_traced {
+	struct craft_trap trap;
+	int value_known;
+	uint64_t value; /* a store's bytes, little-endian (at most 8) */
+};
+
 /* What on_self reads, and so whether the own trap can be skipped where the
  * run ahead knows it already (sample.c, watchpoint_arm_after). */
 enum craft_self {
@@ -68,10 +76,12 @@ struct craft {
 	/* *approx is set to 1 when a waste verdict is only approximate (FP). */
 	enum craft_verdict (*on_trap)(struct watchpoint *w, const struct craft_trap *t, int *approx);
 	/* The first access to touch the watched bytes after the sample, as the
-	 * run ahead traced it (it has not run: by its kind alone, the bytes as
-	 * the sample left them): CRAFT_WASTE or CRAFT_USE, or CRAFT_DROP when
-	 * the program must run to tell.  NULL: always the program. */
-	enum craft_verdict (*on_traced)(const struct watchpoint *w, uint8_t kind);
+	 * run ahead traced it (it has not run: the bytes are as the sample left
+	 * them; t->overlap_* and t->tolerance as for on_trap): CRAFT_WASTE or
+	 * CRAFT_USE, or CRAFT_DROP when the program must run to tell.  NULL:
+	 * always the program. */
+	enum craft_verdict (*on_traced)(const struct watchpoint *w, const struct craft_traced *t,
+					int *approx);
 };
 
 const struct craft *craft_get(enum config_client client);

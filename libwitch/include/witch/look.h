@@ -69,6 +69,9 @@ struct look_trace_access {
 	uint8_t kind;    /* enum decode_kind */
 	uint8_t unsure;  /* masked, rep, or address unknown: may or may not touch */
 	uint8_t frame;   /* the frame it ran in: look_trace.frames[], or LOOK_FRAME_UNKNOWN */
+	uint8_t elem;    /* enum decode_elem */
+	uint8_t value_known;
+	uint64_t value;  /* what a store writes (little-endian), when value_known */
 };
 
 #define LOOK_TRACE_FRAMES 16
@@ -83,12 +86,13 @@ struct look_trace {
 	uint8_t frame_now;
 	struct emulate_frame frames[LOOK_TRACE_FRAMES];
 };
-/* The access that decides a watch of [addr, addr + len) set before the
- * instruction traced at pos: the first access after that instruction's own
- * to touch the bytes, when the trace is sure it is the first (no unsure
- * access before it).  NULL: none the window saw, or not sure. */
+/* The access that decides a watch of [addr, addr + len) for kinds (a
+ * watchpoint's: stores, or loads and stores) set before the instruction
+ * traced at pos: the first access of those kinds after that instruction's
+ * own to touch the bytes, when the trace is sure it is the first (no unsure
+ * access of those kinds before it).  NULL: none the window saw, or not sure. */
 const struct look_trace_access *look_trace_next(const struct look_trace *tr, uint32_t pos,
-						uint64_t addr, uint32_t len);
+						uint64_t addr, uint32_t len, uint8_t kinds);
 
 
 /* A thread's look: where its single steps are going. */
