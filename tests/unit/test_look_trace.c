@@ -52,7 +52,9 @@ static const struct look_trace_access entries[] = {
 };
 #define N_ENTRIES ((uint32_t)(sizeof(entries) / sizeof(entries[0])))
 
-static const struct {
+/* A row of either table: the trace's `complete`, the arguments, the answer
+ * (a count for look_trace_hits; an entry index or -1 for look_trace_next). */
+struct trace_row {
 	int line;
 	uint32_t complete;
 	uint32_t pos;
@@ -60,7 +62,9 @@ static const struct {
 	uint32_t len;
 	uint8_t kinds;
 	int want;
-} rows[] = {
+};
+
+static const struct trace_row rows[] = {
 	/* no overlap */
 	{__LINE__, ALL, 14, 0x5000, 8, RW, 0},
 	{__LINE__, ALL, 14, 0x1800, 0x800, RW, 0}, /* between entry 13's end and B */
@@ -150,15 +154,7 @@ static const struct {
 	{__LINE__, ALL, 100, 0x5000, 8, RW, -1},
 };
 
-static const struct {
-	int line;
-	uint32_t complete;
-	uint32_t pos;
-	uint64_t addr;
-	uint32_t len;
-	uint8_t kinds;
-	int want; /* entry index, or -1 */
-} next_rows[] = {
+static const struct trace_row next_rows[] = {
 	{__LINE__, ALL, 0, 0x1000, 8, RW, 1},      /* load A, then store A */
 	{__LINE__, ALL, 1, 0x1000, 8, RW, 2},      /* a partial overlap decides */
 	{__LINE__, ALL, 1, 0x1000, 4, RW, 5},      /* the low half: entry 2 misses it, 5 (over A's start) */
