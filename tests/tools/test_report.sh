@@ -210,6 +210,7 @@ write("two.prof", "\n".join([
     "period 1000000",
     "stat samples 60",
     "stat traps 10",
+    "stat verdicts_traced 12",
     "stat steps 5",
     "pid 200",
     "exe " + prog,
@@ -240,6 +241,9 @@ check(j["waste"] == 520 and abs(top["share"] - 400 / 520) < 1e-12, "merged share
 check(abs(j["fraction"] - 520 / (520 + 200)) < 1e-12, "merged fraction")
 rc, out, err = run("report", "one.prof", "two.prof")
 check("profiles:          2 (pids 100, 200)" in out, "text merged header")
+# one.prof has no verdicts_traced (the plain line above); merged, two's 12 show
+check("traps:             40 (and 12 samples decided from the window, no trap)" in out,
+      "text merged traps with verdicts decided from the window")
 
 # --- other clients' wording, waste_approx ---
 for client, watch, trap in [("silent", "silent store", "overwritten with the same value by"),

@@ -146,7 +146,12 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 			"note:", unprofiled);
 	fprintf(out, "%-19s%.0f\n", "watchpoints armed:",
 		witch_profile_stat(p, "watchpoints_armed"));
-	fprintf(out, "%-19s%.0f\n", "traps:", witch_profile_stat(p, "traps"));
+	double traced = witch_profile_stat(p, "verdicts_traced");
+	if (traced > 0) /* decided by the run ahead, no watchpoint (sample.c) */
+		fprintf(out, "%-19s%.0f (and %.0f samples decided from the window, no trap)\n",
+			"traps:", witch_profile_stat(p, "traps"), traced);
+	else
+		fprintf(out, "%-19s%.0f\n", "traps:", witch_profile_stat(p, "traps"));
 	fprintf(out, "%-19s", "waste:");
 	witch_print_bytes(out, t->waste);
 	if (t->has_waste_approx) {
