@@ -98,7 +98,7 @@ static int is_stack_reg(ZydisRegister r)
 /* Decode the instruction at pc without faulting.  The page holding pc is
  * readable (we are executing it, or the caller checked), so the bytes up to
  * its end are read in place; only an instruction that may spill into the
- * next page is fetched through process_vm_readv. */
+ * next page is fetched through peek_read (peek.h). */
 static int decode_full(uint64_t pc, ZydisDecodedInstruction *insn,
 		       ZydisDecodedOperand *ops)
 {

@@ -38,10 +38,10 @@ int emulate_code_readable(struct emulate *e, uint64_t pc)
 	return 1;
 }
 
-/* One syscall per 512 bytes, not per load: a vector loop reads 64 bytes an
- * instruction, and each process_vm_readv costs ~1 us on a VM.  The copy is
- * the run's snapshot; reading the program's memory in place instead could
- * fault if another thread unmapped it meanwhile. */
+/* One read per 512 bytes, not per load: a vector loop reads 64 bytes an
+ * instruction, and a read through the kernel (peek.h: where the bytes are
+ * watched, or a fault would not be rescued) costs ~1.3 us on a VM.  The
+ * copy is the run's snapshot. */
 int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len)
 {
 	struct emulate_vec *v = e->vec;

@@ -88,8 +88,8 @@ const struct craft *craft_get(enum config_client client);
 /* Copy the sampled location into buf (w->value or w->shadow): the whole
  * sampled access (up to WATCHPOINT_VALUE_MAX bytes) when it can be read, else
  * only the watched bytes; sets w->value_addr and w->value_len the first time.
- * Never faults (reads through process_vm_readv, which also does not trip the
- * watchpoint). Returns 0 or -EFAULT. */
+ * Never faults (peek_read: bytes under a watchpoint go through
+ * process_vm_readv, which does not trip it). Returns 0 or -EFAULT. */
 int craft_read_location(struct watchpoint *w, uint8_t *buf);
 /* Set the client's copy of the location (w->value, and w->shadow when
  * shadow) to the sampled access's bytes as the run ahead knows them (at

@@ -2,7 +2,7 @@
  *
  * Everything but decode_init is async-signal-safe: no malloc, no locks, no
  * stdio, and reading code never faults (a read that may cross into an
- * unmapped page goes through process_vm_readv).
+ * unmapped page goes through peek_read, peek.h).
  */
 #ifndef WITCH_DECODE_H
 #define WITCH_DECODE_H
@@ -103,7 +103,7 @@ void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
  * register values in regs.  Returns 0, -EFAULT when the code bytes cannot be
  * read, -EILSEQ when they do not decode (-EINVAL before decode_init).  The
  * page holding pc must be readable (it is for an interrupted pc); only bytes
- * past it are read via process_vm_readv.  Accesses are listed in Zydis operand
+ * past it are read via peek_read (peek.h).  Accesses are listed in Zydis operand
  * order (explicit operands first); a rep string op with a zero count reports
  * none. */
 int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out);
