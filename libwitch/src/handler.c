@@ -1,9 +1,11 @@
 /* handler: the runtime's signal-handler path (see handler.h).
  *
  * Entry points first, then the two paths, each top to bottom:
- *   tick:  look (look.c: window, picks, weights) -> sample (sample.c: context,
- *          client, reservoir, watchpoint)
- *   trap:  precise PC (precise.c) -> verdict (client) -> context -> pair (4.4.2)
+ *   tick:  look (look.c: window, picks, weights, trace) -> sample (sample.c:
+ *          context, client; a verdict from the window's trace, or the
+ *          reservoir and a watchpoint)
+ *   trap:  precise PC (precise.c) -> verdict (client) -> context -> pair
+ *          (sample_verdict, 4.4.2)
  */
 #include "witch/handler.h"
 #include "witch/log.h"
@@ -13,7 +15,6 @@
 #include "witch/context.h"
 #include "witch/decode.h"
 #include "witch/look.h"
-#include "witch/pairtab.h"
 #include "witch/phdrs.h"
 #include "witch/precise.h"
 #include "witch/rescue.h"
