@@ -1,5 +1,6 @@
 /* heap: live heap blocks and their allocation sites (see heap.h). */
 #include "witch/heap.h"
+#include "witch/rawsys.h"
 #include "witch/heap_sites.h"
 #include "witch/heap_table.h"
 #include "witch/export.h"
@@ -111,21 +112,8 @@ struct heap_thread {
 static __thread struct heap_thread heap_me
 	__attribute__((tls_model("initial-exec"))) = {.neg = ~0ull};
 
-/* ---- raw system calls: mmap and friends are interposed here, and
- * libwitch's syscall() is too ---- */
-static long heap_sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
+/* ---- raw system calls (rawsys.h): mmap and friends are interposed here,
+ * and libwitch's syscall() is too ---- */
 static long heap_sys_ret(long r)
 {
 	if (r < 0 && r > -4096) {
@@ -137,7 +125,7 @@ static long heap_sys_ret(long r)
 
 static void *heap_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return (void *)heap_sys_ret(heap_sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off));
+	return (void *)heap_sys_ret(rawsys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off));
 }
 
 int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
@@ -489,7 +477,7 @@ HEAP_ENTRY int munmap(void *addr, size_t len)
 {
 	if (HEAP_ON())
 		heap_unmap((uint64_t)(uintptr_t)addr, len);
-	return (int)heap_sys_ret(heap_sys6(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0));
+	return (int)heap_sys_ret(rawsys6(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0));
 }
 
 /* The region keeps its site wherever it lands. */
@@ -506,7 +494,7 @@ HEAP_ENTRY void *mremap(void *old, size_t olen, size_t nlen, int flags, ...)
 	int had = HEAP_ON() && heap_table_find(o, 1, &s, &v) == 0 && s == o &&
 		  heap_table_remove(s, heap_table_val_size(v)) != 0;
 	void *p = (void *)heap_sys_ret(
-		heap_sys6(SYS_mremap, (long)old, (long)olen, (long)nlen, flags, (long)want, 0));
+		rawsys6(SYS_mremap, (long)old, (long)olen, (long)nlen, flags, (long)want, 0));
 	if (!had)
 		return p;
 	uint32_t site = (uint32_t)(v >> HEAP_SITE_SHIFT);

@@ -74,7 +74,6 @@ const struct look_trace_access *look_trace_next(const struct look_trace *tr, uin
 	return NULL;
 }
 
-/* The exact part of the window runs in: note its accesses. */
 /* The frame the run is in, kept in tr->frames when it changed. */
 static uint8_t trace_frame(struct look_trace *tr, const struct emulate *emu)
 {
@@ -89,6 +88,7 @@ static uint8_t trace_frame(struct look_trace *tr, const struct emulate *emu)
 	return tr->frame_now;
 }
 
+/* The exact part of the window runs in: note its accesses. */
 static void trace_insn(struct look_trace *tr, const struct decode_insn *in, int n, uint8_t frame)
 {
 	if (tr->n + in->n_access > LOOK_TRACE_MAX) {
@@ -203,8 +203,6 @@ struct draw {
 	struct look_pick pick;
 };
 
-/* The picked store has run ahead: its value, where the emulator knows it
- * (a general register's; not a vector's), for a client that compares it. */
 /* What the instruction just run stored, where the run ahead knows it: on
  * its traced store (entries from first on), for verdicts on values. */
 static void trace_stored(struct look_trace *tr, uint32_t first, const struct emulate *emu,
@@ -223,6 +221,8 @@ static void trace_stored(struct look_trace *tr, uint32_t first, const struct emu
 	}
 }
 
+/* The picked store has run ahead: its value, where the emulator knows it
+ * (a general register's; not a vector's), for a client that compares it. */
 static void note_stored(const struct emulate *emu, int stores_before,
 			const struct decode_access *a, struct draw *draws, uint32_t here)
 {

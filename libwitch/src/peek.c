@@ -1,5 +1,6 @@
 /* peek: the handlers read the program's memory (see peek.h). */
 #include "witch/peek.h"
+#include "witch/rawsys.h"
 #include "witch/rescue.h"
 #include "witch/stats.h"
 #include "witch/watchpoint.h"
@@ -18,20 +19,6 @@ void peek_thread_begin(const struct watchpoint_set *wps, struct witch_stats *sta
 	peek_stats = stats;
 }
 
-/* Raw: the libc wrappers set errno behind the interrupted code's back. */
-static long peek_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
-{
-	long ret;
-	register long r10 __asm__("r10") = a4;
-	register long r8 __asm__("r8") = a5;
-	register long r9 __asm__("r9") = a6;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 int peek_read_remote(uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = {buf, len};
@@ -42,8 +29,8 @@ int peek_read_remote(uint64_t addr, void *buf, size_t len)
 		peek_stats->peek_remote++;
 	/* getpid() every time rather than cached: after fork() a cached pid
 	 * would silently read the parent's memory. */
-	long pid = peek_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
-	long n = peek_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
+	long pid = rawsys6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	long n = rawsys6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
 	/* A short read means part of the range is unmapped; other failures
 	 * (ENOSYS, EPERM under a sandbox) equally mean "cannot read". */
 	return n == (long)len ? 0 : -EFAULT;

@@ -1,5 +1,6 @@
 /* perf_fd: the runtime's own perf_event file descriptors (see perf_fd.h). */
 #include "witch/perf_fd.h"
+#include "witch/rawsys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,14 +8,8 @@
 
 int perf_fd_open(const struct perf_event_attr *attr, pid_t tid)
 {
-	long ret;
-	register long r10 __asm__("r10") = -1; /* group_fd */
-	register long r8 __asm__("r8") = PERF_FLAG_FD_CLOEXEC;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"((long)SYS_perf_event_open), "D"(attr), "S"((long)tid), "d"(-1L),
-			   "r"(r10), "r"(r8)
-			 : "rcx", "r11", "memory");
+	long ret = rawsys6(SYS_perf_event_open, (long)attr, (long)tid, -1L, -1L /* group_fd */,
+			   PERF_FLAG_FD_CLOEXEC, 0);
 	return (int)ret; /* the fd, or -errno straight from the kernel */
 }
 

@@ -1,5 +1,6 @@
 /* rescue: a fault inside a handler run ends the run (see rescue.h). */
 #include "witch/rescue.h"
+#include "witch/rawsys.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -52,29 +53,17 @@ struct rescue_ksigaction {
 	uint64_t mask;
 };
 
-/* A system call that leaves errno alone: these run in signal handlers. */
-static long rescue_syscall4(long nr, long a1, long a2, long a3, long a4)
-{
-	long ret;
-	register long r10 __asm__("r10") = a4;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 static int rescue_ask_kernel(void)
 {
 	static const int sigs[] = {SIGSEGV, SIGBUS};
 	uint64_t blocked;
 	if (!rescue_handler ||
-	    rescue_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&blocked, 8) != 0)
+	    rawsys6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&blocked, 8, 0, 0) != 0)
 		return 0;
 	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct rescue_ksigaction k;
 		if (blocked & (1ull << (sigs[i] - 1)) ||
-		    rescue_syscall4(SYS_rt_sigaction, sigs[i], 0, (long)&k, 8) != 0 ||
+		    rawsys6(SYS_rt_sigaction, sigs[i], 0, (long)&k, 8, 0, 0) != 0 ||
 		    k.handler != (void *)rescue_handler || !(k.flags & SA_SIGINFO))
 			return 0;
 	}

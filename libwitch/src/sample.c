@@ -58,10 +58,15 @@ static uint32_t sample_object(struct witch_thread *t, const ucontext_t *uc,
 
 /* Hits of the program on the watched range before the sample's own access,
  * as the run ahead traced them (look.h), or -1. */
+/* The accesses the client's watchpoint traps on. */
+static uint8_t sample_watch_kinds(void)
+{
+	return witch_rt.craft->watch_type == WATCHPOINT_W ? DECODE_STORE : DECODE_LOAD | DECODE_STORE;
+}
+
 static int sample_hits_before(const struct sample_req *r, const struct watchpoint *cand)
 {
-	uint8_t kinds = witch_rt.craft->watch_type == WATCHPOINT_W ? DECODE_STORE
-								  : DECODE_LOAD | DECODE_STORE;
+	uint8_t kinds = sample_watch_kinds();
 	int hits = r->trace ? look_trace_hits(r->trace, r->trace_pos, cand->addr, cand->len, kinds) : -1;
 	return hits < INT16_MAX ? hits : -1;
 }
@@ -127,9 +132,8 @@ static int sample_decide_traced(struct witch_thread *t, const struct sample_req 
 	const struct craft *cr = witch_rt.craft;
 	if (!cr->on_traced || !r->trace || tick_n <= 0)
 		return 0;
-	uint8_t kinds = cr->watch_type == WATCHPOINT_W ? DECODE_STORE : DECODE_LOAD | DECODE_STORE;
 	const struct look_trace_access *e = look_trace_next(r->trace, r->trace_pos, cand->addr,
-							    cand->len, kinds);
+							    cand->len, sample_watch_kinds());
 	if (!e || e->frame == LOOK_FRAME_UNKNOWN)
 		return 0;
 	struct watchpoint w = *cand;
@@ -223,14 +227,15 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	cand.own.sample_addr = a->addr;
 	cand.own.sample_len = a->len;
 	cand.own.sample_elem = a->elem;
+	/* Decided by the window when it ran to the deciding access already. */
+	if (sample_decide_traced(t, r, &cand, tick_pcs, tick_n))
+		return;
 	/* The hits before the sample's own access go by in the kernel when the
 	 * run ahead counted them, and so does the own access when the client
 	 * needs nothing from its trap: a signal round trip each saved.  One
 	 * such sample in SELF_CHECK_EVERY traps on its own access anyway: that
 	 * checks the count (predict_ok, predict_miss) and measures a round
 	 * trip (cost.h).  Else every hit traps (pending_self). */
-	if (sample_decide_traced(t, r, &cand, tick_pcs, tick_n))
-		return;
 	int hits = r->ran ? -1 : sample_hits_before(r, &cand);
 	if (witch_rt.craft->on_sample(&cand) < 0) {
 		t->stats.skip_unreadable++;
