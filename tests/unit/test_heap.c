@@ -403,6 +403,18 @@ static void test_threads(void)
 	}
 	for (int i = 0; i < WRITERS; i++)
 		pthread_create(&t[i], NULL, writer, (void *)(intptr_t)i);
+	/* Each writer has a block out before the reader starts: on a busy
+	 * machine they may start after its 2M lookups are done (0 found, once
+	 * under ctest -j2).  At most 2 s. */
+	for (int i = 0, waited = 0; i < WRITERS && waited < 2000;) {
+		int any = 0;
+		for (int k = 0; k < LIVE; k++)
+			any |= __atomic_load_n(&shared[i][k], __ATOMIC_RELAXED) != 0;
+		if (any)
+			i++;
+		else
+			usleep(1000), waited++;
+	}
 	uint64_t x = 1234567, hits = 0, torn = 0;
 	for (long it = 0; it < 2000000; it++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
