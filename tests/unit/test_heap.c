@@ -153,6 +153,34 @@ static void test_cache(void)
 	}
 }
 
+/* One call site reached at 600 stack depths: 600 cache keys (return
+ * address, CFA), more than a thread's first 256 entries hold.  The cache
+ * grows (heap_sites.c: it doubles each time it has unwound twice its
+ * entries, up to 2048), so by the eighth round nearly every find is a hit:
+ * fewer than 150 of its 600 unwind, where a cache that kept 256 entries
+ * would unwind nearly all 600 every round. */
+#define GROW_DEPTHS 600
+static void test_cache_grows(void)
+{
+	struct heap_stats st;
+	uint64_t before = 0;
+	for (int round = 0; round < 8; round++) {
+		heap_get_stats(&st);
+		before = st.site_unwinds;
+		for (int d = 0; d < GROW_DEPTHS; d++) {
+			struct where w;
+			void *p = deep(d, &w);
+			if (d == 2 || d == GROW_DEPTHS - 1)
+				check_path(__LINE__, p, &w);
+			free(p);
+		}
+	}
+	heap_get_stats(&st);
+	CHECK(__LINE__, st.site_unwinds - before < GROW_DEPTHS / 4,
+	      "last round: %llu of %d finds unwound", (unsigned long long)(st.site_unwinds - before),
+	      GROW_DEPTHS);
+}
+
 static void test_interior(void)
 {
 	static const struct {
@@ -559,6 +587,7 @@ int main(void)
 	      "bad sites have paths");
 	test_two_sites();
 	test_cache();
+	test_cache_grows();
 	test_interior();
 	test_realloc();
 	test_allocators();

@@ -19,9 +19,12 @@
  * Memory, preallocated by heap_sites_init (mmap, MAP_NORESERVE):
  *   sites   HEAP_SITES paths of 16 frames: 4096 x 144 B = 576 KiB.  Past
  *           it, new sites are dropped (heap_sites_find returns 0).
- *   caches  HEAP_CACHES per-thread caches of 256 entries, 16.5 KiB each
- *           (2.1 MiB reserved, touched by the threads that allocate,
- *           returned at thread exit); threads past it unwind each time.
+ *   caches  HEAP_CACHES per-thread caches, each 1 to 8 chunks of 256
+ *           entries (16 KiB) from a pool of HEAP_CACHE_CHUNKS (2 MiB
+ *           reserved, touched by the threads that allocate, returned at
+ *           thread exit): a thread grows its cache while its misses are
+ *           many and half the pool is free; threads past it unwind each
+ *           time.
  * The caches also hold their threads' block counts (heap_sites_count),
  * so counting takes no shared cache line.
  */
@@ -33,6 +36,7 @@
 #define HEAP_SITE_MAX_DEPTH 16
 #define HEAP_SITES 4096u
 #define HEAP_CACHES 128u
+#define HEAP_CACHE_CHUNKS 128u
 
 struct heap_sites_stats {
 	uint64_t sites;          /* distinct allocation contexts */
