@@ -44,6 +44,12 @@ static int handler_enter(struct witch_thread *t)
 {
 	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
 	cost_enter(&t->cost);
+	struct drcost_sums dr = {0};
+	drcost_enter(&t->drcost, cost_take_kernel(&t->cost), &dr);
+	t->stats.sys_ns += dr.sys_ns;
+	t->stats.cost_dr_ns += dr.cost_ns;
+	t->stats.dr_user_matched_ns += dr.user_matched_ns;
+	t->stats.dr_user_armed_ns += dr.user_armed_ns;
 	t->back_soon = 0;
 	if (!__atomic_load_n(&t->paused, __ATOMIC_SEQ_CST))
 		return 1;
@@ -54,6 +60,7 @@ static int handler_enter(struct witch_thread *t)
 static void handler_leave(struct witch_thread *t, int kernel)
 {
 	cost_leave(&t->cost, t->back_soon, kernel);
+	drcost_leave(&t->drcost, watchpoint_set_armed(&t->wps) > 0, t->back_soon);
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -262,6 +269,12 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;
 	double program_ns = (double)t->sampler.current_ns - cost_take_interval(&t->cost, &spent_ns);
+	/* Armed watchpoints slow the program's system calls (drcost.h): that
+	 * is part of what ticks cost, and over budget the samples that waited
+	 * a whole interval go. */
+	spent_ns += drcost_tick(&t->drcost);
+	if (witch_rt.cfg->budget > 0 && drcost_over(&t->drcost, witch_rt.cfg->budget))
+		sample_expire_lingering(t);
 	t->stats.clock_ns += t->sampler.current_ns;
 	t->stats.ticks++;
 	if (witch_rt.cfg->budget > 0) {

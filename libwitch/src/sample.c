@@ -19,6 +19,15 @@ void sample_release(struct witch_thread *t, int slot)
 	watchpoint_disarm(&t->wps, slot);
 }
 
+void sample_expire_lingering(struct witch_thread *t)
+{
+	for (int i = 0; i < t->wps.n; i++)
+		if (t->wps.wp[i].armed && t->wps.wp[i].own.armed_tick < t->drcost.ticks) {
+			sample_release(t, i);
+			t->stats.watch_expired++;
+		}
+}
+
 const struct decode_access *sample_wanted(const struct decode_insn *in)
 {
 	for (int i = 0; i < in->n_access; i++) {
@@ -244,6 +253,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	int pass = 0;
 	cand.own.pending_self = r->ran ? 0 : (uint8_t)(1 + (r->self_skip < 254 ? r->self_skip : 254));
 	cand.own.checking = 0;
+	cand.own.armed_tick = t->drcost.ticks;
 	if (hits >= 0 && ++t->self_checks % SELF_CHECK_EVERY == 0) {
 		pass = hits;
 		cand.own.pending_self = 1;

@@ -101,6 +101,7 @@ static int thread_setup(struct witch_thread *t)
 				  (uint64_t)t->tid * 0x9e3779b97f4a7c15ull);
 	bulk_thread_begin(&t->bulk, &t->rng, 1000000000ull / (cfg->rate ? cfg->rate : 1));
 	cost_begin(&t->cost);
+	drcost_begin(&t->drcost);
 
 	/* Handlers run here, never on the program's stack (Witch 4.5). */
 	t->altstack_size = THREAD_ALTSTACK_SIZE;

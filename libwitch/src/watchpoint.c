@@ -205,6 +205,14 @@ int watchpoint_resume(struct watchpoint_set *s, int slot)
 	return 0;
 }
 
+int watchpoint_set_armed(const struct watchpoint_set *s)
+{
+	int n = 0;
+	for (int i = 0; i < s->n; i++)
+		n += s->wp[i].armed != 0;
+	return n;
+}
+
 int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd)
 {
 	for (int i = 0; i < s->n; i++)

@@ -157,11 +157,21 @@ int witch_overhead_of(const struct witch_profile *p, double *overhead, double *r
 	double handler = witch_profile_stat(p, "cost_handler_ns");
 	double kernel = witch_profile_stat(p, "cost_kernel_ns");
 	double fixed = witch_profile_stat(p, "cost_startup_ns"); /* start-up and exit */
+	double sys = witch_profile_stat(p, "sys_ns");
+	double dr = witch_profile_stat(p, "cost_dr_ns");
+	double matched = witch_profile_stat(p, "dr_user_matched_ns");
+	double armed = witch_profile_stat(p, "dr_user_armed_ns");
 
 	/* The clock counts the program's user time and the handlers'. */
 	if (!(clock > handler) || handler <= 0)
 		return -ENODATA;
-	*overhead = (handler + kernel + fixed) / (clock - handler);
+	/* Armed intervals with no free one before them to compare cost as
+	 * the ones that had (libwitch/include/witch/drcost.h). */
+	if (matched > 0 && armed > matched)
+		dr *= armed / matched;
+	if (dr > sys)
+		dr = sys;
+	*overhead = (handler + kernel + fixed + dr) / (clock - handler + sys - dr);
 	*rate = witch_profile_stat(p, "ticks") / (clock / 1e9);
 	return 0;
 }

@@ -57,6 +57,11 @@
 	X(round_trips)        /* signals and traps handled (each a round trip) */ \
 	X(round_trip_ns)      /* a round trip's cost as measured (max of threads) */ \
 	X(cost_preempted)     /* handler runs that lost the CPU: counted at the mean */ \
+	X(sys_ns)             /* the program's system time (drcost.h) */ \
+	X(cost_dr_ns)         /* ... the part armed watchpoints slowed (drcost.h) */ \
+	X(dr_user_matched_ns) /* ... over this much user time with watchpoints armed */ \
+	X(dr_user_armed_ns)   /* ... of this much (the rest had no recent rate to compare) */ \
+	X(watch_expired)      /* samples let go for that cost (drcost.h) */ \
 	X(handler_faults)     /* handler runs a fault ended (rescue.h): abandoned */ \
 	X(peek_in_place)      /* reads of the program's memory in place (peek.h) */ \
 	X(peek_remote)        /* ... through process_vm_readv */                 \

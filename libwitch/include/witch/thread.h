@@ -16,6 +16,7 @@
 #include "witch/cct.h"
 #include "witch/config.h"
 #include "witch/cost.h"
+#include "witch/drcost.h"
 #include "witch/decode.h"
 #include "witch/emulate_vec.h"
 #include "witch/look.h"
@@ -46,6 +47,7 @@ struct witch_thread {
 	struct look look;             /* software sampler: reaching a tick's pick */
 	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	struct cost cost;             /* what the profiler spends here (cost.h) */
+	struct drcost drcost;         /* what armed watchpoints cost its kernel work */
 	uint32_t self_checks;         /* samples that could skip their own trap (sample.c) */
 	struct budget budget;         /* the rate following WITCH_BUDGET (budget.h) */
 	int back_soon;                /* this handler run expects the program back at once */

@@ -28,6 +28,7 @@ struct watch_owner {
 	uint8_t checking;       /* the first trap should be the own one: count it in
 				 * predict_ok or predict_miss (sample.c) */
 	uint64_t last_trap_hash; /* the program's registers at the last trap */
+	uint64_t armed_tick;    /* the thread's tick count when armed (drcost.h) */
 	/* The client's copy of the location: value_len bytes from value_addr
 	 * (the sampled access, or just the watched range if the rest cannot
 	 * be read).  value: as the sampled access left it (or found it, for a
@@ -83,6 +84,8 @@ int watchpoint_disarm(struct watchpoint_set *s, int slot);
 /* Disables the watchpoint, keeping its state. */
 int watchpoint_pause(struct watchpoint_set *s, int slot);
 int watchpoint_resume(struct watchpoint_set *s, int slot);
+/* How many are armed. */
+int watchpoint_set_armed(const struct watchpoint_set *s);
 int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd);
 /* Close the highest slot, giving its debug register back to the kernel (for
  * the program).  0, or -ENOSPC when none is left. */
