@@ -100,7 +100,6 @@ void cost_leave(struct cost *c, int soon, int kernel)
 	}
 	c->since_ns += in_interval; /* the clock skips kernel time (exclude_kernel) */
 	c->since_all_ns += handler + trip;
-	c->since_kernel_ns += trip;
 	c->handler_ns += handler;
 	c->kernel_ns += trip;
 	c->round_trips += kernel != 0;
@@ -116,7 +115,6 @@ void cost_leave(struct cost *c, int soon, int kernel)
 void cost_add_kernel(struct cost *c, double ns)
 {
 	c->since_all_ns += ns;
-	c->since_kernel_ns += ns;
 	c->kernel_ns += ns;
 }
 
@@ -124,13 +122,6 @@ void cost_restart_interval(struct cost *c)
 {
 	c->restart_tsc = __rdtsc();
 	c->since_ns = 0;
-}
-
-double cost_take_kernel(struct cost *c)
-{
-	double k = c->since_kernel_ns;
-	c->since_kernel_ns = 0;
-	return k;
 }
 
 double cost_take_interval(struct cost *c, double *all_ns)

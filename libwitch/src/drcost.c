@@ -1,21 +1,110 @@
 /* drcost: armed debug registers' cost to the program's kernel work (see drcost.h). */
 #include "witch/drcost.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "witch/iocount.h"
+#include "witch/perf_fd.h"
 #include "witch/rawsys.h"
 
-/* The recent free rate: sums decayed by this at each free stretch (about
- * the last 8); the armed sums by DRCOST_FADE at each tick (~20 ticks to
- * fall below DRCOST_MIN_USER_NS from a tick interval's worth). */
-#define DRCOST_DECAY 0.875
-#define DRCOST_FADE 0.875
-#define DRCOST_MIN_USER_NS 1e6 /* a rate over less user time is noise */
+#define DRCOST_FADE 0.875 /* the recent sums, at every tick (~8 ticks) */
+#define PROBE_FAULTS 32
+#define PROBE_COPY (16u << 10) /* a pipe's write and read: 2 copies */
+#define PROBE_COPIES 4
 
-static uint64_t tv_ns(const struct timeval *tv)
+/* Measured here (bench/dr_fast_string.c) until drcost_init measures. */
+static double fault_ns = 1000.0, byte_ns = 0.28;
+
+static double now_ns(void)
 {
-	return (uint64_t)tv->tv_sec * 1000000000ull + (uint64_t)tv->tv_usec * 1000ull;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* ns a page's first touch takes, and a byte's copy through a pipe. */
+static int probe(double *fault, double *byte)
+{
+	static char buf[PROBE_COPY];
+	int p[2];
+	char *m = mmap(NULL, PROBE_FAULTS * 4096ul, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	double t0 = now_ns();
+	for (int i = 0; i < PROBE_FAULTS; i++)
+		((volatile char *)m)[i * 4096] = 1;
+	*fault = (now_ns() - t0) / PROBE_FAULTS;
+	munmap(m, PROBE_FAULTS * 4096ul);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	int rc = 0;
+	t0 = now_ns();
+	for (int i = 0; i < PROBE_COPIES && rc == 0; i++)
+		if (rawsys6(SYS_write, p[1], (long)buf, PROBE_COPY, 0, 0, 0) != PROBE_COPY ||
+		    rawsys6(SYS_read, p[0], (long)buf, PROBE_COPY, 0, 0, 0) != PROBE_COPY)
+			rc = -EIO;
+	*byte = (now_ns() - t0) / (2.0 * PROBE_COPIES * PROBE_COPY);
+	close(p[0]);
+	close(p[1]);
+	return rc;
+}
+
+int drcost_init(void)
+{
+	static volatile uint64_t word;
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.bp_type = HW_BREAKPOINT_W;
+	a.bp_addr = (uint64_t)(uintptr_t)&word;
+	a.bp_len = HW_BREAKPOINT_LEN_8;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	int fd = perf_fd_open(&a, 0);
+	if (fd < 0)
+		return fd;
+	/* The better of two runs each way, interleaved: the armed run is
+	 * slower by what DR7 costs. */
+	double f[2][2], b[2][2];
+	int rc = 0;
+	for (int run = 0; run < 2 && rc == 0; run++)
+		for (int armed = 0; armed < 2 && rc == 0; armed++) {
+			if (ioctl(fd, armed ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
+				rc = -errno;
+			else
+				rc = probe(&f[armed][run], &b[armed][run]);
+		}
+	close(fd);
+	if (rc < 0)
+		return rc;
+	double f0 = f[0][0] < f[0][1] ? f[0][0] : f[0][1], f1 = f[1][0] < f[1][1] ? f[1][0] : f[1][1];
+	double b0 = b[0][0] < b[0][1] ? b[0][0] : b[0][1], b1 = b[1][0] < b[1][1] ? b[1][0] : b[1][1];
+	fault_ns = f1 > f0 ? f1 - f0 : 0;
+	byte_ns = b1 > b0 ? b1 - b0 : 0;
+	return 0;
+}
+
+double drcost_fault_ns(void)
+{
+	return fault_ns;
+}
+
+double drcost_byte_ns(void)
+{
+	return byte_ns;
 }
 
 void drcost_begin(struct drcost *d)
@@ -23,7 +112,7 @@ void drcost_begin(struct drcost *d)
 	*d = (struct drcost){.state = -1};
 }
 
-void drcost_enter(struct drcost *d, double runtime_kernel_ns, struct drcost_sums *s)
+void drcost_enter(struct drcost *d, struct drcost_sums *s)
 {
 	struct rusage ru;
 	if (d->skip_read)
@@ -32,38 +121,24 @@ void drcost_enter(struct drcost *d, double runtime_kernel_ns, struct drcost_sums
 		d->state = -1;
 		return;
 	}
-	drcost_account(d, tv_ns(&ru.ru_utime), tv_ns(&ru.ru_stime), runtime_kernel_ns, s);
+	drcost_account(d, iocount_bytes(), (uint64_t)ru.ru_minflt, s);
 }
 
-void drcost_account(struct drcost *d, uint64_t user, uint64_t sys, double runtime_kernel_ns,
-		    struct drcost_sums *s)
+void drcost_account(struct drcost *d, uint64_t bytes, uint64_t faults, struct drcost_sums *s)
 {
 	if (d->skip_read)
 		return;
-	if (user >= d->user_ns && sys >= d->sys_ns) {
-		double du = (double)(user - d->user_ns), ds = (double)(sys - d->sys_ns);
-		ds = ds > runtime_kernel_ns ? ds - runtime_kernel_ns : 0;
-		/* Every stretch's system time is the program's; a mixed one (or
-		 * the first) gives no rate and no cost. */
-		s->sys_ns += (uint64_t)ds;
-		if (d->state == 0) {
-			d->free_user = d->free_user * DRCOST_DECAY + du;
-			d->free_sys = d->free_sys * DRCOST_DECAY + ds;
-		} else if (d->state == 1) {
-			s->user_armed_ns += (uint64_t)du;
-			if (d->free_user >= DRCOST_MIN_USER_NS) {
-				double expect = du * d->free_sys / d->free_user;
-				double cost = ds > expect ? ds - expect : 0;
-				s->user_matched_ns += (uint64_t)du;
-				s->cost_ns += (uint64_t)cost;
-				d->armed_cost += cost;
-				d->armed_user += du;
-				d->cost_since_tick += cost;
-			}
-		}
+	if (d->state == 1 && bytes >= d->bytes && faults >= d->faults) {
+		uint64_t db = bytes - d->bytes, df = faults - d->faults;
+		double cost = (double)db * byte_ns + (double)df * fault_ns;
+		s->bytes_armed += db;
+		s->faults_armed += df;
+		s->cost_ns += (uint64_t)cost;
+		d->cost_since_tick += cost;
+		d->recent_cost += cost;
 	}
-	d->user_ns = user;
-	d->sys_ns = sys;
+	d->bytes = bytes;
+	d->faults = faults;
 	d->state = -1; /* until this run's exit says */
 }
 
@@ -73,21 +148,21 @@ void drcost_leave(struct drcost *d, int armed, int soon)
 	if (!d->skip_read)
 		d->state = now; /* a new stretch */
 	else if (d->state != now)
-		d->state = -1; /* it changed in a run that did not read */
+		d->state = -1; /* it changed in a run that did not read: not counted */
 	d->skip_read = soon;
 }
 
-double drcost_tick(struct drcost *d)
+double drcost_tick(struct drcost *d, double program_ns)
 {
 	double c = d->cost_since_tick;
 	d->cost_since_tick = 0;
 	d->ticks++;
-	d->armed_cost *= DRCOST_FADE;
-	d->armed_user *= DRCOST_FADE;
+	d->recent_cost *= DRCOST_FADE;
+	d->recent_ns = d->recent_ns * DRCOST_FADE + (program_ns > 0 ? program_ns : 0);
 	return c;
 }
 
 int drcost_over(const struct drcost *d, double budget)
 {
-	return d->armed_user >= DRCOST_MIN_USER_NS && d->armed_cost > budget * d->armed_user;
+	return d->recent_ns > 0 && d->recent_cost > budget * d->recent_ns;
 }

@@ -45,11 +45,10 @@ static int handler_enter(struct witch_thread *t)
 	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
 	cost_enter(&t->cost);
 	struct drcost_sums dr = {0};
-	drcost_enter(&t->drcost, cost_take_kernel(&t->cost), &dr);
-	t->stats.sys_ns += dr.sys_ns;
+	drcost_enter(&t->drcost, &dr);
+	t->stats.dr_bytes_armed += dr.bytes_armed;
+	t->stats.dr_faults_armed += dr.faults_armed;
 	t->stats.cost_dr_ns += dr.cost_ns;
-	t->stats.dr_user_matched_ns += dr.user_matched_ns;
-	t->stats.dr_user_armed_ns += dr.user_armed_ns;
 	t->back_soon = 0;
 	if (!__atomic_load_n(&t->paused, __ATOMIC_SEQ_CST))
 		return 1;
@@ -272,7 +271,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	/* Armed watchpoints slow the program's system calls (drcost.h): that
 	 * is part of what ticks cost, and over budget the samples that waited
 	 * a whole interval go. */
-	spent_ns += drcost_tick(&t->drcost);
+	spent_ns += drcost_tick(&t->drcost, program_ns);
 	if (witch_rt.cfg->budget > 0 && drcost_over(&t->drcost, witch_rt.cfg->budget))
 		sample_expire_lingering(t);
 	t->stats.clock_ns += t->sampler.current_ns;

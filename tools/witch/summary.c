@@ -157,21 +157,17 @@ int witch_overhead_of(const struct witch_profile *p, double *overhead, double *r
 	double handler = witch_profile_stat(p, "cost_handler_ns");
 	double kernel = witch_profile_stat(p, "cost_kernel_ns");
 	double fixed = witch_profile_stat(p, "cost_startup_ns"); /* start-up and exit */
-	double sys = witch_profile_stat(p, "sys_ns");
-	double dr = witch_profile_stat(p, "cost_dr_ns");
-	double matched = witch_profile_stat(p, "dr_user_matched_ns");
-	double armed = witch_profile_stat(p, "dr_user_armed_ns");
+	double dr = witch_profile_stat(p, "cost_dr_ns"); /* the kernel's work, slower */
+	double cpu = witch_profile_stat(p, "cpu_ns");    /* user and system, all told */
 
 	/* The clock counts the program's user time and the handlers'. */
 	if (!(clock > handler) || handler <= 0)
 		return -ENODATA;
-	/* Armed intervals with no free one before them to compare cost as
-	 * the ones that had (libwitch/include/witch/drcost.h). */
-	if (matched > 0 && armed > matched)
-		dr *= armed / matched;
-	if (dr > sys)
-		dr = sys;
-	*overhead = (handler + kernel + fixed + dr) / (clock - handler + sys - dr);
+	double spent = handler + kernel + fixed + dr;
+	/* The program's CPU time: the process's less the profiler's, or (a
+	 * profile without cpu_ns) the clock's user time less the handlers'. */
+	double program = cpu > spent ? cpu - spent : clock - handler;
+	*overhead = spent / program;
 	*rate = witch_profile_stat(p, "ticks") / (clock / 1e9);
 	return 0;
 }

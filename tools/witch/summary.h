@@ -32,9 +32,9 @@ int witch_load_profiles(struct witch_profile *p, char *const *paths, size_t n);
 /* Sums waste, use, waste_approx and traps over all pairs. */
 void witch_totals_of(const struct witch_profile *p, struct witch_totals *t);
 /* The profiler's own estimate of what it cost (software sampler): *overhead =
- * (handler + kernel round trips + start-up and exit + the program's system
- * time that armed watchpoints slowed) / the program's CPU time (user and
- * system), *rate = ticks per CPU-second.  -ENODATA when the profile has no cost counters (older
+ * (handler + kernel round trips + start-up and exit + the kernel's string
+ * work that armed watchpoints slowed) / the program's CPU time, *rate =
+ * ticks per CPU-second.  -ENODATA when the profile has no cost counters (older
  * runtime, PMU sampler). */
 int witch_overhead_of(const struct witch_profile *p, double *overhead, double *rate);
 /* waste / (waste + use), 0 when both are 0. */

@@ -30,7 +30,6 @@ struct cost {
 	double round_trip_ns;  /* running estimate of one kernel round trip */
 	double since_ns;       /* handler time inside the sampler's interval */
 	double since_all_ns;   /* ... with the kernel round trips */
-	double since_kernel_ns; /* kernel round trips and hits, for cost_take_kernel */
 	double handler_ns, kernel_ns; /* spent since the last cost_fold */
 	uint64_t round_trips;
 	uint64_t round_trip_samples;
@@ -60,10 +59,6 @@ void cost_restart_interval(struct cost *c);
 /* Handler ns inside the interval; *all_ns: everything spent since the last
  * call, the kernel's part included (for the budget). */
 double cost_take_interval(struct cost *c, double *all_ns);
-/* The kernel time the profiler caused since the last call (round trips,
- * hits let by): the part of the thread's system time that is not the
- * program's (drcost.h). */
-double cost_take_kernel(struct cost *c);
 /* Add what was spent since the last fold to the counters. */
 void cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns, uint64_t *round_trips,
 	       uint64_t *preempted);

@@ -57,10 +57,9 @@
 	X(round_trips)        /* signals and traps handled (each a round trip) */ \
 	X(round_trip_ns)      /* a round trip's cost as measured (max of threads) */ \
 	X(cost_preempted)     /* handler runs that lost the CPU: counted at the mean */ \
-	X(sys_ns)             /* the program's system time (drcost.h) */ \
-	X(cost_dr_ns)         /* ... the part armed watchpoints slowed (drcost.h) */ \
-	X(dr_user_matched_ns) /* ... over this much user time with watchpoints armed */ \
-	X(dr_user_armed_ns)   /* ... of this much (the rest had no recent rate to compare) */ \
+	X(dr_bytes_armed)     /* bytes read and written with watchpoints armed (drcost.h) */ \
+	X(dr_faults_armed)    /* page faults with watchpoints armed */           \
+	X(cost_dr_ns)         /* ... the kernel's slower string work they cost (est.) */ \
 	X(watch_expired)      /* samples let go for that cost (drcost.h) */ \
 	X(handler_faults)     /* handler runs a fault ended (rescue.h): abandoned */ \
 	X(peek_in_place)      /* reads of the program's memory in place (peek.h) */ \

@@ -1,0 +1,41 @@
+#!/bin/bash
+# io_linger.sh BUILD_DIR PROGRAM: samples that wait while the program reads
+# a file in pages (io_linger.c, drcost.h).
+#  1. WITCH_RATE=2000 (a fixed rate: nothing is let go): phase C's 4 GB of
+#     preads run with watchpoints armed; the profile counts them
+#     (dr_bytes_armed >= 2e9: at least half of C) and prices them
+#     (cost_dr_ns > 0), and watch_expired is 0.
+#  2. WITCH_BUDGET=20 (many ticks, the budget's rules): the armed reads cost
+#     far over 20% of the program's user time, so ticks let the waiting
+#     samples go (watch_expired >= 1), and the armed bytes are fewer than
+#     in 1 (under 2e9).
+# Both runs print what the native run prints.
+set -u
+BUILD=$1 PROGRAM=$2
+tmp=$(mktemp -d /tmp/witch-linger.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+unset LD_PRELOAD
+for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
+"$PROGRAM" >"$tmp/native.out" 2>&1 || { echo "FAIL: native run failed"; exit 1; }
+stats() {
+	"$BUILD/witch" report --json "$1" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["stats"]
+print(int(s.get("dr_bytes_armed", 0)), int(s.get("cost_dr_ns", 0)), int(s.get("watch_expired", 0)))'
+}
+run() { # NAME VAR=VALUE
+	env LD_PRELOAD="$BUILD/libwitch.so" "$2" WITCH_OUTPUT="$tmp/$1.prof" "$PROGRAM" \
+		>"$tmp/$1.out" 2>"$tmp/$1.err" || { echo "FAIL: $1: profiled run failed"; cat "$tmp/$1.err"; exit 1; }
+	cmp -s "$tmp/native.out" "$tmp/$1.out" || { echo "FAIL: $1: stdout differs"; exit 1; }
+	[ -s "$tmp/$1.err" ] && { echo "FAIL: $1: stderr: $(cat "$tmp/$1.err")"; exit 1; }
+	return 0
+}
+run fixed WITCH_RATE=2000
+read -r bytes cost expired <<<"$(stats "$tmp/fixed.prof")"
+[ "$bytes" -ge 2000000000 ] && [ "$cost" -gt 0 ] && [ "$expired" -eq 0 ] ||
+	{ echo "FAIL: fixed rate: armed bytes $bytes (want >= 2e9), cost $cost ns (> 0), expired $expired (0)"; exit 1; }
+run budget WITCH_BUDGET=20
+read -r bbytes bcost bexpired <<<"$(stats "$tmp/budget.prof")"
+[ "$bexpired" -ge 1 ] && [ "$bbytes" -lt 2000000000 ] ||
+	{ echo "FAIL: budget: expired $bexpired (want >= 1), armed bytes $bbytes (< 2e9)"; exit 1; }
+echo "PASS io_linger: fixed rate $bytes bytes read armed, priced $cost ns; budget let $bexpired samples go, $bbytes bytes armed"
