@@ -3,18 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/hw_breakpoint.h>
-#include <linux/perf_event.h>
-#include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "witch/iocount.h"
-#include "witch/perf_fd.h"
 #include "witch/rawsys.h"
 
 #define DRCOST_FADE 0.875 /* the recent sums, at every tick (~8 ticks) */
@@ -22,7 +16,7 @@
 #define PROBE_COPY (16u << 10) /* a pipe's write and read: 2 copies */
 #define PROBE_COPIES 4
 
-/* Measured here (bench/dr_fast_string.c) until drcost_init measures. */
+/* Measured here (bench/dr_fast_string.c) until drcost_price measures. */
 static double fault_ns = 1000.0, byte_ns = 0.28;
 
 static double now_ns(void)
@@ -32,22 +26,24 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* ns a page's first touch takes, and a byte's copy through a pipe. */
+/* ns a page's first touch takes, and a byte's copy through a pipe (raw
+ * system calls: it runs in a handler). */
 static int probe(double *fault, double *byte)
 {
 	static char buf[PROBE_COPY];
 	int p[2];
-	char *m = mmap(NULL, PROBE_FAULTS * 4096ul, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		return -errno;
+	long r = rawsys6(SYS_mmap, 0, PROBE_FAULTS * 4096l, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r < 0 && r > -4096)
+		return (int)r;
+	char *m = (char *)r;
 	double t0 = now_ns();
 	for (int i = 0; i < PROBE_FAULTS; i++)
 		((volatile char *)m)[i * 4096] = 1;
 	*fault = (now_ns() - t0) / PROBE_FAULTS;
-	munmap(m, PROBE_FAULTS * 4096ul);
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
+	rawsys6(SYS_munmap, (long)m, PROBE_FAULTS * 4096l, 0, 0, 0, 0);
+	if ((r = rawsys6(SYS_pipe2, (long)p, O_CLOEXEC, 0, 0, 0, 0)) < 0)
+		return (int)r;
 	int rc = 0;
 	t0 = now_ns();
 	for (int i = 0; i < PROBE_COPIES && rc == 0; i++)
@@ -55,41 +51,34 @@ static int probe(double *fault, double *byte)
 		    rawsys6(SYS_read, p[0], (long)buf, PROBE_COPY, 0, 0, 0) != PROBE_COPY)
 			rc = -EIO;
 	*byte = (now_ns() - t0) / (2.0 * PROBE_COPIES * PROBE_COPY);
-	close(p[0]);
-	close(p[1]);
+	rawsys6(SYS_close, p[0], 0, 0, 0, 0, 0);
+	rawsys6(SYS_close, p[1], 0, 0, 0, 0, 0);
 	return rc;
 }
 
-int drcost_init(void)
+static int priced; /* 0 not yet, 1 being priced or priced */
+
+int drcost_priced(void)
 {
-	static volatile uint64_t word;
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_BREAKPOINT;
-	a.bp_type = HW_BREAKPOINT_W;
-	a.bp_addr = (uint64_t)(uintptr_t)&word;
-	a.bp_len = HW_BREAKPOINT_LEN_8;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	a.disabled = 1;
-	int fd = perf_fd_open(&a, 0);
-	if (fd < 0)
-		return fd;
+	return __atomic_load_n(&priced, __ATOMIC_ACQUIRE);
+}
+
+int drcost_price(int (*arm)(void *ctx, int on), void *ctx)
+{
+	int no = 0;
+	if (!__atomic_compare_exchange_n(&priced, &no, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0; /* another thread does */
 	/* The better of two runs each way, interleaved: the armed run is
 	 * slower by what DR7 costs. */
 	double f[2][2], b[2][2];
 	int rc = 0;
 	for (int run = 0; run < 2 && rc == 0; run++)
-		for (int armed = 0; armed < 2 && rc == 0; armed++) {
-			if (ioctl(fd, armed ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
-				rc = -errno;
-			else
+		for (int armed = 0; armed < 2 && rc == 0; armed++)
+			if ((rc = arm(ctx, armed)) == 0)
 				rc = probe(&f[armed][run], &b[armed][run]);
-		}
-	close(fd);
-	if (rc < 0)
-		return rc;
+	int off = arm(ctx, 0);
+	if (rc < 0 || off < 0)
+		return rc < 0 ? rc : off;
 	double f0 = f[0][0] < f[0][1] ? f[0][0] : f[0][1], f1 = f[1][0] < f[1][1] ? f[1][0] : f[1][1];
 	double b0 = b[0][0] < b[0][1] ? b[0][0] : b[0][1], b1 = b[1][0] < b[1][1] ? b[1][0] : b[1][1];
 	fault_ns = f1 > f0 ? f1 - f0 : 0;

@@ -253,6 +253,18 @@ static void look_apply(struct witch_thread *t, ucontext_t *uc, enum look_next ne
 		interval_restart(t); /* the steps were before the new interval */
 }
 
+/* drcost_price's watchpoint: slot 0 on a word nothing touches, or none. */
+static int handler_price_arm(void *ctx, int on)
+{
+	static uint64_t untouched;
+	struct witch_thread *t = ctx;
+	if (t->wps.n < 1)
+		return -ENOSPC;
+	return on ? watchpoint_arm(&t->wps, 0, (uint64_t)(uintptr_t)&untouched, sizeof(untouched),
+				   WATCHPOINT_W)
+		  : watchpoint_disarm(&t->wps, 0);
+}
+
 static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs;
@@ -272,6 +284,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	 * is part of what ticks cost, and over budget the samples that waited
 	 * a whole interval go. */
 	spent_ns += drcost_tick(&t->drcost, program_ns);
+	if (!drcost_priced() && !witch_rt.cfg->sample_only && watchpoint_set_armed(&t->wps) == 0)
+		drcost_price(handler_price_arm, t);
 	if (witch_rt.cfg->budget > 0 && drcost_over(&t->drcost, witch_rt.cfg->budget))
 		sample_expire_lingering(t);
 	t->stats.clock_ns += t->sampler.current_ns;

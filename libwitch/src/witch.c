@@ -10,7 +10,6 @@
 #include "witch/context.h"
 #include "witch/datasym.h"
 #include "witch/cost.h"
-#include "witch/drcost.h"
 #include "witch/iocount.h"
 #include "witch/costmodel.h"
 #include "witch/decode.h"
@@ -252,16 +251,10 @@ __attribute__((constructor)) static void witch_init(void)
 			 strerror(-rc));
 		return;
 	}
-	/* What an armed watchpoint adds to the kernel's copies and page
-	 * clears here (drcost.h); without it, this machine type's prices.
-	 * The read and write interposers find the C library's at their first
-	 * call without iocount_init. */
+	/* The read and write interposers (drcost.h counts their bytes) find
+	 * the C library's at their first call without it. */
 	if ((rc = iocount_init()) < 0)
 		log_verbose(1, "the C library's read or write not found (%s)", strerror(-rc));
-	if (!witch_cfg.sample_only && (rc = drcost_init()) < 0)
-		log_verbose(1, "cannot time the kernel's work under a watchpoint (%s)", strerror(-rc));
-	log_verbose(1, "an armed watchpoint adds %llu ns to a page fault, %llu ps to a byte copied",
-		    (unsigned long long)drcost_fault_ns(), (unsigned long long)(drcost_byte_ns() * 1000));
 	/* Names static and TLS data (docs/objects.md); profiling goes on
 	 * without it. */
 	if (witch_cfg.objects && (rc = datasym_init()) < 0)

@@ -15,7 +15,7 @@
  * of the kernel while they were armed is counted: bytes its read and
  * write calls moved (iocount.h) and page faults (getrusage, RUSAGE_THREAD:
  * minor faults; a raw call a handler run, none after a run that expects
- * the program right back).  drcost_init measures once what an armed
+ * the program right back).  drcost_price measures once what an armed
  * breakpoint adds to a byte copied and to a page's first touch.  (The
  * thread's user and system times are no use here: the kernel charges
  * them by the 4 ms timer tick.)
@@ -53,10 +53,14 @@ struct drcost_sums {
 	uint64_t cost_ns;      /* what they cost, priced by drcost_init */
 };
 
-/* Once, outside handlers: times 32 page faults and 128 KiB of pipe copies
- * with a breakpoint armed and not (~0.2 ms).  0 or -errno (the prices then
- * stay at this machine's: 1.0 us a fault, 0.28 ns a byte). */
-int drcost_init(void);
+/* Once a process, from the first tick of a thread with no watchpoint armed
+ * (a process that never ticks never pays): times 32 page faults and 128
+ * KiB of pipe copies with arm(ctx, 1) and arm(ctx, 0), a watchpoint on a
+ * word nothing touches, ~0.3 ms.  0 or -errno (the prices then stay at
+ * this machine's: 1.0 us a fault, 0.28 ns a byte).  Async-signal-safe. */
+int drcost_price(int (*arm)(void *ctx, int on), void *ctx);
+/* Whether a thread has priced (or is pricing). */
+int drcost_priced(void);
 /* The prices in use (ns). */
 double drcost_fault_ns(void);
 double drcost_byte_ns(void);
