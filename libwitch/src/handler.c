@@ -265,6 +265,19 @@ static int handler_price_arm(void *ctx, int on)
 		  : watchpoint_disarm(&t->wps, 0);
 }
 
+/* Armed watchpoints slow the program's system calls and page faults
+ * (drcost.h): what they cost since the last tick is part of what ticks
+ * cost, and over budget the samples that waited a whole interval go. */
+static double tick_kernel_cost(struct witch_thread *t, double program_ns)
+{
+	double ns = drcost_tick(&t->drcost, program_ns);
+	if (!drcost_priced() && !witch_rt.cfg->sample_only && watchpoint_set_armed(&t->wps) == 0)
+		drcost_price(handler_price_arm, t);
+	if (witch_rt.cfg->budget > 0 && drcost_over(&t->drcost, witch_rt.cfg->budget))
+		sample_expire_lingering(t);
+	return ns;
+}
+
 static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs;
@@ -280,14 +293,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;
 	double program_ns = (double)t->sampler.current_ns - cost_take_interval(&t->cost, &spent_ns);
-	/* Armed watchpoints slow the program's system calls (drcost.h): that
-	 * is part of what ticks cost, and over budget the samples that waited
-	 * a whole interval go. */
-	spent_ns += drcost_tick(&t->drcost, program_ns);
-	if (!drcost_priced() && !witch_rt.cfg->sample_only && watchpoint_set_armed(&t->wps) == 0)
-		drcost_price(handler_price_arm, t);
-	if (witch_rt.cfg->budget > 0 && drcost_over(&t->drcost, witch_rt.cfg->budget))
-		sample_expire_lingering(t);
+	spent_ns += tick_kernel_cost(t, program_ns);
 	t->stats.clock_ns += t->sampler.current_ns;
 	t->stats.ticks++;
 	if (witch_rt.cfg->budget > 0) {
