@@ -20,6 +20,11 @@ typedef ssize_t (*from_fn)(int, void *, size_t, int, struct sockaddr *, socklen_
 typedef ssize_t (*to_fn)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 typedef ssize_t (*sr_fn)(int, void *, size_t, int);
 typedef ssize_t (*msg_fn)(int, struct msghdr *, int);
+/* _FORTIFY_SOURCE's checked forms: the buffer's size last. */
+typedef ssize_t (*rw_chk_fn)(int, void *, size_t, size_t);
+typedef ssize_t (*prw_chk_fn)(int, void *, size_t, off_t, size_t);
+typedef ssize_t (*sr_chk_fn)(int, void *, size_t, size_t, int);
+typedef ssize_t (*from_chk_fn)(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
 
 /* One table, written once (a racing second lookup writes the same). */
 static struct {
@@ -31,6 +36,10 @@ static struct {
 	from_fn recvfrom;
 	to_fn sendto;
 	msg_fn recvmsg, sendmsg;
+	rw_chk_fn __read_chk;
+	prw_chk_fn __pread_chk, __pread64_chk;
+	sr_chk_fn __recv_chk;
+	from_chk_fn __recvfrom_chk;
 	int done;
 } next;
 
@@ -42,6 +51,8 @@ int iocount_init(void)
 	NEXT(read), NEXT(write), NEXT(pread), NEXT(pread64), NEXT(pwrite), NEXT(pwrite64);
 	NEXT(readv), NEXT(writev), NEXT(preadv), NEXT(preadv64), NEXT(pwritev), NEXT(pwritev64);
 	NEXT(recv), NEXT(send), NEXT(recvfrom), NEXT(sendto), NEXT(recvmsg), NEXT(sendmsg);
+	NEXT(__read_chk), NEXT(__pread_chk), NEXT(__pread64_chk), NEXT(__recv_chk);
+	NEXT(__recvfrom_chk);
 #undef NEXT
 	__atomic_store_n(&next.done, 1, __ATOMIC_RELEASE);
 	return next.read && next.write && next.pread64 && next.pwrite64 ? 0 : -ENOENT;
@@ -115,4 +126,25 @@ WITCH_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags) { CALL(recvmsg
 WITCH_EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 {
 	CALL(sendmsg, fd, (struct msghdr *)m, flags);
+}
+WITCH_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t size)
+{
+	CALL(__read_chk, fd, buf, n, size);
+}
+WITCH_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t size)
+{
+	CALL(__pread_chk, fd, buf, n, off, size);
+}
+WITCH_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t size)
+{
+	CALL(__pread64_chk, fd, buf, n, off, size);
+}
+WITCH_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t size, int flags)
+{
+	CALL(__recv_chk, fd, buf, n, size, flags);
+}
+WITCH_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t size, int flags,
+				    struct sockaddr *from, socklen_t *len)
+{
+	CALL(__recvfrom_chk, fd, buf, n, size, flags, from, len);
 }

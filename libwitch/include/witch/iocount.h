@@ -3,7 +3,8 @@
  *
  * libwitch interposes the C library's read, write, pread, pwrite, readv,
  * writev, preadv, pwritev (and their 64 names), recv, recvfrom, recvmsg,
- * send, sendto and sendmsg: each calls the C library's own (RTLD_NEXT,
+ * send, sendto and sendmsg, and _FORTIFY_SOURCE's checked reads
+ * (__read_chk, __pread_chk, __pread64_chk, __recv_chk, __recvfrom_chk): each calls the C library's own (RTLD_NEXT,
  * looked up by iocount_init, or at its first call before it) and adds
  * what it returned to a per-thread count.  A program's raw syscall(2) or
  * io_uring is not counted, nor the C library's calls from inside itself
