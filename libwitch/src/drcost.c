@@ -58,6 +58,14 @@ static int probe(double *fault, double *byte)
 
 static int priced; /* 0 not yet, 1 being priced or priced */
 
+/* t[armed][run]: the better run armed less the better run not, at least 0. */
+static double armed_extra(double t[2][2])
+{
+	double free_ = t[0][0] < t[0][1] ? t[0][0] : t[0][1];
+	double armed = t[1][0] < t[1][1] ? t[1][0] : t[1][1];
+	return armed > free_ ? armed - free_ : 0;
+}
+
 int drcost_priced(void)
 {
 	return __atomic_load_n(&priced, __ATOMIC_ACQUIRE);
@@ -79,10 +87,8 @@ int drcost_price(int (*arm)(void *ctx, int on), void *ctx)
 	int off = arm(ctx, 0);
 	if (rc < 0 || off < 0)
 		return rc < 0 ? rc : off;
-	double f0 = f[0][0] < f[0][1] ? f[0][0] : f[0][1], f1 = f[1][0] < f[1][1] ? f[1][0] : f[1][1];
-	double b0 = b[0][0] < b[0][1] ? b[0][0] : b[0][1], b1 = b[1][0] < b[1][1] ? b[1][0] : b[1][1];
-	fault_ns = f1 > f0 ? f1 - f0 : 0;
-	byte_ns = b1 > b0 ? b1 - b0 : 0;
+	fault_ns = armed_extra(f);
+	byte_ns = armed_extra(b);
 	return 0;
 }
 

@@ -59,7 +59,7 @@ static int handler_enter(struct witch_thread *t)
 static void handler_leave(struct witch_thread *t, int kernel)
 {
 	cost_leave(&t->cost, t->back_soon, kernel);
-	drcost_leave(&t->drcost, watchpoint_set_armed(&t->wps) > 0, t->back_soon);
+	drcost_leave(&t->drcost, watchpoint_set_armed(&t->wps) != 0, t->back_soon);
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -271,7 +271,7 @@ static int handler_price_arm(void *ctx, int on)
 static double tick_kernel_cost(struct witch_thread *t, double program_ns)
 {
 	double ns = drcost_tick(&t->drcost, program_ns);
-	if (!drcost_priced() && !witch_rt.cfg->sample_only && watchpoint_set_armed(&t->wps) == 0)
+	if (!drcost_priced() && !witch_rt.cfg->sample_only && !watchpoint_set_armed(&t->wps))
 		drcost_price(handler_price_arm, t);
 	if (witch_rt.cfg->budget > 0 && drcost_over(&t->drcost, witch_rt.cfg->budget))
 		sample_expire_lingering(t);

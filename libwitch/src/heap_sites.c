@@ -231,13 +231,16 @@ static int hs_chunk_take(void)
 	return -1;
 }
 
+static void hs_chunk_put(uint16_t i)
+{
+	__atomic_and_fetch(&hs_pool_taken[i / 64], ~(1ull << (i % 64)), __ATOMIC_RELEASE);
+	__atomic_add_fetch(&hs_pool_free, 1, __ATOMIC_RELAXED);
+}
+
 static void hs_chunks_give_back(struct hs_cache *c)
 {
-	for (uint32_t i = 0; i < c->nchunks; i++) {
-		__atomic_and_fetch(&hs_pool_taken[c->chunk[i] / 64], ~(1ull << (c->chunk[i] % 64)),
-				   __ATOMIC_RELEASE);
-		__atomic_add_fetch(&hs_pool_free, 1, __ATOMIC_RELAXED);
-	}
+	for (uint32_t i = 0; i < c->nchunks; i++)
+		hs_chunk_put(c->chunk[i]);
 	c->nchunks = 0;
 }
 
@@ -301,11 +304,8 @@ static void hs_cache_grow(struct hs_cache *c)
 		if (chunk < 0) {
 			/* Lost a race for the last ones: give back what this
 			 * round took, stay as it was. */
-			for (uint32_t j = n; j < i; j++) {
-				__atomic_and_fetch(&hs_pool_taken[c->chunk[j] / 64],
-						   ~(1ull << (c->chunk[j] % 64)), __ATOMIC_RELEASE);
-				__atomic_add_fetch(&hs_pool_free, 1, __ATOMIC_RELAXED);
-			}
+			for (uint32_t j = n; j < i; j++)
+				hs_chunk_put(c->chunk[j]);
 			c->grow_at = UINT64_MAX;
 			return;
 		}

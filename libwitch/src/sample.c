@@ -42,15 +42,6 @@ const struct decode_access *sample_wanted(const struct decode_insn *in)
 	return NULL;
 }
 
-static uint32_t armed_mask(const struct witch_thread *t)
-{
-	uint32_t m = 0;
-	for (int i = 0; i < t->wps.n; i++)
-		if (t->wps.wp[i].armed)
-			m |= 1u << i;
-	return m;
-}
-
 /* The data the sample falls on, decided now (docs/objects.md): its bytes
  * count there, and a trap's verdict goes to it.  *dropped: the object
  * table was full. */
@@ -266,7 +257,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		t->stats.skip_unreadable++;
 		return;
 	}
-	int slot = reservoir_pick_slot(&t->reservoir, armed_mask(t), t->wps.n, &t->rng);
+	int slot = reservoir_pick_slot(&t->reservoir, watchpoint_set_armed(&t->wps), t->wps.n,
+				       &t->rng);
 	if (slot < 0) {
 		t->stats.not_monitored++;
 		return;

@@ -205,12 +205,13 @@ int watchpoint_resume(struct watchpoint_set *s, int slot)
 	return 0;
 }
 
-int watchpoint_set_armed(const struct watchpoint_set *s)
+uint32_t watchpoint_set_armed(const struct watchpoint_set *s)
 {
-	int n = 0;
+	uint32_t m = 0;
 	for (int i = 0; i < s->n; i++)
-		n += s->wp[i].armed != 0;
-	return n;
+		if (s->wp[i].armed)
+			m |= 1u << i;
+	return m;
 }
 
 int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd)

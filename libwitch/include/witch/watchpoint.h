@@ -84,8 +84,8 @@ int watchpoint_disarm(struct watchpoint_set *s, int slot);
 /* Disables the watchpoint, keeping its state. */
 int watchpoint_pause(struct watchpoint_set *s, int slot);
 int watchpoint_resume(struct watchpoint_set *s, int slot);
-/* How many are armed. */
-int watchpoint_set_armed(const struct watchpoint_set *s);
+/* Bit i set when slot i is armed. */
+uint32_t watchpoint_set_armed(const struct watchpoint_set *s);
 int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd);
 /* Close the highest slot, giving its debug register back to the kernel (for
  * the program).  0, or -ENOSPC when none is left. */
