@@ -94,11 +94,23 @@ int emulate_context_frame(const struct emulate_frame *f, uint64_t *pcs, int n, i
 	return 1 + add + keep;
 }
 
-int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max)
+int emulate_context(const struct emulate *e, uint64_t *pcs, uint64_t *sps, int n, int max)
 {
 	struct emulate_frame f;
 	emulate_frame_of(e, &f);
-	return emulate_context_frame(&f, pcs, n, max);
+	int m = emulate_context_frame(&f, pcs, n, max);
+	if (m <= 0 || !sps)
+		return m;
+	/* The same moves on the frames' stack pointers; an emulated callee's
+	 * frame ends where its return address was pushed (its CFA). */
+	int add = f.n_calls < max - 1 ? f.n_calls : max - 1;
+	int keep = m - 1 - add;
+	uint64_t sp0 = f.n_calls > 0 ? e->call_slot[f.n_calls - 1] : sps[f.frames_left];
+	memmove(sps + 1 + add, sps + 1 + f.frames_left, sizeof(sps[0]) * (size_t)keep);
+	for (int i = 1; i <= add; i++)
+		sps[i] = e->call_slot[f.n_calls - i] + 8;
+	sps[0] = sp0;
+	return m;
 }
 
 int emulate_forwarded(const struct emulate *e, uint64_t addr, uint32_t len, uint64_t *v)

@@ -49,8 +49,10 @@ static uint32_t sample_object(struct witch_thread *t, const ucontext_t *uc,
 			      const struct sample_req *r, const uint64_t *pcs, const uint64_t *sps,
 			      int n, int *dropped, double *scale)
 {
-	struct objects_where w = {(uint64_t)uc->uc_mcontext.gregs[REG_RIP], pcs, sps, n,
-				  t->stack_hi, t->fs_base};
+	/* The run-ahead's pcs[0] owns the innermost frame; else the
+	 * interrupted function does (pcs[0] is then the leaf the caller set). */
+	uint64_t owner = r->emu ? 0 : (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	struct objects_where w = {owner, pcs, sps, n, t->stack_hi, t->fs_base};
 	*dropped = 0;
 	*scale = 1;
 	return objects_enabled() ? objects_classify(r->a->addr, &w, dropped, scale) : 0;
@@ -178,10 +180,6 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	log_verbose(2, "sample pc %lx addr %lx len %u weight %lu bytes", (unsigned long)r->leaf,
 		    (unsigned long)a->addr, a->len, (unsigned long)r->weight);
 	int n = context_of_signal(t, uc, r->leaf, 0, pcs, sps, (int)witch_rt.cfg->depth);
-	/* Before the run-ahead's frames change pcs: sps are the unwound frames'. */
-	int obj_dropped = 0;
-	double obj_scale = 1;
-	uint32_t obj = n > 0 ? sample_object(t, uc, r, pcs, sps, n, &obj_dropped, &obj_scale) : 0;
 	/* The tick's context, for an access the window traced past the sample. */
 	uint64_t tick_pcs[CONFIG_MAX_DEPTH];
 	int tick_n = 0;
@@ -189,9 +187,14 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		memcpy(tick_pcs, pcs, sizeof(pcs[0]) * (size_t)n);
 		tick_n = n;
 	}
+	/* Where the run-ahead stands: its calls and returns move the frames,
+	 * and the stack frames the object is looked up in with them. */
 	if (n > 0 && r->emu)
-		n = emulate_context(r->emu, pcs, n, (int)witch_rt.cfg->depth);
-	else if (n > 0 && r->self_pc == 0)
+		n = emulate_context(r->emu, pcs, sps, n, (int)witch_rt.cfg->depth);
+	int obj_dropped = 0;
+	double obj_scale = 1;
+	uint32_t obj = n > 0 ? sample_object(t, uc, r, pcs, sps, n, &obj_dropped, &obj_scale) : 0;
+	if (n > 0 && !r->emu && r->self_pc == 0)
 		n = context_of_call(pcs, n, r->leaf);
 	if (n <= 0) {
 		t->stats.skip_unwind++;

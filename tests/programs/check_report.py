@@ -7,7 +7,7 @@ usage: check_report.py JSON [--fraction F --tol T] [--fraction-below X]
                        [--approx-fraction F] [--approx-shares FN1:FN2=S1,...]
                        [--sampled-shares FN=S,... --tol T]
                        [--object-share NAME=S ...] [--object-kind NAME=KIND ...]
-                       [--object-sampled-share NAME=S ...]
+                       [--object-sampled-share NAME=S ...] [--no-object NAME ...]
                        [--no-trap-in-module M] [--no-watch-in-module M]
                        [--trap-fns-for WATCHFN=TRAPFN[,TRAPFN...]]
                        [--trap-path-for WATCHFN=FN/FN...]
@@ -71,6 +71,9 @@ Checks (each failure prints what was expected and what was found):
                     whole answer with WITCH_WATCHPOINTS=0)
   --object-kind NAME=KIND  (repeatable) every object NAME matches (as
                     above) is of kind KIND, and there is one
+  --no-object NAME  (repeatable) no object NAME matches (as above) has
+                    sampled bytes, waste or use; fails when the report has
+                    no "objects" list
   format (objects)  when "objects" is present: each an object with a kind
                     of heap/static/tls/stack/unknown, a string name and
                     numeric waste and use, sorted by waste; a pair's
@@ -290,6 +293,7 @@ def main(argv):
                     metavar="NAME=KIND")
     ap.add_argument("--object-sampled-share", type=parse_object_share, action="append",
                     default=[], metavar="NAME=S")
+    ap.add_argument("--no-object", action="append", default=[], metavar="NAME")
     ap.add_argument("--approx-fraction", type=float)
     ap.add_argument("--approx-shares", type=parse_approx_shares)
     ap.add_argument("--no-trap-in-module", action="append", default=[], metavar="M")
@@ -521,7 +525,7 @@ def main(argv):
                   f"{got[fn]:.4f} of {total} bytes")
 
     # ---- objects: waste shares and kinds by name ----
-    if args.object_share or args.object_kind or args.object_sampled_share:
+    if args.object_share or args.object_kind or args.object_sampled_share or args.no_object:
         objs = objects if isinstance(objects, list) else []
         total_w = sum(o["waste"] for o in objs)
         listing = ", ".join(f"{o['name']}={o.get('share', 0):.4f}" for o in objs[:6]) or "none"
@@ -541,6 +545,13 @@ def main(argv):
             check(f"object-sampled-share {oname}", objects is not None and abs(got - want) <= args.tol,
                   f"share {want:.4f} +- {args.tol:.4f} of the objects' sampled bytes",
                   f"{got:.4f} from {len(mine)} object(s) of {num(total_s)} bytes")
+        for oname in args.no_object:
+            mine = [o for o in objs if object_named(o, oname) and
+                    any(is_num(o.get(k)) and o[k] > 0 for k in ("sampled", "waste", "use"))]
+            found = (f"{len(mine)} object(s), sampled {num(sum(o.get('sampled', 0) for o in mine))} "
+                     f"bytes [top: {listing}]" if objects is not None
+                     else "no \"objects\" list in the report")
+            check(f"no-object {oname}", objects is not None and not mine, "none", found)
         for oname, kind in args.object_kind:
             mine = [o for o in objs if object_named(o, oname)]
             kinds = sorted({o.get("kind") for o in mine})

@@ -239,6 +239,12 @@ case_ pass.object-sampled 0 "" -- "$O" --object-sampled-share "heap from alloc_f
 case_ fail.object-sampled-share 1 "FAIL object-sampled-share table: expected share 0.5000 +- 0.1000 of the objects' sampled bytes; found 0.3000 from 1 object(s) of 2000 bytes" -- "$O" \
 	--object-sampled-share table=0.5
 case_ usage.bad-object-sampled-share 2 "" -- "$O" --object-sampled-share table
+# --no-object: a name with no object passes; one the report has fails
+case_ pass.no-object 0 "" -- "$O" --no-object "stack of fill" --no-object "heap from alloc"
+case_ fail.no-object 1 "FAIL no-object stack of work: expected none; found 1 object(s), sampled 400 bytes" -- "$O" \
+	--no-object "stack of work"
+case_ fail.no-object-none 1 "FAIL no-object table: expected none; found no \"objects\" list in the report" -- "$G" \
+	--no-object table
 case_ usage.bad-object-kind 2 "" -- "$O" --object-kind table=global
 
 echo "check_report.selftest: $npass passed, $nfail failed"

@@ -1252,8 +1252,9 @@ static void test_differential(void)
 
 /* 3. emulate_context: the tick's context [leaf, A, B, C] (callers as return
  *    address - 1) rewritten for emulated calls (return addresses R1, R2,
- *    innermost last) and returns out of the starting frame.  The leaf slot
- *    is the caller's to set, so it stays 0x10 here. */
+ *    innermost last) and returns out of the starting frame, with the frames'
+ *    stack pointers (objects.c finds a stack slot's frame by them).  The
+ *    leaf slot is the caller's to set, so it stays 0x10 here. */
 static void test_context(void)
 {
 	static const struct {
@@ -1263,36 +1264,47 @@ static void test_context(void)
 		int max;
 		int want_n;                /* or -EINVAL */
 		uint64_t want[6];
+		uint64_t want_sps[6];      /* frame i owns [sps[i], sps[i+1]) */
 	} rows[] = {
-		{__LINE__, 0, 0, 8, 4, {0x10, 0xa0, 0xb0, 0xc0}},
-		/* a call from the leaf's frame: its site comes right after the leaf */
-		{__LINE__, 1, 0, 8, 5, {0x10, 0x1ff, 0xa0, 0xb0, 0xc0}},
+		{__LINE__, 0, 0, 8, 4, {0x10, 0xa0, 0xb0, 0xc0}, {0x1000, 0x1100, 0x1200, 0x1300}},
+		/* a call from the leaf's frame: its site comes right after the
+		 * leaf, and the callee's frame ends at its return address + 8 */
+		{__LINE__, 1, 0, 8, 5, {0x10, 0x1ff, 0xa0, 0xb0, 0xc0},
+		 {0xff8, 0x1000, 0x1100, 0x1200, 0x1300}},
 		/* two calls: the inner one (R2) first */
-		{__LINE__, 2, 0, 8, 6, {0x10, 0x2ff, 0x1ff, 0xa0, 0xb0, 0xc0}},
+		{__LINE__, 2, 0, 8, 6, {0x10, 0x2ff, 0x1ff, 0xa0, 0xb0, 0xc0},
+		 {0xf00, 0xf08, 0x1000, 0x1100, 0x1200, 0x1300}},
 		/* a return out of the leaf's function: A's frame is the leaf's now */
-		{__LINE__, 0, 1, 8, 3, {0x10, 0xb0, 0xc0}},
+		{__LINE__, 0, 1, 8, 3, {0x10, 0xb0, 0xc0}, {0x1100, 0x1200, 0x1300}},
 		/* returned out of every caller but the last... */
-		{__LINE__, 0, 3, 8, 1, {0x10}},
+		{__LINE__, 0, 3, 8, 1, {0x10}, {0x1300}},
 		/* ...and out of that one too: no context left */
-		{__LINE__, 0, 4, 8, -EINVAL, {0}},
+		{__LINE__, 0, 4, 8, -EINVAL, {0}, {0}},
 		/* too deep: the outermost frames go, then the outermost calls */
-		{__LINE__, 1, 0, 3, 3, {0x10, 0x1ff, 0xa0}},
-		{__LINE__, 2, 0, 2, 2, {0x10, 0x2ff}},
+		{__LINE__, 1, 0, 3, 3, {0x10, 0x1ff, 0xa0}, {0xff8, 0x1000, 0x1100}},
+		{__LINE__, 2, 0, 2, 2, {0x10, 0x2ff}, {0xf00, 0xf08}},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct emulate e;
 		uint64_t pcs[8] = {0x10, 0xa0, 0xb0, 0xc0};
+		uint64_t sps[8] = {0x1000, 0x1100, 0x1200, 0x1300};
 		emulate_begin(&e, 0x10, NULL);
 		e.n_calls = rows[i].n_calls;
 		e.frames_left = rows[i].frames_left;
 		e.call_ret[0] = 0x200;
 		e.call_ret[1] = 0x300;
-		int n = emulate_context(&e, pcs, 4, rows[i].max);
+		e.call_slot[0] = 0xff8; /* where each call pushed its return address */
+		e.call_slot[1] = 0xf00;
+		int n = emulate_context(&e, pcs, sps, 4, rows[i].max);
 		CHECK(rows[i].line, n == rows[i].want_n, "emulate_context returned %d, expected %d", n,
 		      rows[i].want_n);
-		for (int k = 0; k < n && n == rows[i].want_n; k++)
+		for (int k = 0; k < n && n == rows[i].want_n; k++) {
 			CHECK(rows[i].line, pcs[k] == rows[i].want[k], "pcs[%d] = %#llx, expected %#llx",
 			      k, (unsigned long long)pcs[k], (unsigned long long)rows[i].want[k]);
+			CHECK(rows[i].line, sps[k] == rows[i].want_sps[k],
+			      "sps[%d] = %#llx, expected %#llx", k, (unsigned long long)sps[k],
+			      (unsigned long long)rows[i].want_sps[k]);
+		}
 	}
 }
 

@@ -93,8 +93,11 @@ int emulate_context_frame(const struct emulate_frame *f, uint64_t *pcs, int n, i
 /* pcs[0..n) is the calling context where emulation began (leaf first, callers
  * as return address - 1); rewrite it for where it is now: drop the frames
  * emulated returns left, add the emulated calls. pcs[0] (the leaf) is left for
- * the caller to set.  Returns the new length (at most max), or -EINVAL when
- * the returns left every frame. */
-int emulate_context(const struct emulate *e, uint64_t *pcs, int n, int max);
+ * the caller to set.  sps, when not NULL, are the frames' stack pointers
+ * (unwind.h: frame i owns [sps[i], sps[i+1])), rewritten alike: an emulated
+ * callee owns down from where its return address was pushed, sps[0] the
+ * lowest such.  Returns the new length (at most max), or -EINVAL when the
+ * returns left every frame. */
+int emulate_context(const struct emulate *e, uint64_t *pcs, uint64_t *sps, int n, int max);
 
 #endif

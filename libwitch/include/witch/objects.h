@@ -25,9 +25,9 @@ enum objects_kind {
 };
 
 /* Where the sample was taken: its thread's stack and calling context with
- * each frame's stack pointer (unwind.h), pcs[0] the sampled instruction
- * (which the run-ahead may have reached past a call), pc the interrupted
- * one, whose function owns [sps[0], sps[1]). */
+ * each frame's stack pointer (unwind.h; after a run-ahead, as
+ * emulate_context left them), pcs[0] the sampled instruction, and pc the
+ * function that owns [sps[0], sps[1]) when not pcs[0]'s (0: pcs[0]'s). */
 struct objects_where {
 	uint64_t pc;
 	const uint64_t *pcs;
