@@ -161,6 +161,65 @@ static int resolve_before_rip(struct decode_cache *cache, const struct decode_re
 	return -ENOENT;
 }
 
+/* Whether branch in read its target from the watched bytes
+ * and that target is rip: the load of `call *[m]` or `jmp *[m]`. */
+static int match_branch_load(const struct decode_insn *in, uint64_t rip, const struct watched *w,
+			     struct precise_access *out)
+{
+	uint64_t target;
+	if (!(in->flags & DECODE_F_BRANCH) || !match_access(in, w, out) || out->kind != DECODE_LOAD ||
+	    out->len != sizeof(target) || peek_read(out->addr, &target, sizeof(target)) < 0)
+		return 0;
+	return target == rip;
+}
+
+/* rip was reached by a branch that loaded its target from the watched
+ * bytes (x86 reports the trap at the target):
+ *   - `call *[m]` (-fno-plt, a function pointer in memory): the call before
+ *     the return address at rsp; the call is the leaf, the callee's frame
+ *     dropped, as for its store;
+ *   - `jmp *[m]` in a stub the caller called directly (a PLT entry:
+ *     `endbr64; bnd jmp *GOT`): the jmp is the leaf, in the caller's stack.
+ * Without this, every redundant GOT load a PLT call makes (LoadCraft)
+ * trapped in the callee and was dropped unresolved. */
+#define STUB_MAX_INSNS 4
+static int resolve_branch_load(struct decode_cache *cache, const struct decode_regs *regs,
+			       const struct watched *w, struct precise_access *out)
+{
+	uint64_t rsp = regs->gpr[DECODE_RSP], ret, caller_start, call_pc, pc;
+	struct decode_regs before = *regs;
+	struct decode_insn in;
+	uint8_t call[5];
+	int32_t rel;
+
+	if (peek_read(rsp, &ret, sizeof(ret)) < 0 || ret < 5)
+		return -ENOENT;
+	before.gpr[DECODE_RSP] = rsp + 8; /* as the call found it */
+	if (unwind_proc_start(ret - 1, &caller_start) == 0 &&
+	    decode_find_prev(cache, caller_start, ret, &call_pc) == 0 &&
+	    decode_at(call_pc, &before, &in) == 0 && (in.flags & DECODE_F_CALL) &&
+	    match_branch_load(&in, regs->rip, w, out)) {
+		out->pc = call_pc;
+		out->skip_frames = 1;
+		return 0;
+	}
+	if (peek_read(ret - 5, call, sizeof(call)) < 0 || call[0] != 0xe8)
+		return -ENOENT;
+	memcpy(&rel, call + 1, sizeof(rel));
+	pc = ret + (uint64_t)(int64_t)rel;
+	for (int i = 0; i < STUB_MAX_INSNS && decode_at(pc, regs, &in) == 0; i++) {
+		if (in.flags & DECODE_F_BRANCH) {
+			if ((in.flags & DECODE_F_CALL) || !match_branch_load(&in, regs->rip, w, out))
+				return -ENOENT;
+			out->pc = pc;
+			out->skip_frames = 0;
+			return 0;
+		}
+		pc += in.len;
+	}
+	return -ENOENT;
+}
+
 int precise_resolve(struct decode_cache *cache, const struct decode_regs *regs,
 		    uint64_t watch_addr, uint32_t watch_len, struct precise_access *out)
 {
@@ -168,7 +227,11 @@ int precise_resolve(struct decode_cache *cache, const struct decode_regs *regs,
 	int rc = resolve_before_rip(cache, regs, w, out);
 	if (rc < 0 && is_call_target(regs)) {
 		memset(out, 0, sizeof(*out));
-		return resolve_call_store(cache, regs, &w, out);
+		rc = resolve_call_store(cache, regs, &w, out);
+	}
+	if (rc < 0) {
+		memset(out, 0, sizeof(*out));
+		rc = resolve_branch_load(cache, regs, &w, out);
 	}
 	return rc;
 }

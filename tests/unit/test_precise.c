@@ -34,14 +34,27 @@ __asm__(".text\n"
 	FN(pr_vec, "vmovdqu %ymm0, (%rdi)\n" "pr_vec_end: ret\n")          /* c5 fe 7f 07 */
 	FN(pr_rep, "rep movsb\n" "pr_rep_end: ret\n")                       /* f3 a4 */
 	FN(pr_callee, "ret\n")
-	FN(pr_caller, "nop\n" "call pr_callee\n" "pr_caller_ret: ret\n"));  /* 90; e8 rel32 */
+	FN(pr_caller, "nop\n" "call pr_callee\n" "pr_caller_ret: ret\n")  /* 90; e8 rel32 */
+	/* A PLT entry as ld makes them with IBT (.plt.sec), its GOT slot, and
+	 * callers through it and through memory (-fno-plt). */
+	FN(pr_target, "ret\n")
+	FN(pr_stub, "endbr64\n" "bnd jmp *pr_got(%rip)\n")              /* f3 0f 1e fa; f2 ff 25 */
+	FN(pr_stub_other, "endbr64\n" "bnd jmp *pr_got_other(%rip)\n")
+	FN(pr_stub_caller, "call pr_stub\n" "pr_stub_caller_ret: ret\n")
+	FN(pr_stub_other_caller, "call pr_stub_other\n" "pr_stub_other_caller_ret: ret\n")
+	FN(pr_icaller, "call *pr_got(%rip)\n" "pr_icaller_ret: ret\n")  /* ff 15 */
+	".data\n.balign 8\npr_got: .quad pr_target\npr_got_other: .quad pr_callee\n.text\n");
 
 extern char pr_store[], pr_store_end[], pr_load[], pr_load_end[], pr_self_load[],
 	pr_self_load_end[], pr_push[], pr_push_end[], pr_vec[], pr_vec_end[], pr_rep[],
-	pr_callee[], pr_caller[], pr_caller_ret[];
+	pr_callee[], pr_caller[], pr_caller_ret[], pr_target[], pr_stub[], pr_stub_other[],
+	pr_stub_caller_ret[], pr_stub_other_caller_ret[], pr_icaller[], pr_icaller_ret[];
+extern uint64_t pr_got, pr_got_other;
 
 static uint64_t data[8];
-static uint64_t stack[8]; /* stack[4] holds pr_caller_ret: a call's return slot */
+/* Return slots: stack[4] pr_caller_ret, stack[1] pr_icaller_ret, stack[2]
+ * pr_stub_caller_ret, stack[0] pr_stub_other_caller_ret. */
+static uint64_t stack[8];
 
 #define A(p) ((uint64_t)(uintptr_t)(p))
 #define D(i) A(&data[i])
@@ -96,6 +109,9 @@ int main(void)
 		return 1;
 	}
 	stack[4] = A(pr_caller_ret);
+	stack[1] = A(pr_icaller_ret);
+	stack[2] = A(pr_stub_caller_ret);
+	stack[0] = A(pr_stub_other_caller_ret);
 	const struct row rows[] = {
 		/* mov [rdi], rax: the store, all 8 watched bytes */
 		{__LINE__, A(pr_store_end), .rdi = D(1), .watch = D(1), .watch_len = 8,
@@ -141,6 +157,26 @@ int main(void)
 		/* ... but not when the watched slot is another */
 		{__LINE__, A(pr_caller_ret), .rsp = S(5), .watch = S(2), .watch_len = 8,
 		 .rc = -ENOENT},
+		/* a PLT entry's jmp read its GOT slot: the trap is at the target;
+		 * the jmp (after endbr64) is the leaf, in the caller's stack */
+		{__LINE__, A(pr_target), .rsp = S(2), .watch = A(&pr_got), .watch_len = 8,
+		 .pc = A(pr_stub) + 4, .kind = DECODE_LOAD, .len = 8, .overlap = A(&pr_got),
+		 .overlap_len = 8},
+		/* ... 4 of its bytes watched */
+		{__LINE__, A(pr_target), .rsp = S(2), .watch = A(&pr_got) + 4, .watch_len = 4,
+		 .pc = A(pr_stub) + 4, .kind = DECODE_LOAD, .len = 8, .overlap = A(&pr_got) + 4,
+		 .overlap_len = 4},
+		/* a stub whose slot holds another target did not bring us here */
+		{__LINE__, A(pr_target), .rsp = S(0), .watch = A(&pr_got_other), .watch_len = 8,
+		 .rc = -ENOENT},
+		/* the stub jumps through another slot than the watched one */
+		{__LINE__, A(pr_target), .rsp = S(2), .watch = A(&pr_got_other), .watch_len = 8,
+		 .rc = -ENOENT},
+		/* call *[got]: its load traps at the callee's first instruction, as
+		 * its push would; the call is the leaf, the callee's frame dropped */
+		{__LINE__, A(pr_target), .rsp = S(1), .watch = A(&pr_got), .watch_len = 8,
+		 .pc = A(pr_icaller), .kind = DECODE_LOAD, .len = 8, .overlap = A(&pr_got),
+		 .overlap_len = 8, .skip = 1},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		run(&rows[i]);
