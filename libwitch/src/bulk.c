@@ -1,5 +1,6 @@
 /* bulk: byte-counted sampling of bulk memory operations (see bulk.h). */
 #include "witch/bulk.h"
+#include "witch/context.h"
 #include "witch/export.h"
 #include "witch/decode.h"
 #include "witch/handler.h"
@@ -13,9 +14,8 @@
 /* The wrappers and what they call on the program's path live in a section
  * of their own: their frames are the program's call, not the runtime's
  * (context.h drops them from contexts). */
-#define BULK_PATH __attribute__((section("witch_bulk_path"), noinline))
+#define BULK_PATH CONTEXT_THROUGH
 #define BULK_EXPORT WITCH_EXPORT BULK_PATH
-extern char __start_witch_bulk_path[], __stop_witch_bulk_path[];
 
 typedef void *(*memset_fn)(void *, int, size_t);
 typedef void *(*memcpy_fn)(void *, const void *, size_t);
@@ -47,12 +47,6 @@ early_move(void *d, const void *s, size_t n)
 		for (size_t i = n; i > 0; i--)
 			p[i - 1] = q[i - 1];
 	return d;
-}
-
-void bulk_text(uint64_t *lo, uint64_t *hi)
-{
-	*lo = (uint64_t)(uintptr_t)__start_witch_bulk_path;
-	*hi = (uint64_t)(uintptr_t)__stop_witch_bulk_path;
 }
 
 int bulk_init(uint8_t sample_kind)

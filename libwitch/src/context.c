@@ -10,18 +10,17 @@
 
 static uint64_t runtime_lo, runtime_hi;
 static uint64_t through_lo, through_hi;
+extern char __start_witch_through[], __stop_witch_through[];
 
-void context_set_runtime_text(uint64_t lo, uint64_t hi, uint64_t through_lo_, uint64_t through_hi_)
+void context_set_runtime_text(uint64_t lo, uint64_t hi)
 {
 	runtime_lo = lo;
 	runtime_hi = hi;
-	through_lo = through_lo_;
-	through_hi = through_hi_;
+	through_lo = (uint64_t)(uintptr_t)__start_witch_through;
+	through_hi = (uint64_t)(uintptr_t)__stop_witch_through;
 }
 
-/* Frames of the runtime's wrappers that the program called (bulk.c) are
- * left out: the program's call goes through them to the C library. */
-static int drop_through_frames(uint64_t *pcs, uint64_t *sps, int n)
+int context_drop_through(uint64_t *pcs, uint64_t *sps, int n)
 {
 	int out = 0;
 	for (int i = 0; i < n; i++)
@@ -78,7 +77,7 @@ int context_of_signal(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int
 	resume_watchpoints(t, paused);
 	if (n <= 0)
 		return n < 0 ? n : -EINVAL;
-	n = drop_through_frames(pcs, sps, n);
+	n = context_drop_through(pcs, sps, n);
 	if (skip > 0) {
 		if (n <= skip)
 			return -EINVAL;

@@ -1,5 +1,6 @@
 /* heap: live heap blocks and their allocation sites (see heap.h). */
 #include "witch/heap.h"
+#include "witch/context.h"
 #include "witch/rawsys.h"
 #include "witch/heap_sites.h"
 #include "witch/heap_table.h"
@@ -285,7 +286,9 @@ static void heap_unmap(uint64_t addr, uint64_t len)
 #define HEAP_ON() __builtin_expect(__atomic_load_n(&heap_on, __ATOMIC_RELAXED), 1)
 #define HEAP_CFA() ((uint64_t)(uintptr_t)__builtin_frame_address(0) + 16)
 #define HEAP_ENTRY WITCH_EXPORT __attribute__((optimize("omit-frame-pointer")))
-#define HEAP_ON_PATH __attribute__((noinline))
+/* Through them the program's call reaches the C library, whose work for it
+ * (malloc's and free's own stores and loads) is the program's. */
+#define HEAP_ON_PATH CONTEXT_THROUGH
 
 HEAP_ON_PATH static void *heap_malloc_on(size_t n)
 {

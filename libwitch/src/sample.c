@@ -189,8 +189,12 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	}
 	/* Where the run-ahead stands: its calls and returns move the frames,
 	 * and the stack frames the object is looked up in with them. */
-	if (n > 0 && r->emu)
+	if (n > 0 && r->emu) {
 		n = emulate_context(r->emu, pcs, sps, n, (int)witch_rt.cfg->depth);
+		/* a call the window ran from a wrapper (a tick in heap.c's) */
+		if (n > 0)
+			n = context_drop_through(pcs, sps, n);
+	}
 	int obj_dropped = 0;
 	double obj_scale = 1;
 	uint32_t obj = n > 0 ? sample_object(t, uc, r, pcs, sps, n, &obj_dropped, &obj_scale) : 0;

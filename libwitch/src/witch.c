@@ -64,10 +64,8 @@ static int witch_text_cb(struct dl_phdr_info *info, size_t size, void *data)
 static void witch_find_runtime_text(void)
 {
 	uint64_t range[2] = {(uint64_t)(uintptr_t)&witch_text_cb, 0};
-	uint64_t through[2];
-	bulk_text(&through[0], &through[1]);
 	if (dl_iterate_phdr(witch_text_cb, range) == 1) {
-		context_set_runtime_text(range[0], range[1], through[0], through[1]);
+		context_set_runtime_text(range[0], range[1]);
 		heap_set_runtime_text(range[0], range[1]);
 	}
 }

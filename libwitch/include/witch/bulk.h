@@ -41,9 +41,6 @@ int bulk_init(uint8_t sample_kind);
 void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns);
 /* The sampler's mean interval changed (budget.h): so does the period. */
 void bulk_set_period(struct bulk *b, uint64_t tick_ns);
-/* The code of the wrappers: frames there are the program's call of the C
- * library, not the runtime's own (context.h leaves them out). */
-void bulk_text(uint64_t *lo, uint64_t *hi);
 
 /* What a call of a wrapper does, as the run-ahead window sees it (look.c):
  * a window must not stop where the program calls memcpy, or the stores just

@@ -10,12 +10,21 @@
 
 struct witch_thread;
 
+/* Wrappers the program calls through to the C library (bulk.c's memcpy,
+ * heap.c's tracked allocations): their frames are left out of contexts, so
+ * what the C library does for the program is the program's. */
+#define CONTEXT_THROUGH __attribute__((section("witch_through"), noinline))
+
 /* The runtime's own code, once at start: samples and traps whose context
- * passes through it are the profiler's, not the program's; except [through_lo,
- * through_hi), wrappers the program calls through (bulk.h), whose frames are
- * left out of contexts. */
-void context_set_runtime_text(uint64_t lo, uint64_t hi, uint64_t through_lo, uint64_t through_hi);
+ * passes through it are the profiler's, not the program's; except the
+ * CONTEXT_THROUGH wrappers. */
+void context_set_runtime_text(uint64_t lo, uint64_t hi);
 void context_runtime_text(uint64_t *lo, uint64_t *hi);
+/* Leave the CONTEXT_THROUGH wrappers' frames out of pcs[1..n) (and sps, may
+ * be NULL): the program's call goes through them to the C library.  The
+ * leaf stays (an access of the wrapper's own is the runtime's).  Returns
+ * the new count. */
+int context_drop_through(uint64_t *pcs, uint64_t *sps, int n);
 /* 1 if a frame of pcs[0..n) is the runtime's code. */
 int context_in_runtime(const uint64_t *pcs, int n);
 /* The context of a signal context: pcs[0] = leaf (the accessing instruction,
