@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 /* A Zen-class core (the EPYC VMs this runs on; Intel's big cores are alike):
@@ -13,7 +14,7 @@
 #define STORE_BYTES_PER_CYCLE 32.0f
 #define LOAD_LATENCY 4.0f        /* L1 hit, general register */
 #define VLOAD_LATENCY 7.0f       /* L1 hit, vector register */
-#define REP_CYCLES_PER_ELEM 1.0f /* with a debug register armed */
+#define REP_CYCLES_PER_ELEM 1.0f /* with a debug register armed (bench/dr_fast_string.c) */
 #define FLAGS_REG 48
 
 /* Per mnemonic: result latency and cycles the unit is busy (not pipelined). */
@@ -28,6 +29,7 @@ struct mnem_cost {
  * ~170 us. */
 static struct mnem_cost mnem_cost[ZYDIS_MNEMONIC_MAX_VALUE + 1];
 static double cycles_per_ns = 3.0;
+static double rep_fast_bytes_per_cycle = 16.0; /* REP_FAST_DEFAULT */
 
 static int has_prefix(const char *s, const char *p)
 {
@@ -117,10 +119,45 @@ static struct mnem_cost mnem_cost_of(unsigned m)
 	return c;
 }
 
+/* rep stosb over REP_PROBE_BYTES with no debug register armed (costmodel_init
+ * runs before any is): its bytes per cycle with the fast-string microcode,
+ * the best of four runs (the first touches the pages). */
+#define REP_PROBE_BYTES (64u << 10)
+#define REP_FAST_DEFAULT 16.0 /* bytes a cycle, when the probe cannot run */
+
+static double measure_rep_fast(void)
+{
+	void *buf = mmap(NULL, REP_PROBE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	if (buf == MAP_FAILED)
+		return REP_FAST_DEFAULT;
+	double best_ns = 0;
+	for (int run = 0; run < 4; run++) {
+		struct timespec a, b;
+		void *d = buf;
+		size_t n = REP_PROBE_BYTES;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(0) : "memory");
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+		if (ns > 0 && (best_ns == 0 || ns < best_ns))
+			best_ns = ns;
+	}
+	munmap(buf, REP_PROBE_BYTES);
+	double rate = best_ns > 0 ? REP_PROBE_BYTES / (best_ns * cycles_per_ns) : 0;
+	return rate > 1 && rate < 256 ? rate : REP_FAST_DEFAULT;
+}
+
 int costmodel_init(void)
 {
 	cycles_per_ns = measure_cycles_per_ns();
+	rep_fast_bytes_per_cycle = measure_rep_fast();
 	return 0;
+}
+
+double costmodel_rep_fast_bytes_per_cycle(void)
+{
+	return rep_fast_bytes_per_cycle;
 }
 
 double costmodel_cycles_per_ns(void)
@@ -128,9 +165,10 @@ double costmodel_cycles_per_ns(void)
 	return cycles_per_ns;
 }
 
-void costmodel_begin(struct costmodel *m)
+void costmodel_begin(struct costmodel *m, int rep_fast)
 {
 	memset(m, 0, sizeof(*m));
+	m->rep_fast = rep_fast;
 }
 
 static int reg_index(ZydisRegister r)
@@ -198,7 +236,9 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 	}
 	m->chain = max2(m->chain, done);
 	m->busy += c.busy;
-	if (in->flags & DECODE_F_REP)
+	if ((in->flags & DECODE_F_REP) && m->rep_fast && in->n_access > 0)
+		m->busy += (float)((double)rep_elems * in->access[0].len / rep_fast_bytes_per_cycle);
+	else if (in->flags & DECODE_F_REP)
 		m->busy += (float)rep_elems * REP_CYCLES_PER_ELEM;
 	m->insns++;
 	m->block_insns++;

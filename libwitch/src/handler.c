@@ -211,6 +211,9 @@ static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, stru
 	env->stats = (struct witch_stats *)&t->stats;
 	env->max_steps = witch_rt.cfg->max_steps;
 	env->tick_ns = 0;
+	/* The watchpoints as the stretch the tick ends had them: armed ones
+	 * slow the program's rep string instructions (costmodel.h). */
+	env->rep_fast = watchpoint_set_armed(&t->wps) == 0;
 	context_runtime_text(&env->runtime_lo, &env->runtime_hi);
 }
 
@@ -293,6 +296,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;
 	double program_ns = (double)t->sampler.current_ns - cost_take_interval(&t->cost, &spent_ns);
+	int armed_before = watchpoint_set_armed(&t->wps) != 0; /* (the kernel cost may release) */
 	spent_ns += tick_kernel_cost(t, program_ns);
 	t->stats.clock_ns += t->sampler.current_ns;
 	t->stats.ticks++;
@@ -311,6 +315,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	regs_of(t, uc, &regs);
 	look_env_of(t, uc, &env);
 	env.tick_ns = program_ns > 0 ? program_ns : 0;
+	env.rep_fast = !armed_before;
 	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);
 	for (int i = 0; i < n; i++)
 		sample_pick(t, uc, &picks[i]);

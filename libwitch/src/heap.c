@@ -107,7 +107,7 @@ struct heap_thread {
 	uint64_t rest;
 	uint64_t rng;
 	int busy;
-	int pad;
+	uint32_t pending_site; /* heap_pending_begin's, 0 when none */
 	uint8_t seen[256]; /* blocks by call site (its return address's low byte) */
 };
 static __thread struct heap_thread heap_me
@@ -163,6 +163,37 @@ static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
 	uint32_t site = heap_sites_find(ret, cfa);
 	heap_sites_count(site != 0 && heap_table_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0);
 	heap_me.busy = 0;
+}
+
+/* A tracked calloc or realloc is under way in this thread: the C library
+ * fills the block (calloc's zeroing, realloc's copy) before it is in the
+ * table (heap_add_block, after the call), so what a sample finds nowhere
+ * meanwhile is taken for it (heap_pending_site).  Only for blocks tracked
+ * whatever their count (heap_period or more). */
+static void heap_pending_begin(uint64_t size, uint64_t ret, uint64_t cfa)
+{
+	if (size < heap_period || heap_me.busy || (ret >= heap_text_lo && ret < heap_text_hi))
+		return;
+	heap_me.busy = 1;
+	uint32_t site = heap_sites_find(ret, cfa);
+	heap_me.busy = 0;
+	heap_me.pending_site = site;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* set before the call's first store */
+}
+
+static void heap_pending_end(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	heap_me.pending_site = 0;
+}
+
+int heap_pending_site(uint32_t *site)
+{
+	uint32_t s = heap_me.pending_site;
+	if (s == 0)
+		return -ENOENT;
+	*site = s;
+	return 0;
 }
 
 /* The next byte count between samples: uniform in [1, 2 period). */
@@ -322,7 +353,9 @@ HEAP_ENTRY void free(void *p)
 HEAP_ON_PATH static void *heap_calloc_on(size_t k, size_t n)
 {
 	heap_unskip((uint64_t)k * n);
+	heap_pending_begin((uint64_t)k * n, HEAP_RET(), HEAP_CFA());
 	void *p = next_calloc(k, n);
+	heap_pending_end();
 	heap_add_block(p, (uint64_t)k * n, HEAP_RET(), HEAP_CFA());
 	return p;
 }
@@ -342,7 +375,9 @@ __attribute__((always_inline)) static inline void *heap_realloc_body(void *old, 
 {
 	uint64_t ospan;
 	uint64_t v = heap_remove_block(old, &ospan);
+	heap_pending_begin(n, ret, cfa);
 	void *p = next_realloc(old, n);
+	heap_pending_end();
 	if (p)
 		heap_add_block(p, n, ret, cfa);
 	else if (v && n != 0)

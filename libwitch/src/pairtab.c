@@ -51,8 +51,9 @@ static struct pair_entry *pairtab_get(struct pairtab *p, uint32_t watch, uint32_
 	return e;
 }
 
-int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
-		double scale, double waste, double use, double waste_approx)
+static int pair_accumulate(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
+			   double scale, double waste, double use, double waste_approx,
+			   uint64_t traps)
 {
 	struct pair_entry *e = pairtab_get(p, watch, trap, object);
 	if (!e)
@@ -63,8 +64,20 @@ int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t objec
 	e->obj_waste += waste * scale;
 	e->obj_use += use * scale;
 	e->obj_approx += waste_approx * scale;
-	e->traps++;
+	e->traps += traps;
 	return 0;
+}
+
+int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
+		double scale, double waste, double use, double waste_approx)
+{
+	return pair_accumulate(p, watch, trap, object, scale, waste, use, waste_approx, 1);
+}
+
+int pairtab_add_share(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
+		      double scale, double waste, double use, double waste_approx)
+{
+	return pair_accumulate(p, watch, trap, object, scale, waste, use, waste_approx, 0);
 }
 
 int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,

@@ -4,6 +4,7 @@
 #include "witch/context.h"
 #include "witch/log.h"
 #include "witch/objects.h"
+#include "witch/objpend.h"
 #include "witch/pairtab.h"
 #include "witch/reservoir.h"
 #include "witch/runtime.h"
@@ -111,15 +112,38 @@ void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_o
 	struct cct_node *watch = cct_node(&t->cct, watch_ctx);
 	double amount = watch->mu - watch->eta;
 	watch->eta = watch->mu;
+	struct objpend_part parts[OBJPEND_SLOTS + 1];
+	int n_parts = objects_enabled() ? objpend_take(&t->arena, watch->objpend, parts) : 0;
 	int64_t trap_ctx = cct_insert_path(&t->cct, pcs, n);
 	if (trap_ctx < 0) {
 		t->stats.skip_cct_full++;
 		return;
 	}
-	if (pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, watch_obj, obj_scale,
-			v == CRAFT_WASTE ? amount : 0, v == CRAFT_USE ? amount : 0,
-			v == CRAFT_WASTE && approx ? amount : 0) < 0)
-		t->stats.skip_pairs_full++;
+	double waste = v == CRAFT_WASTE ? amount : 0, use = v == CRAFT_USE ? amount : 0;
+	double approx_amount = v == CRAFT_WASTE && approx ? amount : 0;
+	/* The verdict is the context's (4.4.2), and so is the weight: split it
+	 * over the objects the pending weight stands for (objpend.h). */
+	double total = 0;
+	for (int i = 0; i < n_parts; i++)
+		total += parts[i].weight;
+	if (total <= 0) {
+		if (pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, watch_obj, obj_scale, waste,
+				use, approx_amount) < 0)
+			t->stats.skip_pairs_full++;
+		return;
+	}
+	for (int i = 0; i < n_parts; i++) {
+		double f = parts[i].weight / total;
+		int rest = parts[i].obj == OBJPEND_REST;
+		uint32_t obj = rest ? watch_obj : parts[i].obj;
+		double scale = rest ? obj_scale : parts[i].scaled / parts[i].weight;
+		int rc = i == 0 ? pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, obj, scale,
+					      waste * f, use * f, approx_amount * f)
+				: pairtab_add_share(&t->pairs, watch_ctx, (uint32_t)trap_ctx, obj, scale,
+						    waste * f, use * f, approx_amount * f);
+		if (rc < 0)
+			t->stats.skip_pairs_full++;
+	}
 }
 
 /* The window ran past the sample to the access that decides it: the
@@ -217,6 +241,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	c->mu += r->weight; /* Witch 4.4.2: every sample counts in its context (in bytes) */
 	if (objects_enabled()) {
 		objects_add_sampled(obj, r->weight, obj_scale);
+		if (objpend_add(&t->arena, &c->objpend, obj, r->weight, obj_scale) < 0)
+			t->stats.objects_dropped++; /* not kept by object: its trap's goes to one */
 		t->stats.objects_unknown += obj == 0;
 		t->stats.objects_dropped += (uint64_t)obj_dropped;
 	}

@@ -19,6 +19,7 @@ struct cct_node {
 	double mu;
 	double eta;
 	double mu_folded;
+	uint32_t objpend; /* the pending weight by object (objpend.h), 0: none */
 };
 
 struct cct {

@@ -14,7 +14,9 @@
  * mispredictions are not modelled: those are where the estimate errs.
  * `rep` string instructions cost a cycle per element while a debug register
  * is armed (the CPU runs them without its fast-string microcode then,
- * bench/dr_fast_string.c), which under Witch is nearly always.
+ * bench/dr_fast_string.c), and their bytes at the fast-string rate
+ * costmodel_init measured when none is: a window is modelled as the code
+ * ran in the stretch its tick ended (costmodel_begin's rep_fast).
  *
  * Everything but costmodel_init is async-signal-safe.
  */
@@ -36,13 +38,17 @@ struct costmodel {
 	float frontend;               /* fetch blocks ended by taken branches, in cycles */
 	uint32_t block_insns;         /* instructions in the block still open */
 	uint32_t insns;
+	int rep_fast;                 /* rep string ops at the fast-string rate */
 };
 
-/* Once per process, before any other call: the mnemonic latency table and
- * the clock's cycles per nanosecond (measured: ~0.2 ms).  0 or -errno. */
+/* Once per process, before any other call and before any debug register
+ * is armed: the clock's cycles per nanosecond and rep stosb's bytes per
+ * cycle (measured: ~0.1 ms).  0 or -errno. */
 int costmodel_init(void);
 
-void costmodel_begin(struct costmodel *m);
+/* A window begins; rep_fast: no debug register was armed in the stretch
+ * it stands for, so rep string instructions ran at their fast rate. */
+void costmodel_begin(struct costmodel *m, int rep_fast);
 
 /* Add instruction in (decoded with z); rep_elems: the elements a rep string
  * instruction has left (rcx), else 0. */
@@ -63,5 +69,7 @@ void costmodel_add_busy(struct costmodel *m, double cycles);
 
 /* Core cycles per nanosecond of CPU time, as costmodel_init measured it. */
 double costmodel_cycles_per_ns(void);
+/* rep stosb's bytes per cycle with no debug register armed, as measured. */
+double costmodel_rep_fast_bytes_per_cycle(void);
 
 #endif

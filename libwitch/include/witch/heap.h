@@ -79,6 +79,12 @@ void heap_get_stats(struct heap_stats *s);
  * so the estimate is unbiased). */
 int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
 			double *per);
+/* Inside a tracked calloc or realloc of this thread (a block of
+ * heap_sample_bytes() or more): 0 and the site the block will have; what
+ * the C library stores meanwhile where no object is (the block it fills,
+ * not yet in the table) is the site's.  -ENOENT otherwise.
+ * Async-signal-safe (the thread's own TLS). */
+int heap_pending_site(uint32_t *site);
 /* Blocks of at least this many bytes are all tracked, and so are the
  * first HEAP_FIRST_BLOCKS of each call site in each thread; a smaller one
  * past those is tracked when sample bytes, one every heap_sample_bytes()

@@ -116,6 +116,7 @@ struct look_env {
 	struct witch_stats *stats;
 	uint32_t max_steps;
 	double tick_ns;       /* CPU time a tick stands for */
+	int rep_fast;         /* no debug register was armed before the tick (costmodel.h) */
 	uint64_t runtime_lo, runtime_hi; /* the runtime's code: a window ends there */
 	struct emulate_vec *vec; /* the thread's vector registers for the run, or NULL */
 	const void *fpregs;      /* the signal frame's XSAVE area (emulate_vec.h) */

@@ -39,6 +39,10 @@ int pairtab_init(struct pairtab *p, struct arena *a, uint32_t max_pairs);
  * -ENOMEM when the table is full (counted in dropped). Async-signal-safe. */
 int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
 		double scale, double waste, double use, double waste_approx);
+/* The same without counting a trap: another object's share of one trap's
+ * verdict (objpend.h). */
+int pairtab_add_share(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
+		      double scale, double waste, double use, double waste_approx);
 /* Adds another table's entry (keeping its object). */
 int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
 		  const struct pair_entry *from);
