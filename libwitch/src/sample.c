@@ -106,6 +106,38 @@ static int sample_self_known(const struct sample_req *r, struct watchpoint *cand
  * part: a 4-byte store into the watched 8 bytes of a 32-byte vector store
  * kills its neighbours too as a rule, and crediting only the touched part
  * would count every sample wider than the access after it short. */
+/* A verdict's amounts into its pair, split over the objects the watched
+ * context's pending weight stands for (objpend.h): the verdict is the
+ * context's (4.4.2), and so is the weight.  Without parts, all to the
+ * trapping watchpoint's object. */
+static void pair_add_by_object(struct witch_thread *t, uint32_t watch_ctx, uint32_t trap_ctx,
+			       uint32_t watch_obj, double obj_scale,
+			       const struct objpend_part *parts, int n_parts, double waste,
+			       double use, double approx)
+{
+	double total = 0;
+	for (int i = 0; i < n_parts; i++)
+		total += parts[i].weight;
+	if (total <= 0) {
+		if (pairtab_add(&t->pairs, watch_ctx, trap_ctx, watch_obj, obj_scale, waste, use,
+				approx) < 0)
+			t->stats.skip_pairs_full++;
+		return;
+	}
+	for (int i = 0; i < n_parts; i++) {
+		double f = parts[i].weight / total;
+		int rest = parts[i].obj == OBJPEND_REST;
+		uint32_t obj = rest ? watch_obj : parts[i].obj;
+		double scale = rest ? obj_scale : parts[i].scaled / parts[i].weight;
+		int rc = i == 0 ? pairtab_add(&t->pairs, watch_ctx, trap_ctx, obj, scale, waste * f,
+					      use * f, approx * f)
+				: pairtab_add_share(&t->pairs, watch_ctx, trap_ctx, obj, scale,
+						    waste * f, use * f, approx * f);
+		if (rc < 0)
+			t->stats.skip_pairs_full++;
+	}
+}
+
 void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_obj,
 		    double obj_scale, const uint64_t *pcs, int n, enum craft_verdict v, int approx)
 {
@@ -119,31 +151,9 @@ void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_o
 		t->stats.skip_cct_full++;
 		return;
 	}
-	double waste = v == CRAFT_WASTE ? amount : 0, use = v == CRAFT_USE ? amount : 0;
-	double approx_amount = v == CRAFT_WASTE && approx ? amount : 0;
-	/* The verdict is the context's (4.4.2), and so is the weight: split it
-	 * over the objects the pending weight stands for (objpend.h). */
-	double total = 0;
-	for (int i = 0; i < n_parts; i++)
-		total += parts[i].weight;
-	if (total <= 0) {
-		if (pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, watch_obj, obj_scale, waste,
-				use, approx_amount) < 0)
-			t->stats.skip_pairs_full++;
-		return;
-	}
-	for (int i = 0; i < n_parts; i++) {
-		double f = parts[i].weight / total;
-		int rest = parts[i].obj == OBJPEND_REST;
-		uint32_t obj = rest ? watch_obj : parts[i].obj;
-		double scale = rest ? obj_scale : parts[i].scaled / parts[i].weight;
-		int rc = i == 0 ? pairtab_add(&t->pairs, watch_ctx, (uint32_t)trap_ctx, obj, scale,
-					      waste * f, use * f, approx_amount * f)
-				: pairtab_add_share(&t->pairs, watch_ctx, (uint32_t)trap_ctx, obj, scale,
-						    waste * f, use * f, approx_amount * f);
-		if (rc < 0)
-			t->stats.skip_pairs_full++;
-	}
+	pair_add_by_object(t, watch_ctx, (uint32_t)trap_ctx, watch_obj, obj_scale, parts, n_parts,
+			   v == CRAFT_WASTE ? amount : 0, v == CRAFT_USE ? amount : 0,
+			   v == CRAFT_WASTE && approx ? amount : 0);
 }
 
 /* The window ran past the sample to the access that decides it: the
