@@ -209,8 +209,8 @@ def context_key(frames):
         # Valgrind keeps a symbol's version ("__libc_start_main@@GLIBC_2.34")
         name = (frame.get("function") or "").split("@")[0]
         # witch names what it cannot name "[unknown in MODULE]" or "[JIT]",
-        # the oracle "??".
-        if name == "[JIT]" or name.startswith("[unknown in "):
+        # and a PLT entry "NAME@plt"; the oracle all of them "??".
+        if name == "[JIT]" or name.startswith("[unknown in ") or name.endswith("@plt"):
             name = "??"
         if frame.get("inlined") or name in OUTER_FRAMES:
             continue

@@ -61,12 +61,12 @@ NATIVE_LIBC = False  # --native-libc
 def key_of(frames, exe):
     # Physical frames only (an AVX2 intrinsic inlined into bulk counts for
     # bulk on both sides); bench/names.py compares full contexts.
-    # Unnamed frames (a PLT stub's GOT load: "[unknown in hashtab]" on one
-    # side, "???" on the other) name nothing: the caller does.
+    # Unnamed frames (a PLT stub's GOT load: "memcpy@plt" on one side,
+    # "???" on the other) name nothing: the caller does.
     frames = [f for f in frames if not f.get("inlined")]
     for f in frames:
         fn = f.get("function") or ""
-        if fn.startswith("[unknown") or fn.strip("?") == "":
+        if fn.startswith("[unknown") or fn.endswith("@plt") or fn.strip("?") == "":
             continue
         if f.get("module") and os.path.realpath(f["module"]) == exe:
             return fn

@@ -6,6 +6,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <stdio.h>
@@ -325,6 +326,96 @@ static void next_function_scope(Dwarf_Die *die, bool *found)
 }
 
 /* Fill e with the frames of pc in a usable module. */
+/* The bytes of the module's executable section at file address addr:
+ * *data and *n (what is left of the section from there), or NULL. */
+static const uint8_t *section_bytes(Elf *elf, GElf_Addr addr, size_t *n, const char **name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || addr < sh.sh_addr ||
+		    addr >= sh.sh_addr + sh.sh_size)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || addr - sh.sh_addr >= d->d_size)
+			return NULL;
+		*n = d->d_size - (addr - sh.sh_addr);
+		*name = elf_strptr(elf, shstrndx, sh.sh_name);
+		return (const uint8_t *)d->d_buf + (addr - sh.sh_addr);
+	}
+	return NULL;
+}
+
+/* The symbol a dynamic relocation at file address slot binds, or NULL. */
+static const char *reloc_symbol_at(Elf *elf, GElf_Addr slot)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			Elf_Data *symd;
+			Elf_Scn *symscn;
+			GElf_Shdr symsh;
+			if (!gelf_getrela(d, (int)i, &r) || r.r_offset != slot ||
+			    GELF_R_SYM(r.r_info) == 0 ||
+			    (symscn = elf_getscn(elf, sh.sh_link)) == NULL ||
+			    !gelf_getshdr(symscn, &symsh) || (symd = elf_getdata(symscn, NULL)) == NULL ||
+			    !gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			return elf_strptr(elf, symsh.sh_link, sym.st_name);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A PLT entry has no symbol of its own: name it after the function its GOT
+ * slot binds, "memcpy@plt", as perf and objdump do.  pc is the entry's
+ * start or its jump (the leaf of a trap on its GOT load): [endbr64] [bnd]
+ * jmp *disp32(%rip), whose slot's relocation names the function.  NULL
+ * when pc is not such an entry (PLT0 has no relocation).
+ */
+static const char *plt_name(struct witch_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr pc)
+{
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	const char *sec = NULL, *fn;
+	size_t n = 0, i = 0;
+	char *name;
+	int32_t disp;
+
+	if (!elf)
+		return NULL;
+	const uint8_t *b = section_bytes(elf, pc - bias, &n, &sec);
+	if (!b || !sec || strncmp(sec, ".plt", 4) != 0)
+		return NULL;
+	if (n >= 4 && memcmp(b, endbr64, 4) == 0)
+		i = 4;
+	if (i < n && b[i] == 0xf2) /* bnd */
+		i++;
+	if (i + 6 > n || b[i] != 0xff || b[i + 1] != 0x25)
+		return NULL;
+	memcpy(&disp, b + i + 2, sizeof(disp));
+	fn = reloc_symbol_at(elf, pc - bias + i + 6 + (GElf_Addr)(int64_t)disp);
+	if (!fn || !*fn || asprintf(&name, "%s@plt", fn) < 0)
+		return NULL;
+	return keep_owned(s, name);
+}
+
 static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
 		     struct sym_entry *e, const struct witch_frame *proto,
 		     Dwarf_Addr pc, const char *unknown_fn)
@@ -351,6 +442,8 @@ static int frames_of(struct witch_symbolizer *s, Dwfl_Module *mod,
 		if (!symname)
 			return -ENOMEM;
 	}
+	if (!symname)
+		symname = plt_name(s, mod, pc);
 	/*
 	 * libdwfl takes the compile unit whose first range starts below pc,
 	 * and its line table's last row before pc, even when pc is in a gap
