@@ -22,8 +22,9 @@ int objpend_add(struct arena *a, uint32_t *handle, uint32_t obj, double weight, 
 {
 	struct objpend_entry *e;
 	if (*handle == 0) {
-		e = arena_alloc(a, sizeof(*e));
-		if (!e)
+		/* The last quarter of the arena is left to the calling context
+		 * tree and the pairs, which a run cannot do without. */
+		if (a->used + sizeof(*e) > a->size - a->size / 4 || !(e = arena_alloc(a, sizeof(*e))))
 			return -ENOMEM;
 		memset(e, 0, sizeof(*e));
 		*handle = (uint32_t)(((char *)e - a->base) / 16) + 1;

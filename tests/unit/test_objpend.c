@@ -86,10 +86,10 @@ int main(void)
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		run(&a, &rows[i]);
-	/* A full arena: the sample is refused, not kept half-way. */
+	/* An arena whose last quarter is all that is left: refused. */
 	struct arena tiny;
 	CHECK(__LINE__, arena_init(&tiny, 4096) == 0, "tiny arena");
-	tiny.used = tiny.size;
+	tiny.used = tiny.size - tiny.size / 4;
 	uint32_t h = 0;
 	CHECK(__LINE__, objpend_add(&tiny, &h, 1, 8, 1) == -ENOMEM && h == 0,
 	      "a full arena: want -ENOMEM and no handle");

@@ -36,8 +36,9 @@ struct objpend_part {
 
 /* A sample of weight bytes on object obj, whose part is weight * scale, in
  * the context whose entry handle is *handle (0: none yet, allocated here
- * from a).  0, or -ENOMEM when the arena is full (the sample is then not
- * kept by object). */
+ * from a, never from its last quarter, which the calling context tree and
+ * the pairs keep).  0, or -ENOMEM when that is full (the sample is then
+ * not kept by object). */
 int objpend_add(struct arena *a, uint32_t *handle, uint32_t obj, double weight, double scale);
 /* The context's pending parts since its last take, cleared: up to
  * OBJPEND_SLOTS + 1 into parts (a REST part last when the slots overflowed).
