@@ -22,7 +22,7 @@
 
 #define THREAD_ARENA_SIZE ((size_t)8 << 20)
 #define THREAD_MAX_NODES (1u << 16)
-#define THREAD_MAX_PAIRS (1u << 12)
+#define THREAD_MAX_PAIRS (1u << 14) /* between folds: a trap adds up to 4 by object (objpend.h) */
 #define THREAD_ALTSTACK_SIZE ((size_t)128 << 10)
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
