@@ -2,7 +2,8 @@
  * classic dead store of data-centric attribution (docs/objects.md).
  *
  *   R times: p = calloc(N, 4) in alloc_table (N = 64 Ki ints, 256 KiB:
- *   always tracked, heap.h), fill(p, N) (N scalar stores), free(p).
+ *   always tracked, heap.h), fill(p, N) (N scalar stores), sum(p, N),
+ *   free(p) (churn_blocks, objects_kernels.h).
  *
  * From the second repetition on, glibc's calloc takes the block from
  * memory the freed one gave back and clears it with memset (a fresh
@@ -15,7 +16,7 @@
  * for the dead client, WITCH_WATCHPOINTS=0 (the samples' weights by
  * object).
  *
- * Usage: calloc_fill [REPS]     default REPS = 10,000 (~0.8 s)
+ * Usage: calloc_fill [REPS]     default REPS = 6,000 (~0.6 s)
  */
 #include "ka.h"
 #include "objects_kernels.h"
@@ -31,19 +32,8 @@ KA_FN uint32_t *alloc_table(void)
 
 int main(int argc, char **argv)
 {
-	long reps = ka_reps(argc, argv, 10000);
-	uint64_t total = 0;
-
-	for (long r = 0; r < reps; r++) {
-		uint32_t *p = alloc_table();
-		if (!p) {
-			fprintf(stderr, "calloc_fill: out of memory\n");
-			return 2;
-		}
-		fill(p, N, 2 * (uint64_t)r + 1);
-		total += p[r % N];
-		free(p);
-	}
+	long reps = ka_reps(argc, argv, 6000);
+	uint64_t total = churn_blocks(alloc_table, reps, N, "calloc_fill");
 	printf("calloc_fill reps=%ld checksum=%016llx\n", reps, (unsigned long long)total);
 	return 0;
 }

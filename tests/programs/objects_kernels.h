@@ -31,4 +31,23 @@ KA_FN uint64_t sum(const uint32_t *p, uint32_t n)
 	return s;
 }
 
+/* reps times: p = alloc(), fill(p, n) with a repetition's seed, sum(p, n),
+ * free(p) (alloc_churn.c, calloc_fill.c).  The checksum; exits 2 when alloc
+ * fails. */
+KA_FN uint64_t churn_blocks(uint32_t *(*alloc)(void), long reps, uint32_t n, const char *prog)
+{
+	uint64_t total = 0;
+	for (long r = 0; r < reps; r++) {
+		uint32_t *p = alloc();
+		if (!p) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			exit(2);
+		}
+		fill(p, n, 2 * (uint64_t)r + 1);
+		total += sum(p, n);
+		free(p);
+	}
+	return total;
+}
+
 #endif
