@@ -29,7 +29,10 @@ struct mnem_cost {
  * ~170 us. */
 static struct mnem_cost mnem_cost[ZYDIS_MNEMONIC_MAX_VALUE + 1];
 static double cycles_per_ns = 3.0;
-static double rep_fast_bytes_per_cycle = 16.0; /* REP_FAST_DEFAULT */
+/* A rep string instruction with no debug register armed, as measured
+ * (measure_rep_fast); these when the probe cannot run. */
+static double rep_fast_bytes_per_cycle = 16.0;
+static double rep_fast_start_cycles = 30.0;
 
 static int has_prefix(const char *s, const char *p)
 {
@@ -119,39 +122,55 @@ static struct mnem_cost mnem_cost_of(unsigned m)
 	return c;
 }
 
-/* rep stosb over REP_PROBE_BYTES with no debug register armed (costmodel_init
- * runs before any is): its bytes per cycle with the fast-string microcode,
- * the best of four runs (the first touches the pages). */
+/* rep stos with no debug register armed (costmodel_init runs before any
+ * is): bytes per cycle over REP_PROBE_BYTES with the fast-string microcode,
+ * and the cycles a short one takes to start (128 bytes, as a 16-qword
+ * memset: ~30 cycles here, where its bytes alone would be ~3).  The best
+ * of four runs each (the first touches the pages). */
 #define REP_PROBE_BYTES (64u << 10)
-#define REP_FAST_DEFAULT 16.0 /* bytes a cycle, when the probe cannot run */
+#define REP_SHORT_BYTES 128u
+#define REP_SHORT_RUNS 256
 
-static double measure_rep_fast(void)
+static double time_rep_stos(void *buf, size_t bytes, int times)
+{
+	double best_ns = 0;
+	for (int run = 0; run < 4; run++) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (int i = 0; i < times; i++) {
+			void *d = buf;
+			size_t n = bytes / 8;
+			__asm__ volatile("rep stosq" : "+D"(d), "+c"(n) : "a"(0) : "memory");
+		}
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / times;
+		if (ns > 0 && (best_ns == 0 || ns < best_ns))
+			best_ns = ns;
+	}
+	return best_ns;
+}
+
+static void measure_rep_fast(void)
 {
 	void *buf = mmap(NULL, REP_PROBE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);
 	if (buf == MAP_FAILED)
-		return REP_FAST_DEFAULT;
-	double best_ns = 0;
-	for (int run = 0; run < 4; run++) {
-		struct timespec a, b;
-		void *d = buf;
-		size_t n = REP_PROBE_BYTES;
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(0) : "memory");
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
-		if (ns > 0 && (best_ns == 0 || ns < best_ns))
-			best_ns = ns;
-	}
+		return;
+	double long_ns = time_rep_stos(buf, REP_PROBE_BYTES, 1);
+	double short_ns = time_rep_stos(buf, REP_SHORT_BYTES, REP_SHORT_RUNS);
 	munmap(buf, REP_PROBE_BYTES);
-	double rate = best_ns > 0 ? REP_PROBE_BYTES / (best_ns * cycles_per_ns) : 0;
-	return rate > 1 && rate < 256 ? rate : REP_FAST_DEFAULT;
+	double rate = long_ns > 0 ? REP_PROBE_BYTES / (long_ns * cycles_per_ns) : 0;
+	if (rate > 1 && rate < 256)
+		rep_fast_bytes_per_cycle = rate;
+	double start = short_ns * cycles_per_ns - REP_SHORT_BYTES / rep_fast_bytes_per_cycle;
+	if (start >= 0 && start < 1000)
+		rep_fast_start_cycles = start;
 }
 
 int costmodel_init(void)
 {
 	cycles_per_ns = measure_cycles_per_ns();
-	rep_fast_bytes_per_cycle = measure_rep_fast();
+	measure_rep_fast();
 	return 0;
 }
 
@@ -237,7 +256,8 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 	m->chain = max2(m->chain, done);
 	m->busy += c.busy;
 	if ((in->flags & DECODE_F_REP) && m->rep_fast && in->n_access > 0)
-		m->busy += (float)((double)rep_elems * in->access[0].len / rep_fast_bytes_per_cycle);
+		m->busy += (float)(rep_fast_start_cycles +
+				   (double)rep_elems * in->access[0].len / rep_fast_bytes_per_cycle);
 	else if (in->flags & DECODE_F_REP)
 		m->busy += (float)rep_elems * REP_CYCLES_PER_ELEM;
 	m->insns++;
