@@ -152,7 +152,8 @@ ORACLE_JSON_MAX_BYTES = 256 << 20
 
 SLOW_NATIVE_S = 5.0        # a program this slow makes the full run too long
 SAMPLED_TIMEOUT_S = 300
-ORACLE_TIMEOUT_S = 1800
+ORACLE_TIMEOUT_S = 1800   # per unit of a program's work (its scale): sort at
+                          # scale 6 takes ~100 min under the oracle here
 
 
 def log(msg):
@@ -348,7 +349,8 @@ def run_witch_oracle(build, prog, prefix, workdir, ref):
             f"--tolerance={FP_TOLERANCE}", f"--out={prefix}",
             f"--simulate={COUNT_SEEDS}", f"--store-period={COUNT_PERIODS[0]}",
             f"--load-period={COUNT_PERIODS[1]}", "--"] + prog["argv"]
-    wall, rc, stdout = run_captured(argv, clean_env(), prefix + ".stderr", ORACLE_TIMEOUT_S)
+    wall, rc, stdout = run_captured(argv, clean_env(), prefix + ".stderr",
+                                    ORACLE_TIMEOUT_S * prog.get("scale", 1))
     return wall, behaviour_notes("oracle", rc, stdout, ref), rc == ref["rc"]
 
 
@@ -888,7 +890,7 @@ def find_programs(build, quick, scale=BENCH_SCALE):
     if not quick:
         for name in BENCH_PROGRAMS:
             exe = os.path.join(build, "bench", "programs", name)
-            programs.append({"name": name, "own": None, "ovh_argv": [exe],
+            programs.append({"name": name, "own": None, "ovh_argv": [exe], "scale": scale,
                              "argv": [exe] + ([str(scale)] if scale != 1 else [])})
     for p in programs:
         if not os.access(p["argv"][0], os.X_OK):
