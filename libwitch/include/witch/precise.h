@@ -7,6 +7,9 @@
  *   - a call traps on the callee's first instruction, having stored its
  *     return address (the call is the leaf; the callee's frame is dropped);
  *   - a ret's read of its return address traps at the return site;
+ *   - a branch that loaded its target from the watched bytes traps at the
+ *     target: `call *[m]` (before the return address; the callee's frame
+ *     is dropped) or a PLT entry's `jmp *GOT` the caller called directly;
  *   - anything else: the instruction ending at rip, found by decoding
  *     forward from the function start (unwind tables), its accesses
  *     recomputed with the pointer registers push/pop/string ops moved;
