@@ -4,10 +4,11 @@
 #include "pub_tool_libcbase.h"
 #include "pub_tool_mallocfree.h"
 
+/* Fibonacci hashing: the top log2(cap) bits (cap a power of two). */
 static UInt slot_of(UInt watch, UInt trap, UInt cap)
 {
 	ULong h = ((ULong)watch << 32 | trap) * 0x9E3779B97F4A7C15ULL;
-	return (UInt)(h >> 40) & (cap - 1);
+	return (UInt)(h >> (64 - __builtin_ctz(cap)));
 }
 
 static void grow(struct pairs *p)
@@ -26,6 +27,7 @@ static void grow(struct pairs *p)
 		VG_(free)(p->e);
 	p->e = e;
 	p->cap = cap;
+	VG_(memset)(p->recent, 0, sizeof(p->recent)); /* the slots moved */
 }
 
 void pairs_add(struct pairs *p, UInt watch, UInt trap, ULong waste, ULong use, ULong approx,
@@ -33,9 +35,17 @@ void pairs_add(struct pairs *p, UInt watch, UInt trap, ULong waste, ULong use, U
 {
 	if ((p->n + 1) * 4 > p->cap * 3)
 		grow(p);
-	UInt j = slot_of(watch, trap, p->cap);
-	while (p->e[j].watch && (p->e[j].watch != watch || p->e[j].trap != trap))
-		j = (j + 1) & (p->cap - 1);
+	UInt r = (watch * 2654435761u ^ trap * 40503u) & (PAIRS_RECENT - 1), j;
+	if (p->recent[r].watch == watch && p->recent[r].trap == trap && watch) {
+		j = p->recent[r].slot;
+	} else {
+		j = slot_of(watch, trap, p->cap);
+		while (p->e[j].watch && (p->e[j].watch != watch || p->e[j].trap != trap))
+			j = (j + 1) & (p->cap - 1);
+		p->recent[r].watch = watch;
+		p->recent[r].trap = trap;
+		p->recent[r].slot = j;
+	}
 	struct pair_count *c = &p->e[j];
 	if (!c->watch) {
 		c->watch = watch;
@@ -56,6 +66,7 @@ void pairs_clear(struct pairs *p)
 {
 	if (p->e)
 		VG_(memset)(p->e, 0, p->cap * sizeof(*p->e));
+	VG_(memset)(p->recent, 0, sizeof(p->recent));
 	p->n = 0;
 	p->waste = p->use = p->approx = p->traps = 0;
 }
