@@ -16,7 +16,7 @@
  * for the dead client, WITCH_WATCHPOINTS=0 (the samples' weights by
  * object).
  *
- * Usage: calloc_fill [REPS]     default REPS = 6,000 (~0.6 s)
+ * Usage: calloc_fill [REPS]     default REPS = 10,000 (~1 s)
  */
 #include "ka.h"
 #include "objects_kernels.h"
@@ -32,7 +32,7 @@ KA_FN uint32_t *alloc_table(void)
 
 int main(int argc, char **argv)
 {
-	long reps = ka_reps(argc, argv, 6000);
+	long reps = ka_reps(argc, argv, 10000);
 	uint64_t total = churn_blocks(alloc_table, reps, N, "calloc_fill");
 	printf("calloc_fill reps=%ld checksum=%016llx\n", reps, (unsigned long long)total);
 	return 0;
