@@ -179,11 +179,6 @@ int costmodel_init(void)
 	return 0;
 }
 
-double costmodel_rep_fast_bytes_per_cycle(void)
-{
-	return rep_fast_bytes_per_cycle;
-}
-
 double costmodel_cycles_per_ns(void)
 {
 	return cycles_per_ns;

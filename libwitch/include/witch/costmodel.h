@@ -69,7 +69,5 @@ void costmodel_add_busy(struct costmodel *m, double cycles);
 
 /* Core cycles per nanosecond of CPU time, as costmodel_init measured it. */
 double costmodel_cycles_per_ns(void);
-/* rep stosb's bytes per cycle with no debug register armed, as measured. */
-double costmodel_rep_fast_bytes_per_cycle(void);
 
 #endif
