@@ -470,6 +470,37 @@ static SizeT symbol_size(DiEpoch ep, Addr start, const HChar *name)
 }
 
 /* A data symbol's object, and the range it covers (lo == hi: do not cache). */
+/* "[data in MODULE]" by the module's name string (Valgrind keeps one per
+ * loaded file): its object, without formatting and hashing the name for
+ * every 8 bytes of unnamed data (interp, hashtab: a tenth of the oracle's
+ * time). */
+#define DATA_IN_RECENT 64
+static struct {
+	const HChar *mod;
+	HChar base[128]; /* checked too: a name's storage may be reused */
+	UInt id;
+} data_in_recent[DATA_IN_RECENT];
+
+static UInt data_in_object(const HChar *dmod)
+{
+	UInt r = (UInt)(((Addr)dmod >> 4) & (DATA_IN_RECENT - 1));
+	const HChar *base = base_name(dmod);
+	if (data_in_recent[r].mod == dmod && data_in_recent[r].id &&
+	    !VG_(strcmp)(data_in_recent[r].base, base))
+		return data_in_recent[r].id;
+	HChar name[600];
+	VG_(snprintf)(name, sizeof(name), "[data in %s]", base);
+	Addr key = (Addr)hash_str(name);
+	UInt id = object_find(OBJ_STATIC, key);
+	if (!id)
+		id = object_new(OBJ_STATIC, key, name, 0, 0);
+	data_in_recent[r].mod = dmod;
+	VG_(strncpy)(data_in_recent[r].base, base, sizeof(data_in_recent[r].base) - 1);
+	data_in_recent[r].base[sizeof(data_in_recent[r].base) - 1] = 0;
+	data_in_recent[r].id = id;
+	return id;
+}
+
 static UInt static_object(Addr a, Addr *lo, Addr *hi)
 {
 	DiEpoch ep = VG_(current_DiEpoch)();
@@ -477,16 +508,17 @@ static UInt static_object(Addr a, Addr *lo, Addr *hi)
 	PtrdiffT off;
 	HChar name[600];
 	*lo = *hi = a;
-	Bool have_mod = VG_(get_objname)(ep, a, &mod);
-	HChar modc[256] = "";
-	if (have_mod) {
-		VG_(strncpy)(modc, base_name(mod), sizeof(modc) - 1);
-		modc[sizeof(modc) - 1] = 0;
-	}
 	if (VG_(get_datasym_and_offset)(ep, a, &sym, &off) && off >= 0) {
 		Addr start = a - (Addr)off;
 		UInt id = object_find(OBJ_STATIC, start);
 		if (!id) {
+			/* A new symbol: its module decides its name. */
+			Bool have_mod = VG_(get_objname)(ep, a, &mod);
+			HChar modc[256] = "";
+			if (have_mod) {
+				VG_(strncpy)(modc, base_name(mod), sizeof(modc) - 1);
+				modc[sizeof(modc) - 1] = 0;
+			}
 			const HChar *exe = VG_(args_the_exename);
 			if (!have_mod || (exe && !VG_(strcmp)(modc, base_name(exe))))
 				VG_(snprintf)(name, sizeof(name), "%s", sym);
@@ -513,12 +545,8 @@ static UInt static_object(Addr a, Addr *lo, Addr *hi)
 			dmod = fn;
 		}
 	}
-	if (k == Vg_SectData || k == Vg_SectBSS || k == Vg_SectGOT || k == Vg_SectGOTPLT) {
-		VG_(snprintf)(name, sizeof(name), "[data in %s]", base_name(dmod));
-		Addr key = (Addr)hash_str(name);
-		UInt id = object_find(OBJ_STATIC, key);
-		return id ? id : object_new(OBJ_STATIC, key, name, 0, 0);
-	}
+	if (k == Vg_SectData || k == Vg_SectBSS || k == Vg_SectGOT || k == Vg_SectGOTPLT)
+		return data_in_object(dmod);
 	return 0;
 }
 
