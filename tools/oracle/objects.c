@@ -114,6 +114,15 @@ static ULong hash_str(const HChar *s)
 	return h;
 }
 
+/* The object of this kind named name, keyed by the name's hash: found, or
+ * made. */
+static UInt object_by_name(enum object_kind kind, const HChar *name)
+{
+	Addr key = (Addr)hash_str(name);
+	UInt id = object_find(kind, key);
+	return id ? id : object_new(kind, key, name, 0, 0);
+}
+
 /* --- names --------------------------------------------------------------------------- */
 
 /* "heap from FN (FILE:LINE)" of an allocation context, named by the
@@ -426,10 +435,7 @@ static UInt stack_object(Addr fpc)
 	HChar fn[256] = "??", name[300];
 	frames_function(VG_(current_DiEpoch)(), fpc, fn, sizeof(fn));
 	VG_(snprintf)(name, sizeof(name), "stack of %s", fn);
-	Addr key = (Addr)hash_str(name);
-	UInt id = object_find(OBJ_STACK, key);
-	if (!id)
-		id = object_new(OBJ_STACK, key, name, 0, 0);
+	UInt id = object_by_name(OBJ_STACK, name);
 	pc_cache[i].pc = fpc;
 	pc_cache[i].obj = id;
 	return id;
@@ -490,10 +496,7 @@ static UInt data_in_object(const HChar *dmod)
 		return data_in_recent[r].id;
 	HChar name[600];
 	VG_(snprintf)(name, sizeof(name), "[data in %s]", base);
-	Addr key = (Addr)hash_str(name);
-	UInt id = object_find(OBJ_STATIC, key);
-	if (!id)
-		id = object_new(OBJ_STATIC, key, name, 0, 0);
+	UInt id = object_by_name(OBJ_STATIC, name);
 	data_in_recent[r].mod = dmod;
 	VG_(strncpy)(data_in_recent[r].base, base, sizeof(data_in_recent[r].base) - 1);
 	data_in_recent[r].base[sizeof(data_in_recent[r].base) - 1] = 0;
