@@ -202,7 +202,10 @@ static void regs_of(const struct witch_thread *t, const ucontext_t *uc, struct d
 
 /* --- tick path: sample -> look -> context -> client -> watchpoint ---------- */
 
-static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, struct look_env *env)
+/* rep_fast: no watchpoint was armed in the stretch the look stands for
+ * (armed ones slow the program's rep string instructions, costmodel.h). */
+static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, int rep_fast,
+			struct look_env *env)
 {
 	env->vec = t->vec;
 	env->fpregs = uc->uc_mcontext.fpregs;
@@ -211,9 +214,7 @@ static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, stru
 	env->stats = (struct witch_stats *)&t->stats;
 	env->max_steps = witch_rt.cfg->max_steps;
 	env->tick_ns = 0;
-	/* The watchpoints as the stretch the tick ends had them: armed ones
-	 * slow the program's rep string instructions (costmodel.h). */
-	env->rep_fast = watchpoint_set_armed(&t->wps) == 0;
+	env->rep_fast = rep_fast;
 	context_runtime_text(&env->runtime_lo, &env->runtime_hi);
 }
 
@@ -313,9 +314,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		return;
 	}
 	regs_of(t, uc, &regs);
-	look_env_of(t, uc, &env);
+	look_env_of(t, uc, !armed_before, &env);
 	env.tick_ns = program_ns > 0 ? program_ns : 0;
-	env.rep_fast = !armed_before;
 	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);
 	for (int i = 0; i < n; i++)
 		sample_pick(t, uc, &picks[i]);
@@ -330,7 +330,7 @@ static void step_soft(struct witch_thread *t, ucontext_t *uc)
 	struct look_pick pick;
 
 	regs_of(t, uc, &regs);
-	look_env_of(t, uc, &env);
+	look_env_of(t, uc, watchpoint_set_armed(&t->wps) == 0, &env);
 	enum look_next next = look_step(&t->look, &env, &regs, &pick);
 	if (next == LOOK_SAMPLE)
 		sample_pick(t, uc, &pick);

@@ -69,20 +69,42 @@ static int resolve_rep_in_flight(const struct decode_regs *regs, const struct wa
 	return 1;
 }
 
+/* The call that return address ret follows: found by decoding the caller
+ * from its function start.  0 and *call_pc, or -ENOENT. */
+static int call_before(struct decode_cache *cache, uint64_t ret, uint64_t *call_pc)
+{
+	uint64_t caller_start;
+	if (unwind_proc_start(ret - 1, &caller_start) < 0 ||
+	    decode_find_prev(cache, caller_start, ret, call_pc) < 0)
+		return -ENOENT;
+	return 0;
+}
+
+/* Where a `call rel32` (e8) just before return address ret went: 0 and
+ * *target, or -ENOENT.  Read through peek_read: what looks like a return
+ * address need not point at mapped code. */
+static int direct_call_target(uint64_t ret, uint64_t *target)
+{
+	uint8_t call[5];
+	int32_t rel;
+	if (ret < 5 || peek_read(ret - 5, call, sizeof(call)) < 0 || call[0] != 0xe8)
+		return -ENOENT;
+	memcpy(&rel, call + 1, sizeof(rel));
+	*target = ret + (uint64_t)(int64_t)rel;
+	return 0;
+}
+
 /* rip is a function's first instruction: a call stored its return address
  * into the watched slot.  The call is the leaf (a sampled call must know its
  * own trap, or the ret that reads the slot is taken for it). */
 static int resolve_call_store(struct decode_cache *cache, const struct decode_regs *regs,
 			      const struct watched *w, struct precise_access *out)
 {
-	uint64_t rsp = regs->gpr[DECODE_RSP], ret, caller_start, call_pc;
+	uint64_t rsp = regs->gpr[DECODE_RSP], ret, call_pc;
 	if (peek_read(rsp, &ret, sizeof(ret)) < 0 ||
 	    !match_stack_slot(rsp, DECODE_STORE, w, out))
 		return -ENOENT;
-	out->pc = ret - 1;
-	if (unwind_proc_start(ret - 1, &caller_start) == 0 &&
-	    decode_find_prev(cache, caller_start, ret, &call_pc) == 0)
-		out->pc = call_pc;
+	out->pc = call_before(cache, ret, &call_pc) == 0 ? call_pc : ret - 1;
 	out->skip_frames = 1;
 	return 0;
 }
@@ -111,18 +133,13 @@ static int match_moved_pointers(const struct decode_insn *in, const struct decod
 /* Whether rip is where a direct call just went: the return address at rsp
  * follows a `call rel32` (e8) to rip.  Catches call stores whose target has
  * no function start of its own in the unwind tables (a PLT stub: its FDE
- * covers the whole .plt).  Read through peek_read: whatever is at
- * rsp need not be a return address, nor point at mapped code. */
+ * covers the whole .plt).  Whatever is at rsp need not be a return
+ * address. */
 static int is_call_target(const struct decode_regs *regs)
 {
-	uint64_t ret;
-	uint8_t call[5];
-	int32_t rel;
-	if (peek_read(regs->gpr[DECODE_RSP], &ret, sizeof(ret)) < 0 || ret < 5 ||
-	    peek_read(ret - 5, call, sizeof(call)) < 0 || call[0] != 0xe8)
-		return 0;
-	memcpy(&rel, call + 1, sizeof(rel));
-	return ret + (uint64_t)(int64_t)rel == regs->rip;
+	uint64_t ret, target;
+	return peek_read(regs->gpr[DECODE_RSP], &ret, sizeof(ret)) == 0 &&
+	       direct_call_target(ret, &target) == 0 && target == regs->rip;
 }
 
 static int resolve_before_rip(struct decode_cache *cache, const struct decode_regs *regs,
@@ -186,27 +203,22 @@ static int match_branch_load(const struct decode_insn *in, uint64_t rip, const s
 static int resolve_branch_load(struct decode_cache *cache, const struct decode_regs *regs,
 			       const struct watched *w, struct precise_access *out)
 {
-	uint64_t rsp = regs->gpr[DECODE_RSP], ret, caller_start, call_pc, pc;
+	uint64_t rsp = regs->gpr[DECODE_RSP], ret, call_pc, pc;
 	struct decode_regs before = *regs;
 	struct decode_insn in;
-	uint8_t call[5];
-	int32_t rel;
 
 	if (peek_read(rsp, &ret, sizeof(ret)) < 0 || ret < 5)
 		return -ENOENT;
 	before.gpr[DECODE_RSP] = rsp + 8; /* as the call found it */
-	if (unwind_proc_start(ret - 1, &caller_start) == 0 &&
-	    decode_find_prev(cache, caller_start, ret, &call_pc) == 0 &&
+	if (call_before(cache, ret, &call_pc) == 0 &&
 	    decode_at(call_pc, &before, &in) == 0 && (in.flags & DECODE_F_CALL) &&
 	    match_branch_load(&in, regs->rip, w, out)) {
 		out->pc = call_pc;
 		out->skip_frames = 1;
 		return 0;
 	}
-	if (peek_read(ret - 5, call, sizeof(call)) < 0 || call[0] != 0xe8)
+	if (direct_call_target(ret, &pc) < 0)
 		return -ENOENT;
-	memcpy(&rel, call + 1, sizeof(rel));
-	pc = ret + (uint64_t)(int64_t)rel;
 	for (int i = 0; i < STUB_MAX_INSNS && decode_at(pc, regs, &in) == 0; i++) {
 		if (in.flags & DECODE_F_BRANCH) {
 			if ((in.flags & DECODE_F_CALL) || !match_branch_load(&in, regs->rip, w, out))
