@@ -1,5 +1,6 @@
 /* look: from a tick to the access it samples (see look.h). */
 #include "witch/look.h"
+#include "witch/bpred.h"
 #include "witch/bulk.h"
 #include "witch/costmodel.h"
 #include "witch/decode_zydis.h"
@@ -240,9 +241,8 @@ static void note_stored(const struct emulate *emu, int stores_before,
 /* The window (look.h): count the wanted bytes over LOOK_WINDOW_CYCLES of
  * modelled time and draw picks in proportion to their bytes; then keep as
  * many as the window's byte rate asks for (look_tick). */
-static double look_window(const struct look_env *env, struct pace *pace, struct look_trace *tr,
-			  struct decode_zcache *zc, const struct decode_regs *regs, struct draw *draws,
-			  double *cycles_out)
+static double look_window(const struct look_env *env, struct look *l,
+			  const struct decode_regs *regs, struct draw *draws, double *cycles_out)
 {
 	struct decode_regs ahead = *regs;
 	struct decode_insn in;
@@ -255,6 +255,8 @@ static double look_window(const struct look_env *env, struct pace *pace, struct 
 	uint32_t after_stop = 0;  /* wanted accesses seen from stop_pc on */
 	uint32_t stop_n = 0;      /* instructions from the tick to stop_pc */
 	uint32_t written = 0;     /* registers the exact part writes (pace.h) */
+	struct look_trace *tr = &l->trace;
+	struct decode_zcache *zc = &l->zcache;
 
 	if (env->vec)
 		emulate_vec_begin(env->vec, env->fpregs);
@@ -328,14 +330,18 @@ static double look_window(const struct look_env *env, struct pace *pace, struct 
 			if (emulate_insn(&emu, &ahead, &in, &z) == 0) {
 				env->stats->emulated++;
 				trace_stored(tr, traced, &emu, stores);
-				if (ahead.rip != in.pc + in.len)
+				int taken = ahead.rip != in.pc + in.len;
+				if (taken)
 					costmodel_taken(&cm, (in.flags & (DECODE_F_CALL | DECODE_F_RET)) != 0);
+				if ((in.flags & DECODE_F_COND) &&
+				    bpred_mispredicted(&l->bpred, in.pc, in.branch_target, taken))
+					costmodel_mispredict(&cm);
 				if (here)
 					note_stored(&emu, stores, a, draws, here);
 				written |= in.regs_written;
 				if ((in.flags & DECODE_F_BRANCH) &&
 				    !(in.flags & (DECODE_F_CALL | DECODE_F_RET)) && ahead.rip <= in.pc)
-					pace_back_edge(pace, in.pc, &ahead, costmodel_cycles(&cm), written);
+					pace_back_edge(&l->pace, in.pc, &ahead, costmodel_cycles(&cm), written);
 				continue;
 			}
 			exact = 0;
@@ -353,6 +359,7 @@ static double look_window(const struct look_env *env, struct pace *pace, struct 
 		ahead.rip = next;
 	}
 	double cycles = costmodel_cycles(&cm);
+	log_verbose(2, "look: window %lx: %u insns %u mispredicted, %d cycles, %d bytes", (unsigned long)regs->rip, cm.insns, cm.mispredicts, (int)cycles, (int)bytes);
 	*cycles_out = cycles < MIN_WINDOW_CYCLES ? MIN_WINDOW_CYCLES : cycles;
 	return bytes;
 }
@@ -374,7 +381,7 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	for (int d = 0; d < LOOK_MAX_PICKS; d++)
 		draws[d].picked = 0;
 	pace_window_begin(&l->pace, regs, env->tick_ns, costmodel_cycles_per_ns());
-	double bytes = look_window(env, &l->pace, &l->trace, &l->zcache, regs, draws, &cycles);
+	double bytes = look_window(env, l, regs, draws, &cycles);
 	struct pace_result pr = pace_window_end(&l->pace);
 	env->stats->pace_measured += pr.measured;
 	/* The window's bytes per cycle of real time where the loop's progress

@@ -6,6 +6,7 @@
  *   rbx  a store cursor, +8 an iteration (or moving as the row says)
  *   rax  scratch: a loaded value, a different step each iteration
  *   rdi  the array's base, never written by the loop
+ *   rsi  an outer loop's counter, never written by the loop
  * Window k starts at the tick in the loop's frame with rcx = 100 and runs
  * ITERS iterations of CPI modelled cycles each; window k+1 starts tick_ns of
  * program time later, where the program has reached rcx = 100 + n, and
@@ -36,6 +37,7 @@ struct row {
 	int cursor;          /* rbx at tick k+1 */
 	uint64_t rsp1;       /* rsp at tick k+1's back edge (0: the same) */
 	int base_moved;      /* rdi differs at tick k+1 */
+	int outer_moved;     /* rsi differs at tick k+1 */
 	int forget;          /* a tick without a window in between */
 	double tick_ns;
 	int measured;        /* expected */
@@ -44,35 +46,39 @@ struct row {
 
 static const struct row rows[] = {
 	/* 100000 iterations in 500 us, modelled 100000 * 5 / 2.5 = 200000 ns: x2.5 */
-	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 0, 500000, 1, 2.5 },
+	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 0, 0, 500000, 1, 2.5 },
 	/* counter and cursor agree, the array base moved: two agree, still one
 	 * run's progress (a merge's output cursor goes on from run to run) */
-	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 1, 0, 500000, 1, 2.5 },
+	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 1, 0, 0, 500000, 1, 2.5 },
 	/* 4000 iterations in 500 us: 8000 modelled ns, x62.5 (a memory-bound loop) */
-	{ __LINE__, 4000, CURSOR_FOLLOWS, 0, 0, 0, 500000, 1, 62.5 },
+	{ __LINE__, 4000, CURSOR_FOLLOWS, 0, 0, 0, 0, 500000, 1, 62.5 },
 	/* two iterations in 500 us (first touches of pages): 4 ns, x125000 */
-	{ __LINE__, 2, CURSOR_FOLLOWS, 0, 0, 0, 500000, 1, 125000 },
+	{ __LINE__, 2, CURSOR_FOLLOWS, 0, 0, 0, 0, 500000, 1, 125000 },
 	/* the cursor is back at its start (a run per row, say), the counter alone
 	 * with the base unchanged: the counter is the furthest candidate */
-	{ __LINE__, 100000, CURSOR_JUMPS, 0, 0, 0, 500000, 1, 2.5 },
+	{ __LINE__, 100000, CURSOR_JUMPS, 0, 0, 0, 0, 500000, 1, 2.5 },
 	/* the cursor back at its start and the base moved: another run, not
 	 * measured */
-	{ __LINE__, 100000, CURSOR_JUMPS, 0, 1, 0, 500000, 0, 1 },
+	{ __LINE__, 100000, CURSOR_JUMPS, 0, 1, 0, 0, 500000, 0, 1 },
 	/* the cursor moves by a different step each iteration (no induction
 	 * variable): the counter alone, base unchanged */
-	{ __LINE__, 100000, CURSOR_SCRATCH, 0, 0, 0, 500000, 1, 2.5 },
+	{ __LINE__, 100000, CURSOR_SCRATCH, 0, 0, 0, 0, 500000, 1, 2.5 },
 	/* another frame (a recursive call's run of the loop): not measured */
-	{ __LINE__, 100000, CURSOR_FOLLOWS, RSP0 - 0x100, 0, 0, 500000, 0, 1 },
+	{ __LINE__, 100000, CURSOR_FOLLOWS, RSP0 - 0x100, 0, 0, 0, 500000, 0, 1 },
 	/* a tick between that ran no window: the time is not the loop's */
-	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 1, 500000, 0, 1 },
+	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 0, 1, 500000, 0, 1 },
 	/* no progress (the program is behind the window's start): not measured */
-	{ __LINE__, 0, CURSOR_FOLLOWS, 0, 0, 0, 500000, 0, 1 },
+	{ __LINE__, 0, CURSOR_FOLLOWS, 0, 0, 0, 0, 500000, 0, 1 },
+	/* counter and cursor agree, but an outer loop's counter moved: another
+	 * run of the loop, whose counter and cursor started again (a nested
+	 * loop: their difference is not the progress) */
+	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 1, 0, 500000, 0, 1 },
 	/* no program time: not measured */
-	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 0, 0, 0, 1 },
+	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 0, 0, 0, 0, 1 },
 };
 
 static void regs_at(struct decode_regs *r, uint64_t rip, uint64_t rsp, uint64_t i, uint64_t cursor,
-		    uint64_t base)
+		    uint64_t base, uint64_t outer)
 {
 	memset(r, 0, sizeof *r);
 	r->rip = rip;
@@ -81,6 +87,7 @@ static void regs_at(struct decode_regs *r, uint64_t rip, uint64_t rsp, uint64_t 
 	r->gpr[DECODE_RBX] = cursor;
 	r->gpr[DECODE_RAX] = 0x1234 + i * i * 7; /* no fixed step */
 	r->gpr[DECODE_RDI] = base;
+	r->gpr[DECODE_RSI] = outer;
 }
 
 #define WRITTEN ((1u << DECODE_RCX) | (1u << DECODE_RBX) | (1u << DECODE_RAX))
@@ -94,10 +101,10 @@ static uint64_t cursor_at(int how, uint64_t i)
 static void window_k(struct pace *p, int how)
 {
 	struct decode_regs r;
-	regs_at(&r, HEAD + 4, RSP0, 100, cursor_at(how, 100), BASE);
+	regs_at(&r, HEAD + 4, RSP0, 100, cursor_at(how, 100), BASE, 7);
 	pace_window_begin(p, &r, 400000, CPN);
 	for (uint64_t it = 1; it <= ITERS; it++) {
-		regs_at(&r, HEAD, RSP0, 100 + it, cursor_at(how, 100 + it), BASE);
+		regs_at(&r, HEAD, RSP0, 100 + it, cursor_at(how, 100 + it), BASE, 7);
 		pace_back_edge(p, HEAD + 0x20, &r, (double)it * CPI, WRITTEN);
 	}
 	(void)pace_window_end(p);
@@ -115,7 +122,7 @@ static void run_row(const struct row *w)
 	uint64_t cursor = w->cursor == CURSOR_JUMPS ? CURSOR + 8 : cursor_at(w->cursor, i);
 	uint64_t rsp = w->rsp1 ? w->rsp1 : RSP0;
 	uint64_t base = w->base_moved ? BASE + 0x10000 : BASE;
-	regs_at(&r, HEAD + 8, rsp, i, cursor, base);
+	regs_at(&r, HEAD + 8, rsp, i, cursor, base, w->outer_moved ? 8 : 7);
 	pace_window_begin(&p, &r, w->tick_ns, CPN);
 	r.rip = HEAD;
 	pace_back_edge(&p, HEAD + 0x20, &r, 3, WRITTEN);
@@ -134,16 +141,16 @@ static void test_only_its_tick(void)
 	struct decode_regs r;
 	memset(&p, 0, sizeof p);
 	window_k(&p, CURSOR_FOLLOWS);
-	regs_at(&r, HEAD, RSP0, 100 + 4000, CURSOR + (100 + 4000) * 8, BASE);
+	regs_at(&r, HEAD, RSP0, 100 + 4000, CURSOR + (100 + 4000) * 8, BASE, 7);
 	pace_window_begin(&p, &r, 500000, CPN);
 	pace_back_edge(&p, HEAD + 0x20, &r, 3, WRITTEN);
 	struct pace_result res = pace_window_end(&p);
 	CHECK(__LINE__, res.measured && res.factor > 62.4 && res.factor < 62.6, "first: %g", res.factor);
 
 	pace_forget(&p);
-	regs_at(&r, HEAD + 4, RSP0, 900000, CURSOR + 900000 * 8, BASE);
+	regs_at(&r, HEAD + 4, RSP0, 900000, CURSOR + 900000 * 8, BASE, 7);
 	pace_window_begin(&p, &r, 500000, CPN);
-	regs_at(&r, HEAD, RSP0, 900001, CURSOR + 900001 * 8, BASE);
+	regs_at(&r, HEAD, RSP0, 900001, CURSOR + 900001 * 8, BASE, 7);
 	pace_back_edge(&p, HEAD + 0x20, &r, 5, WRITTEN);
 	res = pace_window_end(&p);
 	CHECK(__LINE__, !res.measured && res.factor == 1, "next: measured %d factor %g",

@@ -10,8 +10,11 @@
  * The estimate is the larger of two bounds, as static loop analysers
  * (llvm-mca, uiCA) bound a loop: the throughput of the core's front end
  * (instructions per cycle, taken branches) and memory ports, and the
- * longest chain of dependent instructions through registers and flags.  Memory dependencies, cache misses and branch
- * mispredictions are not modelled: those are where the estimate errs.
+ * longest chain of dependent instructions through registers and flags.
+ * A branch the caller finds mispredicted (bpred.h) restarts the front end
+ * after it resolves: the instructions after it start no earlier, and their
+ * throughput is counted from there.  Memory dependencies and cache misses
+ * are not modelled: that is where the estimate errs.
  * `rep` string instructions cost a cycle per element while a debug register
  * is armed (the CPU runs them without its fast-string microcode then,
  * bench/dr_fast_string.c), and their bytes at the fast-string rate
@@ -37,7 +40,12 @@ struct costmodel {
 	float busy;                   /* cycles of units that do not pipeline (div, rep) */
 	float frontend;               /* fetch blocks ended by taken branches, in cycles */
 	uint32_t block_insns;         /* instructions in the block still open */
-	uint32_t insns;
+	uint32_t insns;               /* since the last restart, as the bounds above */
+	float last_done;              /* the last instruction's result is ready */
+	float restart;                /* the front end started again (a mispredict) */
+	float before_restart;         /* the instructions before it are done */
+	uint32_t mispredicts;
+	int last_fusable;             /* the last instruction fuses with a jcc after it */
 	int rep_fast;                 /* rep string ops at the fast-string rate */
 };
 
@@ -61,6 +69,8 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
  * least a cycle, a call or a ret two (measured on this EPYC: 1.0 cycle a
  * taken jmp; a call, ret and loop branch 5 cycles an iteration). */
 void costmodel_taken(struct costmodel *m, int call_or_ret);
+/* The instruction just added is a branch the CPU mispredicts (bpred.h). */
+void costmodel_mispredict(struct costmodel *m);
 /* Cycles the instructions added so far take. */
 double costmodel_cycles(const struct costmodel *m);
 /* Cycles of work the window does not run instruction by instruction (a
@@ -69,5 +79,7 @@ void costmodel_add_busy(struct costmodel *m, double cycles);
 
 /* Core cycles per nanosecond of CPU time, as costmodel_init measured it. */
 double costmodel_cycles_per_ns(void);
+/* Instructions the core dispatches a cycle, as costmodel_init measured it. */
+float costmodel_issue_width(void);
 
 #endif

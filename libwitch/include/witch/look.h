@@ -44,6 +44,7 @@
 
 #include <stdint.h>
 
+#include "witch/bpred.h"
 #include "witch/decode.h"
 #include "witch/decode_zydis.h"
 #include "witch/emulate.h"
@@ -104,6 +105,7 @@ struct look {
 	double weight;        /* bytes the pick stands for */
 	double mean_rate;     /* the thread's bytes per cycle, averaged over ticks */
 	struct pace pace;     /* loops' measured speed (pace.h) */
+	struct bpred bpred;   /* which branches the CPU mispredicts (bpred.h) */
 	struct look_trace trace; /* the last window's accesses (look_tick's picks) */
 	struct decode_zcache zcache; /* a run's decoded instructions (decode_zydis.h) */
 };

@@ -1,0 +1,179 @@
+/* weights: loops whose stored and loaded bytes are known, for what the
+ * software sampler's weights add up to (bench/weights.py runs it).
+ *
+ *     weights KERNEL     prints "KERNEL stores S loads L": the bytes the
+ *                        kernel's own function stores and loads
+ *
+ * Each kernel is one noinline function (the samples whose innermost frame
+ * it is are its estimate), ~0.1-0.5 s natively, and stands for one way code
+ * runs on a core: at full width, through calls, on a chain through a
+ * register, on a branch the CPU cannot predict and on one it can, on a
+ * pointer chase through DRAM, on a stream through DRAM.  Counts are of the
+ * C statements; the compiled loops were checked against them (objdump):
+ * every store and load the kernels make is one of these.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOI __attribute__((noinline, noclone))
+
+static uint64_t stores, loads;
+
+/* 8 B stored an iteration, ~2 cycles each: the core at full width. */
+NOI static void k_scalar(uint64_t *a, long n, long reps)
+{
+	for (long r = 0; r < reps; r++)
+		for (long i = 0; i < n; i++)
+			a[i] = (uint64_t)(i * r) ^ (uint64_t)(i >> 3);
+	stores += 8 * (uint64_t)(n * reps);
+}
+
+NOI static uint64_t mix(uint64_t x)
+{
+	return x * 2654435761u ^ (x >> 7);
+}
+
+/* 8 B stored and the call's 8 B return address pushed an iteration. */
+NOI static void k_calls(uint64_t *a, long n, long reps)
+{
+	for (long r = 0; r < reps; r++)
+		for (long i = 0; i < n; i++)
+			a[i] = mix((uint64_t)(i + r));
+	stores += 16 * (uint64_t)(n * reps);
+}
+
+/* 8 B loaded an iteration into a sum (vectorized at -O2: 8 B loads, one
+ * vector add chain). */
+NOI static void k_sum(const uint64_t *a, long n, long reps, uint64_t *out)
+{
+	uint64_t s = 0;
+	for (long r = 0; r < reps; r++)
+		for (long i = 0; i < n; i++)
+			s += a[i] ^ (uint64_t)r;
+	*out = s;
+	loads += 8 * (uint64_t)(n * reps);
+	stores += 8;
+}
+
+/* A branch on a fresh random bit each iteration (xorshift in registers):
+ * mispredicted half the time.  8 B loaded and stored an iteration. */
+NOI static void k_branchy(uint64_t *a, long n, long reps)
+{
+	uint64_t x = 88172645463325252ull;
+	for (long r = 0; r < reps; r++)
+		for (long i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (x & (1ull << 40))
+				a[i] += (uint64_t)i;
+			else
+				a[i] ^= (uint64_t)r;
+		}
+	stores += 8 * (uint64_t)(n * reps);
+	loads += 8 * (uint64_t)(n * reps);
+}
+
+/* The same branch on 4096 random bytes read again every round: the CPU
+ * learns the repeating pattern (~3 cycles an iteration here), the model
+ * cannot (bpred.h).  8 B stored, 9 B loaded an iteration. */
+NOI static void k_pattern(uint64_t *a, const uint8_t *b, long n, long reps)
+{
+	for (long r = 0; r < reps; r++)
+		for (long i = 0; i < n; i++) {
+			if (b[i])
+				a[i] += (uint64_t)i;
+			else
+				a[i] ^= (uint64_t)r;
+		}
+	stores += 8 * (uint64_t)(n * reps);
+	loads += 9 * (uint64_t)(n * reps);
+}
+
+/* A pointer chase through 64 MiB (a DRAM miss a step) with a store beside
+ * each load: 8 B loaded and 8 B stored a step. */
+NOI static void k_chase(uint64_t *next, long steps, uint64_t *out)
+{
+	uint64_t p = 0;
+	for (long i = 0; i < steps; i++) {
+		p = next[p];
+		next[p ^ 1] = (uint64_t)i;
+	}
+	*out = p;
+	loads += 8 * (uint64_t)steps;
+	stores += 8 * (uint64_t)steps + 8;
+}
+
+/* A copy between two 32 MiB arrays, bound by DRAM's bandwidth: 8 B loaded
+ * and 8 B stored an iteration. */
+NOI static void k_stream(uint64_t *d, const uint64_t *s, long n, long reps)
+{
+	for (long r = 0; r < reps; r++) {
+		for (long i = 0; i < n; i++)
+			d[i] = s[i] + (uint64_t)r;
+		__asm__ volatile("" : : "r"(d) : "memory");
+	}
+	stores += 8 * (uint64_t)(n * reps);
+	loads += 8 * (uint64_t)(n * reps);
+}
+
+int main(int argc, char **argv)
+{
+	const char *k = argc > 1 ? argv[1] : "";
+	uint64_t out = 0;
+	if (!strcmp(k, "scalar")) {
+		uint64_t *a = malloc(8000);
+		k_scalar(a, 1000, 600000);
+		out = a[3];
+	} else if (!strcmp(k, "scalar_big")) {
+		uint64_t *a = malloc(8 << 20);
+		k_scalar(a, 1 << 20, 500);
+		out = a[3];
+	} else if (!strcmp(k, "calls")) {
+		uint64_t *a = malloc(8000);
+		k_calls(a, 1000, 150000);
+		out = a[3];
+	} else if (!strcmp(k, "sum")) {
+		uint64_t *a = calloc(1000, 8);
+		k_sum(a, 1000, 600000, &out);
+	} else if (!strcmp(k, "branchy")) {
+		uint64_t *a = calloc(4096, 8);
+		k_branchy(a, 4096, 6000);
+		out = a[3];
+	} else if (!strcmp(k, "pattern")) {
+		long n = 4096;
+		uint64_t *a = calloc((size_t)n, 8);
+		uint8_t *b = malloc((size_t)n);
+		srand(1);
+		for (long i = 0; i < n; i++)
+			b[i] = (uint8_t)(rand() & 1);
+		k_pattern(a, b, n, 30000);
+		out = a[3];
+	} else if (!strcmp(k, "chase")) {
+		long n = 1 << 23;
+		uint64_t *nx = malloc((size_t)n * 8);
+		srand(1);
+		for (long i = 0; i < n; i++)
+			nx[i] = (uint64_t)i;
+		for (long i = n - 1; i > 0; i--) {
+			long j = rand() % (i + 1);
+			uint64_t t = nx[i];
+			nx[i] = nx[j];
+			nx[j] = t;
+		}
+		k_chase(nx, 20000000, &out);
+	} else if (!strcmp(k, "stream")) {
+		long n = 1 << 22;
+		uint64_t *d = calloc((size_t)n, 8), *s = calloc((size_t)n, 8);
+		k_stream(d, s, n, 60);
+		out = d[5];
+	} else {
+		fprintf(stderr, "weights: unknown kernel '%s'\n", k);
+		return 2;
+	}
+	printf("%s stores %llu loads %llu (%llu)\n", k, (unsigned long long)stores,
+	       (unsigned long long)loads, (unsigned long long)(out & 1));
+	return 0;
+}

@@ -1,0 +1,105 @@
+/* test_bpred: which conditional branches the model of the CPU's predictor
+ * gets wrong (bpred.h), on outcome streams whose answer is known.
+ *
+ * Each row feeds one branch TRAIN outcomes of its pattern, then counts the
+ * mispredictions over the next MEASURE.  A local two-level predictor (8
+ * outcomes of history) learns any pattern of period 8 or less: a loop that
+ * always runs the same few iterations, an alternation; it cannot learn a
+ * random stream, where it misses about half of the outcomes, as a CPU does.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "witch/bpred.h"
+
+#define TRAIN 200
+#define MEASURE 1000
+
+enum pattern { ALWAYS, NEVER, ALTERNATE, TRIP3, TRIP8, RANDOM, BIASED90 };
+
+struct row {
+	int line;
+	enum pattern pattern;
+	int backward;          /* the branch jumps back (a loop's) */
+	int lo, hi;            /* mispredictions expected over MEASURE */
+};
+
+static const struct row rows[] = {
+	/* a loop's back edge, always taken; forward error checks never taken */
+	{ __LINE__, ALWAYS, 1, 0, 0 },
+	{ __LINE__, NEVER, 0, 0, 0 },
+	/* TNTN...: the history tells which comes next */
+	{ __LINE__, ALTERNATE, 0, 0, 0 },
+	/* an inner loop of 3 or 8 iterations: its exit is learnt too */
+	{ __LINE__, TRIP3, 1, 0, 0 },
+	{ __LINE__, TRIP8, 1, 0, 0 },
+	/* a branch on random data: ~half missed (500 +- 5 sigma) */
+	{ __LINE__, RANDOM, 0, 420, 580 },
+	/* taken 90% at random: ~10-20% missed by 2-bit counters */
+	{ __LINE__, BIASED90, 0, 60, 230 },
+};
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static int outcome(enum pattern p, int i)
+{
+	switch (p) {
+	case ALWAYS: return 1;
+	case NEVER: return 0;
+	case ALTERNATE: return i & 1;
+	case TRIP3: return i % 3 != 2;
+	case TRIP8: return i % 8 != 7;
+	case RANDOM: return (rng() >> 40) & 1;
+	default: return rng() % 10 != 0;
+	}
+}
+
+static void run_row(const struct row *w)
+{
+	static struct bpred p;
+	memset(&p, 0, sizeof p);
+	uint64_t pc = 0x401000, target = w->backward ? pc - 0x40 : pc + 0x40;
+	int missed = 0;
+	for (int i = 0; i < TRAIN + MEASURE; i++) {
+		int wrong = bpred_mispredicted(&p, pc, target, outcome(w->pattern, i));
+		if (i >= TRAIN)
+			missed += wrong;
+	}
+	CHECK(w->line, missed >= w->lo && missed <= w->hi, "%d of %d missed, want %d-%d", missed,
+	      MEASURE, w->lo, w->hi);
+}
+
+/* An untrained branch goes the way a static predictor guesses: backward
+ * taken, forward not; and two branches keep apart. */
+static void test_untrained_and_apart(void)
+{
+	static struct bpred p;
+	memset(&p, 0, sizeof p);
+	CHECK(__LINE__, bpred_mispredicted(&p, 0x1000, 0x0f00, 1) == 0, "backward taken: missed");
+	CHECK(__LINE__, bpred_mispredicted(&p, 0x2000, 0x2100, 0) == 0, "forward not taken: missed");
+	CHECK(__LINE__, bpred_mispredicted(&p, 0x3000, 0x3100, 1) == 1, "forward taken: not missed");
+	int missed = 0;
+	for (int i = 0; i < 100; i++) {
+		missed += bpred_mispredicted(&p, 0x5000, 0x4f00, 1);
+		missed += bpred_mispredicted(&p, 0x6000, 0x6100, 0);
+	}
+	CHECK(__LINE__, missed == 0, "two steady branches: %d missed", missed);
+}
+
+int main(void)
+{
+	for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
+		run_row(&rows[k]);
+	test_untrained_and_apart();
+	printf("test_bpred: %zu rows\n", sizeof rows / sizeof rows[0]);
+	return check_failures != 0;
+}

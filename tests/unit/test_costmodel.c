@@ -1,0 +1,104 @@
+/* test_costmodel: the cycles straight-line code takes (costmodel.h), on
+ * instruction sequences whose answer follows from the model's rules.
+ *
+ * Each row is a sequence of instructions added in order; `mispredict`
+ * names the one (1-based) the caller finds mispredicted, 0 none.  The
+ * expected cycles are derived in the row's comment, W being the issue width
+ * costmodel_init measured (costmodel_issue_width).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "witch/costmodel.h"
+#include "witch/decode.h"
+#include "witch/decode_zydis.h"
+
+#define IMUL_RAX "\x48\x0f\xaf\xc0"  /* imul rax, rax: latency 3 */
+#define TEST_RAX "\x48\x85\xc0"      /* test rax, rax */
+#define CMP_RAX_RBX "\x48\x39\xd8"   /* cmp rax, rbx */
+#define JNE_0 "\x75\x00"             /* jne to the next instruction */
+#define ADD_RBX "\x48\x83\xc3\x01"   /* add rbx, 1 */
+#define ADD_RCX "\x48\x83\xc1\x01"   /* add rcx, 1 */
+
+struct row {
+	int line;
+	const char *code;
+	int len;
+	int mispredict;      /* the instruction (1-based) mispredicted, 0: none */
+	double cycles;       /* expected; < 0: ceil(-cycles / W) */
+};
+
+#define CODE(s) s, (int)sizeof(s) - 1
+
+static const struct row rows[] = {
+	/* three dependent imuls (9 cycles), test (10), jne reading the flags
+	 * (11): a mispredicted jne restarts the front end 16 cycles after it
+	 * resolves (27); the add after it is done at 28 */
+	{ __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0 ADD_RBX), 5, 28 },
+	/* the same, predicted: the chain alone, 11 */
+	{ __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0 ADD_RBX), 0, 11 },
+	/* a mispredict on a branch whose flags are ready at once (add rcx: 1):
+	 * jne at 2, restart at 18, the add after it done at 19 */
+	{ __LINE__, CODE(ADD_RCX JNE_0 ADD_RBX), 2, 19 },
+	/* 8 compares, each fused with its jne: 8 instructions to dispatch,
+	 * not 16: ceil(8 / W) cycles */
+	{ __LINE__, CODE(CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0
+			 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0),
+	  0, -8 },
+	/* 12 adds to 12 registers, independent: ceil(12 / W) */
+	{ __LINE__, CODE(ADD_RBX ADD_RCX "\x48\x83\xc2\x01\x48\x83\xc6\x01\x48\x83\xc7\x01"
+			 "\x48\x83\xc5\x01\x49\x83\xc0\x01\x49\x83\xc1\x01\x49\x83\xc2\x01"
+			 "\x49\x83\xc3\x01\x49\x83\xc4\x01\x49\x83\xc5\x01"),
+	  0, -12 },
+	/* 6 adds to rbx: a chain of 6 */
+	{ __LINE__, CODE(ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX), 0, 6 },
+};
+
+static uint8_t code_buf[256];
+
+static void run_row(const struct row *w)
+{
+	struct costmodel m;
+	struct decode_regs regs;
+	memset(&regs, 0, sizeof regs);
+	memcpy(code_buf, w->code, (size_t)w->len);
+	regs.rip = (uint64_t)(uintptr_t)code_buf;
+	costmodel_begin(&m, 0);
+	for (int k = 1; regs.rip < (uint64_t)(uintptr_t)code_buf + (uint64_t)w->len; k++) {
+		struct decode_insn in;
+		struct decode_zydis z;
+		if (decode_at_zydis(regs.rip, &regs, &in, &z) < 0) {
+			FAIL(w->line, "instruction %d does not decode", k);
+			return;
+		}
+		costmodel_add(&m, &in, &z, 0);
+		if (k == w->mispredict)
+			costmodel_mispredict(&m);
+		regs.rip += in.len;
+	}
+	double want = w->cycles;
+	if (want < 0) {
+		int width = (int)costmodel_issue_width();
+		want = (double)(((int)-want + width - 1) / width);
+	}
+	double got = costmodel_cycles(&m);
+	CHECK(w->line, got > want - 0.01 && got < want + 0.01, "%.2f cycles, want %.2f", got, want);
+}
+
+int main(void)
+{
+	int rc = decode_init();
+	if (rc == 0)
+		rc = costmodel_init();
+	if (rc < 0) {
+		fprintf(stderr, "init: %d\n", rc);
+		return 1;
+	}
+	float width = costmodel_issue_width();
+	CHECK(__LINE__, width >= 2 && width <= 12, "issue width %g", width);
+	for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
+		run_row(&rows[k]);
+	printf("test_costmodel: %zu rows, issue width %g\n", sizeof rows / sizeof rows[0], width);
+	return check_failures != 0;
+}
