@@ -2,17 +2,24 @@
  *
  * The cost model (costmodel.h) knew no mispredicted branches, so a loop
  * whose branches follow its data (a merge's compare, a hash probe's
- * found/not found) was weighed as if it ran at full speed: sort's
- * merge_runs at ~2x its bytes, hashtab's CLOCK sweep at ~15x.  Each
- * window runs its branches exactly, so the sampler sees their outcomes;
- * this models a local two-level predictor (Yeh and Patt's PAg: a per-branch
- * history of 8 outcomes selects a 2-bit counter) trained on the outcomes
- * every window of the thread has seen.  It predicts what a real front end
- * predicts well (loop exits of short fixed trip counts, alternations,
- * biased branches) and misses what it misses (branches on random data,
- * ~half the time).  Histories go on across windows although the program
- * ran between them: a branch's first outcome in a window may be charged a
- * miss a modern predictor would not make.
+ * found/not found, lz's match search) was weighed as if it ran at full
+ * speed: lz's find_longest_match at 2.4x its bytes, hashtab's CLOCK sweep
+ * at 5x.  Each window runs its branches exactly, so the sampler sees their
+ * outcomes; this models a predictor trained on the outcomes of every window
+ * the thread has run, in two parts, as real ones combine them (TAGE's
+ * idea, at its smallest):
+ *   - local: a per-branch history of its last 8 outcomes selects a 2-bit
+ *     counter (Yeh and Patt's PAg): loop exits of short fixed trip counts,
+ *     alternations, biased branches;
+ *   - global: the last 12 outcomes of any branch, with the pc, select
+ *     another, which decides where it is sure (saturated): a branch that
+ *     follows the path to it.
+ * Branches on random data it misses about half the time, as a CPU does.
+ * Histories go on across windows although the program ran between them.
+ * What it cannot learn that a CPU can: long repeating patterns (a CPU's
+ * global history reaches thousands of branches; bench/weights.c's
+ * `pattern` is weighed at ~0.3 of its bytes) and, by the same token, some
+ * of printf's branches (bench/programs/strings: 0.5 of its bytes).
  *
  * One per thread, zeroed to start (untrained: backward taken, forward not
  * taken, as a window without this model assumed).  Async-signal-safe.
@@ -28,6 +35,8 @@
 struct bpred {
 	uint8_t history[BPRED_HISTORIES]; /* last 8 outcomes, newest in bit 0 */
 	uint8_t counter[BPRED_COUNTERS];  /* 0: untrained; 1-2 not taken, 3-4 taken */
+	uint8_t global[BPRED_COUNTERS];   /* the same, by pc and the path's outcomes */
+	uint16_t path;                    /* the last 12 outcomes of any branch */
 };
 
 /* The conditional branch at pc (jumping to target) went taken or not: 1
