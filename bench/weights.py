@@ -38,7 +38,7 @@ WHAT = {
     "scalar": "store loop in L1, ~2 cycles an iteration",
     "scalar_big": "the same over 8 MiB, 1M iterations a run",
     "calls": "a call an iteration",
-    "sum": "vectorized sum, 1 cycle an iteration",
+    "sum": "load loop into a sum, 1 cycle an iteration",
     "branchy": "branch on a random bit (mispredicted half the time)",
     "pattern": "branch on 4096 random bytes the CPU learns",
     "chase": "pointer chase through 64 MiB (DRAM)",
