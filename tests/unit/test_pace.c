@@ -6,7 +6,7 @@
  *   rbx  a store cursor, +8 an iteration (or moving as the row says)
  *   rax  scratch: a loaded value, a different step each iteration
  *   rdi  the array's base, never written by the loop
- *   rsi  an outer loop's counter, never written by the loop
+ *   rsi  an outer loop's counter, never written by the loop (7)
  * Window k starts at the tick in the loop's frame with rcx = 100 and runs
  * ITERS iterations of CPI modelled cycles each; window k+1 starts tick_ns of
  * program time later, where the program has reached rcx = 100 + n, and
@@ -37,7 +37,7 @@ struct row {
 	int cursor;          /* rbx at tick k+1 */
 	uint64_t rsp1;       /* rsp at tick k+1's back edge (0: the same) */
 	int base_moved;      /* rdi differs at tick k+1 */
-	int outer_moved;     /* rsi differs at tick k+1 */
+	int outer_moved;     /* rsi differs at tick k+1 (8) */
 	int forget;          /* a tick without a window in between */
 	double tick_ns;
 	int measured;        /* expected */
@@ -63,16 +63,18 @@ static const struct row rows[] = {
 	/* the cursor moves by a different step each iteration (no induction
 	 * variable): the counter alone, base unchanged */
 	{ __LINE__, 100000, CURSOR_SCRATCH, 0, 0, 0, 0, 500000, 1, 2.5 },
+	/* the counter alone, and an outer loop's counter moved: another run of
+	 * the loop, whose counter started again (bench/weights.c's branchy) */
+	{ __LINE__, 100000, CURSOR_SCRATCH, 0, 0, 1, 0, 500000, 0, 1 },
+	/* counter and cursor agree while an outer counter moved: still one
+	 * progress (a merge's cursors go on from run to run) */
+	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 1, 0, 500000, 1, 2.5 },
 	/* another frame (a recursive call's run of the loop): not measured */
 	{ __LINE__, 100000, CURSOR_FOLLOWS, RSP0 - 0x100, 0, 0, 0, 500000, 0, 1 },
 	/* a tick between that ran no window: the time is not the loop's */
 	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 0, 1, 500000, 0, 1 },
 	/* no progress (the program is behind the window's start): not measured */
 	{ __LINE__, 0, CURSOR_FOLLOWS, 0, 0, 0, 0, 500000, 0, 1 },
-	/* counter and cursor agree, but an outer loop's counter moved: another
-	 * run of the loop, whose counter and cursor started again (a nested
-	 * loop: their difference is not the progress) */
-	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 1, 0, 500000, 0, 1 },
 	/* no program time: not measured */
 	{ __LINE__, 100000, CURSOR_FOLLOWS, 0, 0, 0, 0, 0, 0, 1 },
 };
