@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "witch/bpred.h"
+#include "witch/rng.h"
 
 #define TRAIN 200
 #define MEASURE 1000
@@ -41,14 +42,11 @@ static const struct row rows[] = {
 	{ __LINE__, BIASED90, 0, 60, 230 },
 };
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static struct rng rng_state = { 0x9e3779b97f4a7c15ull };
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return rng_next(&rng_state);
 }
 
 static int outcome(enum pattern p, int i)
