@@ -123,6 +123,8 @@ static double measure_cycles_per_ns(void)
  * but their dispatch slot, so a loop of them runs at the dispatch width
  * (nops are no measure: Zen 4 fuses them). */
 #define WIDTH_MOVES 24
+#define STR_(x) #x
+#define STR(x) STR_(x)
 static float measure_issue_width(void)
 {
 	double best = 0;
@@ -131,7 +133,7 @@ static float measure_issue_width(void)
 		uint64_t n = 1u << 12;
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		__asm__ volatile("1:\n\t"
-				 ".rept 24\n\tmov %%r8, %%r9\n\t.endr\n\t"
+				 ".rept " STR(WIDTH_MOVES) "\n\tmov %%r8, %%r9\n\t.endr\n\t"
 				 "dec %0\n\tjnz 1b"
 				 : "+r"(n)
 				 :
