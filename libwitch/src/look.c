@@ -1,6 +1,5 @@
 /* look: from a tick to the access it samples (see look.h). */
 #include "witch/look.h"
-#include "witch/bpred.h"
 #include "witch/bulk.h"
 #include "witch/costmodel.h"
 #include "witch/decode_zydis.h"
@@ -359,7 +358,8 @@ static double look_window(const struct look_env *env, struct look *l,
 		ahead.rip = next;
 	}
 	double cycles = costmodel_cycles(&cm);
-	log_verbose(2, "look: window %lx: %u insns %u mispredicted, %d cycles, %d bytes", (unsigned long)regs->rip, cm.insns, cm.mispredicts, (int)cycles, (int)bytes);
+	log_verbose(2, "look: window %lx: %u mispredicted, %d cycles, %d bytes",
+		    (unsigned long)regs->rip, cm.mispredicts, (int)cycles, (int)bytes);
 	*cycles_out = cycles < MIN_WINDOW_CYCLES ? MIN_WINDOW_CYCLES : cycles;
 	return bytes;
 }

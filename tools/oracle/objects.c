@@ -475,7 +475,6 @@ static SizeT symbol_size(DiEpoch ep, Addr start, const HChar *name)
 	return lo + 1;
 }
 
-/* A data symbol's object, and the range it covers (lo == hi: do not cache). */
 /* "[data in MODULE]" by the module's name string (Valgrind keeps one per
  * loaded file): its object, without formatting and hashing the name for
  * every 8 bytes of unnamed data (interp, hashtab: a tenth of the oracle's
@@ -504,6 +503,7 @@ static UInt data_in_object(const HChar *dmod)
 	return id;
 }
 
+/* A data symbol's object, and the range it covers (lo == hi: do not cache). */
 static UInt static_object(Addr a, Addr *lo, Addr *hi)
 {
 	DiEpoch ep = VG_(current_DiEpoch)();
