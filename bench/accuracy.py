@@ -22,8 +22,9 @@ usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
              their overhead runs use SCALE 1
   --oracle-dir DIR
              keep the oracle's answers in DIR and reuse those an earlier
-             run left for the same argv (the oracle does not depend on
-             libwitch, so comparing builds needs it once)
+             run left for the same argv and the same oracle tool and
+             preload (the oracle does not depend on libwitch, so comparing
+             builds needs it once)
 
 Accuracy.  Every program runs once under the oracle, which writes a
 `witch report --json` style file per client with every load and store
@@ -53,6 +54,7 @@ or a missing build.
 import argparse
 import concurrent.futures
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -373,13 +375,28 @@ def run_standin_oracle(build, prog, prefix, workdir, ref):
     return total, notes, status_ok
 
 
+def oracle_identity(build):
+    """A digest of the oracle's tool and preload: answers kept by another
+    oracle build are not reused (they may count differently)."""
+    h = hashlib.sha256()
+    lib = os.path.join(build, "tools", "oracle", "lib")
+    for name in ("witch-oracle-amd64-linux", "vgpreload_witch-oracle-amd64-linux.so"):
+        try:
+            with open(os.path.join(lib, name), "rb") as f:
+                h.update(f.read())
+        except OSError:
+            h.update(b"missing " + name.encode())
+    return h.hexdigest()[:16]
+
+
 def oracle_job(oracle, build, prog, oracle_dir, workdir, ref, reuse=False):
     """The oracle's answers for prog: run it, or with reuse take the answers
     an earlier run left in oracle_dir for the same argv and periods (the
     oracle does not depend on libwitch; PREFIX.run.json says what ran)."""
     prefix = os.path.join(oracle_dir, prog["name"])
     stamp = {"argv": prog["argv"], "count_periods": list(COUNT_PERIODS),
-             "count_seeds": COUNT_SEEDS, "tolerance": FP_TOLERANCE}
+             "count_seeds": COUNT_SEEDS, "tolerance": FP_TOLERANCE,
+             "oracle": oracle_identity(build)}
     try:
         with open(prefix + ".run.json") as f:
             kept = json.load(f)

@@ -17,6 +17,8 @@
  *            a later block's at the same address, stay short_lived's;
  *            the later block's are long_lived's
  *                                                       128 words each 1024
+ *            (short_lived's total is 2040, not 2048: glibc's free reads
+ *            the block's second word, the tcache key, before it reuses it)
  * Build: -O2 -g -fno-inline -fno-tree-vectorize (no vector stores, each
  * function its own frame).
  */
@@ -96,7 +98,8 @@ __attribute__((noipa)) static uint64_t *long_lived(void)
 
 /* The freed case: short_lived's first stores are killed by its own second
  * ones (kill), and its last ones by long_lived's block's first: so
- * short_lived's waste is 2 x 1024 and long_lived's 1024. */
+ * short_lived's waste is 2 x 1024 (less the word free reads, above) and
+ * long_lived's 1024. */
 __attribute__((noipa)) static uint64_t reuse(void)
 {
 	volatile uint64_t *p = short_lived();

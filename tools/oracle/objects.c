@@ -3,6 +3,7 @@
 
 #include "callstack.h"
 #include "frames.h"
+#include "requests.h"
 
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_clientstate.h"
@@ -11,7 +12,6 @@
 #include "pub_tool_libcprint.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
-#include "pub_tool_replacemalloc.h"
 #include "pub_tool_tooliface.h"
 #include "pub_tool_vkiscnums.h"
 #include "pub_tool_wordfm.h"
@@ -246,88 +246,83 @@ static void block_add(Addr a, SizeT size, UInt obj, Bool mapped)
 	cache_forget(a, size);
 }
 
-/* --- the allocator (the client's malloc family, replaced) ------------------------------- */
+/* --- the allocator (the C library's, wrapped: preload_wrap.c, requests.h) --------------- */
 
-static void *block_new(SizeT align, SizeT size, Bool zero)
+#define MAX_TID 1024
+
+/* A calloc or realloc under way, by thread: the new block's object takes
+ * what the call touches outside any object (objects_classify), and a
+ * realloc's old block waits in `held` until the call says it failed. */
+static struct fill {
+	UInt obj;
+	Bool held;
+	struct block old;
+} fills[MAX_TID];
+
+static struct fill *fill_of(ThreadId tid)
 {
-	if ((Long)size < 0)
-		return NULL;
-	void *p = VG_(cli_malloc)(align, size);
-	if (p == NULL)
-		return NULL;
-	if (zero)
-		VG_(memset)(p, 0, size);
-	block_add((Addr)p, size, heap_object(callstack_caller_context()), False);
-	return p;
+	return &fills[tid < MAX_TID ? tid : 0];
 }
 
-static void block_free(void *p)
+static void heap_alloc(Addr p, SizeT n)
 {
-	if (p == NULL)
-		return;
-	struct block *b = block_at((Addr)p, 1);
-	if (b == NULL || b->start != (Addr)p || b->mapped)
-		return; /* not ours: leave it */
-	block_remove(b);
-	VG_(cli_free)(p);
+	if (p && (Long)n >= 0)
+		block_add(p, n, heap_object(callstack_caller_context()), False);
 }
 
-static void *om_malloc(ThreadId tid, SizeT n)
+static void heap_free(Addr p)
 {
-	return block_new(VG_(clo_alignment), n, False);
+	struct block *b = p ? block_at(p, 1) : NULL;
+	if (b && b->start == p && !b->mapped)
+		block_remove(b);
 }
 
-static void *om_memalign(ThreadId tid, SizeT align, SizeT n)
+static void heap_fill_begin(ThreadId tid, Addr old)
 {
-	return block_new(align, n, False);
-}
-
-static void *om_new_aligned(ThreadId tid, SizeT n, SizeT align)
-{
-	return block_new(align, n, False);
-}
-
-static void *om_calloc(ThreadId tid, SizeT m, SizeT size)
-{
-	if (size && m > (SizeT)-1 / size)
-		return NULL;
-	return block_new(VG_(clo_alignment), m * size, True);
-}
-
-static void om_free(ThreadId tid, void *p)
-{
-	block_free(p);
-}
-
-static void om_free_aligned(ThreadId tid, void *p, SizeT align)
-{
-	block_free(p);
-}
-
-static void *om_realloc(ThreadId tid, void *p, SizeT n)
-{
-	if (p == NULL)
-		return om_malloc(tid, n);
-	struct block *b = block_at((Addr)p, 1);
-	if (b == NULL || b->start != (Addr)p || b->mapped)
-		return NULL;
-	if (n == 0) {
-		block_free(p);
-		return NULL;
+	struct fill *f = fill_of(tid);
+	UInt ctx = callstack_caller_context();
+	struct block *b = old ? block_at(old, 1) : NULL;
+	f->held = b && b->start == old && !b->mapped;
+	if (f->held) {
+		f->old = *b;
+		block_remove(b);
 	}
-	/* The copy is the tool's: its bytes are neither loads nor stores. */
-	void *q = block_new(VG_(clo_alignment), n, False);
-	if (q == NULL)
-		return NULL;
-	VG_(memcpy)(q, p, b->size < n ? b->size : n);
-	block_free(p);
-	return q;
+	f->obj = ctx ? heap_object(ctx) : 0;
 }
 
-static SizeT om_usable_size(ThreadId tid, void *p)
+static void heap_fill_end(ThreadId tid, Addr p, SizeT n)
 {
-	struct block *b = block_at((Addr)p, 1);
-	return b && b->start == (Addr)p ? b->size : 0;
+	struct fill *f = fill_of(tid);
+	if (p)
+		heap_alloc(p, n);
+	else if (f->held && n)
+		block_add(f->old.start, f->old.size, f->old.obj, False);
+	f->obj = 0;
+	f->held = False;
+}
+
+static Bool heap_request(ThreadId tid, UWord *arg, UWord *ret)
+{
+	if (!VG_IS_TOOL_USERREQ('W', 'O', arg[0]))
+		return False;
+	switch (arg[0]) {
+	case ORACLE_REQ_ALLOC:
+		heap_alloc(arg[1], arg[2]);
+		break;
+	case ORACLE_REQ_FREE:
+		heap_free(arg[1]);
+		break;
+	case ORACLE_REQ_FILL_BEGIN:
+		heap_fill_begin(tid, arg[1]);
+		break;
+	case ORACLE_REQ_FILL_END:
+		heap_fill_end(tid, arg[2], arg[3]);
+		break;
+	default:
+		return False;
+	}
+	*ret = 0;
+	return True;
 }
 
 /* --- anonymous mappings ----------------------------------------------------------------- */
@@ -553,7 +548,7 @@ static UInt static_object(Addr a, Addr *lo, Addr *hi)
 	return 0;
 }
 
-UInt objects_classify(Addr a, Addr pc)
+static UInt classify(Addr a, Addr pc)
 {
 	if (a >= stack_lo && a < stack_hi)
 		return stack_object(callstack_frame_pc(a, pc));
@@ -595,6 +590,12 @@ UInt objects_classify(Addr a, Addr pc)
 	cache[i].hi = hi;
 	cache[i].obj = id;
 	return id;
+}
+
+UInt objects_classify(Addr a, Addr pc)
+{
+	UInt id = classify(a, pc);
+	return id == 0 ? fill_of(cur_tid)->obj : id;
 }
 
 /* --- keys: <context, object> ------------------------------------------------------------ */
@@ -698,10 +699,7 @@ void objects_init(void)
 {
 	object_new(OBJ_UNKNOWN, 0, "unknown", 0, 0);
 	blocks = VG_(newFM)(VG_(malloc), "oracle.blocks", VG_(free), blocks_cmp);
-	VG_(needs_malloc_replacement)(om_malloc, om_malloc, om_new_aligned, om_malloc,
-				      om_new_aligned, om_memalign, om_calloc, om_free, om_free,
-				      om_free_aligned, om_free, om_free_aligned, om_realloc,
-				      om_usable_size, 0);
+	VG_(needs_client_requests)(heap_request);
 	VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
 	VG_(track_new_mem_mmap)(on_mmap);
 	VG_(track_die_mem_munmap)(on_munmap);

@@ -4,9 +4,9 @@
  *
  *   stack    the running thread's stack: the function whose frame holds
  *            the address (callstack.h keeps the frames) -> "stack of FN"
- *   heap     a live block from the client's malloc family (the tool
- *            replaces them: VG_(needs_malloc_replacement), the package's
- *            replacemalloc preload) or an anonymous mmap; one object per
+ *   heap     a live block from the C library's malloc family (wrapped:
+ *            preload_wrap.c tells the tool, requests.h) or an anonymous
+ *            mmap the program made; one object per
  *            allocation context, its leaf the program's call of the
  *            allocator -> "heap from FN (FILE:LINE)"
  *   tls      the thread's static TLS block, by range below its fs base

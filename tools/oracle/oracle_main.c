@@ -22,7 +22,6 @@
 #include "pub_tool_libcproc.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_options.h"
-#include "pub_tool_replacemalloc.h"
 #include "pub_tool_tooliface.h"
 
 #include "access.h"
@@ -77,7 +76,6 @@ static Bool process_option(const HChar *arg)
 	} else if VG_INT_CLO(arg, "--load-period", opt_sim_load_period) {
 		if (opt_sim_load_period < 2)
 			VG_(fmsg_bad_option)(arg, "--load-period must be 2 or more loads\n");
-	} else if (VG_(replacement_malloc_process_cmd_line_option)(arg)) {
 	} else {
 		return False;
 	}
@@ -341,6 +339,25 @@ static void instrument_stmt(IRSB *sb, IRStmt *st, Addr pc, UInt cls)
 	}
 }
 
+/* The tool's preload (preload_wrap.c: the malloc family's wrappers, their
+ * client requests' argument blocks) is not the program: its accesses are
+ * left out, as libwitch leaves its interposers' out.  Asked at translation
+ * time only; its text range is cached once found. */
+static Bool in_own_preload(Addr pc)
+{
+	static Addr lo, hi;
+	if (hi)
+		return pc >= lo && pc < hi;
+	const DebugInfo *di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), pc);
+	const HChar *file = di ? VG_(DebugInfo_get_filename)(di) : NULL;
+	const HChar *base = file ? VG_(strrchr)(file, '/') : NULL;
+	if (!base || VG_(strncmp)(base + 1, "vgpreload_witch-oracle", 22))
+		return False;
+	lo = VG_(DebugInfo_get_text_avma)(di);
+	hi = lo + VG_(DebugInfo_get_text_size)(di);
+	return pc >= lo && pc < hi;
+}
+
 static IRSB *instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
 			const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
 			IRType gWordTy, IRType hWordTy)
@@ -348,6 +365,7 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayo
 	IRSB *sb = deepCopyIRSBExceptStmts(in);
 	Addr pc = 0, next_pc = 0;
 	UInt cls = 0;
+	Bool own = False;
 	Int i = 0;
 
 	/* The preamble before the first IMark is copied as it is. */
@@ -361,10 +379,14 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayo
 			pc = (Addr)st->Ist.IMark.addr;
 			next_pc = pc + st->Ist.IMark.len;
 			cls = insn_class_of((const UChar *)pc);
+			own = in_own_preload(pc);
 			addStmtToIRSB(sb, st);
 			continue;
 		}
-		instrument_stmt(sb, st, pc, cls);
+		if (own)
+			addStmtToIRSB(sb, st);
+		else
+			instrument_stmt(sb, st, pc, cls);
 	}
 	/* Calls end a block (guest chasing is off): the shadow stack follows the
 	 * block's exit, with rsp as the call or return left it.  An indirect

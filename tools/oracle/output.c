@@ -3,6 +3,7 @@
 
 #include "callstack.h"
 #include "frames.h"
+#include "msort.h"
 
 #include "pub_tool_clientstate.h"
 #include "pub_tool_debuginfo.h"
@@ -159,7 +160,7 @@ static struct pair_count **cut_sorted(const struct pairs *in, UInt depth, Bool k
 	for (UInt i = 0; i < cut->cap; i++)
 		if (pairs_at(cut, i)->watch)
 			order[(*n)++] = pairs_at(cut, i);
-	VG_(ssort)(order, *n, sizeof(*order), by_waste);
+	msort(order, *n, sizeof(*order), by_waste);
 	return order;
 }
 
@@ -213,7 +214,7 @@ static struct triple *triples_of(const struct pairs *in, UInt depth, UInt *n)
 					  context_cut(p->trap, depth), objects_key_obj(p->watch),
 					  p->waste, p->use };
 	}
-	VG_(ssort)(t, k, sizeof(*t), by_pair_obj);
+	msort(t, k, sizeof(*t), by_pair_obj);
 	UInt m = 0;
 	for (UInt i = 0; i < k; i++) {
 		if (m && !by_pair_obj(&t[m - 1], &t[i])) {
@@ -256,7 +257,7 @@ static void w_pair_objects(struct writer *w, const struct triple *t, UInt nt,
 						 (end - lo + 1) * sizeof(*mine));
 	for (UInt i = lo; i < end; i++)
 		mine[i - lo] = &t[i];
-	VG_(ssort)(mine, end - lo, sizeof(*mine), by_triple_waste);
+	msort(mine, end - lo, sizeof(*mine), by_triple_waste);
 	w_put(w, ",\"objects\":[", 12);
 	for (UInt i = 0; i < end - lo; i++) {
 		if (i)
@@ -307,7 +308,7 @@ static void w_objects(struct writer *w, const struct output_client *c)
 		if (o[i].waste || o[i].use || o[i].sampled)
 			o[m++] = o[i];
 	}
-	VG_(ssort)(o, m, sizeof(*o), by_object_waste);
+	msort(o, m, sizeof(*o), by_object_waste);
 	if (c->top && m > c->top)
 		m = c->top;
 
