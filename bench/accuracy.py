@@ -3,8 +3,12 @@
 
 usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
                    [--count-period STORES[,LOADS]] [--scale N] [--oracle-dir DIR]
+                   [--no-overhead] [--no-real]
   BUILD_DIR  has libwitch.so, witch, tests/programs/* and, when built,
-             bench/programs/* and tools/oracle/witch-oracle
+             bench/programs/* and tools/oracle/witch-oracle; the real
+             programs (REAL_PROGRAMS: gzip, sqlite3, python3 on small
+             inputs made in the oracle directory's inputs/) run when
+             installed, unless --no-real
   --quick    CI mode (~3 min): known-answer programs only, at half their
              default repetitions (QUICK_ARGS), seed 1 at WITCH_RATE=2000
              only, overhead of one program (3 runs)
@@ -99,7 +103,17 @@ TOP1_TIE = 0.20
 # Top-1 must hold in every seed where the oracle's top pair leads its next
 # by at least this much (issue 12); elsewhere it is shown, not a target.
 TOP1_LEAD = 0.20
+REAL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real")
 BENCH_PROGRAMS = ["lz", "sort", "hashtab", "stencil", "interp", "strings"]
+# Real Debian programs (issue 12), as Debian ships them (stripped: frames
+# without a symbol are keyed by module and offset), on inputs sized for
+# ~0.1-0.5 s natively, so the oracle takes minutes, not hours.  argv items
+# may use {inputs} (made by make_real_inputs) and {real} (bench/real).
+REAL_PROGRAMS = [
+    ("gzip", ["gzip", "-6", "-c", "{inputs}/text2.txt"]),
+    ("sqlite3", ["sqlite3", "-batch", ":memory:", ".read {inputs}/sqlite20k.sql"]),
+    ("python3", ["python3", "{real}/script.py", "0.1"]),
+]
 # --quick runs the known-answer programs at half their default repetitions
 # (their first argument; the answers are per repetition): the oracle is
 # 20-90x slower than native, and at the defaults its nine runs alone take
@@ -191,6 +205,15 @@ def stderr_tail(path, lines=5):
 
 # ---- pair keys ----
 
+def unnamed_key(frame):
+    """A frame without a symbol or line: "MODULE+OFFSET" when the report
+    gives them (offset from the module's load address), else "??"."""
+    mod, off = frame.get("module"), frame.get("offset")
+    if not mod or not off:
+        return "??"
+    return f"{os.path.basename(mod)}+{off}"
+
+
 def context_key(frames):
     """(leaf "file:line", names of the physical frames from leaf to main).
 
@@ -201,6 +224,8 @@ def context_key(frames):
         return "?:0", ()
     leaf = frames[0]
     loc = f"{os.path.basename(leaf.get('file') or '??')}:{leaf.get('line', 0)}"
+    if loc == "??:0":
+        loc = unnamed_key(leaf)
     # In glibc's assembly string functions (memset-vec-unaligned-erms.S) the
     # line is one of its loops, which neither side can match: the oracle's
     # is the instruction that stored, libwitch's for a byte-counted call
@@ -213,8 +238,10 @@ def context_key(frames):
         name = (frame.get("function") or "").split("@")[0]
         # witch names what it cannot name "[unknown in MODULE]" or "[JIT]",
         # and a PLT entry "NAME@plt"; the oracle all of them "??".
-        if name == "[JIT]" or name.startswith("[unknown in ") or name.endswith("@plt"):
-            name = "??"
+        # Both give a frame's module and offset: a stripped program's (gzip's,
+        # sqlite3's) frames are keyed by them, the same binary on both sides.
+        if name in ("??", "[JIT]") or name.startswith("[unknown in ") or name.endswith("@plt"):
+            name = unnamed_key(frame)
         if frame.get("inlined") or name in OUTER_FRAMES:
             continue
         # glibc aliases "__snprintf" to "snprintf": the two sides may pick
@@ -634,7 +661,7 @@ def diff_targets(rows, rate_name):
                 for r in lead_rows
                 if "no" in r["rates"][rate_name].get("top1", ["no"])]
     objs = [(r, r["rates"][rate_name]["object_diff"]) for r in rows
-            if r["program"] in BENCH_PROGRAMS and "object_diff" in r["rates"][rate_name]]
+            if r["program"] in REALISTIC and "object_diff" in r["rates"][rate_name]]
     obj_over = [f"{r['program']}/{r['client']} {d:.1f}" for r, d in objs
                 if d > OBJECT_DIFF_TARGET]
     return [(f"{rate_name} rate: median |difference| <= {MEDIAN_DIFF_TARGET:g} points over "
@@ -894,11 +921,37 @@ def plot(path, rows, ovh, rates):
 
 # ---- main ----
 
-def find_programs(build, quick, scale=BENCH_SCALE):
+REALISTIC = set(BENCH_PROGRAMS) | {name for name, _ in REAL_PROGRAMS}
+
+
+def make_real_inputs(inputs):
+    """REAL_PROGRAMS' inputs in inputs (a kept directory: their paths are in
+    the oracle's stamps), the same bytes on any machine."""
+    os.makedirs(inputs, exist_ok=True)
+    text = os.path.join(inputs, "text2.txt")
+    if not os.path.exists(text):
+        subprocess.run([sys.executable, os.path.join(REAL_DIR, "gen_inputs.py"), "text",
+                        text + ".tmp", "2"], check=True)
+        os.replace(text + ".tmp", text)
+    # bench/real/sqlite.sql at a tenth of its rows
+    with open(os.path.join(REAL_DIR, "sqlite.sql")) as f:
+        sql = f.read()
+    small = sql.replace("WHERE i < 200000)", "WHERE i < 20000)")
+    if small == sql:
+        raise RuntimeError("bench/real/sqlite.sql: its 200000-row CTE is gone; "
+                           "update make_real_inputs")
+    sql_path = os.path.join(inputs, "sqlite20k.sql")
+    with open(sql_path + ".tmp", "w") as f:
+        f.write(small)
+    os.replace(sql_path + ".tmp", sql_path)
+
+
+def find_programs(build, quick, scale=BENCH_SCALE, inputs=None):
     """The programs to run (quick: known-answer ones only) and the names of
     those not built.  own: the client a known-answer program was written for.
     bench/programs run scale times their default work for accuracy, once
-    for overhead (ovh_argv: the ratio needs no long run)."""
+    for overhead (ovh_argv: the ratio needs no long run).  With inputs (a
+    directory), the real programs installed too."""
     programs, skipped = [], []
     for name, own in KNOWN_ANSWER:
         exe = os.path.join(build, "tests", "programs", name)
@@ -909,6 +962,15 @@ def find_programs(build, quick, scale=BENCH_SCALE):
             exe = os.path.join(build, "bench", "programs", name)
             programs.append({"name": name, "own": None, "ovh_argv": [exe], "scale": scale,
                              "argv": [exe] + ([str(scale)] if scale != 1 else [])})
+    if not quick and inputs:
+        make_real_inputs(inputs)
+        for name, argv in REAL_PROGRAMS:
+            exe = shutil.which(argv[0], path="/usr/bin:/bin")  # Debian's, not a pyenv shim
+            if exe is None:
+                skipped.append(name)
+                continue
+            argv = [exe] + [a.format(inputs=inputs, real=REAL_DIR) for a in argv[1:]]
+            programs.append({"name": name, "own": None, "argv": argv, "real": True})
     for p in programs:
         if not os.access(p["argv"][0], os.X_OK):
             skipped.append(p["name"])
@@ -927,6 +989,8 @@ def parse_args(argv):
                     help="bench/programs' SCALE for the accuracy runs (default %d)" % BENCH_SCALE)
     ap.add_argument("--no-overhead", action="store_true",
                     help="accuracy only: skip the timed runs")
+    ap.add_argument("--no-real", action="store_true",
+                    help="leave out the real Debian programs (gzip, sqlite3, python3)")
     ap.add_argument("--oracle-dir", default="",
                     help="keep the oracle's answers here and reuse those of the same argv")
     ap.add_argument("--count-period", metavar="STORES[,LOADS]",
@@ -967,11 +1031,17 @@ def main(argv):
     rates = {"high": HIGH_RATE} if args.quick else {"default": None, "high": HIGH_RATE}
     seeds = (1,) if args.quick else (1, 2, 3)
 
-    programs, skipped = find_programs(build, args.quick, args.scale)
+    programs, skipped = find_programs(build, args.quick, args.scale,
+                                      None if args.no_real else
+                                      os.path.join(oracle_dir, "inputs"))
     skipped_known = [n for n in skipped if n in dict(KNOWN_ANSWER)]
     if skipped_known:
         log(f"known-answer programs not built: {', '.join(skipped_known)}")
         return 2
+    skipped_real = [n for n, _ in REAL_PROGRAMS if n in skipped]
+    if skipped_real:
+        log(f"real programs not installed (bench/real_programs.packages): "
+            f"{', '.join(skipped_real)}")
     log(f"oracle: {oracle_desc}")
 
     tmp = tempfile.mkdtemp(prefix="witch-accuracy.")

@@ -5,7 +5,7 @@ Dict and list work (word counts, sorting, a sieve, a memoized recursion,
 string building); deterministic output whatever PYTHONHASHSEED is (every
 printed collection is sorted).  ~1-2 s with Debian's python3.11.
 
-usage: script.py [SCALE]   (default 1; work grows linearly)
+usage: script.py [SCALE]   (default 1; work grows linearly; 0.1 is a tenth)
 """
 import sys
 
@@ -94,14 +94,14 @@ def hash_fnv(s):
 
 
 def main():
-    scale = int(sys.argv[1]) if len(sys.argv) > 1 else 1
-    ws = words(300000 * scale, 1)
+    scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+    ws = words(int(300000 * scale), 1)
     print("words", word_counts(ws))
-    ps = sieve(2000000 * scale)
+    ps = sieve(int(2000000 * scale))
     print("primes", len(ps), ps[-3:])
-    print("collatz", collatz_lengths(200000 * scale))
-    print("records", records(150000 * scale, 7))
-    print("text", text_build(200000 * scale))
+    print("collatz", collatz_lengths(int(200000 * scale)))
+    print("records", records(int(150000 * scale), 7))
+    print("text", text_build(int(200000 * scale)))
 
 
 if __name__ == "__main__":
