@@ -27,6 +27,7 @@ struct pair_count {
 struct pairs {
 	struct pair_count *e; /* open addressing by <watch, trap>; watch 0 = empty */
 	UInt cap, n;
+	ULong seed;           /* of the hash, this table's own (pairs.c) */
 	ULong waste, use, approx, traps; /* totals */
 	struct {
 		UInt watch, trap, slot;
