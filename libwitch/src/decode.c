@@ -289,30 +289,41 @@ void decode_zcache_begin(struct decode_zcache *c)
 int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct decode_regs *regs,
 			   struct decode_insn *out, struct decode_zydis *z)
 {
-	uint32_t i = (uint32_t)((pc ^ (pc >> 7)) % DECODE_ZCACHE_SLOTS);
-	__typeof__(c->slot[0]) *s = &c->slot[i];
-	/* The bytes at pc are in its page, which is mapped: the run decodes
-	 * there in place (decode_full); only whole-page entries are kept. */
-	if (s->pc == pc && s->len &&
-	    (s->gen == c->gen || memcmp((const void *)(uintptr_t)pc, s->bytes, s->len) == 0)) {
-		s->gen = c->gen;
-		c->hits++;
-		memset(out, 0, sizeof(*out));
-		out->pc = pc;
-		z->insn = s->z.insn;
-		memcpy(z->ops, s->z.ops, sizeof(z->ops[0]) * s->z.insn.operand_count);
-		return decode_describe(pc, regs, out, z);
+	uint32_t set = (uint32_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - DECODE_ZCACHE_SET_BITS));
+	__typeof__(c->slot[0]) *way = &c->slot[set * DECODE_ZCACHE_WAYS], *victim = way;
+	for (int w = 0; w < DECODE_ZCACHE_WAYS; w++) {
+		__typeof__(c->slot[0]) *s = &way[w];
+		if (s->len && s->pc == pc) {
+			if (s->gen == c->gen ||
+			    memcmp((const void *)(uintptr_t)pc, s->bytes, s->len) == 0) {
+				s->gen = c->gen;
+				c->hits++;
+				memset(out, 0, sizeof(*out));
+				out->pc = pc;
+				z->insn = s->insn;
+				memcpy(z->ops, s->ops, sizeof(z->ops[0]) * s->insn.operand_count);
+				return decode_describe(pc, regs, out, z);
+			}
+			victim = s; /* the code changed: this way goes */
+			break;
+		}
+		/* An empty way first, else the one found current longest ago. */
+		if (victim->len && (s->len == 0 || s->gen < victim->gen))
+			victim = s;
 	}
 	c->misses++;
 	int rc = decode_at_zydis(pc, regs, out, z);
-	s->len = 0;
-	if (rc == 0 && (pc & (CODE_PAGE - 1)) + z->insn.length <= CODE_PAGE) {
-		s->pc = pc;
-		s->gen = c->gen;
-		s->len = z->insn.length;
-		memcpy(s->bytes, (const void *)(uintptr_t)pc, s->len);
-		s->z.insn = z->insn;
-		memcpy(s->z.ops, z->ops, sizeof(z->ops[0]) * z->insn.operand_count);
+	/* The bytes at pc are in its page, which is mapped: the run decodes
+	 * there in place (decode_full); only whole-page entries are kept. */
+	victim->len = 0;
+	if (rc == 0 && (pc & (CODE_PAGE - 1)) + z->insn.length <= CODE_PAGE &&
+	    z->insn.operand_count <= DECODE_ZCACHE_OPS) {
+		victim->pc = pc;
+		victim->gen = c->gen;
+		victim->len = z->insn.length;
+		memcpy(victim->bytes, (const void *)(uintptr_t)pc, victim->len);
+		victim->insn = z->insn;
+		memcpy(victim->ops, z->ops, sizeof(z->ops[0]) * z->insn.operand_count);
 	}
 	return rc;
 }

@@ -422,7 +422,7 @@ static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };      /* nop dwor
  * the registers of this call; a run forgets what the last decoded. */
 static void test_zcache(void)
 {
-	static struct decode_zcache zc; /* ~36 KiB: off the stack */
+	static struct decode_zcache zc; /* ~0.5 MiB: off the stack */
 	static uint8_t code[64];
 	uint64_t pc = (uint64_t)(uintptr_t)code;
 	struct decode_regs regs;
@@ -468,6 +468,34 @@ static void test_zcache(void)
 	rc = decode_at_zydis_cached(&zc, pc, &regs, &in, &z);
 	CHECK(__LINE__, rc == 0 && in.len == sizeof(mov_store) && zc.gen == 1 && zc.misses == 3,
 	      "wrap: rc %d len %u gen %u misses %llu", rc, in.len, zc.gen,
+	      (unsigned long long)zc.misses);
+}
+
+/* A window runs ahead through ~40-200 instructions: a second pass over
+ * 100 of them finds them all but a few (the old direct-mapped 128 slots
+ * kept about two thirds: conflicts). */
+static void test_zcache_window(void)
+{
+	static struct decode_zcache zc;
+	static uint8_t code[512] __attribute__((aligned(512))); /* within one page */
+	enum { N = 100 };
+	struct decode_regs regs;
+	struct decode_insn in;
+	struct decode_zydis z;
+
+	memset(&zc, 0, sizeof(zc));
+	memset(&regs, 0, sizeof(regs));
+	for (int i = 0; i < N; i++)
+		memcpy(code + 5 * i, nop5, sizeof(nop5));
+	for (int pass = 0; pass < 2; pass++) {
+		decode_zcache_begin(&zc);
+		for (int i = 0; i < N; i++)
+			if (decode_at_zydis_cached(&zc, (uint64_t)(uintptr_t)(code + 5 * i), &regs, &in,
+						   &z) < 0)
+				CHECK(__LINE__, 0, "nop5 %d does not decode", i);
+	}
+	CHECK(__LINE__, zc.misses >= N && zc.hits >= N - 5,
+	      "second pass: %llu hits of %d (misses %llu)", (unsigned long long)zc.hits, N,
 	      (unsigned long long)zc.misses);
 }
 
@@ -805,6 +833,7 @@ int main(void)
 	test_lookahead_fields();
 	test_find_prev();
 	test_zcache();
+	test_zcache_window();
 	test_pages();
 	test_ucontext();
 	if (check_failures) {

@@ -25,7 +25,18 @@ int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_i
  * a library unmapped and another mapped there), never within one: a
  * decoding from an earlier run is used once its bytes are found unchanged
  * at pc (a compare of up to 15 bytes against Zydis's ~0.3 us a decode). */
-#define DECODE_ZCACHE_SLOTS 128
+/* Set-associative, the oldest way replaced: a window runs ahead ~40-200
+ * instructions, and 128 direct-mapped slots missed 15-61% of them at
+ * 2000/s (bench/programs interp, lz, hashtab, strings: conflicts); 64 sets
+ * of 4 miss 0.3, 4, 21 and 48% (strings' printf code: mostly first
+ * visits; 128 sets, another 256 KiB a thread, 0.2-38%).  An instruction
+ * with more operands than a slot keeps (system instructions' hidden ones)
+ * is not kept. */
+#define DECODE_ZCACHE_SET_BITS 6
+#define DECODE_ZCACHE_SETS (1u << DECODE_ZCACHE_SET_BITS)
+#define DECODE_ZCACHE_WAYS 4
+#define DECODE_ZCACHE_SLOTS (DECODE_ZCACHE_SETS * DECODE_ZCACHE_WAYS)
+#define DECODE_ZCACHE_OPS 8
 struct decode_zcache {
 	uint32_t gen;
 	struct {
@@ -33,7 +44,8 @@ struct decode_zcache {
 		uint32_t gen;  /* the run that last found it current */
 		uint8_t len;   /* of bytes; 0: empty */
 		uint8_t bytes[15];
-		struct decode_zydis z;
+		ZydisDecodedInstruction insn;
+		ZydisDecodedOperand ops[DECODE_ZCACHE_OPS];
 	} slot[DECODE_ZCACHE_SLOTS];
 	uint64_t hits, misses;
 };
