@@ -280,7 +280,7 @@ int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_i
 void decode_zcache_begin(struct decode_zcache *c)
 {
 	if (++c->gen == 0) { /* wrapped: no slot may look current */
-		for (int i = 0; i < DECODE_ZCACHE_SLOTS; i++)
+		for (unsigned i = 0; i < DECODE_ZCACHE_SLOTS; i++)
 			c->slot[i].gen = 0;
 		c->gen = 1;
 	}
