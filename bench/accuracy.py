@@ -62,6 +62,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import statistics
@@ -225,7 +226,11 @@ def context_key(frames):
     leaf = frames[0]
     loc = f"{os.path.basename(leaf.get('file') or '??')}:{leaf.get('line', 0)}"
     if loc == "??:0":
-        loc = unnamed_key(leaf)
+        # No line (a stripped program): its function names the leaf, as
+        # for glibc's .S files below; without one, its module and offset.
+        fn = (leaf.get("function") or "??").split("@")[0]
+        named = fn not in ("??", "[JIT]") and not fn.startswith("[unknown in ")
+        loc = fn.lstrip("_") if named else unnamed_key(leaf)
     # In glibc's assembly string functions (memset-vec-unaligned-erms.S) the
     # line is one of its loops, which neither side can match: the oracle's
     # is the instruction that stored, libwitch's for a byte-counted call
@@ -291,8 +296,11 @@ def object_waste_shares(report, n=10):
     total = sum(o.get("waste", 0) for o in report.get("objects", []))
     shares = {}
     for o in report.get("objects", []):
+        # A function without a symbol (stripped programs) is "??" to the
+        # oracle and "[unknown in MODULE]" to witch: "stack of ??".
+        name = re.sub(r"\[unknown in [^]]*\]", "??", o["name"])
         if total > 0:
-            shares[o["name"]] = shares.get(o["name"], 0.0) + o.get("waste", 0) / total
+            shares[name] = shares.get(name, 0.0) + o.get("waste", 0) / total
     return dict(sorted(shares.items(), key=lambda kv: -kv[1])[:n])
 
 
