@@ -687,7 +687,7 @@ def diff_targets(rows, rate_name):
              f"oracle top pair leads the next by >= {100 * TOP1_LEAD:g}%", not top_miss,
              ", ".join(top_miss)),
             (f"{rate_name} rate: objects' shares of the waste within {OBJECT_DIFF_TARGET:g} "
-             f"points of the oracle's on bench/programs ({len(objs)} rows with waste; "
+             f"points of the oracle's on the realistic programs ({len(objs)} rows with waste; "
              "largest |difference| of any object)", bool(objs) and not obj_over,
              ", ".join(obj_over))]
 
@@ -1141,7 +1141,11 @@ def main(argv):
                      "repetitions" if args.quick else
                      f"known-answer programs at their default arguments; bench/programs at "
                      f"SCALE {args.scale} for accuracy (~{0.5 * args.scale:g} s natively), "
-                     f"1 for overhead"),
+                     f"1 for overhead" +
+                     ("" if args.no_real else
+                      "; real programs: " + "; ".join(
+                          " ".join(os.path.basename(x) for x in p["argv"])
+                          for p in programs if p.get("real")))),
         "skipped": ", ".join(f"{n} (not built)" for n in skipped),
         "failed oracle runs": ", ".join(failed_oracles),
         "wall time": f"{wall:.0f} s ({t_parallel:.0f} s oracle and sampled runs, "
