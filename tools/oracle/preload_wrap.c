@@ -10,26 +10,42 @@
 #define WRAP(fn) I_WRAP_SONAME_FNNAME_ZU(libcZdsoZa, fn)
 #define TELL(req, a, b, c) VALGRIND_DO_CLIENT_REQUEST_STMT(req, a, b, c, 0, 0)
 
-void *WRAP(malloc)(size_t n);
+/* An allocator of one argument (the size) or two (alignment, size) whose
+ * block is new: the original's result, told to the tool. */
+#define WRAP_NEW1(fn)                                       \
+	void *WRAP(fn)(size_t n);                           \
+	void *WRAP(fn)(size_t n)                            \
+	{                                                   \
+		OrigFn orig;                                \
+		void *p;                                    \
+		VALGRIND_GET_ORIG_FN(orig);                 \
+		CALL_FN_W_W(p, orig, n);                    \
+		TELL(ORACLE_REQ_ALLOC, p, n, 0);            \
+		return p;                                   \
+	}
+#define WRAP_NEW2(fn)                                       \
+	void *WRAP(fn)(size_t align, size_t n);             \
+	void *WRAP(fn)(size_t align, size_t n)              \
+	{                                                   \
+		OrigFn orig;                                \
+		void *p;                                    \
+		VALGRIND_GET_ORIG_FN(orig);                 \
+		CALL_FN_W_WW(p, orig, align, n);            \
+		TELL(ORACLE_REQ_ALLOC, p, n, 0);            \
+		return p;                                   \
+	}
+
+WRAP_NEW1(malloc)
+WRAP_NEW1(valloc)
+WRAP_NEW1(pvalloc)
+WRAP_NEW2(memalign)
+WRAP_NEW2(aligned_alloc)
+
 void *WRAP(calloc)(size_t k, size_t n);
 void *WRAP(realloc)(void *old, size_t n);
 void *WRAP(reallocarray)(void *old, size_t k, size_t n);
 void WRAP(free)(void *p);
-void *WRAP(memalign)(size_t align, size_t n);
-void *WRAP(aligned_alloc)(size_t align, size_t n);
 int WRAP(posix_memalign)(void **out, size_t align, size_t n);
-void *WRAP(valloc)(size_t n);
-void *WRAP(pvalloc)(size_t n);
-
-void *WRAP(malloc)(size_t n)
-{
-	OrigFn fn;
-	void *p;
-	VALGRIND_GET_ORIG_FN(fn);
-	CALL_FN_W_W(p, fn, n);
-	TELL(ORACLE_REQ_ALLOC, p, n, 0);
-	return p;
-}
 
 void *WRAP(calloc)(size_t k, size_t n)
 {
@@ -75,26 +91,6 @@ void WRAP(free)(void *p)
 	(void)unused;
 }
 
-void *WRAP(memalign)(size_t align, size_t n)
-{
-	OrigFn fn;
-	void *p;
-	VALGRIND_GET_ORIG_FN(fn);
-	CALL_FN_W_WW(p, fn, align, n);
-	TELL(ORACLE_REQ_ALLOC, p, n, 0);
-	return p;
-}
-
-void *WRAP(aligned_alloc)(size_t align, size_t n)
-{
-	OrigFn fn;
-	void *p;
-	VALGRIND_GET_ORIG_FN(fn);
-	CALL_FN_W_WW(p, fn, align, n);
-	TELL(ORACLE_REQ_ALLOC, p, n, 0);
-	return p;
-}
-
 int WRAP(posix_memalign)(void **out, size_t align, size_t n)
 {
 	OrigFn fn;
@@ -104,24 +100,4 @@ int WRAP(posix_memalign)(void **out, size_t align, size_t n)
 	if (rc == 0)
 		TELL(ORACLE_REQ_ALLOC, *out, n, 0);
 	return (int)rc;
-}
-
-void *WRAP(valloc)(size_t n)
-{
-	OrigFn fn;
-	void *p;
-	VALGRIND_GET_ORIG_FN(fn);
-	CALL_FN_W_W(p, fn, n);
-	TELL(ORACLE_REQ_ALLOC, p, n, 0);
-	return p;
-}
-
-void *WRAP(pvalloc)(size_t n)
-{
-	OrigFn fn;
-	void *p;
-	VALGRIND_GET_ORIG_FN(fn);
-	CALL_FN_W_W(p, fn, n);
-	TELL(ORACLE_REQ_ALLOC, p, n, 0);
-	return p;
 }
