@@ -94,6 +94,22 @@ static void test_untrained_and_apart(void)
 	CHECK(__LINE__, missed == 0, "two steady branches: %d missed", missed);
 }
 
+/* A forward branch that is always taken, from its first outcome on: each
+ * outcome gives it a history not seen before (0, 1, 11, ... until eight
+ * ones), whose counter has not trained, and the static guess (forward:
+ * not taken) missed all nine; the branch's own bias, trained at the
+ * first, says taken (printf's branches, strings: weighed at 0.5 of their
+ * bytes with the static guess). */
+static void test_bias_over_new_histories(void)
+{
+	static struct bpred p;
+	memset(&p, 0, sizeof p);
+	int missed = 0;
+	for (int i = 0; i < 20; i++)
+		missed += bpred_mispredicted(&p, 0x8000, 0x8100, 1);
+	CHECK(__LINE__, missed == 1, "always-taken forward branch: %d of 20 missed, want 1", missed);
+}
+
 /* A branch that goes as the random branch before it did: the path tells
  * (the global part; ~7% missed while its 64 paths' counters saturate,
  * against ~50% with the local part alone); the random one is still missed
@@ -121,6 +137,7 @@ int main(void)
 	for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
 		run_row(&rows[k]);
 	test_untrained_and_apart();
+	test_bias_over_new_histories();
 	test_follows_path();
 	printf("test_bpred: %zu rows\n", sizeof rows / sizeof rows[0]);
 	return check_failures != 0;
