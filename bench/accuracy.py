@@ -58,6 +58,7 @@ or a missing build.
 import argparse
 import concurrent.futures
 import datetime
+import functools
 import hashlib
 import json
 import os
@@ -206,6 +207,12 @@ def stderr_tail(path, lines=5):
 
 # ---- pair keys ----
 
+def unnamed(name):
+    """What a side calls a function it has no symbol for: the oracle "??",
+    witch "[unknown in MODULE]" or "[JIT]"."""
+    return name in ("??", "[JIT]") or name.startswith("[unknown in ")
+
+
 def unnamed_key(frame):
     """A frame without a symbol or line: "MODULE+OFFSET" when the report
     gives them (offset from the module's load address), else "??"."""
@@ -229,8 +236,7 @@ def context_key(frames):
         # No line (a stripped program): its function names the leaf, as
         # for glibc's .S files below; without one, its module and offset.
         fn = (leaf.get("function") or "??").split("@")[0]
-        named = fn not in ("??", "[JIT]") and not fn.startswith("[unknown in ")
-        loc = fn.lstrip("_") if named else unnamed_key(leaf)
+        loc = unnamed_key(leaf) if unnamed(fn) else fn.lstrip("_")
     # In glibc's assembly string functions (memset-vec-unaligned-erms.S) the
     # line is one of its loops, which neither side can match: the oracle's
     # is the instruction that stored, libwitch's for a byte-counted call
@@ -241,11 +247,9 @@ def context_key(frames):
     for frame in frames:
         # Valgrind keeps a symbol's version ("__libc_start_main@@GLIBC_2.34")
         name = (frame.get("function") or "").split("@")[0]
-        # witch names what it cannot name "[unknown in MODULE]" or "[JIT]",
-        # and a PLT entry "NAME@plt"; the oracle all of them "??".
-        # Both give a frame's module and offset: a stripped program's (gzip's,
-        # sqlite3's) frames are keyed by them, the same binary on both sides.
-        if name in ("??", "[JIT]") or name.startswith("[unknown in ") or name.endswith("@plt"):
+        # Both sides give a frame's module and offset: a frame without a
+        # symbol (a stripped program's) is keyed by them.
+        if unnamed(name):
             name = unnamed_key(frame)
         if frame.get("inlined") or name in OUTER_FRAMES:
             continue
@@ -410,6 +414,7 @@ def run_standin_oracle(build, prog, prefix, workdir, ref):
     return total, notes, status_ok
 
 
+@functools.lru_cache(maxsize=None)
 def oracle_identity(build):
     """A digest of the oracle's tool and preload: answers kept by another
     oracle build are not reused (they may count differently)."""
@@ -426,8 +431,9 @@ def oracle_identity(build):
 
 def oracle_job(oracle, build, prog, oracle_dir, workdir, ref, reuse=False):
     """The oracle's answers for prog: run it, or with reuse take the answers
-    an earlier run left in oracle_dir for the same argv and periods (the
-    oracle does not depend on libwitch; PREFIX.run.json says what ran)."""
+    an earlier run left in oracle_dir for the same argv, periods and oracle
+    build (the oracle does not depend on libwitch; PREFIX.run.json says what
+    ran)."""
     prefix = os.path.join(oracle_dir, prog["name"])
     stamp = {"argv": prog["argv"], "count_periods": list(COUNT_PERIODS),
              "count_seeds": COUNT_SEEDS, "tolerance": FP_TOLERANCE,
@@ -1000,7 +1006,8 @@ def parse_args(argv):
     ap.add_argument("--no-real", action="store_true",
                     help="leave out the real Debian programs (gzip, sqlite3, python3)")
     ap.add_argument("--oracle-dir", default="",
-                    help="keep the oracle's answers here and reuse those of the same argv")
+                    help="keep the oracle's answers here and reuse those of the same argv "
+                         "and oracle build")
     ap.add_argument("--count-period", metavar="STORES[,LOADS]",
                     help="periods of the count-based simulation (default %d,%d)" % COUNT_PERIODS)
     args = ap.parse_args(argv)

@@ -351,7 +351,8 @@ static Bool in_own_preload(Addr pc)
 	const DebugInfo *di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), pc);
 	const HChar *file = di ? VG_(DebugInfo_get_filename)(di) : NULL;
 	const HChar *base = file ? VG_(strrchr)(file, '/') : NULL;
-	if (!base || VG_(strncmp)(base + 1, "vgpreload_witch-oracle", 22))
+	static const HChar own[] = "vgpreload_witch-oracle";
+	if (!base || VG_(strncmp)(base + 1, own, sizeof(own) - 1))
 		return False;
 	lo = VG_(DebugInfo_get_text_avma)(di);
 	hi = lo + VG_(DebugInfo_get_text_size)(di);

@@ -65,9 +65,10 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 
 /* The instruction just added transferred control (its next instruction is
  * not the one after it).  The front end fetches up to the issue width of
- * instructions a cycle from one block, and a taken branch ends the block: each costs at
- * least a cycle, a call or a ret two (measured on this EPYC: 1.0 cycle a
- * taken jmp; a call, ret and loop branch 5 cycles an iteration). */
+ * instructions a cycle from one block, and a taken branch ends the block:
+ * each costs at least a cycle, a call or a ret two (measured on this EPYC:
+ * 1.0 cycle a taken jmp; a call, ret and loop branch 5 cycles an
+ * iteration). */
 void costmodel_taken(struct costmodel *m, int call_or_ret);
 /* The instruction just added is a branch the CPU mispredicts (bpred.h). */
 void costmodel_mispredict(struct costmodel *m);
