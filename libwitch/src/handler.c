@@ -481,7 +481,6 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		return;
 	}
 	uint32_t watch_ctx = w->own.ctx, watch_obj = w->own.obj;
-	double obj_scale = w->own.obj_scale;
 	/* Decided: released before the unwind, which would otherwise pause and
 	 * resume it (two ioctls) if it watches the stack. */
 	sample_release(t, slot);
@@ -502,5 +501,5 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 		return;
 	}
 	t->stats.traps++;
-	sample_verdict(t, watch_ctx, watch_obj, obj_scale, pcs, n, v, approx);
+	sample_verdict(t, watch_ctx, watch_obj, pcs, n, v, approx);
 }

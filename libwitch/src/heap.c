@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "witch/heap_mix.h"
 #include "witch/heap_next.h"
 
 /* The allocator the program would have called (heap_next.h): the C
@@ -129,8 +130,7 @@ static void *heap_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, 
 	return (void *)heap_sys_ret(rawsys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off));
 }
 
-int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
-			double *per)
+int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size)
 {
 	uint64_t s, v;
 	if (heap_table_find(addr, 0, &s, &v) < 0)
@@ -138,17 +138,16 @@ int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t
 	*site = (uint32_t)(v >> HEAP_SITE_SHIFT);
 	*start = s;
 	*size = heap_table_val_size(v);
-	*per = 1;
-	if ((v & HEAP_SAMPLED_BIT) && *size < heap_period)
-		*per = (double)((v & HEAP_SIZE_MASK) >> HEAP_POINTS_SHIFT) * (double)heap_period /
-		       (double)*size;
 	return 0;
 }
 
-int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size)
+/* What a block adds to its site's live sampled bytes (heap_mix.h): k
+ * period for one tracked by sampling (E = its size), 0 for the others. */
+static inline int64_t heap_mix_bytes(uint64_t bits)
 {
-	double per;
-	return heap_lookup_sampled(addr, site, start, size, &per);
+	if (!(bits & HEAP_SAMPLED_BIT))
+		return 0;
+	return (int64_t)(((bits & HEAP_SIZE_MASK) >> HEAP_POINTS_SHIFT) * heap_period);
 }
 
 /* Record a new block (span: the size its removal will compute). */
@@ -161,7 +160,12 @@ static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
 		return; /* the runtime's own */
 	heap_me.busy = 1;
 	uint32_t site = heap_sites_find(ret, cfa);
-	heap_sites_count(site != 0 && heap_table_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0);
+	int tracked = site != 0 && heap_table_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0;
+	heap_sites_count(tracked);
+	if (tracked && size < heap_period && !(bits & HEAP_MMAP_BIT)) {
+		heap_mix_note_window((uint64_t)(uintptr_t)p);
+		heap_mix_add(site, heap_mix_bytes(bits));
+	}
 	heap_me.busy = 0;
 }
 
@@ -256,8 +260,8 @@ static inline void heap_unskip(uint64_t n)
  * first HEAP_FIRST_BLOCKS of each call site (by return address, per
  * thread: a site that allocates rarely is seen whole); past those, small
  * ones in which sample bytes, one every heap_period bytes on average,
- * fall: k of them with E[k] = size / period, so a block weighed k period
- * / size (heap_lookup_sampled) estimates its site's blocks unbiased.
+ * fall: k of them with E[k] = size / period, so k period summed over a
+ * site's live sampled blocks estimates its live small bytes (heap_mix.h).
  * HEAP_SKIP has decided the common case before. */
 static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t cfa)
 {
@@ -286,7 +290,10 @@ static inline uint64_t heap_remove_block(void *p, uint64_t *span)
 	if (!p || !heap_table_may_hold(p))
 		return 0;
 	*span = next_usable_size(p);
-	return heap_table_remove((uint64_t)(uintptr_t)p, *span);
+	uint64_t v = heap_table_remove((uint64_t)(uintptr_t)p, *span);
+	if (v & HEAP_SAMPLED_BIT)
+		heap_mix_add((uint32_t)(v >> HEAP_SITE_SHIFT), -heap_mix_bytes(v));
+	return v;
 }
 
 /* munmap's rule (heap.h, Mappings): the region holding addr and
@@ -380,9 +387,10 @@ __attribute__((always_inline)) static inline void *heap_realloc_body(void *old, 
 	heap_pending_end();
 	if (p)
 		heap_add_block(p, n, ret, cfa);
-	else if (v && n != 0)
-		heap_table_insert((uint64_t)(uintptr_t)old, heap_table_val_size(v), ospan,
-			    (uint32_t)(v >> HEAP_SITE_SHIFT), heap_table_val_bits(v));
+	else if (v && n != 0 &&
+		 heap_table_insert((uint64_t)(uintptr_t)old, heap_table_val_size(v), ospan,
+				   (uint32_t)(v >> HEAP_SITE_SHIFT), heap_table_val_bits(v)) == 0)
+		heap_mix_add((uint32_t)(v >> HEAP_SITE_SHIFT), heap_mix_bytes(v));
 	return p;
 }
 

@@ -2,7 +2,9 @@
 #include "witch/objects.h"
 #include "witch/datasym.h"
 #include "witch/heap.h"
+#include "witch/heap_mix.h"
 #include "witch/heap_sites.h"
+#include "witch/rng.h"
 #include "witch/unwind.h"
 
 #include <errno.h>
@@ -33,7 +35,7 @@ struct object {
 
 static struct object *table;
 static uint32_t n_objects;
-static double all_sampled; /* every sample's bytes, unscaled */
+static double all_sampled; /* every sample's bytes */
 
 int objects_init(void)
 {
@@ -131,21 +133,17 @@ static uint64_t stack_pc_of(uint64_t addr, const struct objects_where *w)
 	return i == 0 && w->pc ? w->pc : w->pcs[i];
 }
 
-uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dropped,
-			  double *scale)
+uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dropped)
 {
 	struct datasym_hit hit;
 	uint64_t start, size, fn, pc;
 	uint32_t site, id = 0;
-	double per = 1;
 
 	*dropped = 0;
-	*scale = 1;
 	if (!table)
 		return 0;
-	if (heap_lookup_sampled(addr, &site, &start, &size, &per) == 0) {
+	if (heap_lookup(addr, &site, &start, &size) == 0) {
 		id = object_id(OBJECTS_HEAP, site, site, NULL, NULL, size);
-		*scale = id && per > 1 ? per : 1;
 	} else if (datasym_tls(addr, w->tp, &hit) == 0) {
 		/* datasym's strings are unique per module and symbol: a key */
 		uint64_t key = (uint64_t)(uintptr_t)(hit.name ? hit.name : hit.module);
@@ -159,6 +157,8 @@ uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dro
 		id = object_id(OBJECTS_STATIC, key, hit.start, hit.name, hit.module, hit.size);
 	} else if (heap_pending_site(&site) == 0) {
 		id = object_id(OBJECTS_HEAP, site, site, NULL, NULL, 0); /* calloc filling it */
+	} else if (w->rng && heap_mix_holds(addr) && heap_mix_draw(rng_next(w->rng), &site) == 0) {
+		id = object_id(OBJECTS_HEAP, site, site, NULL, NULL, 0); /* an untracked small block */
 	} else {
 		return 0;
 	}
@@ -166,13 +166,13 @@ uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dro
 	return id;
 }
 
-void objects_add_sampled(uint32_t id, double bytes, double scale)
+void objects_add_sampled(uint32_t id, double bytes)
 {
 	if (!table)
 		return;
 	atomic_add_double(&all_sampled, bytes);
 	if (id)
-		atomic_add_double(&table[id - 1].sampled, bytes * scale);
+		atomic_add_double(&table[id - 1].sampled, bytes);
 }
 
 static int object_live(const struct object *o)
@@ -237,7 +237,7 @@ int objects_emit(FILE *f)
 			unknown -= o->sampled;
 		}
 	}
-	if (unknown > 0)
+	if (unknown > 1e-9 * all_sampled) /* not the rounding of the sums */
 		fprintf(f, "object_sampled 0 %.17g\n", unknown);
 	return ferror(f) ? -EIO : 0;
 }

@@ -8,8 +8,7 @@ struct objpend_entry {
 	uint32_t n;
 	uint32_t obj[OBJPEND_SLOTS];
 	double weight[OBJPEND_SLOTS];
-	double scaled[OBJPEND_SLOTS];
-	double rest_weight, rest_scaled;
+	double rest_weight;
 };
 
 /* Handles are 16-byte units of the arena offset, plus one (0: none). */
@@ -18,7 +17,7 @@ static struct objpend_entry *entry_of(struct arena *a, uint32_t handle)
 	return (struct objpend_entry *)(void *)(a->base + (size_t)(handle - 1) * 16);
 }
 
-int objpend_add(struct arena *a, uint32_t *handle, uint32_t obj, double weight, double scale)
+int objpend_add(struct arena *a, uint32_t *handle, uint32_t obj, double weight)
 {
 	struct objpend_entry *e;
 	if (*handle == 0) {
@@ -36,16 +35,13 @@ int objpend_add(struct arena *a, uint32_t *handle, uint32_t obj, double weight, 
 		i++;
 	if (i == e->n && i < OBJPEND_SLOTS) {
 		e->obj[i] = obj;
-		e->weight[i] = e->scaled[i] = 0;
+		e->weight[i] = 0;
 		e->n++;
 	}
-	if (i < e->n) {
+	if (i < e->n)
 		e->weight[i] += weight;
-		e->scaled[i] += weight * scale;
-	} else {
+	else
 		e->rest_weight += weight;
-		e->rest_scaled += weight * scale;
-	}
 	return 0;
 }
 
@@ -57,10 +53,10 @@ int objpend_take(struct arena *a, uint32_t handle, struct objpend_part *parts)
 	int n = 0;
 	for (uint32_t i = 0; i < e->n; i++)
 		if (e->weight[i] > 0)
-			parts[n++] = (struct objpend_part){e->obj[i], e->weight[i], e->scaled[i]};
+			parts[n++] = (struct objpend_part){e->obj[i], e->weight[i]};
 	if (e->rest_weight > 0)
-		parts[n++] = (struct objpend_part){OBJPEND_REST, e->rest_weight, e->rest_scaled};
+		parts[n++] = (struct objpend_part){OBJPEND_REST, e->rest_weight};
 	e->n = 0; /* the slots go to whichever objects come next */
-	e->rest_weight = e->rest_scaled = 0;
+	e->rest_weight = 0;
 	return n;
 }

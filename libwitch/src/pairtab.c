@@ -52,8 +52,7 @@ static struct pair_entry *pairtab_get(struct pairtab *p, uint32_t watch, uint32_
 }
 
 static int pair_accumulate(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
-			   double scale, double waste, double use, double waste_approx,
-			   uint64_t traps)
+			   double waste, double use, double waste_approx, uint64_t traps)
 {
 	struct pair_entry *e = pairtab_get(p, watch, trap, object);
 	if (!e)
@@ -61,23 +60,20 @@ static int pair_accumulate(struct pairtab *p, uint32_t watch, uint32_t trap, uin
 	e->waste += waste;
 	e->use += use;
 	e->waste_approx += waste_approx;
-	e->obj_waste += waste * scale;
-	e->obj_use += use * scale;
-	e->obj_approx += waste_approx * scale;
 	e->traps += traps;
 	return 0;
 }
 
 int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
-		double scale, double waste, double use, double waste_approx)
+		double waste, double use, double waste_approx)
 {
-	return pair_accumulate(p, watch, trap, object, scale, waste, use, waste_approx, 1);
+	return pair_accumulate(p, watch, trap, object, waste, use, waste_approx, 1);
 }
 
 int pairtab_add_share(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
-		      double scale, double waste, double use, double waste_approx)
+		      double waste, double use, double waste_approx)
 {
-	return pair_accumulate(p, watch, trap, object, scale, waste, use, waste_approx, 0);
+	return pair_accumulate(p, watch, trap, object, waste, use, waste_approx, 0);
 }
 
 int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
@@ -90,8 +86,5 @@ int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
 	e->use += from->use;
 	e->waste_approx += from->waste_approx;
 	e->traps += from->traps;
-	e->obj_waste += from->obj_waste;
-	e->obj_use += from->obj_use;
-	e->obj_approx += from->obj_approx;
 	return 0;
 }

@@ -395,32 +395,25 @@ static void pair_emit(FILE *f, const struct pair_entry *e)
 	fputc('\n', f);
 }
 
-/* A pair's parts by object: each known object's scaled part (pairtab.h),
- * the unknown object what they leave of the pair.  Scaled parts can add up
- * to more than the pair in one run; then they are shrunk to it, so parts
- * always sum to their pair. */
+/* A pair's parts by object: each known object's part (pairtab.h), the
+ * unknown object what they leave of the pair (unknown ids, and objects
+ * whose record was not written). */
 static void pair_objects_emit(FILE *f, const struct pair_entry *pair, const uint32_t *ids,
 			      uint32_t n)
 {
 	double w = 0, u = 0, a = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct pair_entry *e = &prof.pairs.entries[ids[k]];
-		if (objects_written_id(e->object)) {
-			w += e->obj_waste;
-			u += e->obj_use;
-			a += e->obj_approx;
-		}
-	}
-	double fw = w > pair->waste ? pair->waste / w : 1, fu = u > pair->use ? pair->use / u : 1;
-	double fa = a > pair->waste_approx ? pair->waste_approx / a : 1;
-	for (uint32_t k = 0; k < n; k++) {
-		const struct pair_entry *e = &prof.pairs.entries[ids[k]];
 		uint32_t id = objects_written_id(e->object);
-		if (id)
-			fprintf(f, "pair_object %u %u %u %.17g %.17g %.17g\n", e->watch, e->trap, id,
-				e->obj_waste * fw, e->obj_use * fu, e->obj_approx * fa);
+		if (!id)
+			continue;
+		w += e->waste;
+		u += e->use;
+		a += e->waste_approx;
+		fprintf(f, "pair_object %u %u %u %.17g %.17g %.17g\n", e->watch, e->trap, id,
+			e->waste, e->use, e->waste_approx);
 	}
-	double rw = pair->waste - w * fw, ru = pair->use - u * fu, ra = pair->waste_approx - a * fa;
+	double rw = pair->waste - w, ru = pair->use - u, ra = pair->waste_approx - a;
 	if (rw > 0 || ru > 0)
 		fprintf(f, "pair_object %u %u 0 %.17g %.17g %.17g\n", pair->watch, pair->trap,
 			rw > 0 ? rw : 0, ru > 0 ? ru : 0, ra > 0 ? ra : 0);

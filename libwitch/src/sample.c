@@ -48,15 +48,14 @@ const struct decode_access *sample_wanted(const struct decode_insn *in)
  * table was full. */
 static uint32_t sample_object(struct witch_thread *t, const ucontext_t *uc,
 			      const struct sample_req *r, const uint64_t *pcs, const uint64_t *sps,
-			      int n, int *dropped, double *scale)
+			      int n, int *dropped)
 {
 	/* The run-ahead's pcs[0] owns the innermost frame; else the
 	 * interrupted function does (pcs[0] is then the leaf the caller set). */
 	uint64_t owner = r->emu ? 0 : (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	struct objects_where w = {owner, pcs, sps, n, t->stack_hi, t->fs_base};
+	struct objects_where w = {owner, pcs, sps, n, t->stack_hi, t->fs_base, &t->rng};
 	*dropped = 0;
-	*scale = 1;
-	return objects_enabled() ? objects_classify(r->a->addr, &w, dropped, scale) : 0;
+	return objects_enabled() ? objects_classify(r->a->addr, &w, dropped) : 0;
 }
 
 /* Hits of the program on the watched range before the sample's own access,
@@ -111,7 +110,7 @@ static int sample_self_known(const struct sample_req *r, struct watchpoint *cand
  * context's (4.4.2), and so is the weight.  Without parts, all to the
  * trapping watchpoint's object. */
 static void pair_add_by_object(struct witch_thread *t, uint32_t watch_ctx, uint32_t trap_ctx,
-			       uint32_t watch_obj, double obj_scale,
+			       uint32_t watch_obj,
 			       const struct objpend_part *parts, int n_parts, double waste,
 			       double use, double approx)
 {
@@ -119,8 +118,7 @@ static void pair_add_by_object(struct witch_thread *t, uint32_t watch_ctx, uint3
 	for (int i = 0; i < n_parts; i++)
 		total += parts[i].weight;
 	if (total <= 0) {
-		if (pairtab_add(&t->pairs, watch_ctx, trap_ctx, watch_obj, obj_scale, waste, use,
-				approx) < 0)
+		if (pairtab_add(&t->pairs, watch_ctx, trap_ctx, watch_obj, waste, use, approx) < 0)
 			t->stats.skip_pairs_full++;
 		return;
 	}
@@ -128,18 +126,17 @@ static void pair_add_by_object(struct witch_thread *t, uint32_t watch_ctx, uint3
 		double f = parts[i].weight / total;
 		int rest = parts[i].obj == OBJPEND_REST;
 		uint32_t obj = rest ? watch_obj : parts[i].obj;
-		double scale = rest ? obj_scale : parts[i].scaled / parts[i].weight;
-		int rc = i == 0 ? pairtab_add(&t->pairs, watch_ctx, trap_ctx, obj, scale, waste * f,
+		int rc = i == 0 ? pairtab_add(&t->pairs, watch_ctx, trap_ctx, obj, waste * f,
 					      use * f, approx * f)
-				: pairtab_add_share(&t->pairs, watch_ctx, trap_ctx, obj, scale,
-						    waste * f, use * f, approx * f);
+				: pairtab_add_share(&t->pairs, watch_ctx, trap_ctx, obj, waste * f,
+						    use * f, approx * f);
 		if (rc < 0)
 			t->stats.skip_pairs_full++;
 	}
 }
 
 void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_obj,
-		    double obj_scale, const uint64_t *pcs, int n, enum craft_verdict v, int approx)
+		    const uint64_t *pcs, int n, enum craft_verdict v, int approx)
 {
 	struct cct_node *watch = cct_node(&t->cct, watch_ctx);
 	double amount = watch->mu - watch->eta;
@@ -151,7 +148,7 @@ void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_o
 		t->stats.skip_cct_full++;
 		return;
 	}
-	pair_add_by_object(t, watch_ctx, (uint32_t)trap_ctx, watch_obj, obj_scale, parts, n_parts,
+	pair_add_by_object(t, watch_ctx, (uint32_t)trap_ctx, watch_obj, parts, n_parts,
 			   v == CRAFT_WASTE ? amount : 0, v == CRAFT_USE ? amount : 0,
 			   v == CRAFT_WASTE && approx ? amount : 0);
 }
@@ -197,7 +194,7 @@ static int sample_decide_traced(struct witch_thread *t, const struct sample_req 
 	if (context_in_runtime(pcs, n))
 		return 0; /* a wrapper's access: the trap path knows those */
 	t->stats.verdicts_traced++;
-	sample_verdict(t, cand->own.ctx, cand->own.obj, cand->own.obj_scale, pcs, n, v, approx);
+	sample_verdict(t, cand->own.ctx, cand->own.obj, pcs, n, v, approx);
 	return 1;
 }
 
@@ -230,8 +227,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 			n = context_drop_through(pcs, sps, n);
 	}
 	int obj_dropped = 0;
-	double obj_scale = 1;
-	uint32_t obj = n > 0 ? sample_object(t, uc, r, pcs, sps, n, &obj_dropped, &obj_scale) : 0;
+	uint32_t obj = n > 0 ? sample_object(t, uc, r, pcs, sps, n, &obj_dropped) : 0;
 	if (n > 0 && !r->emu && r->self_pc == 0)
 		n = context_of_call(pcs, n, r->leaf);
 	if (n <= 0) {
@@ -250,8 +246,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	struct cct_node *c = cct_node(&t->cct, (uint32_t)node);
 	c->mu += r->weight; /* Witch 4.4.2: every sample counts in its context (in bytes) */
 	if (objects_enabled()) {
-		objects_add_sampled(obj, r->weight, obj_scale);
-		if (objpend_add(&t->arena, &c->objpend, obj, r->weight, obj_scale) < 0)
+		objects_add_sampled(obj, r->weight);
+		if (objpend_add(&t->arena, &c->objpend, obj, r->weight) < 0)
 			t->stats.objects_dropped++; /* not kept by object: its trap's goes to one */
 		t->stats.objects_unknown += obj == 0;
 		t->stats.objects_dropped += (uint64_t)obj_dropped;
@@ -265,7 +261,6 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	watchpoint_pick_word(a->addr, a->len, rng_next(&t->rng), &cand.addr, &cand.len);
 	cand.own.ctx = (uint32_t)node;
 	cand.own.obj = obj;
-	cand.own.obj_scale = obj_scale;
 	cand.own.sample_pc = r->self_pc;
 	cand.own.sample_addr = a->addr;
 	cand.own.sample_len = a->len;

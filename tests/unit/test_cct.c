@@ -301,7 +301,7 @@ static void test_pairtab(void)
 		const struct pair_row *r = &pair_rows[i];
 		int rc;
 		if (r->op == ADD) {
-			rc = pairtab_add(&p, r->watch, r->trap, 0, 1, r->waste, r->use, r->approx);
+			rc = pairtab_add(&p, r->watch, r->trap, 0, r->waste, r->use, r->approx);
 		} else {
 			struct pair_entry from;
 			memset(&from, 0, sizeof(from));
@@ -347,25 +347,24 @@ static void test_pairtab_objects(void)
 	struct pairtab p, q;
 	CHECK(__LINE__, arena_init(&a, 1 << 20) == 0, "arena_init");
 	CHECK(__LINE__, pairtab_init(&p, &a, 8) == 0 && pairtab_init(&q, &a, 8) == 0, "init");
-	CHECK(__LINE__, pairtab_add(&p, 5, 6, 1, 1, 10, 0, 0) == 0, "add obj 1");
-	CHECK(__LINE__, pairtab_add(&p, 5, 6, 2, 8, 3, 1, 0) == 0, "add obj 2 (scale 8)");
-	CHECK(__LINE__, pairtab_add(&p, 5, 6, 1, 1, 4, 0, 0) == 0, "add obj 1 again");
+	CHECK(__LINE__, pairtab_add(&p, 5, 6, 1, 10, 0, 0) == 0, "add obj 1");
+	CHECK(__LINE__, pairtab_add(&p, 5, 6, 2, 3, 1, 0) == 0, "add obj 2");
+	CHECK(__LINE__, pairtab_add_share(&p, 5, 6, 1, 4, 0, 0) == 0, "obj 1's share of a trap");
 	CHECK(__LINE__, p.n_entries == 3, "n_entries %u, want 3 (two objects)", p.n_entries);
 	const struct pair_entry *e1 = &p.entries[1], *e2 = &p.entries[2];
-	CHECK(__LINE__, e1->object == 1 && e1->waste == 14 && e1->traps == 2,
+	/* a share adds amounts, not a trap (the trap was counted once) */
+	CHECK(__LINE__, e1->object == 1 && e1->waste == 14 && e1->traps == 1,
 	      "obj 1: object %u waste %g traps %llu", e1->object, e1->waste,
 	      (unsigned long long)e1->traps);
 	CHECK(__LINE__, e2->object == 2 && e2->waste == 3 && e2->use == 1, "obj 2: object %u waste %g",
 	      e2->object, e2->waste);
-	/* the object's part is scaled, the pair's own amounts are not */
-	CHECK(__LINE__, e2->obj_waste == 24 && e2->obj_use == 8 && e1->obj_waste == 14,
-	      "scaled parts: %g %g %g, want 24 8 14", e2->obj_waste, e2->obj_use, e1->obj_waste);
 	CHECK(__LINE__, pairtab_merge(&q, 7, 8, e2) == 0 && pairtab_merge(&q, 7, 8, e1) == 0, "merge");
 	CHECK(__LINE__, q.n_entries == 3 && q.entries[1].object == 2 && q.entries[2].object == 1,
 	      "merged: %u entries, objects %u %u", q.n_entries, q.entries[1].object,
 	      q.entries[2].object);
-	CHECK(__LINE__, q.entries[1].obj_waste == 24, "merged scaled part %g, want 24",
-	      q.entries[1].obj_waste);
+	CHECK(__LINE__, q.entries[1].waste == 3 && q.entries[1].use == 1 && q.entries[2].waste == 14,
+	      "merged amounts %g %g %g, want 3 1 14", q.entries[1].waste, q.entries[1].use,
+	      q.entries[2].waste);
 	arena_destroy(&a);
 }
 
@@ -384,7 +383,7 @@ static void test_pairtab_random(void)
 	for (int i = 0; i < OPS; i++) {
 		uint32_t w = rng_below(&rng, W), t = rng_below(&rng, T);
 		double x = (double)rng_below(&rng, 64), y = (double)rng_below(&rng, 64);
-		int rc = pairtab_add(&p, w * 977 + 1, t * 131071 + 1, 0, 1, x, y, x);
+		int rc = pairtab_add(&p, w * 977 + 1, t * 131071 + 1, 0, x, y, x);
 		CHECK(__LINE__, rc == 0, "add %d: rc %d", i, rc);
 		waste[w][t] += x;
 		use[w][t] += y;

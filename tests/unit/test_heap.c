@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "witch/heap.h"
+#include "witch/heap_mix.h"
 #include "witch/heap_sites.h"
 
 #include <errno.h>
@@ -514,30 +515,30 @@ static void test_fork(void)
 	free(keep);
 }
 
-/* Sampled small blocks: about size / period of them tracked, each
- * standing for k period / size blocks (k >= 1 sample bytes in it) so that
- * they sum to about the blocks sampled; the large all tracked; every
- * tracked one removed by its free. */
+/* Sampled small blocks: about size / period of them tracked, each adding
+ * k period (k >= 1 sample bytes in it) to its site's live bytes in the mix
+ * (heap_mix.h), so that the mix estimates the small bytes live; the
+ * site's first ones tracked whole and not in the mix; the large all
+ * tracked; every tracked one removed by its free, and its part of the mix
+ * with it. */
 static void test_sampling(void)
 {
 	enum { SMALL = 20000 };
 	static void *small[SMALL];
 	uint64_t s, z;
+	uint32_t site = 0, any;
 	heap_set_sample_bytes(4096);
-	int tracked = 0, big = 0, first = 0, weighed = 0;
-	double stand = 0; /* the blocks the sampled ones stand for */
+	int64_t mix0 = heap_mix_total();
+	int tracked = 0, big = 0, first = 0, windows = 0;
 	for (int i = 0; i < SMALL; i++) {
-		uint32_t site;
-		double per = 0;
 		small[i] = malloc(64);
-		if (heap_lookup_sampled(U(small[i]) + 63, &site, &s, &z, &per) < 0 || s != U(small[i]))
+		if (heap_lookup(U(small[i]) + 63, &site, &s, &z) < 0 || s != U(small[i]))
 			continue;
 		tracked++;
-		first += i < HEAP_FIRST_BLOCKS && per == 1;
-		double k = per / (4096.0 / 64);
-		weighed += i >= HEAP_FIRST_BLOCKS && k >= 1 && k == (int)k;
-		stand += i >= HEAP_FIRST_BLOCKS ? per : 0;
+		first += i < HEAP_FIRST_BLOCKS;
+		windows += heap_mix_holds(U(small[i]));
 	}
+	int64_t mix = heap_mix_total() - mix0;
 	for (int i = 0; i < 50; i++) {
 		void *p = malloc(8192 + (size_t)i);
 		big += found(U(p), &s, &z);
@@ -548,12 +549,19 @@ static void test_sampling(void)
 	enum { FIRST = HEAP_FIRST_BLOCKS, REST = SMALL - HEAP_FIRST_BLOCKS };
 	CHECK(__LINE__, tracked > FIRST + 225 && tracked < FIRST + 400, "%d of %d 64-byte blocks tracked",
 	      tracked, SMALL);
-	CHECK(__LINE__, first == FIRST, "%d of the site's first %d blocks tracked as such", first, FIRST);
-	CHECK(__LINE__, weighed == tracked - FIRST, "%d of %d sampled blocks stand for k * 64", weighed,
-	      tracked - FIRST);
-	/* REST blocks, estimated with sd ~ 64 * 17 ~ 1100: within 5 sd. */
-	CHECK(__LINE__, stand > REST - 5500 && stand < REST + 5500, "sampled blocks stand for %.0f of %d",
-	      stand, REST);
+	CHECK(__LINE__, first == FIRST, "%d of the site's first %d blocks tracked", first, FIRST);
+	CHECK(__LINE__, windows == tracked, "%d of %d tracked blocks in a noted window", windows,
+	      tracked);
+	/* REST x 64 bytes live, estimated with sd ~ 4096 x 17 ~ 72,000: within 5 sd. */
+	CHECK(__LINE__, mix > (int64_t)REST * 64 - 360000 && mix < (int64_t)REST * 64 + 360000,
+	      "the mix holds %lld bytes for %d", (long long)mix, REST * 64);
+	CHECK(__LINE__, mix % 4096 == 0, "the mix holds %lld, not k x 4096", (long long)mix);
+	/* One site had small blocks since mix0: draws name it (or a site of an
+	 * earlier test whose sampled blocks live on, none here: mix0 == 0). */
+	CHECK(__LINE__, mix0 == 0, "sampled blocks live before the test: %lld bytes", (long long)mix0);
+	CHECK(__LINE__, heap_mix_draw(0, &any) == 0 && any == site && heap_mix_draw(~0ull, &any) == 0 &&
+				any == site,
+	      "a draw named site %u, want %u", any, site);
 	CHECK(__LINE__, big == 50, "%d of 50 large blocks tracked", big);
 	CHECK(__LINE__, heap_sample_bytes() == 4096, "period");
 	int left = 0;
@@ -563,9 +571,12 @@ static void test_sampling(void)
 		left += found(a, &s, &z) && s == a;
 	}
 	CHECK(__LINE__, left == 0, "%d sampled blocks still found after free", left);
+	CHECK(__LINE__, heap_mix_total() == mix0 && heap_mix_draw(0, &any) == -ENOENT,
+	      "the mix holds %lld after every free, want %lld", (long long)heap_mix_total(),
+	      (long long)mix0);
 	heap_set_sample_bytes(0);
-	printf("sampling: %d of %d 64-byte blocks tracked at 4096, standing for %.0f\n", tracked,
-	       SMALL, stand + HEAP_FIRST_BLOCKS);
+	printf("sampling: %d of %d 64-byte blocks tracked at 4096, the mix %lld bytes for %d\n",
+	       tracked, SMALL, (long long)mix, REST * 64);
 }
 
 int main(void)

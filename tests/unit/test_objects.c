@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "witch/objects.h"
+#include "witch/rng.h"
 
 #include "check.h"
 
@@ -89,11 +90,9 @@ static void emit_read(struct emitted *e)
 
 static uint32_t classify(uint64_t addr, const uint64_t *p, int *dropped)
 {
-	struct objects_where w = {PC_INT, p, sps, 3, STACK_HI, 0};
-	double scale;
-	uint32_t id = objects_classify(addr, &w, dropped, &scale);
-	CHECK(__LINE__, scale == 1, "a stack object's scale %g, want 1", scale);
-	return id;
+	static struct rng rng = {1};
+	struct objects_where w = {PC_INT, p, sps, 3, STACK_HI, 0, &rng};
+	return objects_classify(addr, &w, dropped);
 }
 
 static void test_stack(void)
@@ -117,9 +116,9 @@ static void test_stack(void)
 				      id_of_pc[k]);
 				id_of_pc[k] = id;
 			}
-		objects_add_sampled(id, 10, 1);
+		objects_add_sampled(id, 10);
 	}
-	objects_add_sampled(0, 7, 1);
+	objects_add_sampled(0, 7);
 	static struct emitted e;
 	emit_read(&e);
 	CHECK(__LINE__, e.bad_lines == 0, "%d lines not object/object_sampled", e.bad_lines);
@@ -154,7 +153,7 @@ static void *race(void *arg)
 		uint64_t p[3] = {0x500000ull + 16u * (unsigned)i, PC_1, PC_2};
 		int dropped;
 		race_ids[me][i] = classify(SP0 - 8, p, &dropped);
-		objects_add_sampled(race_ids[me][i], 1, 1);
+		objects_add_sampled(race_ids[me][i], 1);
 	}
 	return NULL;
 }

@@ -18,8 +18,8 @@
  *
  * Cost: small blocks (< HEAP_SAMPLE_BYTES) past the first
  * HEAP_FIRST_BLOCKS of their call site (per thread) are sampled by bytes:
- * about one in HEAP_SAMPLE_BYTES / size is tracked (heap_lookup_sampled
- * says which).  The others are decided in the interposer before the C
+ * about one in HEAP_SAMPLE_BYTES / size is tracked, and the live ones
+ * tell the mix of sites an untracked one is drawn from (heap_mix.h).  The others are decided in the interposer before the C
  * library is called (a countdown addition and the call site's count, six
  * instructions) and their free by one byte of a counting filter (six).  A tracked block's site comes from heap_sites (heap_sites.h: an
  * unwind once per thread, call site, callers and stack depth, a
@@ -72,13 +72,6 @@ int heap_init(void);
  * in a signal handler that interrupted malloc/free in the same thread). */
 int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size);
 void heap_get_stats(struct heap_stats *s);
-/* As heap_lookup, and *per: how many blocks of its site the block stands
- * for, 1 or, when it was tracked by sampling, k heap_sample_bytes() / size
- * with k >= 1 the sample bytes that fell in it (scale what falls on it by
- * that to estimate its site's whole: E[k] = size / heap_sample_bytes(),
- * so the estimate is unbiased). */
-int heap_lookup_sampled(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size,
-			double *per);
 /* Inside a tracked calloc or realloc of this thread (a block of
  * heap_sample_bytes() or more): 0 and the site the block will have; what
  * the C library stores meanwhile where no object is (the block it fills,

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct rng;
+
 #define OBJECTS_MAX 4096
 /* Ids run from 1 to OBJECTS_ID_MAX (slots of a half-full table); 0 is unknown. */
 #define OBJECTS_ID_MAX (2 * OBJECTS_MAX)
@@ -35,6 +37,7 @@ struct objects_where {
 	int n;
 	uint64_t stack_hi; /* top of the thread's stack, 0 when unknown */
 	uint64_t tp;       /* the thread pointer (fs base) */
+	struct rng *rng;   /* the thread's: draws an untracked heap block's site (heap_mix.h) */
 };
 
 /* Once, from the constructor, when WITCH_OBJECTS is on: the table.  0 or
@@ -42,16 +45,15 @@ struct objects_where {
 int objects_init(void);
 int objects_enabled(void);
 /* The object holding addr: its id, 0 when unknown (*dropped set to 1 when
- * that is because the table is full), and *scale: what the object's part
- * of the sample is multiplied by (heap.h tracks small blocks by sampling:
- * a tracked one stands for heap_sample_bytes() / size blocks of its site,
- * Horvitz-Thompson; 1 otherwise).  Async-signal-safe, lock-free. */
-uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dropped,
-			  double *scale);
-/* A sample of bytes falls in object id, whose part is bytes * scale (mu, by
- * object).  The unknown object's part is what the known ones leave of all
- * samples' bytes (objects_emit). */
-void objects_add_sampled(uint32_t id, double bytes, double scale);
+ * that is because the table is full).  An address in an untracked small
+ * heap block (heap.h tracks those by sampling) gets a site drawn from the
+ * live sampled blocks' mix with w->rng (heap_mix.h).  Async-signal-safe,
+ * lock-free. */
+uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dropped);
+/* A sample of bytes falls in object id (mu, by object).  The unknown
+ * object's part is what the known ones leave of all samples' bytes
+ * (objects_emit). */
+void objects_add_sampled(uint32_t id, double bytes);
 
 /* Profile writer (under the profile lock, not in a handler).  Heap objects'
  * allocation contexts become nodes of the process tree through node_of

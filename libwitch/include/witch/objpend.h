@@ -31,15 +31,13 @@
 struct objpend_part {
 	uint32_t obj;  /* objects.h id (0 unknown), or OBJPEND_REST */
 	double weight; /* the samples' bytes */
-	double scaled; /* the object's part of them (bytes x scale, objects.h) */
 };
 
-/* A sample of weight bytes on object obj, whose part is weight * scale, in
- * the context whose entry handle is *handle (0: none yet, allocated here
+/* A sample of weight bytes on object obj, in the context whose entry handle is *handle (0: none yet, allocated here
  * from a, never from its last quarter, which the calling context tree and
  * the pairs keep).  0, or -ENOMEM when that is full (the sample is then
  * not kept by object). */
-int objpend_add(struct arena *a, uint32_t *handle, uint32_t obj, double weight, double scale);
+int objpend_add(struct arena *a, uint32_t *handle, uint32_t obj, double weight);
 /* The context's pending parts since its last take, cleared: up to
  * OBJPEND_SLOTS + 1 into parts (a REST part last when the slots overflowed).
  * Returns their count, 0 when nothing is kept. */

@@ -19,10 +19,6 @@ struct pair_entry {
 	double use;
 	double waste_approx;
 	uint64_t traps;
-	/* The object's part, each amount times its sample's scale (objects.h:
-	 * a sampled heap block stands for several); waste, use and approx
-	 * above stay the pair's own. */
-	double obj_waste, obj_use, obj_approx;
 };
 
 struct pairtab {
@@ -38,11 +34,11 @@ int pairtab_init(struct pairtab *p, struct arena *a, uint32_t max_pairs);
 /* Accumulate into the pair (creating it) and count one trap. Returns 0 or
  * -ENOMEM when the table is full (counted in dropped). Async-signal-safe. */
 int pairtab_add(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
-		double scale, double waste, double use, double waste_approx);
+		double waste, double use, double waste_approx);
 /* The same without counting a trap: another object's share of one trap's
  * verdict (objpend.h). */
 int pairtab_add_share(struct pairtab *p, uint32_t watch, uint32_t trap, uint32_t object,
-		      double scale, double waste, double use, double waste_approx);
+		      double waste, double use, double waste_approx);
 /* Adds another table's entry (keeping its object). */
 int pairtab_merge(struct pairtab *p, uint32_t watch, uint32_t trap,
 		  const struct pair_entry *from);

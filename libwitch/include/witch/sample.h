@@ -48,7 +48,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
  * the pair <watch_ctx, the trap's context pcs[0..n)> gets its share
  * (Witch 4.4.2, Eq. 4.1).  From a trap, or from the window (sample_take). */
 void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_obj,
-		    double obj_scale, const uint64_t *pcs, int n, enum craft_verdict v, int approx);
+		    const uint64_t *pcs, int n, enum craft_verdict v, int approx);
 /* The slot's sample no longer counts as armed in its context; disarm. */
 void sample_release(struct witch_thread *t, int slot);
 /* Let go the samples watched since before this tick (drcost.h: armed

@@ -18,7 +18,6 @@
 struct watch_owner {
 	uint32_t ctx;           /* C_watch node in the thread's calling context tree */
 	uint32_t obj;           /* the object the sampled bytes were in (objects.h), 0 unknown */
-	double obj_scale;       /* ... and what its part is multiplied by */
 	uint64_t sample_pc;     /* the sampled instruction */
 	uint64_t sample_addr;   /* the sampled access, possibly wider than the watched range */
 	uint32_t sample_len;
