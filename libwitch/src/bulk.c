@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* The wrappers and what they call on the program's path live in a section
  * of their own: their frames are the program's call, not the runtime's
@@ -104,7 +105,7 @@ static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn)
 			weight += t->bulk.drawn;
 			left += next_period(&t->bulk, &t->rng);
 		}
-		handler_sample_call((uint64_t)(uintptr_t)fn, at, bulk_kind, weight);
+		handler_sample_call((uint64_t)(uintptr_t)fn, at, bulk_kind, weight, 0);
 	}
 	t->bulk.left = left;
 	t->bulk.active = 1;
@@ -115,6 +116,65 @@ static void bulk_leave(struct witch_thread *t)
 {
 	if (t)
 		t->bulk.active = 0;
+}
+
+struct witch_thread *bulk_fill_begin(uint64_t bytes)
+{
+	if (bytes < BULK_FILL_MIN || bulk_kind != DECODE_STORE || !real_memset)
+		return NULL;
+	struct witch_thread *t = thread_self();
+	if (!t || !t->active || t->in_handler || t->bulk.active)
+		return NULL;
+	t->bulk.active = 1;
+	return t;
+}
+
+uint64_t bulk_resident_bytes(const void *block, uint64_t bytes, uint64_t k,
+			     uint64_t *at_resident_byte)
+{
+	enum { PAGE = 4096, CHUNK_PAGES = 1024 };
+	unsigned char vec[CHUNK_PAGES];
+	uint64_t lo = (uint64_t)(uintptr_t)block, hi = lo + bytes, total = 0;
+	for (uint64_t page = lo & ~(uint64_t)(PAGE - 1); page < hi;) {
+		uint64_t n = (hi - page + PAGE - 1) / PAGE;
+		n = n < CHUNK_PAGES ? n : CHUNK_PAGES;
+		if (mincore((void *)(uintptr_t)page, n * PAGE, vec) != 0)
+			return 0;
+		for (uint64_t i = 0; i < n; i++, page += PAGE) {
+			if (!(vec[i] & 1))
+				continue;
+			uint64_t s = page > lo ? page : lo, e = page + PAGE < hi ? page + PAGE : hi;
+			if (at_resident_byte && k >= total && k < total + (e - s))
+				*at_resident_byte = s + (k - total);
+			total += e - s;
+		}
+	}
+	return total;
+}
+
+void bulk_fill_end(struct witch_thread *t, const void *block, uint64_t bytes)
+{
+	if (!t)
+		return;
+	uint64_t stored = block ? bulk_resident_bytes(block, bytes, 0, NULL) : 0;
+	int64_t left = t->bulk.left - (int64_t)stored;
+	if (stored > 0 && left <= 0) {
+		/* The stored byte the count passed: after the clearing, so the
+		 * sample's own store has run (its value is there to read). */
+		uint64_t at = 0;
+		bulk_resident_bytes(block, bytes, (uint64_t)(t->bulk.left - 1), &at);
+		double weight = 0;
+		while (left <= 0) {
+			weight += t->bulk.drawn;
+			left += next_period(&t->bulk, &t->rng);
+		}
+		t->bulk.active = 0; /* the sample is a handler run of its own */
+		if (at)
+			handler_sample_call((uint64_t)(uintptr_t)real_memset, at, bulk_kind, weight, 1);
+	}
+	if (stored > 0)
+		t->bulk.left = left;
+	t->bulk.active = 0;
 }
 
 /* While a debug register is armed the CPU runs `rep movsb/stosb` without

@@ -167,7 +167,7 @@ static void run_call(struct witch_thread *t, ucontext_t *no_uc, void *arg)
 /* A byte-counted sample of the program's call of fn (bulk.h), outside any
  * signal handler: the runtime's signals wait while the thread's tables
  * change. */
-void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight)
+void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight, int ran)
 {
 	struct witch_thread *t = thread_self();
 	sigset_t ours, old;
@@ -179,7 +179,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 		return;
 	if (handler_enter(t)) {
 		struct decode_access a = {.addr = addr, .len = 1, .kind = kind, .elem = DECODE_ELEM_INT};
-		struct sample_req r = {.leaf = fn, .a = &a, .weight = weight};
+		struct sample_req r = {.leaf = fn, .a = &a, .weight = weight, .ran = ran};
 		t->stats.ticks_bulk++;
 		handler_run(t, NULL, run_call, &r);
 		handler_leave(t, 0);

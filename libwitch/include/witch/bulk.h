@@ -42,6 +42,26 @@ void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns);
 /* The sampler's mean interval changed (budget.h): so does the period. */
 void bulk_set_period(struct bulk *b, uint64_t tick_ns);
 
+/* A C library call that clears memory with no memset call of the program
+ * to count (calloc's clearing, heap.c): what it stored is counted as a
+ * counted call's bytes are.  bulk_fill_begin before the call (ticks inside
+ * stand for no bytes; NULL when not counted: under BULK_FILL_MIN bytes, the
+ * load client, a thread not profiled, inside another counted call);
+ * bulk_fill_end after it with the block.  The bytes it stored are the
+ * block's resident pages (mincore): the C library clears what it reuses,
+ * and leaves fresh pages from the kernel (a new mapping, the heap's new
+ * top) untouched, as they are zero; a sample is the count's byte among
+ * them, taken after the store (its trap decides the next access). */
+#define BULK_FILL_MIN 4096
+struct witch_thread;
+struct witch_thread *bulk_fill_begin(uint64_t bytes);
+void bulk_fill_end(struct witch_thread *t, const void *block, uint64_t bytes);
+/* The bytes of [block, block + bytes) on resident pages, or 0 (mincore
+ * failed); at_resident_byte (when not NULL): the address of the k-th of
+ * them (k < the count), else left alone. */
+uint64_t bulk_resident_bytes(const void *block, uint64_t bytes, uint64_t k,
+			     uint64_t *at_resident_byte);
+
 /* What a call of a wrapper does, as the run-ahead window sees it (look.c):
  * a window must not stop where the program calls memcpy, or the stores just
  * before such calls (spills, the return address) would stand for the time

@@ -21,9 +21,10 @@ int handler_on_signal(int sig, siginfo_t *si, void *uc);
 /* SIGTRAP: 1 if it was the runtime's single step. */
 int handler_on_sigtrap(siginfo_t *si, void *uc);
 /* Sample the byte at addr that the program's call of fn (a C library bulk
- * operation, bulk.h) is about to access (kind: DECODE_STORE or DECODE_LOAD),
- * standing for weight bytes.  Not from a signal handler. */
-void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight);
+ * operation, bulk.h) is about to access, or with ran has accessed (kind:
+ * DECODE_STORE or DECODE_LOAD), standing for weight bytes.  Not from a
+ * signal handler. */
+void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight, int ran);
 /* 1 while this thread is in a handler run (its signals blocked but faults). */
 int handler_in_run(void);
 

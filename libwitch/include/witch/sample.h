@@ -44,7 +44,7 @@ const struct decode_access *sample_wanted(const struct decode_insn *in);
 /* Take the sample r describes; uc: the signal (or getcontext) context. Every
  * way it can be dropped is counted in t->stats. */
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r);
-/* A verdict on a sample watched in context watch_ctx (its object, scale):
+/* A verdict on a sample watched in context watch_ctx (and object watch_obj):
  * the pair <watch_ctx, the trap's context pcs[0..n)> gets its share
  * (Witch 4.4.2, Eq. 4.1).  From a trap, or from the window (sample_take). */
 void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_obj,
