@@ -10,8 +10,11 @@
  * count passes a random period (uniform in [P/2, 3P/2), P = BULK_PERIOD
  * scaled by the sampler's rate) the byte it passed is sampled and stands for P
  * bytes, as a PMU samples every Nth event.  Ticks that land in such a call
- * stand for no bytes (the count has them).  Calls inside the C library
- * (qsort's memcpy, strncpy's padding) are not interposed: ticks sample them.
+ * stand for no bytes (the count has them).  For the load client, memcmp
+ * and bcmp are counted too, by the bytes they read (both buffers up to the
+ * first difference), and sampled after the call.  calloc's clearing is
+ * counted through bulk_fill_*.  Other calls inside the C library (qsort's
+ * memcpy, strncpy's padding) are not interposed: ticks sample them.
  *
  * Calls before bulk_init, from the runtime's own handlers, and in threads
  * not profiled go straight to the C library.
