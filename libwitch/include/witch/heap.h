@@ -28,7 +28,7 @@
  * bench/heap_cost.py (bench/results/heap_cost.md).
  *
  * Memory, preallocated by heap_init (mmap, MAP_NORESERVE): heap_table's
- * block table (1 MiB, ~40,000 live tracked blocks; past that, or when a
+ * block table (256 KiB, ~10,000 live tracked blocks; past that, or when a
  * hash window is full, new blocks are untracked and counted) and filter
  * (256 KiB), heap_sites' tables (576 KiB of sites, 2.1 MiB of thread
  * caches reserved).  Blocks from new sites past the site table are
