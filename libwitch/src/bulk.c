@@ -92,27 +92,47 @@ void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns)
 	b->left = next_period(b, rng);
 }
 
-/* Count n bytes at addr; returns the thread to mark active, or NULL when
- * this call is not counted.  A sample is taken when the count passes 0. */
-static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn)
+/* Count n bytes: 0 when the count did not pass a period's end, else the
+ * bytes the sample stands for (the periods it passed) with *pos the byte,
+ * of the n, it passed. */
+static double bulk_count(struct witch_thread *t, uint64_t n, uint64_t *pos)
 {
-	if (n < BULK_MIN_BYTES || !real_memset)
-		return NULL;
-	struct witch_thread *t = thread_self();
-	if (!t || !t->active || t->in_handler || t->bulk.active)
-		return NULL;
 	int64_t left = t->bulk.left - (int64_t)n;
+	double weight = 0;
 	if (left <= 0) {
-		/* The byte the count passed, and the periods it passed. */
-		uint64_t at = (uint64_t)(uintptr_t)addr + (uint64_t)(t->bulk.left - 1);
-		double weight = 0;
+		*pos = (uint64_t)(t->bulk.left - 1);
 		while (left <= 0) {
 			weight += t->bulk.drawn;
 			left += next_period(&t->bulk, &t->rng);
 		}
-		handler_sample_call((uint64_t)(uintptr_t)fn, at, bulk_kind, weight, 0);
 	}
 	t->bulk.left = left;
+	return weight;
+}
+
+/* The calling thread, when it counts calls now: profiled, not in a
+ * handler or another counted call. */
+static struct witch_thread *bulk_thread(void)
+{
+	struct witch_thread *t = thread_self();
+	return t && t->active && !t->in_handler && !t->bulk.active ? t : NULL;
+}
+
+/* Count n bytes at addr; returns the thread to mark active, or NULL when
+ * this call is not counted.  A sample is taken, before the call, when the
+ * count passes a period's end. */
+static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn)
+{
+	if (n < BULK_MIN_BYTES || !real_memset)
+		return NULL;
+	struct witch_thread *t = bulk_thread();
+	uint64_t pos;
+	double weight;
+	if (!t)
+		return NULL;
+	if ((weight = bulk_count(t, n, &pos)) > 0)
+		handler_sample_call((uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)addr + pos,
+				    bulk_kind, weight, 0);
 	t->bulk.active = 1;
 	return t;
 }
@@ -127,10 +147,9 @@ struct witch_thread *bulk_fill_begin(uint64_t bytes)
 {
 	if (bytes < BULK_FILL_MIN || bulk_kind != DECODE_STORE || !real_memset)
 		return NULL;
-	struct witch_thread *t = thread_self();
-	if (!t || !t->active || t->in_handler || t->bulk.active)
-		return NULL;
-	t->bulk.active = 1;
+	struct witch_thread *t = bulk_thread();
+	if (t)
+		t->bulk.active = 1;
 	return t;
 }
 
@@ -161,25 +180,13 @@ void bulk_fill_end(struct witch_thread *t, const void *block, uint64_t bytes)
 {
 	if (!t)
 		return;
-	uint64_t stored = block ? bulk_resident_bytes(block, bytes, 0, NULL) : 0;
-	int64_t left = t->bulk.left - (int64_t)stored;
-	if (stored > 0 && left <= 0) {
-		/* The stored byte the count passed: after the clearing, so the
-		 * sample's own store has run (its value is there to read). */
-		uint64_t at = 0;
-		bulk_resident_bytes(block, bytes, (uint64_t)(t->bulk.left - 1), &at);
-		double weight = 0;
-		while (left <= 0) {
-			weight += t->bulk.drawn;
-			left += next_period(&t->bulk, &t->rng);
-		}
-		t->bulk.active = 0; /* the sample is a handler run of its own */
-		if (at)
-			handler_sample_call((uint64_t)(uintptr_t)real_memset, at, bulk_kind, weight, 1);
-	}
-	if (stored > 0)
-		t->bulk.left = left;
-	t->bulk.active = 0;
+	uint64_t stored = block ? bulk_resident_bytes(block, bytes, 0, NULL) : 0, pos, at = 0;
+	double weight = stored > 0 ? bulk_count(t, stored, &pos) : 0;
+	t->bulk.active = 0; /* a sample is a handler run of its own */
+	/* The stored byte the count passed: after the clearing, so the
+	 * sample's own store has run (its value is there to read). */
+	if (weight > 0 && bulk_resident_bytes(block, bytes, pos, &at) > 0 && at)
+		handler_sample_call((uint64_t)(uintptr_t)real_memset, at, bulk_kind, weight, 1);
 }
 
 /* While a debug register is armed the CPU runs `rep movsb/stosb` without
@@ -335,26 +342,19 @@ static size_t first_difference(const unsigned char *a, const unsigned char *b, s
 
 BULK_PATH static int compare_counted(const void *a, const void *b, size_t n)
 {
-	struct witch_thread *t = thread_self();
-	if (!t || !t->active || t->in_handler || t->bulk.active)
+	struct witch_thread *t = bulk_thread();
+	uint64_t pos;
+	if (!t)
 		return real_memcmp(a, b, n);
 	t->bulk.active = 1;
 	int rc = real_memcmp(a, b, n);
 	size_t k = rc == 0 ? n : first_difference(a, b, n);
-	int64_t left = t->bulk.left - (int64_t)(2 * k);
-	if (left <= 0) {
-		uint64_t pos = (uint64_t)(t->bulk.left - 1); /* in a's k bytes, then b's */
+	double weight = bulk_count(t, 2 * (uint64_t)k, &pos);
+	t->bulk.active = 0;
+	if (weight > 0) { /* pos: in a's k bytes, then b's */
 		uint64_t at = pos < k ? (uint64_t)(uintptr_t)a + pos : (uint64_t)(uintptr_t)b + (pos - k);
-		double weight = 0;
-		while (left <= 0) {
-			weight += t->bulk.drawn;
-			left += next_period(&t->bulk, &t->rng);
-		}
-		t->bulk.active = 0;
 		handler_sample_call((uint64_t)(uintptr_t)real_memcmp, at, bulk_kind, weight, 1);
 	}
-	t->bulk.left = left;
-	t->bulk.active = 0;
 	return rc;
 }
 

@@ -3,6 +3,7 @@
 #include "witch/bulk.h"
 #include "witch/context.h"
 #include "witch/rawsys.h"
+#include "witch/heap_mix.h"
 #include "witch/heap_sites.h"
 #include "witch/heap_table.h"
 #include "witch/export.h"
@@ -16,7 +17,6 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "witch/heap_mix.h"
 #include "witch/heap_next.h"
 
 /* The allocator the program would have called (heap_next.h): the C
