@@ -480,7 +480,7 @@ int datasym_static(uint64_t addr, struct datasym_hit *hit)
 			if (addr < b.range[r][0] || addr >= b.range[r][1])
 				continue;
 			const struct elfdata_file *f = (const struct elfdata_file *)(uintptr_t)b.file;
-			hit->module = f->path;
+			hit->module = f->real;
 			if (ds_find(f->syms, f->nsyms, f->secs, f->nsecs, addr - b.base, hit) == 0) {
 				hit->start += b.base;
 			} else {
@@ -509,7 +509,7 @@ int datasym_tls(uint64_t addr, uint64_t tp, struct datasym_hit *hit)
 		if (off >= b.tls_size)
 			continue;
 		const struct elfdata_file *f = (const struct elfdata_file *)(uintptr_t)b.file;
-		hit->module = f->path;
+		hit->module = f->real;
 		if (ds_find(f->tsyms, f->ntsyms, f->tsecs, f->ntsecs, off, hit) < 0) {
 			hit->name = NULL;
 			hit->start = 0;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -521,17 +522,31 @@ const struct elfdata_file *elfdata_file_get(int fd, const char *path)
 		    f->mtime_ns == mt && strcmp(f->path, path) == 0)
 			return f;
 
+	/* The file's own name, as the profile names modules (profile.c): the
+	 * open fd's link is the path with every symlink resolved. */
+	char link[64], real[4096];
+	const char *shown = path;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t rn = readlink(link, real, sizeof(real) - 1);
+	if (rn > 0 && real[0] == '/') {
+		real[rn] = '\0';
+		shown = real;
+	}
+
 	size_t mark = ds_arena.used; /* nothing published points past it: undone on failure */
 	struct elfdata_file *f = ds_alloc(sizeof(*f));
-	size_t plen = strlen(path) + 1;
+	size_t plen = strlen(path) + 1, rlen = strlen(shown) + 1;
 	char *p = f ? ds_alloc(plen) : NULL;
-	if (!p) {
+	char *r = p ? ds_alloc(rlen) : NULL;
+	if (!r) {
 		ds_arena.used = mark;
 		return NULL;
 	}
 	memset(f, 0, sizeof(*f));
 	memcpy(p, path, plen);
+	memcpy(r, shown, rlen);
 	f->path = p;
+	f->real = r;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->fsize = (uint64_t)st.st_size;

@@ -71,7 +71,8 @@ struct datasym_hit {
 	uint64_t start;        /* static: run-time address of the symbol (or of the section when name is NULL); tls: offset of the symbol in its module's TLS segment */
 	uint64_t size;         /* symbol size (0 when unknown) */
 	const char *name;      /* symbol name (mangled, as in the ELF file), NULL when no symbol holds the address */
-	const char *module;    /* the module's path, as dl_iterate_phdr names it (the executable: its /proc/self/exe target) */
+	const char *module;    /* the module's file, symlinks resolved (libsqlite3.so.0.8.6, not
+	                          the soname link dl_iterate_phdr names; frames are named so too) */
 };
 
 struct datasym_stats {

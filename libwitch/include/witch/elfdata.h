@@ -32,7 +32,8 @@ struct elfdata_load {
 struct elfdata_file {
 	struct elfdata_file *next; /* the writer's cache list */
 	uint64_t dev, ino, fsize, mtime_ns;
-	const char *path;
+	const char *path;     /* as the caller named it (dl_iterate_phdr's) */
+	const char *real;     /* the file itself, symlinks resolved: what reports call it */
 	const struct elfdata_sym *syms, *tsyms; /* static and TLS symbols, sorted */
 	const struct elfdata_sec *secs, *tsecs; /* non-code SHF_ALLOC sections, sorted */
 	uint32_t nsyms, ntsyms, nsecs, ntsecs;
