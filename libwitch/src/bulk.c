@@ -278,42 +278,40 @@ BULK_EXPORT void *mempcpy(void *d, const void *s, size_t n)
 
 int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c)
 {
-	/* The wrappers the window models: what each passes on to, and
-	 * whether it returns the end of the copy (mempcpy). */
+	/* The wrappers the window models: what each passes on to, for
+	 * which client it counts (0: both), and what it returns. */
+	enum { RET_DEST, RET_END, RET_UNKNOWN };
 	const struct {
 		const void *entry;
 		const void *real;
-		int returns_end, is_memset;
+		uint8_t counted_for;
+		int returns;
 	} wrappers[] = {
-		{(const void *)memset, (const void *)real_memset, 0, 1},
-		{(const void *)memcpy, (const void *)real_memcpy, 0, 0},
-		{(const void *)memmove, (const void *)real_memmove, 0, 0},
-		{(const void *)mempcpy, (const void *)real_mempcpy, 1, 0},
+		{(const void *)memset, (const void *)real_memset, DECODE_STORE, RET_DEST},
+		{(const void *)memcpy, (const void *)real_memcpy, 0, RET_DEST},
+		{(const void *)memmove, (const void *)real_memmove, 0, RET_DEST},
+		{(const void *)mempcpy, (const void *)real_mempcpy, 0, RET_END},
+		{(const void *)memcmp, (const void *)real_memcmp, DECODE_LOAD, RET_UNKNOWN},
+		{(const void *)bcmp, (const void *)real_memcmp, DECODE_LOAD, RET_UNKNOWN},
 	};
 	uint64_t d = gpr[DECODE_RDI], n = gpr[DECODE_RDX];
 
 	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
 		return -ENOENT;
-	if (pc == (uint64_t)(uintptr_t)memcmp || pc == (uint64_t)(uintptr_t)bcmp) {
-		if (n >= BULK_MIN_BYTES && bulk_kind == DECODE_LOAD)
-			return -ENOENT; /* counted, and its result unknown here: the window ends */
-		c->bytes = n;
-		c->real = (uint64_t)(uintptr_t)real_memcmp;
-		c->result = 0;
-		return 0;
-	}
 	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
 		if (pc != (uint64_t)(uintptr_t)wrappers[i].entry)
 			continue;
 		/* Below BULK_MIN_BYTES the wrapper calls the C library's
 		 * function and nothing counts the bytes: the window runs that
-		 * function.  From there on bulk_enter counts them (memset's
-		 * only where stores are sampled). */
+		 * function.  From there on the wrapper counts them (memset's
+		 * where stores are sampled, memcmp's where loads are). */
 		int counted = n >= BULK_MIN_BYTES &&
-			      (!wrappers[i].is_memset || bulk_kind == DECODE_STORE);
+			      (!wrappers[i].counted_for || wrappers[i].counted_for == bulk_kind);
+		if (counted && wrappers[i].returns == RET_UNKNOWN)
+			return -ENOENT; /* its result is not known here: the window ends */
 		c->bytes = n;
 		c->real = counted ? 0 : (uint64_t)(uintptr_t)wrappers[i].real;
-		c->result = wrappers[i].returns_end ? d + n : d;
+		c->result = wrappers[i].returns == RET_END ? d + n : d;
 		return 0;
 	}
 	return -ENOENT;

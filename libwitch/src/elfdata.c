@@ -509,6 +509,21 @@ static int ds_read_file(int fd, struct elfdata_file *f)
 	return have_dyn ? ds_read_symbols(fd, &sym, &str, f) : 0;
 }
 
+int elfdata_fd_path(int fd, char *out, size_t size)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, out, size - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size - 1)
+		return -ENAMETOOLONG; /* perhaps cut short */
+	if (n == 0 || out[0] != '/')
+		return -ENOENT; /* not a file of the filesystem */
+	out[n] = '\0';
+	return 0;
+}
+
 /* The index of the file open at fd (cached by identity and path), or NULL
  * (unreadable, not ELF, the arena full). */
 const struct elfdata_file *elfdata_file_get(int fd, const char *path)
@@ -524,14 +539,8 @@ const struct elfdata_file *elfdata_file_get(int fd, const char *path)
 
 	/* The file's own name, as the profile names modules (profile.c): the
 	 * open fd's link is the path with every symlink resolved. */
-	char link[64], real[4096];
-	const char *shown = path;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ssize_t rn = readlink(link, real, sizeof(real) - 1);
-	if (rn > 0 && real[0] == '/') {
-		real[rn] = '\0';
-		shown = real;
-	}
+	char real[4096];
+	const char *shown = elfdata_fd_path(fd, real, sizeof(real)) == 0 ? real : path;
 
 	size_t mark = ds_arena.used; /* nothing published points past it: undone on failure */
 	struct elfdata_file *f = ds_alloc(sizeof(*f));

@@ -10,13 +10,21 @@ static int64_t mix_tree[MIX_N + 1]; /* Fenwick: mix_tree[i] sums (i - lowbit(i),
 static uint64_t mix_windows[HEAP_MIX_WINDOWS]; /* window number + 1, 0 free */
 static uint32_t mix_n_windows;
 
+/* Window w (number + 1) is among the noted ones. */
+static int mix_window_noted(uint64_t w)
+{
+	uint32_t n = __atomic_load_n(&mix_n_windows, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n && i < HEAP_MIX_WINDOWS; i++)
+		if (__atomic_load_n(&mix_windows[i], __ATOMIC_ACQUIRE) == w)
+			return 1;
+	return 0;
+}
+
 void heap_mix_note_window(uint64_t addr)
 {
 	uint64_t w = (addr >> HEAP_MIX_WINDOW_SHIFT) + 1;
-	uint32_t n = __atomic_load_n(&mix_n_windows, __ATOMIC_ACQUIRE);
-	for (uint32_t i = 0; i < n && i < HEAP_MIX_WINDOWS; i++)
-		if (__atomic_load_n(&mix_windows[i], __ATOMIC_RELAXED) == w)
-			return;
+	if (mix_window_noted(w))
+		return;
 	/* Claim the next slot; two threads noting one window may both add it
 	 * (a duplicate costs a slot, nothing else). */
 	uint32_t i = __atomic_fetch_add(&mix_n_windows, 1, __ATOMIC_ACQ_REL);
@@ -26,17 +34,12 @@ void heap_mix_note_window(uint64_t addr)
 
 int heap_mix_holds(uint64_t addr)
 {
-	uint64_t w = (addr >> HEAP_MIX_WINDOW_SHIFT) + 1;
-	uint32_t n = __atomic_load_n(&mix_n_windows, __ATOMIC_ACQUIRE);
-	for (uint32_t i = 0; i < n && i < HEAP_MIX_WINDOWS; i++)
-		if (__atomic_load_n(&mix_windows[i], __ATOMIC_ACQUIRE) == w)
-			return 1;
-	return 0;
+	return mix_window_noted((addr >> HEAP_MIX_WINDOW_SHIFT) + 1);
 }
 
 void heap_mix_add(uint32_t site, int64_t bytes)
 {
-	if (site == 0 || site > MIX_N)
+	if (site == 0 || site > MIX_N || bytes == 0)
 		return;
 	for (uint32_t i = site; i <= MIX_N; i += i & -i)
 		__atomic_fetch_add(&mix_tree[i], bytes, __ATOMIC_RELAXED);

@@ -1,5 +1,6 @@
 /* profile: process-wide aggregate and the profile writer (see profile.h). */
 #include "witch/profile.h"
+#include "witch/elfdata.h"
 #include "witch/cost.h"
 #include "witch/heap.h"
 #include "witch/objects.h"
@@ -236,14 +237,10 @@ static int profile_real_path(const char *path, char *out, size_t size)
 {
 	int fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd >= 0) {
-		char link[64];
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		ssize_t n = readlink(link, out, size - 1);
+		int rc = elfdata_fd_path(fd, out, size);
 		close(fd);
-		if (n > 0 && out[0] == '/') {
-			out[n] = '\0';
+		if (rc == 0)
 			return 0;
-		}
 	}
 	return realpath(path, out) ? 0 : -errno;
 }

@@ -41,6 +41,10 @@ struct elfdata_file {
 	struct elfdata_load loads[ELFDATA_LOADS]; /* to check the loaded image is this file */
 };
 
+/* The file open at fd, every symbolic link resolved (its /proc/self/fd
+ * link): 0, or -errno (/proc not mounted, a name past size). */
+int elfdata_fd_path(int fd, char *out, size_t size);
+
 /* Reserve the arena (touched as used): 0 or -errno. */
 int elfdata_init(size_t arena_bytes);
 void elfdata_destroy(void);
