@@ -1,6 +1,7 @@
 /* heap_sites: allocation sites, found by unwinding and cached per thread
  * (see heap_sites.h). */
 #include "witch/heap_sites.h"
+#include "witch/densetab.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -12,11 +13,9 @@
 #include <unwind.h>
 
 /* ---- the site table: insert-only, slot i is site i + 1 ---- */
-#define HS_PROBES 64
-#define HS_BUSY 1ull
 
 struct hs_site {
-	uint64_t state; /* 0 free, 1 being written, else the path's hash | 2 */
+	uint64_t hash; /* hs_path_hash of the path */
 	uint32_t n;
 	uint32_t pad;
 	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
@@ -59,13 +58,14 @@ struct hs_cache {
 };
 
 static int hs_ready; /* set once by heap_sites_init */
-static struct hs_site *hs_sites;
+static struct hs_site *hs_sites; /* by site: hs_sites[site - 1] */
+static struct densetab hs_index;
 static struct hs_cache *hs_caches;
 static struct hs_centry *hs_pool; /* HEAP_CACHE_CHUNKS chunks of HS_CHUNK_ENTRIES */
 static uint64_t hs_pool_taken[HEAP_CACHE_CHUNKS / 64]; /* a bit a chunk */
 static uint32_t hs_pool_free = HEAP_CACHE_CHUNKS;
 static pthread_key_t hs_key;
-static uint64_t hs_nsites, hs_reserved;
+static uint64_t hs_reserved;
 /* Counts of threads without a cache. */
 static uint64_t hs_g_tracked, hs_g_untracked, hs_g_dropped, hs_g_unwinds;
 
@@ -83,46 +83,41 @@ static uint64_t hs_path_hash(const uint64_t *pcs, int n)
 	return h;
 }
 
+struct hs_path {
+	uint64_t hash;
+	const uint64_t *pcs;
+	int n;
+};
+
+static int hs_site_matches(uint32_t site, const void *arg)
+{
+	const struct hs_path *p = arg;
+	const struct hs_site *s = &hs_sites[site - 1];
+	return s->hash == p->hash && s->n == (uint32_t)p->n &&
+	       memcmp(s->pcs, p->pcs, (size_t)p->n * sizeof(*p->pcs)) == 0;
+}
+
+static void hs_site_fill(uint32_t site, const void *arg)
+{
+	const struct hs_path *p = arg;
+	struct hs_site *s = &hs_sites[site - 1];
+	s->hash = p->hash;
+	s->n = (uint32_t)p->n;
+	memcpy(s->pcs, p->pcs, (size_t)p->n * sizeof(*p->pcs));
+}
+
 /* The site of a path, interned; 0 when the table has no room. */
 static uint32_t hs_intern(const uint64_t *pcs, int n)
 {
-	uint64_t h = hs_path_hash(pcs, n);
-	uint64_t want = (h & ~3ull) | 2;
-	for (unsigned p = 0; p < HS_PROBES; p++) {
-		uint32_t i = (uint32_t)(h + p) & (HEAP_SITES - 1);
-		struct hs_site *s = &hs_sites[i];
-		uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-		/* Another thread is writing it: a few pcs, wait (bounded: the
-		 * writer may be a thread a fork left behind). */
-		for (unsigned spin = 0; st == HS_BUSY && spin < (1u << 16); spin++) {
-			__builtin_ia32_pause();
-			st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-		}
-		if (st == 0) {
-			if (!__atomic_compare_exchange_n(&s->state, &st, HS_BUSY, 0, __ATOMIC_ACQ_REL,
-							 __ATOMIC_ACQUIRE)) {
-				p--; /* look at this slot again */
-				continue;
-			}
-			s->n = (uint32_t)n;
-			memcpy(s->pcs, pcs, (size_t)n * sizeof(*pcs));
-			__atomic_store_n(&s->state, want, __ATOMIC_RELEASE);
-			__atomic_add_fetch(&hs_nsites, 1, __ATOMIC_RELAXED);
-			return i + 1;
-		}
-		if (st == want && s->n == (uint32_t)n && memcmp(s->pcs, pcs, (size_t)n * sizeof(*pcs)) == 0)
-			return i + 1;
-	}
-	return 0;
+	struct hs_path p = {.hash = hs_path_hash(pcs, n), .pcs = pcs, .n = n};
+	return densetab_intern(&hs_index, p.hash, hs_site_matches, hs_site_fill, &p);
 }
 
 int heap_sites_path(uint32_t site, uint64_t *pcs, int max)
 {
-	if (!hs_sites || site == 0 || site > HEAP_SITES || max < 1)
+	if (!hs_sites || max < 1 || !densetab_is_live(&hs_index, site))
 		return -ENOENT;
 	const struct hs_site *s = &hs_sites[site - 1];
-	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) <= HS_BUSY)
-		return -ENOENT;
 	int n = (int)s->n < max ? (int)s->n : max;
 	for (int i = 0; i < n; i++)
 		pcs[i] = s->pcs[i];
@@ -418,6 +413,9 @@ int heap_sites_init(void)
 	hs_pool = hs_map(sizeof(struct hs_centry) * HS_CHUNK_ENTRIES * HEAP_CACHE_CHUNKS);
 	if (!hs_sites || !hs_caches || !hs_pool)
 		return -ENOMEM;
+	rc = densetab_init(&hs_index, HEAP_SITES, 2 * HEAP_SITES);
+	if (rc < 0)
+		return rc;
 	__atomic_store_n(&hs_ready, 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -436,7 +434,7 @@ void heap_sites_get_stats(struct heap_sites_stats *st)
 		st->dropped += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
 		st->unwinds += __atomic_load_n(&c->unwinds, __ATOMIC_RELAXED);
 	}
-	st->sites = __atomic_load_n(&hs_nsites, __ATOMIC_RELAXED);
+	st->sites = densetab_taken(&hs_index);
 	st->bytes_reserved = hs_reserved;
 }
 
@@ -449,15 +447,12 @@ void heap_sites_postfork_parent(void)
 {
 }
 
-/* The parent's other threads are gone: their half-written site slots are
- * freed and their caches returned to the pool. */
+/* The parent's other threads are gone: their caches go back to the pool
+ * (a site one of them was adding is a hole, densetab.h). */
 void heap_sites_postfork_child(void)
 {
 	if (!__atomic_load_n(&hs_ready, __ATOMIC_ACQUIRE))
 		return;
-	for (uint32_t i = 0; i < HEAP_SITES; i++)
-		if (hs_sites[i].state == HS_BUSY)
-			hs_sites[i].state = 0;
 	for (uint32_t i = 0; i < HEAP_CACHES; i++)
 		if (&hs_caches[i] != hs_tcache && hs_caches[i].used) {
 			hs_chunks_give_back(&hs_caches[i]);

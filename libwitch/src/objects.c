@@ -1,6 +1,7 @@
 /* objects: classify a sample's address, and the process's object table (see objects.h). */
 #include "witch/objects.h"
 #include "witch/datasym.h"
+#include "witch/densetab.h"
 #include "witch/heap.h"
 #include "witch/heap_mix.h"
 #include "witch/heap_sites.h"
@@ -11,7 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define OBJECTS_SLOTS OBJECTS_ID_MAX /* at most half full: short probes */
+#define OBJECTS_SLOTS (2 * OBJECTS_MAX) /* at most half full: short probes */
 #define RED_ZONE 128
 /* Below the interrupted frame: the red zone, and frames the run-ahead
  * pushed (a pick may lie in a callee the emulator entered). */
@@ -22,8 +23,7 @@
 #define KEY_UNNAMED (1ull << 55) /* static data no symbol holds: keyed by its section */
 
 struct object {
-	uint64_t tag;          /* 0: empty; else kind << KEY_BITS | key, set once (CAS) */
-	int ready;             /* the fields below are written (release) */
+	uint64_t tag;          /* kind << KEY_BITS | key */
 	uint64_t where;        /* heap: site; static: start; tls: offset; stack: pc */
 	const char *name;      /* static, tls: datasym's, never freed */
 	const char *module;
@@ -33,16 +33,23 @@ struct object {
 	int emitted;           /* the writer wrote its record */
 };
 
+/* Records by id (table[id - 1]), indexed by tag (densetab.h): only the
+ * pages of the objects seen are touched. */
 static struct object *table;
-static uint32_t n_objects;
+static struct densetab objects_index;
 static double all_sampled; /* every sample's bytes */
 
 int objects_init(void)
 {
-	void *p = mmap(NULL, sizeof(struct object) * OBJECTS_SLOTS, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, sizeof(struct object) * OBJECTS_MAX, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
+	int rc = densetab_init(&objects_index, OBJECTS_MAX, OBJECTS_SLOTS);
+	if (rc < 0) {
+		munmap(p, sizeof(struct object) * OBJECTS_MAX);
+		return rc;
+	}
 	table = p;
 	return 0;
 }
@@ -50,12 +57,6 @@ int objects_init(void)
 int objects_enabled(void)
 {
 	return table != NULL;
-}
-
-static uint32_t slot_of(uint64_t tag)
-{
-	uint64_t h = tag * 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(h >> 40) & (OBJECTS_SLOTS - 1);
 }
 
 static void atomic_max(uint64_t *to, uint64_t v)
@@ -78,39 +79,39 @@ static void atomic_add_double(double *to, double v)
 					      __ATOMIC_RELAXED));
 }
 
-/* The object's id (slot + 1), inserting it on first sight; 0 when the table
- * is full.  Lock-free: the tag is claimed by CAS, so two threads meeting the
- * same object agree on its slot; the claimer fills the rest. */
+struct object_key {
+	uint64_t tag, where;
+	const char *name, *module;
+};
+
+static int object_matches(uint32_t id, const void *arg)
+{
+	return table[id - 1].tag == ((const struct object_key *)arg)->tag;
+}
+
+static void object_fill(uint32_t id, const void *arg)
+{
+	const struct object_key *k = arg;
+	struct object *o = &table[id - 1];
+	o->tag = k->tag;
+	o->where = k->where;
+	o->name = k->name;
+	o->module = k->module;
+	o->alloc_node = -1;
+}
+
+/* The object's id, inserting it on first sight; 0 when the table is full.
+ * Lock-free (densetab.h): two threads meeting the same object agree on it. */
 static uint32_t object_id(enum objects_kind kind, uint64_t key, uint64_t where,
 			  const char *name, const char *module, uint64_t size)
 {
-	uint64_t tag = (uint64_t)kind << KEY_BITS | (key & ((1ull << KEY_BITS) - 1));
-	uint32_t s = slot_of(tag);
-	for (uint32_t probes = 0; probes < OBJECTS_SLOTS; probes++, s = (s + 1) & (OBJECTS_SLOTS - 1)) {
-		struct object *o = &table[s];
-		uint64_t cur = __atomic_load_n(&o->tag, __ATOMIC_ACQUIRE);
-		if (cur == 0) {
-			if (__atomic_load_n(&n_objects, __ATOMIC_RELAXED) >= OBJECTS_MAX)
-				return 0;
-			if (!__atomic_compare_exchange_n(&o->tag, &cur, tag, 0, __ATOMIC_ACQ_REL,
-							 __ATOMIC_ACQUIRE)) {
-				if (cur != tag)
-					continue; /* another object took the slot */
-			} else {
-				__atomic_fetch_add(&n_objects, 1, __ATOMIC_RELAXED);
-				o->where = where;
-				o->name = name;
-				o->module = module;
-				o->alloc_node = -1;
-				__atomic_store_n(&o->ready, 1, __ATOMIC_RELEASE);
-			}
-		} else if (cur != tag) {
-			continue;
-		}
-		atomic_max(&o->size, size);
-		return s + 1;
-	}
-	return 0;
+	struct object_key k = {.tag = (uint64_t)kind << KEY_BITS | (key & ((1ull << KEY_BITS) - 1)),
+			       .where = where, .name = name, .module = module};
+	uint32_t id = densetab_intern(&objects_index, k.tag * 0x9e3779b97f4a7c15ull >> 32, object_matches,
+				      object_fill, &k);
+	if (id)
+		atomic_max(&table[id - 1].size, size);
+	return id;
 }
 
 /* A pc of the function whose frame holds addr, or 0 when addr is not on
@@ -175,18 +176,19 @@ void objects_add_sampled(uint32_t id, double bytes)
 		atomic_add_double(&table[id - 1].sampled, bytes);
 }
 
-static int object_live(const struct object *o)
+/* Ids 1..objects_taken() are records; densetab_is_live says which. */
+static uint32_t objects_taken(void)
 {
-	return __atomic_load_n(&o->tag, __ATOMIC_ACQUIRE) != 0 &&
-	       __atomic_load_n(&o->ready, __ATOMIC_ACQUIRE);
+	return table ? densetab_taken(&objects_index) : 0;
 }
 
 void objects_prepare(objects_node_fn node_of, void *arg)
 {
 	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
-	for (uint32_t s = 0; table && s < OBJECTS_SLOTS; s++) {
-		struct object *o = &table[s];
-		if (!object_live(o) || o->tag >> KEY_BITS != OBJECTS_HEAP || o->alloc_node >= 0)
+	for (uint32_t id = 1; id <= objects_taken(); id++) {
+		struct object *o = &table[id - 1];
+		if (!densetab_is_live(&objects_index, id) || o->tag >> KEY_BITS != OBJECTS_HEAP ||
+		    o->alloc_node >= 0)
 			continue;
 		int n = heap_sites_path((uint32_t)o->where, pcs, HEAP_SITE_MAX_DEPTH);
 		if (n > 0)
@@ -223,17 +225,17 @@ uint32_t objects_written_id(uint32_t id)
 int objects_emit(FILE *f)
 {
 	double unknown = all_sampled; /* less every known object's part */
-	for (uint32_t s = 0; table && s < OBJECTS_SLOTS; s++) {
-		struct object *o = &table[s];
+	for (uint32_t id = 1; id <= objects_taken(); id++) {
+		struct object *o = &table[id - 1];
 		o->emitted = 0;
-		if (!object_live(o))
+		if (!densetab_is_live(&objects_index, id))
 			continue;
-		int rc = object_emit(f, s + 1, o);
+		int rc = object_emit(f, id, o);
 		if (rc < 0)
 			return -EIO;
 		o->emitted = rc > 0;
 		if (o->emitted && o->sampled > 0) {
-			fprintf(f, "object_sampled %u %.17g\n", s + 1, o->sampled);
+			fprintf(f, "object_sampled %u %.17g\n", id, o->sampled);
 			unknown -= o->sampled;
 		}
 	}
@@ -245,8 +247,8 @@ int objects_emit(FILE *f)
 void objects_postfork_child(void)
 {
 	all_sampled = 0;
-	for (uint32_t s = 0; table && s < OBJECTS_SLOTS; s++) {
-		table[s].sampled = 0;
-		table[s].alloc_node = -1; /* the child's profile has a tree of its own */
+	for (uint32_t id = 1; id <= objects_taken(); id++) {
+		table[id - 1].sampled = 0;
+		table[id - 1].alloc_node = -1; /* the child's profile has a tree of its own */
 	}
 }

@@ -3,7 +3,7 @@
  * A site is an allocation's calling context, leaf first (the program's
  * call of the allocator, return address minus one, then its callers; no
  * libwitch frames), interned once per process in an insert-only table:
- * site i >= 1 is slot i - 1, and never changes once written.
+ * sites are numbered from 1 in the order first seen, and never change.
  *
  * Finding one: libgcc's _Unwind_Backtrace (dlopen'd: libunwind, which
  * libwitch links, exports functions of the same names), once per thread,
@@ -17,8 +17,10 @@
  * (_dl_find_object), so an allocation under the loader's lock unwinds too.
  *
  * Memory, preallocated by heap_sites_init (mmap, MAP_NORESERVE):
- *   sites   HEAP_SITES paths of 16 frames: 4096 x 144 B = 576 KiB.  Past
- *           it, new sites are dropped (heap_sites_find returns 0).
+ *   sites   HEAP_SITES paths of 16 frames: 4096 x 144 B = 576 KiB reserved,
+ *           kept densely (densetab.h: 144 B a site seen, and a 32 KiB
+ *           index).  Past it, new sites are dropped (heap_sites_find
+ *           returns 0).
  *   caches  HEAP_CACHES per-thread caches, each 1 to 8 chunks of 256
  *           entries (16 KiB) from a pool of HEAP_CACHE_CHUNKS (2 MiB
  *           reserved, touched by the threads that allocate, returned at

@@ -15,8 +15,9 @@
 struct rng;
 
 #define OBJECTS_MAX 4096
-/* Ids run from 1 to OBJECTS_ID_MAX (slots of a half-full table); 0 is unknown. */
-#define OBJECTS_ID_MAX (2 * OBJECTS_MAX)
+/* Ids run from 1 to OBJECTS_ID_MAX, in the order objects were first seen; 0
+ * is unknown. */
+#define OBJECTS_ID_MAX OBJECTS_MAX
 
 enum objects_kind {
 	OBJECTS_UNKNOWN = 0,
