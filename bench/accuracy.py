@@ -29,6 +29,9 @@ usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
              run left for the same argv and the same oracle tool and
              preload (the oracle does not depend on libwitch, so comparing
              builds needs it once)
+  --oracle-only
+             only the oracle's runs (into --oracle-dir), to have its answers
+             ready for later comparisons
 
 Accuracy.  Every program runs once under the oracle, which writes a
 `witch report --json` style file per client with every load and store
@@ -108,21 +111,25 @@ TOP1_LEAD = 0.20
 REAL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real")
 BENCH_PROGRAMS = ["lz", "sort", "hashtab", "stencil", "interp", "strings"]
 # Real Debian programs (issue 12), as Debian ships them (stripped: frames
-# without a symbol are keyed by module and offset), on inputs sized for
-# ~0.1-0.5 s natively, so the oracle takes minutes, not hours.  argv items
-# may use {inputs} (made by make_real_inputs) and {real} (bench/real).
+# without a symbol are keyed by module and offset), on inputs sized by the
+# scale: ~0.5 s natively a unit, as bench/programs (so at the default 6 each
+# runs ~3 s and the default budget collects some hundreds of samples; the
+# oracle takes 10-60 min a program).  argv items may use {inputs} (made by
+# make_real_inputs), {real} (bench/real) and {scale}-derived sizes:
+# {text_mib} MiB of text for gzip (10 a unit: 0.5 s), {sql} a script of
+# {rows} rows for sqlite3 (100k a unit), {py} python3's work (0.25 a unit).
 REAL_PROGRAMS = [
-    ("gzip", ["gzip", "-6", "-c", "{inputs}/text2.txt"]),
-    ("sqlite3", ["sqlite3", "-batch", ":memory:", ".read {inputs}/sqlite20k.sql"]),
-    ("python3", ["python3", "{real}/script.py", "0.1"]),
+    ("gzip", ["gzip", "-6", "-c", "{inputs}/text{text_mib}.txt"]),
+    ("sqlite3", ["sqlite3", "-batch", ":memory:", ".read {inputs}/sqlite{rows}.sql"]),
+    ("python3", ["python3", "{real}/script.py", "{py}"]),
 ]
-# --quick runs the known-answer programs at half their default repetitions
-# (their first argument; the answers are per repetition): the oracle is
-# 20-90x slower than native, and at the defaults its nine runs alone take
-# 4-5 minutes of a 2-core machine.  Everything else runs without arguments.
-QUICK_ARGS = {"dead_two_loops": ["5"], "fig42": ["4"], "no_dead": ["20"],
-              "stack_case": ["350"], "dead_threads": ["10"], "silent_refresh": ["224"],
-              "silent_fp": ["120"], "load_search": ["80"], "load_threads": ["40"]}
+REAL_UNIT = {"text_mib": 10, "rows": 100000, "py": 0.25}
+# The known-answer programs' first argument is their repetitions, and their
+# answers are per repetition: at scale N they run N times their defaults
+# (DEFAULT_REPS, ~0.5 s natively here), --quick at half.
+DEFAULT_REPS = {"dead_two_loops": 10, "fig42": 8, "no_dead": 40, "stack_case": 700,
+                "dead_threads": 20, "silent_refresh": 448, "silent_fp": 240,
+                "load_search": 160, "load_threads": 80}
 
 HIGH_RATE = 2000
 # The count-based simulation (witch-oracle --simulate): seeds, and its
@@ -938,53 +945,63 @@ def plot(path, rows, ovh, rates):
 REALISTIC = set(BENCH_PROGRAMS) | {name for name, _ in REAL_PROGRAMS}
 
 
-def make_real_inputs(inputs):
+def real_sizes(scale):
+    """REAL_PROGRAMS' input sizes at scale (REAL_UNIT a unit)."""
+    return {"text_mib": REAL_UNIT["text_mib"] * scale, "rows": REAL_UNIT["rows"] * scale,
+            "py": "%g" % (REAL_UNIT["py"] * scale)}
+
+
+def make_real_inputs(inputs, sizes):
     """REAL_PROGRAMS' inputs in inputs (a kept directory: their paths are in
     the oracle's stamps), the same bytes on any machine."""
     os.makedirs(inputs, exist_ok=True)
-    text = os.path.join(inputs, "text2.txt")
+    text = os.path.join(inputs, "text%d.txt" % sizes["text_mib"])
     if not os.path.exists(text):
         subprocess.run([sys.executable, os.path.join(REAL_DIR, "gen_inputs.py"), "text",
-                        text + ".tmp", "2"], check=True)
+                        text + ".tmp", str(sizes["text_mib"])], check=True)
         os.replace(text + ".tmp", text)
-    # bench/real/sqlite.sql at a tenth of its rows
+    # bench/real/sqlite.sql with its 200000-row CTE resized
     with open(os.path.join(REAL_DIR, "sqlite.sql")) as f:
         sql = f.read()
-    small = sql.replace("WHERE i < 200000)", "WHERE i < 20000)")
-    if small == sql:
+    resized = sql.replace("WHERE i < 200000)", "WHERE i < %d)" % sizes["rows"])
+    if resized == sql and sizes["rows"] != 200000:
         raise RuntimeError("bench/real/sqlite.sql: its 200000-row CTE is gone; "
                            "update make_real_inputs")
-    sql_path = os.path.join(inputs, "sqlite20k.sql")
+    sql_path = os.path.join(inputs, "sqlite%d.sql" % sizes["rows"])
     with open(sql_path + ".tmp", "w") as f:
-        f.write(small)
+        f.write(resized)
     os.replace(sql_path + ".tmp", sql_path)
 
 
 def find_programs(build, quick, scale=BENCH_SCALE, inputs=None):
-    """The programs to run (quick: known-answer ones only) and the names of
-    those not built.  own: the client a known-answer program was written for.
-    bench/programs run scale times their default work for accuracy, once
-    for overhead (ovh_argv: the ratio needs no long run).  With inputs (a
-    directory), the real programs installed too."""
+    """The programs to run (quick: known-answer ones only, at half their
+    default repetitions) and the names of those not built.  own: the client
+    a known-answer program was written for.  Everything runs scale times
+    its default work for accuracy, once for overhead (ovh_argv: the ratio
+    needs no long run).  With inputs (a directory), the real programs
+    installed too."""
     programs, skipped = [], []
     for name, own in KNOWN_ANSWER:
         exe = os.path.join(build, "tests", "programs", name)
-        programs.append({"name": name, "own": own,
-                         "argv": [exe] + (QUICK_ARGS[name] if quick else [])})
+        reps = max(1, DEFAULT_REPS[name] // 2) if quick else DEFAULT_REPS[name] * scale
+        programs.append({"name": name, "own": own, "ovh_argv": [exe],
+                         "scale": 1 if quick else scale, "argv": [exe, str(reps)]})
     if not quick:
         for name in BENCH_PROGRAMS:
             exe = os.path.join(build, "bench", "programs", name)
             programs.append({"name": name, "own": None, "ovh_argv": [exe], "scale": scale,
                              "argv": [exe] + ([str(scale)] if scale != 1 else [])})
     if not quick and inputs:
-        make_real_inputs(inputs)
+        sizes = real_sizes(scale)
+        make_real_inputs(inputs, sizes)
         for name, argv in REAL_PROGRAMS:
             exe = shutil.which(argv[0], path="/usr/bin:/bin")  # Debian's, not a pyenv shim
             if exe is None:
                 skipped.append(name)
                 continue
-            argv = [exe] + [a.format(inputs=inputs, real=REAL_DIR) for a in argv[1:]]
-            programs.append({"name": name, "own": None, "argv": argv, "real": True})
+            argv = [exe] + [a.format(inputs=inputs, real=REAL_DIR, **sizes) for a in argv[1:]]
+            programs.append({"name": name, "own": None, "argv": argv, "real": True,
+                             "scale": scale})
     for p in programs:
         if not os.access(p["argv"][0], os.X_OK):
             skipped.append(p["name"])
@@ -1008,9 +1025,13 @@ def parse_args(argv):
     ap.add_argument("--oracle-dir", default="",
                     help="keep the oracle's answers here and reuse those of the same argv "
                          "and oracle build")
+    ap.add_argument("--oracle-only", action="store_true",
+                    help="run the oracle where --oracle-dir has no answer yet, and stop")
     ap.add_argument("--count-period", metavar="STORES[,LOADS]",
                     help="periods of the count-based simulation (default %d,%d)" % COUNT_PERIODS)
     args = ap.parse_args(argv)
+    if args.oracle_only and not args.oracle_dir:
+        ap.error("--oracle-only keeps its answers: give --oracle-dir")
     if args.count_period:
         try:
             p = [int(x) for x in args.count_period.split(",")]
@@ -1082,7 +1103,7 @@ def main(argv):
                          (oracle, build, p, oracle_dir, wd, refs[p["name"]],
                           bool(args.oracle_dir))))
         for p in programs:
-            for client in CLIENTS:
+            for client in CLIENTS if not args.oracle_only else ():
                 for rate_name, rate in rates.items():
                     for seed in seeds:
                         wd = os.path.join(tmp, f"s-{p['name']}-{client}-{rate_name}-{seed}")
@@ -1092,6 +1113,11 @@ def main(argv):
                                                    wd, refs[p["name"]])))
         results = run_parallel(jobs, args.jobs)
         oracles, sampled = results[:len(programs)], results[len(programs):]
+        if args.oracle_only:
+            failed = [o["program"] for o in oracles if o["failed"]]
+            log(f"oracle answers in {oracle_dir}" +
+                (f"; failed: {', '.join(failed)}" if failed else ""))
+            return 1 if failed else 0
         t_parallel = time.perf_counter() - t_start
 
         # Timed runs alone, after everything else.
