@@ -598,6 +598,7 @@ void heap_get_stats(struct heap_stats *st)
 	st->sites = ss.sites;
 	st->sites_dropped = ss.dropped;
 	st->site_unwinds = ss.unwinds;
+	st->site_walked = ss.walked;
 	st->bytes_reserved = heap_table_reserved() + ss.bytes_reserved;
 }
 

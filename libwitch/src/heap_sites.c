@@ -2,6 +2,7 @@
  * (see heap_sites.h). */
 #include "witch/heap_sites.h"
 #include "witch/densetab.h"
+#include "witch/stepcache.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -51,6 +52,8 @@ struct hs_cache {
 	uint32_t victim;                      /* the way the next insert replaces */
 	uint64_t tracked, untracked, dropped; /* this slot's threads' counts */
 	uint64_t unwinds;                     /* ... finds that unwound (cache misses) */
+	uint64_t walked;                      /* ... of which stepcache walked */
+	uint64_t stack_lo, stack_hi;          /* the slots libgcc read here span this */
 	uint64_t grow_at;                     /* unwinds at which it doubles */
 	uint32_t set_shift;                   /* 64 - log2(sets) */
 	uint32_t nchunks;
@@ -273,6 +276,7 @@ static struct hs_cache *hs_cache_get(void)
 			}
 			c->chunk[0] = (uint16_t)chunk;
 			c->nchunks = 1;
+			c->stack_lo = c->stack_hi = 0; /* another thread's stack */
 			hs_cache_shape(c);
 			hs_tcache = c;
 			pthread_setspecific(hs_key, c);
@@ -338,6 +342,33 @@ static void hs_count_dropped(void)
 		__atomic_add_fetch(&hs_g_dropped, 1, __ATOMIC_RELAXED);
 }
 
+/* The path from the interposer's frame: walked again from frame sizes
+ * libgcc found before (stepcache.h), else unwound by libgcc, which then
+ * teaches the step cache. */
+static void hs_unwind(struct hs_cache *c, uint64_t ret, uint64_t cfa, struct hs_walk *w)
+{
+	if (c && (w->n = stepcache_walk(ret, cfa, c->stack_lo, c->stack_hi, w->pcs, w->slot,
+					HEAP_SITE_MAX_DEPTH)) > 0) {
+		c->walked++;
+		return;
+	}
+	hs_backtrace(hs_walk_frame, w);
+	if (!c || w->n == 0 || w->signal_frame || w->slot[0] + 8 != cfa)
+		return;
+	stepcache_learn(w->pcs, w->slot, w->n, w->n < HEAP_SITE_MAX_DEPTH);
+	/* The stack the walks may read: one mapping from the lowest slot to
+	 * the highest, extended only by walks that overlap it (a walk on
+	 * another stack, a coroutine's, leaves it as it was). */
+	uint64_t lo = w->slot[0], hi = w->slot[w->n - 1];
+	if (c->stack_hi == 0) {
+		c->stack_lo = lo;
+		c->stack_hi = hi;
+	} else if (lo <= c->stack_hi && hi >= c->stack_lo) {
+		c->stack_lo = lo < c->stack_lo ? lo : c->stack_lo;
+		c->stack_hi = hi > c->stack_hi ? hi : c->stack_hi;
+	}
+}
+
 /* A cache miss (or no cache): unwind, intern, cache. */
 __attribute__((noinline)) static uint32_t hs_find_slow(uint64_t ret, uint64_t cfa)
 {
@@ -347,7 +378,7 @@ __attribute__((noinline)) static uint32_t hs_find_slow(uint64_t ret, uint64_t cf
 		c->unwinds++;
 	else
 		__atomic_add_fetch(&hs_g_unwinds, 1, __ATOMIC_RELAXED);
-	hs_backtrace(hs_walk_frame, &w);
+	hs_unwind(c, ret, cfa, &w);
 	if (w.n == 0) { /* no unwind: the call site alone */
 		w.pcs[0] = ret - 1;
 		w.n = 1;
@@ -433,6 +464,7 @@ void heap_sites_get_stats(struct heap_sites_stats *st)
 		st->untracked += __atomic_load_n(&c->untracked, __ATOMIC_RELAXED);
 		st->dropped += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
 		st->unwinds += __atomic_load_n(&c->unwinds, __ATOMIC_RELAXED);
+		st->walked += __atomic_load_n(&c->walked, __ATOMIC_RELAXED);
 	}
 	st->sites = densetab_taken(&hs_index);
 	st->bytes_reserved = hs_reserved;

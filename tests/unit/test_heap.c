@@ -154,6 +154,53 @@ static void test_cache(void)
 	}
 }
 
+/* Paths walked again from frame sizes (stepcache.h) must be libgcc's.
+ * deep(d)'s path is alloc_a's call of malloc, deep's call of alloc_a, d
+ * times deep's call of itself, then walk_from's call of deep and on: the
+ * pieces libgcc found at depths 0 and 1.  Depths 2 to 13 find their
+ * frames all known, so they are walked without libgcc (site_walked). */
+NOINLINE static void *walk_from(int d, struct where *w)
+{
+	void *p = deep(d, w);
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+static void test_walked_paths(void)
+{
+	uint64_t p0[HEAP_SITE_MAX_DEPTH], p1[HEAP_SITE_MAX_DEPTH], pd[HEAP_SITE_MAX_DEPTH];
+	int n0 = 0, n1 = 0, nd = 0;
+	struct heap_stats st;
+	uint64_t walked = 0;
+	for (int d = 0; d <= 13; d++) { /* one call site of walk_from for all */
+		struct where w;
+		void *p = walk_from(d, &w);
+		uint32_t site = site_of(p, d == 0 ? p0 : d == 1 ? p1 : pd, d == 0 ? &n0 : d == 1 ? &n1 : &nd);
+		free(p);
+		if (d == 1) {
+			CHECK(__LINE__, site && n0 >= 4 && n1 == n0 + 1, "depths 0 and 1: %d and %d frames",
+			      n0, n1);
+			if (n0 < 4 || n1 != n0 + 1)
+				return;
+			heap_get_stats(&st);
+			walked = st.site_walked;
+		}
+		if (d < 2)
+			continue;
+		int want_n = n0 + d < HEAP_SITE_MAX_DEPTH ? n0 + d : HEAP_SITE_MAX_DEPTH;
+		CHECK(__LINE__, site && nd == want_n, "depth %d: %d frames, want %d", d, nd, want_n);
+		for (int i = 0; site && i < nd && i < want_n; i++) {
+			/* frame i of depth d, from the depth 0 and 1 paths */
+			uint64_t want = i < 2 ? p0[i] : i < 2 + d ? p1[2] : p0[i - d];
+			CHECK(__LINE__, pd[i] == want, "depth %d frame %d: %#llx, want %#llx", d, i,
+			      (unsigned long long)pd[i], (unsigned long long)want);
+		}
+	}
+	heap_get_stats(&st);
+	CHECK(__LINE__, st.site_walked - walked >= 10, "%llu of 12 depths walked without libgcc",
+	      (unsigned long long)(st.site_walked - walked));
+}
+
 /* One call site reached at 600 stack depths: 600 cache keys (return
  * address, CFA), more than a thread's first 256 entries hold.  The cache
  * grows (heap_sites.c: it doubles each time it has unwound twice its
@@ -598,6 +645,7 @@ int main(void)
 	      "bad sites have paths");
 	test_two_sites();
 	test_cache();
+	test_walked_paths();
 	test_cache_grows();
 	test_interior();
 	test_realloc();

@@ -7,7 +7,9 @@
  *
  * Finding one: libgcc's _Unwind_Backtrace (dlopen'd: libunwind, which
  * libwitch links, exports functions of the same names), once per thread,
- * call site, callers and stack depth; a per-thread 4-way cache keyed by
+ * call site, callers and stack depth, or, where every frame was walked
+ * before, the frame sizes it found (stepcache.h: a slot read a frame, not
+ * an FDE parsed); a per-thread 4-way cache keyed by
  * (return address, the interposer's CFA) answers the repeats after
  * checking a hash of the return addresses in the cached path's stack
  * slots (exact for frames of fixed size; a frame that moves its stack by
@@ -46,6 +48,7 @@ struct heap_sites_stats {
 	uint64_t tracked;        /* heap_sites_count(1) calls */
 	uint64_t untracked;      /* heap_sites_count(0) calls */
 	uint64_t unwinds;        /* finds the per-thread caches missed: unwound */
+	uint64_t walked;         /* ... of those, walked from known frame sizes */
 	uint64_t bytes_reserved; /* the tables' mappings */
 };
 

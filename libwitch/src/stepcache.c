@@ -1,0 +1,96 @@
+/* stepcache: frame sizes by return address, to walk stacks again (see stepcache.h). */
+#include "witch/stepcache.h"
+
+#include <string.h>
+
+/* An entry: the return address (user space: below 2^47), the frame's size
+ * in 8-byte words (14 bits: up to 128 KiB), and flags. */
+#define RA_BITS 47
+#define RA_MASK ((1ull << RA_BITS) - 1)
+#define SIZE_SHIFT RA_BITS
+#define SIZE_MAX_WORDS ((1u << 14) - 1)
+#define F_SIZED (1ull << 61)    /* the size is known */
+#define F_ENDS (1ull << 62)     /* libgcc's walk stopped after this frame */
+#define F_VARIES (1ull << 63)   /* seen with two sizes: never walked */
+
+static uint64_t entries[STEPCACHE_SLOTS];
+
+static uint64_t *slot_of(uint64_t ra)
+{
+	return &entries[(ra * 0x9e3779b97f4a7c15ull) >> 51];
+}
+
+/* The entry for ra, or 0. */
+static uint64_t entry_of(uint64_t ra)
+{
+	uint64_t e = __atomic_load_n(slot_of(ra), __ATOMIC_RELAXED);
+	return e && (e & RA_MASK) == ra ? e : 0;
+}
+
+int stepcache_walk(uint64_t ret, uint64_t cfa, uint64_t lo, uint64_t hi, uint64_t *pcs,
+		   uint64_t *slots, int max)
+{
+	uint64_t ra = ret, slot = cfa - 8;
+	if (slot < lo || slot > hi)
+		return 0; /* not on the stack the thread's walks read */
+	for (int n = 0; n < max; n++) {
+		uint64_t e = entry_of(ra);
+		if (!e || (e & F_VARIES))
+			return 0; /* a frame no libgcc walk showed: not sure it is one */
+		pcs[n] = ra - 1;
+		slots[n] = slot;
+		if ((e & F_ENDS) || n + 1 == max)
+			return n + 1;
+		if (!(e & F_SIZED))
+			return 0;
+		uint64_t next = slot + ((e >> SIZE_SHIFT) & SIZE_MAX_WORDS) * 8;
+		if (next <= slot || next > hi)
+			return 0;
+		ra = *(const uint64_t *)(uintptr_t)next;
+		slot = next;
+	}
+	return 0;
+}
+
+/* Record (ra, flags) without losing what is known: a size seen before
+ * stays unless this one differs (then the frame varies). */
+static void learn_one(uint64_t ra, uint64_t words, uint64_t flags)
+{
+	if (ra == 0 || ra > RA_MASK)
+		return;
+	uint64_t *s = slot_of(ra);
+	uint64_t old = __atomic_load_n(s, __ATOMIC_RELAXED), e = ra | flags;
+	if (old && (old & RA_MASK) == ra) {
+		e |= old & (F_VARIES | F_ENDS);
+		if ((old & F_SIZED) && (flags & F_SIZED) && ((old >> SIZE_SHIFT) & SIZE_MAX_WORDS) != words)
+			e |= F_VARIES;
+		else if ((old & F_SIZED) && !(flags & F_SIZED)) {
+			e |= F_SIZED;
+			words = (old >> SIZE_SHIFT) & SIZE_MAX_WORDS;
+		}
+	}
+	if (e & F_SIZED)
+		e |= words << SIZE_SHIFT;
+	__atomic_store_n(s, e, __ATOMIC_RELAXED);
+}
+
+void stepcache_learn(const uint64_t *pcs, const uint64_t *slots, int n, int ended)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t ra = pcs[i] + 1;
+		if (i + 1 < n) {
+			uint64_t d = slots[i + 1] - slots[i];
+			if (slots[i + 1] <= slots[i] || d % 8 || d / 8 > SIZE_MAX_WORDS)
+				learn_one(ra, 0, F_VARIES); /* not a frame size walked again */
+			else
+				learn_one(ra, d / 8, F_SIZED);
+		} else {
+			learn_one(ra, 0, ended ? F_ENDS : 0);
+		}
+	}
+}
+
+void stepcache_reset(void)
+{
+	memset(entries, 0, sizeof(entries));
+}

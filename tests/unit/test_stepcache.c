@@ -1,0 +1,108 @@
+/* Unit test of stepcache.c: walking a stack again from frame sizes a
+ * libgcc walk found (stepcache.h).
+ *
+ * A fake stack (an array) holds return addresses at chosen slots.  The
+ * cache first learns walks (their return addresses and where each was
+ * read); then each row lays out a stack and walks it: the frames must be
+ * those laid out, or the walk must fail (0) where it cannot be sure: a
+ * value read that no walk showed, a frame whose size differed between two
+ * walks, a frame with no known size before the last, a read past the
+ * stack stretch [lo, hi], a start outside it.  A frame libgcc's walk ended
+ * at ends the walk.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "witch/stepcache.h"
+
+#include "check.h"
+
+#define WORDS 64
+#define MAXF 6
+
+static uint64_t stack[WORDS];
+#define AT(w) ((uint64_t)(uintptr_t)&stack[w])
+
+/* What the cache learns first: three walks (slots as stack word indexes). */
+struct walk {
+	uint64_t ras[MAXF];
+	int words[MAXF];
+	int n, ended;
+};
+
+static const struct walk taught[] = {
+	/* main path: a -> b -> c -> d, d ends (its caller is the outermost) */
+	{{0xa00, 0xb00, 0xc00, 0xd00}, {0, 4, 10, 12}, 4, 1},
+	/* another leaf into b: e's frame is 2 words */
+	{{0xe00, 0xb00, 0xc00, 0xd00}, {20, 22, 28, 30}, 4, 1},
+	/* f seen with two sizes (it allocas): never walked */
+	{{0xf00, 0xb00}, {40, 43}, 2, 0},
+	{{0xf00, 0xb00}, {40, 45}, 2, 0},
+	/* g: the last of a walk cut short, its size unknown */
+	{{0x100, 0x200}, {50, 51}, 2, 0},
+};
+
+struct row {
+	int line;
+	uint64_t ras[MAXF]; /* laid out from word `first` by the sizes below */
+	int words[MAXF];
+	int n_laid;
+	int lo, hi;         /* the stretch, as word indexes */
+	int max;
+	int want;           /* frames the walk must return (their ras are ras[0..want)) */
+};
+
+static const struct row rows[] = {
+	/* the learned path again, elsewhere on the stack: all four, d ends it */
+	{__LINE__, {0xa00, 0xb00, 0xc00, 0xd00}, {30, 34, 40, 42}, 4, 30, 42, 16, 4},
+	/* a new combination: e's frame, then b's path */
+	{__LINE__, {0xe00, 0xb00, 0xc00, 0xd00}, {5, 7, 13, 15}, 4, 5, 15, 16, 4},
+	/* max frames: the last needs no size */
+	{__LINE__, {0xa00, 0xb00, 0xc00, 0xd00}, {30, 34, 40, 42}, 4, 30, 42, 2, 2},
+	/* a read past hi */
+	{__LINE__, {0xa00, 0xb00, 0xc00, 0xd00}, {30, 34, 40, 42}, 4, 30, 41, 16, 0},
+	/* the start below lo: not the stack the walks read */
+	{__LINE__, {0xa00, 0xb00, 0xc00, 0xd00}, {30, 34, 40, 42}, 4, 31, 42, 16, 0},
+	/* a value no walk showed where b's return address should be */
+	{__LINE__, {0xa00, 0x999, 0xc00, 0xd00}, {30, 34, 40, 42}, 4, 30, 42, 16, 0},
+	/* a frame that varied, laid out as its last size said */
+	{__LINE__, {0xf00, 0xb00, 0xc00, 0xd00}, {20, 25, 31, 33}, 4, 20, 33, 16, 0},
+	/* a frame of unknown size before the last */
+	{__LINE__, {0x200, 0xb00}, {10, 12}, 2, 10, 12, 16, 0},
+	/* ... which may be the last */
+	{__LINE__, {0x200, 0xb00}, {10, 12}, 2, 10, 12, 1, 1},
+	/* an unknown start */
+	{__LINE__, {0x777, 0xb00}, {10, 12}, 2, 10, 12, 16, 0},
+};
+
+int main(void)
+{
+	stepcache_reset();
+	for (size_t i = 0; i < sizeof(taught) / sizeof(taught[0]); i++) {
+		uint64_t pcs[MAXF], slots[MAXF];
+		for (int f = 0; f < taught[i].n; f++) {
+			pcs[f] = taught[i].ras[f] - 1;
+			slots[f] = AT(taught[i].words[f]);
+		}
+		stepcache_learn(pcs, slots, taught[i].n, taught[i].ended);
+	}
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		const struct row *row = &rows[r];
+		uint64_t pcs[16], slots[16];
+		memset(stack, 0, sizeof(stack));
+		for (int f = 0; f < row->n_laid; f++)
+			stack[row->words[f]] = row->ras[f];
+		uint64_t cfa = AT(row->words[0]) + 8;
+		int n = stepcache_walk(row->ras[0], cfa, AT(row->lo), AT(row->hi), pcs, slots, row->max);
+		CHECK(row->line, n == row->want, "walked %d frames, want %d", n, row->want);
+		for (int f = 0; f < n && f < row->want; f++)
+			CHECK(row->line, pcs[f] == row->ras[f] - 1 && slots[f] == AT(row->words[f]),
+			      "frame %d: pc %#llx at word %ld, want %#llx at word %d", f,
+			      (unsigned long long)pcs[f], (long)((slots[f] - AT(0)) / 8),
+			      (unsigned long long)(row->ras[f] - 1), row->words[f]);
+	}
+	if (check_failures)
+		fprintf(stderr, "test_stepcache: %d failures\n", check_failures);
+	return check_failures != 0;
+}
