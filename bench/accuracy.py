@@ -1172,9 +1172,10 @@ def main(argv):
                     "per row, interleaved",
         "programs": ("--quick: known-answer programs only, at half their default "
                      "repetitions" if args.quick else
-                     f"known-answer programs at their default arguments; bench/programs at "
-                     f"SCALE {args.scale} for accuracy (~{0.5 * args.scale:g} s natively), "
-                     f"1 for overhead" +
+                     f"SCALE {args.scale} for accuracy (~{0.5 * args.scale:g} s natively each: "
+                     f"known-answer programs at {args.scale} times their default repetitions, "
+                     f"bench/programs at SCALE {args.scale}, real programs on inputs sized to "
+                     f"it); known-answer and bench programs at their defaults for overhead" +
                      ("" if args.no_real else
                       "; real programs: " + "; ".join(
                           " ".join(os.path.basename(x) for x in p["argv"])
