@@ -46,6 +46,11 @@ int cost_init(void)
 	return 0;
 }
 
+double cost_tsc_ns(uint64_t tsc)
+{
+	return (double)tsc * ns_per_tsc;
+}
+
 void cost_begin(struct cost *c)
 {
 	memset(c, 0, sizeof(*c));

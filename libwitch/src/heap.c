@@ -599,6 +599,7 @@ void heap_get_stats(struct heap_stats *st)
 	st->sites_dropped = ss.dropped;
 	st->site_unwinds = ss.unwinds;
 	st->site_walked = ss.walked;
+	st->site_ns = ss.slow_ns;
 	st->bytes_reserved = heap_table_reserved() + ss.bytes_reserved;
 }
 

@@ -1,6 +1,7 @@
 /* heap_sites: allocation sites, found by unwinding and cached per thread
  * (see heap_sites.h). */
 #include "witch/heap_sites.h"
+#include "witch/cost.h"
 #include "witch/densetab.h"
 #include "witch/stepcache.h"
 
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unwind.h>
+#include <x86intrin.h>
 
 /* ---- the site table: insert-only, slot i is site i + 1 ---- */
 
@@ -53,6 +55,7 @@ struct hs_cache {
 	uint64_t tracked, untracked, dropped; /* this slot's threads' counts */
 	uint64_t unwinds;                     /* ... finds that unwound (cache misses) */
 	uint64_t walked;                      /* ... of which stepcache walked */
+	uint64_t slow_tsc;                    /* TSC ticks those finds took */
 	uint64_t stack_lo, stack_hi;          /* the slots libgcc read here span this */
 	uint64_t grow_at;                     /* unwinds at which it doubles */
 	uint32_t set_shift;                   /* 64 - log2(sets) */
@@ -70,7 +73,7 @@ static uint32_t hs_pool_free = HEAP_CACHE_CHUNKS;
 static pthread_key_t hs_key;
 static uint64_t hs_reserved;
 /* Counts of threads without a cache. */
-static uint64_t hs_g_tracked, hs_g_untracked, hs_g_dropped, hs_g_unwinds;
+static uint64_t hs_g_tracked, hs_g_untracked, hs_g_dropped, hs_g_unwinds, hs_g_slow_tsc;
 
 static __thread struct hs_cache *hs_tcache __attribute__((tls_model("initial-exec")));
 
@@ -370,14 +373,9 @@ static void hs_unwind(struct hs_cache *c, uint64_t ret, uint64_t cfa, struct hs_
 }
 
 /* A cache miss (or no cache): unwind, intern, cache. */
-__attribute__((noinline)) static uint32_t hs_find_slow(uint64_t ret, uint64_t cfa)
+static uint32_t hs_find_unwound(struct hs_cache *c, uint64_t ret, uint64_t cfa)
 {
-	struct hs_cache *c = hs_cache_get();
 	struct hs_walk w = {.ret = ret};
-	if (c)
-		c->unwinds++;
-	else
-		__atomic_add_fetch(&hs_g_unwinds, 1, __ATOMIC_RELAXED);
 	hs_unwind(c, ret, cfa, &w);
 	if (w.n == 0) { /* no unwind: the call site alone */
 		w.pcs[0] = ret - 1;
@@ -403,6 +401,24 @@ __attribute__((noinline)) static uint32_t hs_find_slow(uint64_t ret, uint64_t cf
 	hs_set_of(c, ret, cfa)[c->victim++ % HS_WAYS] = e;
 	if (c->unwinds >= c->grow_at)
 		hs_cache_grow(c);
+	return site;
+}
+
+/* A cache miss (or no cache): unwind, intern, cache; its time is counted
+ * (the runtime's own cost, heap_sites_get_stats). */
+__attribute__((noinline)) static uint32_t hs_find_slow(uint64_t ret, uint64_t cfa)
+{
+	uint64_t t0 = __rdtsc();
+	struct hs_cache *c = hs_cache_get();
+	uint32_t site = hs_find_unwound(c, ret, cfa);
+	uint64_t spent = __rdtsc() - t0;
+	if (c) {
+		c->unwinds++;
+		c->slow_tsc += spent;
+	} else {
+		__atomic_add_fetch(&hs_g_unwinds, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&hs_g_slow_tsc, spent, __ATOMIC_RELAXED);
+	}
 	return site;
 }
 
@@ -458,6 +474,7 @@ void heap_sites_get_stats(struct heap_sites_stats *st)
 	st->untracked = __atomic_load_n(&hs_g_untracked, __ATOMIC_RELAXED);
 	st->dropped = __atomic_load_n(&hs_g_dropped, __ATOMIC_RELAXED);
 	st->unwinds = __atomic_load_n(&hs_g_unwinds, __ATOMIC_RELAXED);
+	uint64_t slow_tsc = __atomic_load_n(&hs_g_slow_tsc, __ATOMIC_RELAXED);
 	for (unsigned i = 0; hs_caches && i < HEAP_CACHES; i++) {
 		const struct hs_cache *c = &hs_caches[i];
 		st->tracked += __atomic_load_n(&c->tracked, __ATOMIC_RELAXED);
@@ -465,8 +482,10 @@ void heap_sites_get_stats(struct heap_sites_stats *st)
 		st->dropped += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
 		st->unwinds += __atomic_load_n(&c->unwinds, __ATOMIC_RELAXED);
 		st->walked += __atomic_load_n(&c->walked, __ATOMIC_RELAXED);
+		slow_tsc += __atomic_load_n(&c->slow_tsc, __ATOMIC_RELAXED);
 	}
 	st->sites = densetab_taken(&hs_index);
+	st->slow_ns = cost_tsc_ns(slow_tsc);
 	st->bytes_reserved = hs_reserved;
 }
 

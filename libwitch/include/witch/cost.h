@@ -40,6 +40,8 @@ struct cost {
 
 /* Once: measures the TSC rate (~50 us; not async-signal-safe). */
 int cost_init(void);
+/* A TSC difference in ns (the rate cost_init measured). */
+double cost_tsc_ns(uint64_t tsc);
 /* The calling thread's CPU clock, in ns (a system call, ~1 us here). */
 double cost_thread_cpu_ns(void);
 /* A thread starts. */

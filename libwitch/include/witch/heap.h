@@ -61,6 +61,7 @@ struct heap_stats {
 	uint64_t sites_dropped;    /* allocations whose new site found no room */
 	uint64_t site_unwinds;     /* sites found by unwinding (cache misses) */
 	uint64_t site_walked;      /* ... of which without libgcc (stepcache.h) */
+	double site_ns;            /* ... the time they took */
 	uint64_t bytes_reserved;   /* the tables' mappings */
 };
 

@@ -49,6 +49,7 @@ struct heap_sites_stats {
 	uint64_t untracked;      /* heap_sites_count(0) calls */
 	uint64_t unwinds;        /* finds the per-thread caches missed: unwound */
 	uint64_t walked;         /* ... of those, walked from known frame sizes */
+	double slow_ns;          /* the time those finds took (the TSC's) */
 	uint64_t bytes_reserved; /* the tables' mappings */
 };
 
