@@ -15,7 +15,7 @@
 #include <unwind.h>
 #include <x86intrin.h>
 
-/* ---- the site table: insert-only, slot i is site i + 1 ---- */
+/* ---- the site table: insert-only, records by site id, hash-indexed (densetab.h) ---- */
 
 struct hs_site {
 	uint64_t hash; /* hs_path_hash of the path */
@@ -410,15 +410,16 @@ __attribute__((noinline)) static uint32_t hs_find_slow(uint64_t ret, uint64_t cf
 {
 	uint64_t t0 = __rdtsc();
 	struct hs_cache *c = hs_cache_get();
+	if (c)
+		c->unwinds++;
+	else
+		__atomic_add_fetch(&hs_g_unwinds, 1, __ATOMIC_RELAXED);
 	uint32_t site = hs_find_unwound(c, ret, cfa);
 	uint64_t spent = __rdtsc() - t0;
-	if (c) {
-		c->unwinds++;
+	if (c)
 		c->slow_tsc += spent;
-	} else {
-		__atomic_add_fetch(&hs_g_unwinds, 1, __ATOMIC_RELAXED);
+	else
 		__atomic_add_fetch(&hs_g_slow_tsc, spent, __ATOMIC_RELAXED);
-	}
 	return site;
 }
 
