@@ -35,7 +35,10 @@ After each profiled run every profile in its directory must read with
 with `witch report --json FILE...` (merged: the processes of one run), and
 the samples, traps and fraction columns are medians over runs of that
 merged report: the sum over all processes of the run, not just the main
-one.  A run without a profile, with an unreadable profile, or with zero
+one.  So are samples per CPU-second (of the sampler's clock), kernel round
+trips per sample and the runtime's own overhead estimate (`witch report`'s
+overhead_estimate: handler, kernel, start-up, allocation sites), beside
+the measured one (profiled / native - 1 of the median times).  A run without a profile, with an unreadable profile, or with zero
 samples in all, is counted in the notes.
 
 Each run's stdout, the checksums of the files it writes, and its exit
@@ -419,6 +422,19 @@ def yield_notes(infos, prof, rate):
     return notes
 
 
+def run_costs(merged):
+    """From a run's merged report (all its processes): samples per CPU-second
+    of the sampler's clock, kernel round trips per sample, and the runtime's
+    own overhead estimate in percent; None without samples or an estimate."""
+    st = merged.get("stats", {})
+    clock = st.get("clock_ns", 0) / 1e9
+    samples = merged.get("samples") or 0
+    if clock <= 0 or samples <= 0 or merged.get("overhead_estimate") is None:
+        return None
+    return (samples / clock, st.get("round_trips", 0) / samples,
+            100 * merged["overhead_estimate"])
+
+
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -518,16 +534,19 @@ def main(argv):
                         if k not in ("WITCH_RATE", "WITCH_CLIENT", "WITCH_OUTPUT"))
               + ("; profiled runs with witch run's GLIBC_TUNABLES" if a.tunables else
                  "; plain LD_PRELOAD (no GLIBC_TUNABLES)"))
-        print("- samples, traps, fraction: `witch report --json` of all profiles of a run "
-              "merged (sum over its processes), median over runs")
+        print("- samples, traps, fraction, samples/CPU-s, round trips/sample, estimate: "
+              "`witch report --json` of all profiles of a run merged (sum over its "
+              "processes), median over runs; measured: profiled / native - 1 of the "
+              "median times")
         print("- peak RSS: ru_maxrss from wait4 (largest over the process and the "
               "descendants it reaped); server time: the redis-benchmark load")
         for n in names:
             print(f"- {n}: {PROGRAMS[n]['what']}")
         print()
         print("| program | client | native s | profiled s | ratio | native peak RSS MiB "
-              "| profiled peak RSS MiB | ratio | samples | traps | fraction | notes |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+              "| profiled peak RSS MiB | ratio | samples | traps | fraction "
+              "| samples/CPU-s | round trips/sample | estimate % | measured % | notes |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         sys.stdout.flush()
 
         for name in names:
@@ -653,10 +672,17 @@ def main(argv):
                 samples = med([m.get("samples") for m in merged])
                 traps = med([m.get("traps") for m in merged])
                 frac = med([m.get("fraction") for m in merged])
+                costs = [run_costs(m) for m in merged]
+                costs = [c for c in costs if c]
+                per_s = med([c[0] for c in costs])
+                trips = med([c[1] for c in costs])
+                est = med([c[2] for c in costs])
+                measured = 100 * (mp / mn - 1) if mn and mp else None
                 print(f"| {name} | {client} | {fmt(mn, '.3f')} | {fmt(mp, '.3f')} | "
                       f"{ratio(mn, mp)} | {fmt(rn, '.1f')} | {fmt(rp, '.1f')} | "
                       f"{ratio(rn, rp)} | {fmt(samples, '.0f')} | {fmt(traps, '.0f')} | "
-                      f"{fmt(frac, '.3f')} | {'; '.join(notes)} |")
+                      f"{fmt(frac, '.3f')} | {fmt(per_s, '.0f')} | {fmt(trips, '.1f')} | "
+                      f"{fmt(est, '.1f')} | {fmt(measured, '.1f')} | {'; '.join(notes)} |")
                 sys.stdout.flush()
         load = os.getloadavg()
         print()
