@@ -10,7 +10,7 @@ usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
              inputs made in the oracle directory's inputs/) run when
              installed, unless --no-real
   --quick    CI mode (~3 min): known-answer programs only, at half their
-             default repetitions (QUICK_ARGS), seed 1 at WITCH_RATE=2000
+             default repetitions (DEFAULT_REPS), seed 1 at WITCH_RATE=2000
              only, overhead of one program (3 runs)
   --out DIR  where accuracy.md, accuracy.png and accuracy.json go
              (default ./accuracy-results; the oracle's files go to DIR/oracle)
@@ -21,9 +21,10 @@ usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
              points off it, at any rate measured
   --count-period STORES[,LOADS]
              periods of the count-based simulation (default 5000011,10000019)
-  --scale N  bench/programs' SCALE for the accuracy runs (default 6: ~3 s
-             natively, some hundreds of samples at the default budget);
-             their overhead runs use SCALE 1
+  --scale N  every program's work for the accuracy runs, ~0.5 s natively a
+             unit (default 6: ~3 s, some hundreds of samples at the default
+             budget): known-answer repetitions, bench/programs' SCALE, the
+             real programs' inputs; the overhead runs use the defaults
   --oracle-dir DIR
              keep the oracle's answers in DIR and reuse those an earlier
              run left for the same argv and the same oracle tool and

@@ -108,6 +108,19 @@ def build_bench(name, tmp):
     return exe
 
 
+def report_costs(rep):
+    """From one `witch report --json` (one profile or several merged):
+    samples per CPU-second of the sampler's clock, kernel round trips per
+    sample, and the runtime's own overhead estimate in percent; None
+    without samples or an estimate."""
+    st = rep.get("stats", {})
+    clock = st.get("clock_ns", 0) / 1e9
+    samples = rep.get("samples") or 0
+    if clock <= 0 or samples <= 0 or rep.get("overhead_estimate") is None:
+        return None
+    return (samples / clock, st.get("round_trips", 0) / samples, 100 * rep["overhead_estimate"])
+
+
 def profile_costs(build, outdir):
     """Medians over the profiles in outdir of what the runtime says it did:
     samples per CPU-second, kernel round trips per sample, and its own
@@ -120,13 +133,9 @@ def profile_costs(build, outdir):
                             os.path.join(outdir, f)], capture_output=True, text=True)
         if r.returncode != 0:
             continue
-        rep = json.loads(r.stdout)
-        st = rep.get("stats", {})
-        clock = st.get("clock_ns", 0) / 1e9
-        if "overhead_estimate" not in rep or clock <= 0 or rep.get("samples", 0) <= 0:
-            continue
-        rows.append((rep["samples"] / clock, st.get("round_trips", 0) / rep["samples"],
-                     100 * rep["overhead_estimate"]))
+        costs = report_costs(json.loads(r.stdout))
+        if costs:
+            rows.append(costs)
     if not rows:
         return None
     return {"samples_per_s": statistics.median(r[0] for r in rows),

@@ -77,6 +77,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL = os.path.join(HERE, "real")
+sys.path.insert(0, HERE)
+import overhead  # noqa: E402  (report_costs: what a report says the runtime did)
 PYTHON = "/usr/bin/python3"  # Debian's, not a pyenv shim
 
 RUN_TUNABLES = ("glibc.cpu.x86_rep_movsb_threshold=4294967295:"
@@ -422,19 +424,6 @@ def yield_notes(infos, prof, rate):
     return notes
 
 
-def run_costs(merged):
-    """From a run's merged report (all its processes): samples per CPU-second
-    of the sampler's clock, kernel round trips per sample, and the runtime's
-    own overhead estimate in percent; None without samples or an estimate."""
-    st = merged.get("stats", {})
-    clock = st.get("clock_ns", 0) / 1e9
-    samples = merged.get("samples") or 0
-    if clock <= 0 or samples <= 0 or merged.get("overhead_estimate") is None:
-        return None
-    return (samples / clock, st.get("round_trips", 0) / samples,
-            100 * merged["overhead_estimate"])
-
-
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -672,7 +661,7 @@ def main(argv):
                 samples = med([m.get("samples") for m in merged])
                 traps = med([m.get("traps") for m in merged])
                 frac = med([m.get("fraction") for m in merged])
-                costs = [run_costs(m) for m in merged]
+                costs = [overhead.report_costs(m) for m in merged]  # a run's processes merged
                 costs = [c for c in costs if c]
                 per_s = med([c[0] for c in costs])
                 trips = med([c[1] for c in costs])

@@ -345,6 +345,13 @@ static void hs_count_dropped(void)
 		__atomic_add_fetch(&hs_g_dropped, 1, __ATOMIC_RELAXED);
 }
 
+/* Its slots are found again from the interposer's CFA: no signal frame
+ * between, no stack switch (so they may be cached and learned from). */
+static int hs_walk_from(const struct hs_walk *w, uint64_t cfa)
+{
+	return w->n > 0 && !w->signal_frame && w->slot[0] + 8 == cfa;
+}
+
 /* The path from the interposer's frame: walked again from frame sizes
  * libgcc found before (stepcache.h), else unwound by libgcc, which then
  * teaches the step cache. */
@@ -356,7 +363,7 @@ static void hs_unwind(struct hs_cache *c, uint64_t ret, uint64_t cfa, struct hs_
 		return;
 	}
 	hs_backtrace(hs_walk_frame, w);
-	if (!c || w->n == 0 || w->signal_frame || w->slot[0] + 8 != cfa)
+	if (!c || !hs_walk_from(w, cfa))
 		return;
 	stepcache_learn(w->pcs, w->slot, w->n, w->n < HEAP_SITE_MAX_DEPTH);
 	/* The stack the walks may read: one mapping from the lowest slot to
@@ -386,10 +393,8 @@ static uint32_t hs_find_unwound(struct hs_cache *c, uint64_t ret, uint64_t cfa)
 		hs_count_dropped();
 		return 0;
 	}
-	/* Cached only when the slots are found again from the interposer's
-	 * CFA (no signal frame between, no stack switch). */
-	if (!c || w.signal_frame || w.slot[0] + 8 != cfa)
-		return site;
+	if (!c || !hs_walk_from(&w, cfa))
+		return site; /* not cached */
 	struct hs_centry e = {.ret = ret, .cfa = cfa, .site = site, .n = (uint8_t)w.n};
 	for (int i = 1; i < w.n; i++) {
 		uint64_t off = (w.slot[i] - cfa) / 8;
