@@ -160,6 +160,7 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 			return bad(err, errlen, name, value,
 				   "seconds between profile writes, 0 (only at exit) to 86400");
 		cfg->flush = (uint32_t)v;
+		cfg->flush_set = 1;
 	} else if (!strcmp(name, "WITCH_MEMORY_MB")) {
 		if (parse_range(value, 16, 1u << 20, &v) < 0)
 			return bad(err, errlen, name, value, "a memory cap in MiB from 16 to 1048576");

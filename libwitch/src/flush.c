@@ -12,6 +12,8 @@
 
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t flush_seconds;
+static int flush_always;  /* WITCH_FLUSH set: not waiting for the program's first thread */
+static int flush_started; /* this process has its flusher (or is starting it) */
 static int flush_stopped; /* under flush_lock */
 
 static void *flush_main(void *arg)
@@ -42,17 +44,30 @@ static void *flush_main(void *arg)
 	return NULL;
 }
 
-int flush_start(uint32_t seconds)
+static int flush_spawn(void)
 {
 	pthread_t th;
-	flush_seconds = seconds;
-	if (seconds == 0)
+	if (flush_seconds == 0 || __atomic_exchange_n(&flush_started, 1, __ATOMIC_ACQ_REL))
 		return 0;
 	int rc = thread_create_unprofiled(&th, flush_main, NULL);
 	if (rc < 0)
 		return rc;
-	pthread_detach(th);
-	return 0;
+	rc = pthread_detach(th);
+	return rc ? -rc : 0;
+}
+
+int flush_start(uint32_t seconds, int always)
+{
+	flush_seconds = seconds;
+	flush_always = always;
+	return always ? flush_spawn() : 0;
+}
+
+int flush_program_thread(void)
+{
+	if (__atomic_load_n(&flush_started, __ATOMIC_ACQUIRE))
+		return 0;
+	return flush_spawn();
 }
 
 void flush_stop(void)
@@ -82,9 +97,10 @@ void flush_postfork_parent(void)
 void flush_postfork_child(void)
 {
 	pthread_mutex_init(&flush_lock, NULL);
+	flush_started = 0; /* the parent's flusher is not in the child */
 }
 
 int flush_start_in_child(void)
 {
-	return flush_stopped ? 0 : flush_start(flush_seconds);
+	return flush_stopped || !flush_always ? 0 : flush_spawn();
 }

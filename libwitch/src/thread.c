@@ -437,6 +437,13 @@ static void *thread_trampoline(void *p)
 }
 
 
+static void (*thread_spawn_hook)(void);
+
+void thread_set_spawn_hook(void (*before_spawn)(void))
+{
+	thread_spawn_hook = before_spawn;
+}
+
 WITCH_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 							  void *(*fn)(void *), void *arg)
 {
@@ -447,6 +454,8 @@ WITCH_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return EAGAIN;
 	if (!witch_rt.live)
 		return real(th, attr, fn, arg);
+	if (thread_spawn_hook)
+		thread_spawn_hook();
 	struct thread_start_box *box = malloc(sizeof(*box));
 	if (!box)
 		return real(th, attr, fn, arg);

@@ -111,6 +111,17 @@ static void witch_postfork_child(void)
 	flush_postfork_child();
 }
 
+/* thread.h's hook, before each thread the program starts: the periodic
+ * writer waited for the program to have threads (flush.h). */
+static void witch_program_thread(void)
+{
+	static int warned;
+	int rc = flush_program_thread();
+	if (rc < 0 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		log_line("cannot start the periodic profile writer (%s); the profile is written at exit only",
+			 strerror(-rc));
+}
+
 /* forkguard's hook: after every atfork child handler, the program's too. */
 static void witch_child_start(void)
 {
@@ -307,7 +318,8 @@ __attribute__((constructor)) static void witch_init(void)
 	if ((rc = fatal_install(witch_end)) < 0)
 		log_verbose(1, "cannot stand in for fatal signals (%s): a crash loses the profile",
 			    strerror(-rc));
-	if ((rc = flush_start(witch_cfg.flush)) < 0)
+	thread_set_spawn_hook(witch_program_thread);
+	if ((rc = flush_start(witch_cfg.flush, witch_cfg.flush_set)) < 0)
 		log_line("cannot start the periodic profile writer (%s); the profile is written at exit only",
 			 strerror(-rc));
 	profile_note_startup(start_cpu_ns);

@@ -11,7 +11,9 @@
  * dropped (skip_runtime_addr: 214-446 of ~1,000 samples), and their
  * bytes with them.  Expected: only free's store of the saved errno is
  * still skipped (errno is the runtime's too, thread.h: never watched), one
- * store of free's ~15: under 6% of the samples (measured 1.4-2.6%);
+ * of free's stores: under 12% of the samples (measured 1.4-2.6% when
+ * glibc took its multi-threaded paths, with the arena lock's stores in
+ * each free; 4-8% single-threaded);
  * fill's 64 bytes and the C library's stores split the rest (glibc's were
  * 0.45-0.6 of them here).
  *

@@ -50,6 +50,7 @@ struct witch_config {
 	int slow_rearm;
 	double fp_tolerance;      /* relative: FP values this close are approximately equal */
 	uint32_t flush;           /* seconds between profile writes, 0 = only at exit */
+	int flush_set;            /* WITCH_FLUSH given: the writer runs even in a program with no threads */
 	uint32_t memory_mb;       /* cap on what profiled threads reserve */
 	int objects;              /* data-centric attribution: track heap blocks (heap.h) */
 	char event[CONFIG_EVENT_MAX]; /* pmu sampler: libpfm4 event; "" = per-client default */

@@ -84,6 +84,9 @@ void thread_resume_all(void);
 void thread_flush_all(void);
 /* A runtime thread of its own (the flusher): never sampled. */
 int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
+/* Called (outside any handler) each time the profiled program is about to
+ * start a thread, before it exists (flush.h starts its writer then). */
+void thread_set_spawn_hook(void (*before_spawn)(void));
 /* The calling thread gives one of its debug registers back (the program wants
  * a breakpoint of its own).  0 or -ENOSPC. */
 int thread_yield_watchpoint(void);
