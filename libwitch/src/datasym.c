@@ -232,7 +232,8 @@ static void ds_module(struct dl_phdr_info *info, int is_main, struct ds_walk *w)
 	struct ds_body b;
 	memset(&b, 0, sizeof(b));
 	int fd = open(open_path, O_RDONLY | O_CLOEXEC);
-	const struct elfdata_file *f = fd >= 0 ? elfdata_file_get(fd, name) : NULL;
+	struct elfdata_image img = {info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum};
+	const struct elfdata_file *f = fd >= 0 ? elfdata_file_get(fd, name, &img) : NULL;
 	if (fd >= 0)
 		close(fd);
 	if (f && ds_image_matches(info, f)) {
@@ -524,7 +525,7 @@ void datasym_stats(struct datasym_stats *st)
 {
 	st->modules = __atomic_load_n(&ds_st.modules, __ATOMIC_RELAXED);
 	st->unindexed = __atomic_load_n(&ds_st.unindexed, __ATOMIC_RELAXED);
-	elfdata_stats(&st->files, &st->symbols, &st->bytes);
+	elfdata_stats(&st->files, &st->symbols, &st->bytes, &st->in_image);
 }
 
 void datasym_prefork(void)

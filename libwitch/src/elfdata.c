@@ -30,8 +30,11 @@ void elfdata_destroy(void)
 	ds_files = NULL;
 }
 
-void elfdata_stats(uint64_t *files, uint64_t *symbols, uint64_t *bytes)
+static uint64_t ds_nin_image; /* symbol tables read where their module is loaded */
+
+void elfdata_stats(uint64_t *files, uint64_t *symbols, uint64_t *bytes, uint64_t *in_image)
 {
+	*in_image = __atomic_load_n(&ds_nin_image, __ATOMIC_RELAXED);
 	*files = __atomic_load_n(&ds_nfiles, __ATOMIC_RELAXED);
 	*symbols = __atomic_load_n(&ds_nsymbols, __ATOMIC_RELAXED);
 	*bytes = __atomic_load_n(&ds_bytes, __ATOMIC_RELAXED);
@@ -387,10 +390,68 @@ static const struct elfdata_sym *ds_copy_syms(const struct ds_cand *c, uint64_t 
 	return s;
 }
 
-/* One symbol table (sym, its strings str, of the file at fd) into f. */
-static int ds_read_symbols(int fd, const Elf64_Shdr *sym, const Elf64_Shdr *str, struct elfdata_file *f)
+static int ds_keep_symbols(const Elf64_Sym *sy, uint64_t nsy, const char *strs, uint64_t strsize,
+			   struct ds_cand *c, struct elfdata_file *f);
+
+/* A loaded image's copy of section sh (SHF_ALLOC, all of it in one
+ * PT_LOAD's file-backed bytes at the file's own offset), or NULL. */
+static const void *ds_in_image(const struct elfdata_image *img, const Elf64_Phdr *ph, unsigned phnum,
+			       const Elf64_Shdr *sh)
+{
+	if (!img || !(sh->sh_flags & SHF_ALLOC))
+		return NULL;
+	for (unsigned i = 0; i < phnum; i++) {
+		const Elf64_Phdr *p = &ph[i];
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_R) || sh->sh_addr < p->p_vaddr ||
+		    sh->sh_addr - p->p_vaddr > p->p_filesz ||
+		    sh->sh_size > p->p_filesz - (sh->sh_addr - p->p_vaddr) ||
+		    sh->sh_offset - p->p_offset != sh->sh_addr - p->p_vaddr)
+			continue;
+		return (const void *)(uintptr_t)(img->base + sh->sh_addr);
+	}
+	return NULL;
+}
+
+/* The image's PT_LOADs are the file's (ph), as ds_in_image needs. */
+static int ds_image_is_file(const struct elfdata_image *img, const Elf64_Phdr *ph, unsigned phnum)
+{
+	const Elf64_Phdr *iph = img->phdr;
+	unsigned k = 0;
+	for (unsigned i = 0; i < phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		while (k < img->phnum && iph[k].p_type != PT_LOAD)
+			k++;
+		if (k == img->phnum || iph[k].p_vaddr != ph[i].p_vaddr || iph[k].p_offset != ph[i].p_offset ||
+		    iph[k].p_filesz != ph[i].p_filesz || iph[k].p_flags != ph[i].p_flags)
+			return 0;
+		k++;
+	}
+	while (k < img->phnum && iph[k].p_type != PT_LOAD)
+		k++;
+	return k == img->phnum;
+}
+
+/* One symbol table (sym, its strings str, of the file at fd) into f;
+ * from msym and mstr where the loaded image has them (both non-NULL). */
+static int ds_read_symbols(int fd, const Elf64_Shdr *sym, const Elf64_Shdr *str, const void *msym,
+			   const void *mstr, struct elfdata_file *f)
 {
 	uint64_t nsy = sym->sh_size / sizeof(Elf64_Sym), nobj = 0;
+	if (msym && mstr) {
+		/* In memory already (cc1 exports 1.3 MiB of names for plugins):
+		 * the scratch holds only the candidates. */
+		const Elf64_Sym *sy = msym;
+		for (uint64_t i = 0; i < nsy; i++) {
+			unsigned type = ELF64_ST_TYPE(sy[i].st_info);
+			nobj += type == STT_OBJECT || type == STT_TLS;
+		}
+		int rc = ds_scratch_need(nobj * sizeof(struct ds_cand) + 16);
+		if (rc < 0)
+			return rc;
+		__atomic_add_fetch(&ds_nin_image, 1, __ATOMIC_RELAXED);
+		return ds_keep_symbols(sy, nsy, mstr, str->sh_size, (struct ds_cand *)ds_scratch.p, f);
+	}
 	size_t at_str = (sym->sh_size + 15) & ~(size_t)15;
 	size_t at_cand = (at_str + str->sh_size + 15) & ~(size_t)15;
 	/* Room for the candidates is counted first (a tenth of a symbol table
@@ -411,11 +472,16 @@ static int ds_read_symbols(int fd, const Elf64_Shdr *sym, const Elf64_Shdr *str,
 			nobj += type == STT_OBJECT || type == STT_TLS;
 		}
 	}
-	const Elf64_Sym *sy = (const Elf64_Sym *)ds_scratch.p;
-	const char *strs = (const char *)ds_scratch.p + at_str;
-	struct ds_cand *c = (struct ds_cand *)(ds_scratch.p + at_cand);
+	return ds_keep_symbols((const Elf64_Sym *)ds_scratch.p, nsy, (const char *)ds_scratch.p + at_str,
+			       str->sh_size, (struct ds_cand *)(ds_scratch.p + at_cand), f);
+}
 
-	uint64_t n = ds_candidates(sy, nsy, strs, str->sh_size, c);
+/* The data symbols of sy[nsy] (names in strs) into f, c the room for
+ * their candidates. */
+static int ds_keep_symbols(const Elf64_Sym *sy, uint64_t nsy, const char *strs, uint64_t strsize,
+			   struct ds_cand *c, struct elfdata_file *f)
+{
+	uint64_t n = ds_candidates(sy, nsy, strs, strsize, c);
 	ds_sort_cands(c, (size_t)n);
 	uint64_t kept = ds_dedupe(c, n), nstatic = 0;
 	while (nstatic < kept && !c[nstatic].tls) /* the static ones sort first */
@@ -466,7 +532,7 @@ static int ds_read_sections(const struct ds_elf *e, uint64_t tls_vaddr, struct e
 
 /* The file at fd into f: PT_LOADs, sections, symbols (.symtab, else the
  * debug file's, else .dynsym). */
-static int ds_read_file(int fd, struct elfdata_file *f)
+static int ds_read_file(int fd, const struct elfdata_image *img, struct elfdata_file *f)
 {
 	struct ds_elf e, dbg;
 	Elf64_Phdr ph[DS_PHDRS_MAX];
@@ -491,7 +557,7 @@ static int ds_read_file(int fd, struct elfdata_file *f)
 
 	Elf64_Shdr sym, str;
 	if (ds_pick_symtab(&e, SHT_SYMTAB, &sym, &str) == 0)
-		return ds_read_symbols(fd, &sym, &str, f);
+		return ds_read_symbols(fd, &sym, &str, NULL, NULL, f);
 	int have_dyn = ds_pick_symtab(&e, SHT_DYNSYM, &sym, &str) == 0;
 	char dpath[256];
 	if (ds_debug_path(&e, ph, dpath, sizeof(dpath)) == 0) {
@@ -499,14 +565,19 @@ static int ds_read_file(int fd, struct elfdata_file *f)
 		Elf64_Shdr dsym, dstr;
 		if (dfd >= 0 && ds_elf_open(dfd, &dbg) == 0 && ds_elf_shdrs(&dbg) == 0 &&
 		    ds_pick_symtab(&dbg, SHT_SYMTAB, &dsym, &dstr) == 0) {
-			rc = ds_read_symbols(dfd, &dsym, &dstr, f);
+			rc = ds_read_symbols(dfd, &dsym, &dstr, NULL, NULL, f);
 			close(dfd);
 			return rc;
 		}
 		if (dfd >= 0)
 			close(dfd);
 	}
-	return have_dyn ? ds_read_symbols(fd, &sym, &str, f) : 0;
+	if (!have_dyn)
+		return 0;
+	if (img && !ds_image_is_file(img, ph, e.eh.e_phnum))
+		img = NULL;
+	return ds_read_symbols(fd, &sym, &str, ds_in_image(img, ph, e.eh.e_phnum, &sym),
+			       ds_in_image(img, ph, e.eh.e_phnum, &str), f);
 }
 
 int elfdata_fd_path(int fd, char *out, size_t size)
@@ -526,7 +597,7 @@ int elfdata_fd_path(int fd, char *out, size_t size)
 
 /* The index of the file open at fd (cached by identity and path), or NULL
  * (unreadable, not ELF, the arena full). */
-const struct elfdata_file *elfdata_file_get(int fd, const char *path)
+const struct elfdata_file *elfdata_file_get(int fd, const char *path, const struct elfdata_image *img)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
@@ -560,7 +631,7 @@ const struct elfdata_file *elfdata_file_get(int fd, const char *path)
 	f->ino = st.st_ino;
 	f->fsize = (uint64_t)st.st_size;
 	f->mtime_ns = mt;
-	if (ds_read_file(fd, f) < 0) {
+	if (ds_read_file(fd, img, f) < 0) {
 		ds_arena.used = mark;
 		return NULL;
 	}

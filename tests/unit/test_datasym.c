@@ -315,6 +315,43 @@ static void test_static(void *lib)
 	free(heap);
 }
 
+/* A stripped library's exported data, named from the .dynsym its loaded
+ * image holds (elfdata reads it there, not from the file); its static
+ * data has no symbol left, so it is the module's, unnamed. */
+static void test_stripped(void)
+{
+	struct datasym_stats before, after;
+	datasym_stats(&before);
+	void *lib = dlopen(DATASYM_LIB_STRIPPED, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		FAIL(__LINE__, "dlopen %s: %s", DATASYM_LIB_STRIPPED, dlerror());
+		return;
+	}
+	datasym_refresh();
+	datasym_stats(&after);
+	CHECK(__LINE__, after.in_image == before.in_image + 1,
+	      "the stripped library's .dynsym read in its image: %llu -> %llu",
+	      (unsigned long long)before.in_image, (unsigned long long)after.in_image);
+	long *ex = dlsym(lib, "dss_exported");
+	long *(*hidden_fn)(void) = (long *(*)(void))dlsym(lib, "dss_hidden_addr");
+	long *hid = hidden_fn ? hidden_fn() : NULL;
+	if (!ex || !hid) {
+		FAIL(__LINE__, "dss_exported or dss_hidden_addr: %s", dlerror());
+		dlclose(lib);
+		return;
+	}
+	struct srow rows[] = {
+		HIT(ex, "dss_exported", ex, 7 * sizeof(long), DATASYM_LIB_STRIPPED),
+		HIT((char *)ex + 7 * sizeof(long) - 1, "dss_exported", ex, 7 * sizeof(long),
+		    DATASYM_LIB_STRIPPED),
+		PAST((char *)ex + 7 * sizeof(long), "dss_exported", ex),
+		UNNAMED(hid, DATASYM_LIB_STRIPPED),
+	};
+	check_static(rows, sizeof(rows) / sizeof(rows[0]));
+	dlclose(lib);
+	datasym_refresh();
+}
+
 /* The executable is what the build says: PIE at a nonzero base, or not. */
 static void test_exe_kind(void)
 {
@@ -514,6 +551,7 @@ int main(void)
 	test_static(lib);
 	test_tls();
 	test_dlopen_static_tls();
+	test_stripped();
 
 	/* Unloaded: marked dead by the next refresh (its memory is not read). */
 	dlclose(lib);

@@ -81,6 +81,7 @@ struct datasym_stats {
 	uint64_t files;        /* distinct files indexed */
 	uint64_t symbols;      /* symbols kept, over all files */
 	uint64_t bytes;        /* arena bytes used */
+	uint64_t in_image;     /* files whose .dynsym was read in the loaded image, not the file */
 };
 
 /* From the runtime constructor: preallocate, index the modules loaded

@@ -1,7 +1,8 @@
 /* elfdata: one ELF file's data symbols (STT_OBJECT, STT_TLS) and non-code
  * sections, read for datasym.h's index without malloc: pread into a
- * prefaulted scratch buffer, the index into an arena of its own, never
- * freed, so readers in signal handlers may keep pointers into it.
+ * prefaulted scratch buffer (a loaded module's .dynsym is read where it is
+ * loaded), the index into an arena of its own, never freed, so readers in
+ * signal handlers may keep pointers into it.
  *
  * Not thread-safe: one writer at a time (datasym holds its lock).
  */
@@ -48,12 +49,23 @@ int elfdata_fd_path(int fd, char *out, size_t size);
 /* Reserve the arena (touched as used): 0 or -errno. */
 int elfdata_init(size_t arena_bytes);
 void elfdata_destroy(void);
+/* Where the file is loaded (dl_iterate_phdr's view of it), if it is. */
+struct elfdata_image {
+	uint64_t base;
+	const void *phdr; /* ElfW(Phdr)[phnum] */
+	unsigned phnum;
+};
+
 /* The index of the file open at fd (cached by identity and path): its
  * PT_LOADs, sections, symbols (.symtab, else the build-id debug file's,
- * else .dynsym); NULL when unreadable, not ELF, or past the arena. */
-const struct elfdata_file *elfdata_file_get(int fd, const char *path);
+ * else .dynsym); NULL when unreadable, not ELF, or past the arena.  With
+ * img (or NULL) the image of it the caller keeps loaded meanwhile: a
+ * .dynsym is read there, not from the file, when the image's PT_LOADs
+ * are the file's. */
+const struct elfdata_file *elfdata_file_get(int fd, const char *path, const struct elfdata_image *img);
 /* Give back the scratch buffer (after a walk over the modules). */
 void elfdata_scratch_release(void);
-void elfdata_stats(uint64_t *files, uint64_t *symbols, uint64_t *bytes);
+/* in_image: of the files, those whose .dynsym was read where it was loaded. */
+void elfdata_stats(uint64_t *files, uint64_t *symbols, uint64_t *bytes, uint64_t *in_image);
 
 #endif
