@@ -189,6 +189,23 @@ void bulk_fill_end(struct witch_thread *t, const void *block, uint64_t bytes)
 		handler_sample_call((uint64_t)(uintptr_t)real_memset, at, bulk_kind, weight, 1);
 }
 
+struct witch_thread *bulk_copy_begin(uint64_t most)
+{
+	return bulk_fill_begin(most);
+}
+
+void bulk_copy_end(struct witch_thread *t, const void *dst, uint64_t copied)
+{
+	uint64_t pos = 0;
+	if (!t)
+		return;
+	double weight = copied > 0 ? bulk_count(t, copied, &pos) : 0;
+	t->bulk.active = 0;
+	if (weight > 0)
+		handler_sample_call((uint64_t)(uintptr_t)real_memcpy, (uint64_t)(uintptr_t)dst + pos,
+				    bulk_kind, weight, 1);
+}
+
 /* While a debug register is armed the CPU runs `rep movsb/stosb` without
  * its fast-string microcode, 16-60x slower (bench/dr_fast_string.c), and
  * glibc picks them from 2 KiB to about 1 MiB.  In a profiled thread, calls

@@ -79,6 +79,12 @@ const struct heap_next_fns *heap_next_resolve(void)
 		 * serves what it can (never seen; dlsym found none of them). */
 		return NULL;
 	}
+	/* The C library's allocator, not one the program links (jemalloc):
+	 * malloc comes from the module that defines gnu_get_libc_version. */
+	Dl_info mi, li;
+	void *libc_fn = dlsym(RTLD_DEFAULT, "gnu_get_libc_version");
+	n.glibc = libc_fn && dladdr((void *)n.malloc, &mi) && dladdr(libc_fn, &li) &&
+		  mi.dli_fbase == li.dli_fbase;
 	next_fns = n;
 	__atomic_store_n(&heap_next_table, &next_fns, __ATOMIC_RELEASE);
 	return &next_fns;

@@ -13,7 +13,7 @@
  * stand for no bytes (the count has them).  For the load client, memcmp
  * and bcmp are counted too, by the bytes they read (both buffers up to the
  * first difference), and sampled after the call.  calloc's clearing is
- * counted through bulk_fill_*.  Other calls inside the C library (qsort's
+ * counted through bulk_fill_*, a moving realloc's copy through bulk_copy_*.  Other calls inside the C library (qsort's
  * memcpy, strncpy's padding) are not interposed: ticks sample them.
  *
  * Calls before bulk_init, from the runtime's own handlers, and in threads
@@ -64,6 +64,14 @@ void bulk_fill_end(struct witch_thread *t, const void *block, uint64_t bytes);
  * them (k < the count), else left alone. */
 uint64_t bulk_resident_bytes(const void *block, uint64_t bytes, uint64_t k,
 			     uint64_t *at_resident_byte);
+/* A C library call that may copy with no memcpy call of the program to
+ * count (a realloc that moves the block, heap.c): bulk_copy_begin before
+ * it, with the most it may copy (NULL when not counted, as for
+ * bulk_fill_begin); bulk_copy_end after it with the destination and the
+ * bytes it did copy (0: none, it resized in place or remapped).  A sample
+ * is the count's byte of the destination, taken after the copy. */
+struct witch_thread *bulk_copy_begin(uint64_t most);
+void bulk_copy_end(struct witch_thread *t, const void *dst, uint64_t copied);
 
 /* What a call of a wrapper does, as the run-ahead window sees it (look.c):
  * a window must not stop where the program calls memcpy, or the stores just

@@ -30,6 +30,7 @@ struct heap_next_fns {
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 	size_t (*usable_size)(void *);
+	int glibc; /* they are the C library's own (glibc's chunk layout holds) */
 };
 
 extern const struct heap_next_fns *heap_next_table; /* NULL until resolved */
