@@ -394,7 +394,8 @@ static int ds_keep_symbols(const Elf64_Sym *sy, uint64_t nsy, const char *strs, 
 			   struct ds_cand *c, struct elfdata_file *f);
 
 /* A loaded image's copy of section sh (SHF_ALLOC, all of it in one
- * PT_LOAD's file-backed bytes at the file's own offset), or NULL. */
+ * read-only PT_LOAD's file-backed bytes at the file's own offset), or
+ * NULL.  Read-only: its pages are the file's, as ds_image_release needs. */
 static const void *ds_in_image(const struct elfdata_image *img, const Elf64_Phdr *ph, unsigned phnum,
 			       const Elf64_Shdr *sh)
 {
@@ -402,7 +403,8 @@ static const void *ds_in_image(const struct elfdata_image *img, const Elf64_Phdr
 		return NULL;
 	for (unsigned i = 0; i < phnum; i++) {
 		const Elf64_Phdr *p = &ph[i];
-		if (p->p_type != PT_LOAD || !(p->p_flags & PF_R) || sh->sh_addr < p->p_vaddr ||
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_R) || (p->p_flags & PF_W) ||
+		    sh->sh_addr < p->p_vaddr ||
 		    sh->sh_addr - p->p_vaddr > p->p_filesz ||
 		    sh->sh_size > p->p_filesz - (sh->sh_addr - p->p_vaddr) ||
 		    sh->sh_offset - p->p_offset != sh->sh_addr - p->p_vaddr)
@@ -410,6 +412,17 @@ static const void *ds_in_image(const struct elfdata_image *img, const Elf64_Phdr
 		return (const void *)(uintptr_t)(img->base + sh->sh_addr);
 	}
 	return NULL;
+}
+
+/* The whole pages of [at, at + size), in a read-only file mapping, given
+ * back after reading them: they are the file's, a later touch faults them
+ * in again from the page cache, and they no longer count in the process's
+ * resident set (cc1's tables: 0.8 MiB of its peak). */
+static void ds_image_release(const void *at, uint64_t size)
+{
+	uint64_t lo = ((uint64_t)(uintptr_t)at + 4095) & ~4095ull, hi = ((uint64_t)(uintptr_t)at + size) & ~4095ull;
+	if (hi > lo)
+		madvise((void *)(uintptr_t)lo, hi - lo, MADV_DONTNEED);
 }
 
 /* The image's PT_LOADs are the file's (ph), as ds_in_image needs. */
@@ -450,7 +463,10 @@ static int ds_read_symbols(int fd, const Elf64_Shdr *sym, const Elf64_Shdr *str,
 		if (rc < 0)
 			return rc;
 		__atomic_add_fetch(&ds_nin_image, 1, __ATOMIC_RELAXED);
-		return ds_keep_symbols(sy, nsy, mstr, str->sh_size, (struct ds_cand *)ds_scratch.p, f);
+		rc = ds_keep_symbols(sy, nsy, mstr, str->sh_size, (struct ds_cand *)ds_scratch.p, f);
+		ds_image_release(msym, sym->sh_size); /* the kept names are copies */
+		ds_image_release(mstr, str->sh_size);
+		return rc;
 	}
 	size_t at_str = (sym->sh_size + 15) & ~(size_t)15;
 	size_t at_cand = (at_str + str->sh_size + 15) & ~(size_t)15;
