@@ -2,7 +2,7 @@
 """compare_builds.py: two libwitch builds against the native run, interleaved.
 
 usage: compare_builds.py OLD_BUILD NEW_BUILD [--programs lz,sort,...] [--client dead]
-                         [--runs 5] [--scale 6]
+                         [--runs 5] [--scale 6] [--real]
 
 For each program of bench/programs (built in NEW_BUILD): RUNS rounds of
 native, OLD, NEW (in that order, so drift hits all three alike), with the
@@ -11,11 +11,18 @@ wall-time ratios to native, samples per CPU-second, kernel round trips per
 sample and the runtime's own overhead estimate, for each build; and the
 geometric mean of each build's time ratios.  For issue 13's "before and
 after" (what 1% of overhead buys).  Profiles are read with NEW_BUILD's witch.
+
+--real: the batch programs of bench/real_programs.py instead (python,
+sqlite, gzip, gcc, xz, pigz; inputs from bench/real/gen_inputs.py in a
+temporary directory), their CPU time (user + system of the process tree)
+and wall time as ratios to native; no profile columns (gcc writes five).
 """
 import argparse
+import glob
 import json
 import math
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -24,6 +31,68 @@ import tempfile
 import time
 
 PROGRAMS = ["lz", "sort", "hashtab", "strings", "interp", "stencil"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+REAL = os.path.join(HERE, "real")
+# name -> (argv, stdin); {t} is the temporary directory (real_programs.py's sizes)
+REAL_PROGRAMS = {
+    "python": (["/usr/bin/python3", REAL + "/script.py"], None),
+    "sqlite": (["sqlite3", "-batch", "{t}/test.db"], REAL + "/sqlite.sql"),
+    "gzip": (["gzip", "-9", "-c", "{t}/text.txt"], None),
+    "gcc": (["gcc", "-O2", "-o", "{t}/gen", "{t}/gen.c"], None),
+    "xz": (["xz", "-T2", "-3", "--block-size=3MiB", "-c", "{t}/xz.txt"], None),
+    "pigz": (["pigz", "-p", "2", "-9", "-c", "{t}/text.txt"], None),
+}
+
+
+def run_real(argv, stdin, tmp, env):
+    """CPU seconds (the tree's user + system) and wall seconds of one run."""
+    db = os.path.join(tmp, "test.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    with open(stdin or os.devnull) as f:
+        subprocess.run([x.format(t=tmp) for x in argv], stdin=f, env=env,
+                       stdout=subprocess.DEVNULL, check=True)
+    t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime), t1 - t0
+
+
+def compare_real(a, builds, base):
+    tmp = tempfile.mkdtemp(prefix="witch-cmp.")
+    gen = [sys.executable, os.path.join(REAL, "gen_inputs.py")]
+    subprocess.run(gen + ["text", os.path.join(tmp, "text.txt"), "24"], check=True)
+    subprocess.run(gen + ["text", os.path.join(tmp, "xz.txt"), "12"], check=True)
+    subprocess.run(gen + ["csource", os.path.join(tmp, "gen.c"), "150"], check=True)
+    progs = list(REAL_PROGRAMS) if a.programs == ",".join(PROGRAMS) else a.programs.split(",")
+    med = statistics.median
+    print("# %s vs %s: %s client, real programs, %d interleaved runs, medians of CPU time "
+          "(wall time)\n" % (a.old, a.new, a.client, a.runs))
+    print("| program | native CPU s | old | new |")
+    print("|---|---:|---:|---:|")
+    logs = {"old": [], "new": []}
+    for prog in progs:
+        argv, stdin = REAL_PROGRAMS[prog]
+        res = {v: ([], []) for v in ("native", "old", "new")}
+        for r in range(a.runs):
+            for v in res:
+                env = dict(base, PYTHONHASHSEED="0")
+                if v != "native":
+                    env.update(LD_PRELOAD=os.path.join(builds[v], "libwitch.so"), WITCH_CLIENT=a.client,
+                               WITCH_OUTPUT=os.path.join(tmp, "p-%p.prof"), WITCH_SEED=str(r + 1))
+                cpu, wall = run_real(argv, stdin, tmp, env)
+                res[v][0].append(cpu)
+                res[v][1].append(wall)
+                for f in glob.glob(os.path.join(tmp, "p-*.prof")):
+                    os.unlink(f)
+        nc, nw = med(res["native"][0]), med(res["native"][1])
+        cells = []
+        for v in ("old", "new"):
+            logs[v].append(math.log(med(res[v][0]) / nc))
+            cells.append("%.3f (%.3f)" % (med(res[v][0]) / nc, med(res[v][1]) / nw))
+        print("| %s | %.2f | %s | %s |" % (prog, nc, cells[0], cells[1]), flush=True)
+    print("\ngeomean CPU time ratio: old %.3f, new %.3f"
+          % (math.exp(statistics.mean(logs["old"])), math.exp(statistics.mean(logs["new"]))))
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run(exe, scale, env):
@@ -53,6 +122,7 @@ def main():
     ap.add_argument("--client", default="dead")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--scale", default="6")
+    ap.add_argument("--real", action="store_true")
     a = ap.parse_args()
     builds = {"old": os.path.abspath(a.old), "new": os.path.abspath(a.new)}
     for name, b in builds.items():
@@ -60,6 +130,9 @@ def main():
             sys.exit("compare_builds: %s has no libwitch.so" % b)
     witch = os.path.join(builds["new"], "witch")
     base = {k: v for k, v in os.environ.items() if not k.startswith("WITCH_") and k != "LD_PRELOAD"}
+    if a.real:
+        compare_real(a, builds, base)
+        return
     tmp = tempfile.mkdtemp(prefix="witch-cmp.")
     res = {}
     for prog in a.programs.split(","):
