@@ -14,7 +14,9 @@
 
 #include <asm/prctl.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -352,6 +354,92 @@ static void test_stripped(void)
 	datasym_refresh();
 }
 
+/* The section named `name` of the ELF file at path: 0, or -1. */
+static int section_of(const char *path, const char *name, Elf64_Shdr *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[64], strsh;
+	char names[4096];
+	int rc = -1;
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && eh.e_shnum <= 64 &&
+	    pread(fd, sh, eh.e_shnum * sizeof(sh[0]), (off_t)eh.e_shoff) == (ssize_t)(eh.e_shnum * sizeof(sh[0]))) {
+		strsh = sh[eh.e_shstrndx];
+		ssize_t n = pread(fd, names, sizeof(names) - 1, (off_t)strsh.sh_offset);
+		names[n > 0 ? n : 0] = 0;
+		for (int i = 0; i < eh.e_shnum; i++)
+			if (sh[i].sh_name < (uint32_t)(n > 0 ? n : 0) && strcmp(names + sh[i].sh_name, name) == 0) {
+				*out = sh[i];
+				rc = 0;
+			}
+	}
+	close(fd);
+	return rc;
+}
+
+static int page_present(uint64_t addr)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = pread(fd, &e, sizeof(e), (off_t)(addr / 4096 * sizeof(e)));
+	close(fd);
+	return n == sizeof(e) ? (int)(e >> 63) : -1;
+}
+
+/* A .dynsym read in place is given back page by page (it no longer counts
+ * as resident), except a page the program made writable and changed:
+ * that one keeps the change (giving it back would revert it to the
+ * file's). */
+static void test_release(void)
+{
+	Elf64_Shdr ds;
+	Dl_info di;
+	void *lib = dlopen(DATASYM_LIB_MANY, RTLD_NOW | RTLD_LOCAL);
+	long *first = lib ? dlsym(lib, "dsm_100") : NULL;
+	if (!first || section_of(DATASYM_LIB_MANY, ".dynsym", &ds) < 0 || !dladdr(first, &di)) {
+		FAIL(__LINE__, "%s: its .dynsym or dsm_100 not found (%s)", DATASYM_LIB_MANY, dlerror());
+		if (lib)
+			dlclose(lib);
+		return;
+	}
+	uint64_t lo = ((uint64_t)(uintptr_t)di.dli_fbase + ds.sh_addr + 4095) & ~4095ull;
+	uint64_t hi = ((uint64_t)(uintptr_t)di.dli_fbase + ds.sh_addr + ds.sh_size) & ~4095ull;
+	CHECK(__LINE__, hi >= lo + 2 * 4096, "%s's .dynsym holds %llu whole pages, want 2 or more",
+	      DATASYM_LIB_MANY, (unsigned long long)((hi - lo) / 4096));
+	if (hi < lo + 2 * 4096) {
+		dlclose(lib);
+		return;
+	}
+	/* Patch the first whole page (an st_other byte: nothing reads its
+	 * high bits), touch the second. */
+	volatile unsigned char *patched = (unsigned char *)(uintptr_t)lo + 5 * 24 + 5;
+	volatile const unsigned char *other = (const unsigned char *)(uintptr_t)(lo + 4096);
+	unsigned char was = *patched;
+	(void)*other;
+	CHECK(__LINE__, mprotect((void *)(uintptr_t)lo, 4096, PROT_READ | PROT_WRITE) == 0, "mprotect: %d", errno);
+	*patched = (unsigned char)(was | 0x80);
+	mprotect((void *)(uintptr_t)lo, 4096, PROT_READ);
+	CHECK(__LINE__, page_present(lo + 4096) == 1, "the touched page is not resident before the walk");
+
+	datasym_refresh();
+	CHECK(__LINE__, *patched == (unsigned char)(was | 0x80), "the patched page was given back: %#x",
+	      *patched);
+	CHECK(__LINE__, page_present(lo + 4096) == 0, "a page read in place is still resident");
+	struct datasym_hit h;
+	CHECK(__LINE__, datasym_static((uint64_t)(uintptr_t)first, &h) == 0 && h.name &&
+				strcmp(h.name, "dsm_100") == 0,
+	      "dsm_100 not named from the read table");
+	mprotect((void *)(uintptr_t)lo, 4096, PROT_READ | PROT_WRITE);
+	*patched = was;
+	mprotect((void *)(uintptr_t)lo, 4096, PROT_READ);
+	dlclose(lib);
+	datasym_refresh();
+}
+
 /* The executable is what the build says: PIE at a nonzero base, or not. */
 static void test_exe_kind(void)
 {
@@ -552,6 +640,7 @@ int main(void)
 	test_tls();
 	test_dlopen_static_tls();
 	test_stripped();
+	test_release();
 
 	/* Unloaded: marked dead by the next refresh (its memory is not read). */
 	dlclose(lib);

@@ -13,7 +13,8 @@
  * stand for no bytes (the count has them).  For the load client, memcmp
  * and bcmp are counted too, by the bytes they read (both buffers up to the
  * first difference), and sampled after the call.  calloc's clearing is
- * counted through bulk_fill_*, a moving realloc's copy through bulk_copy_*.  Other calls inside the C library (qsort's
+ * counted through bulk_fill_*, a moving realloc's copy through
+ * bulk_copy_*.  Other calls inside the C library (qsort's
  * memcpy, strncpy's padding) are not interposed: ticks sample them.
  *
  * Calls before bulk_init, from the runtime's own handlers, and in threads

@@ -11,9 +11,10 @@
  *
  * The snapshot is taken at start, after the program's dlclose, when a
  * thread starts, and by the flusher (where there is one: flush.h) within
- * 0.25 s of an unwind that found a pc in no module.  Until then, a pc in a module loaded since (dlopen is
- * not interposed: the C library finds the caller's RUNPATH from its return
- * address) is found by the C library's lock-free _dl_find_object.  dlclose
+ * 0.25 s of an unwind that found a pc in no module.  Until then, a pc in a
+ * module loaded since (dlopen is not interposed: the C library finds the
+ * caller's RUNPATH from its return address) is found by the C library's
+ * lock-free _dl_find_object.  dlclose
  * first waits out the unwinds that may be reading the module it unmaps.
  */
 
