@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,6 +52,11 @@ static pthread_mutex_t ds_lock = PTHREAD_MUTEX_INITIALIZER; /* writers only */
 static uint64_t ds_gen;
 static uint64_t ds_adds, ds_subs; /* the loader's counts at the last full walk */
 static int ds_walked;
+/* New modules with TLS a walk that could not start the probe thread left
+ * (datasym_refresh_due): the next datasym_refresh probes them. */
+static struct ds_slot *ds_unprobed[DS_PROBE_MAX];
+static uint32_t ds_nunprobed;
+static uint64_t ds_due_ns; /* when datasym_refresh_due last walked */
 static struct datasym_stats ds_st;
 static uint64_t ds_tls_bound; /* a static TLS block starts at most this far below tp */
 
@@ -350,8 +356,9 @@ static void ds_probe_tls(struct ds_walk *w)
 	}
 }
 
-/* Under ds_lock. */
-static void ds_walk(int initial)
+/* Under ds_lock.  probe: new modules' static TLS may be probed now (a
+ * thread is started), else they wait in ds_unprobed. */
+static void ds_walk(int initial, int probe)
 {
 	if (initial) {
 		uint64_t sum = DS_TLS_SURPLUS;
@@ -362,23 +369,34 @@ static void ds_walk(int initial)
 	ds_gen++;
 	dl_iterate_phdr(ds_walk_cb, &w);
 	elfdata_scratch_release();
-	if (w.unchanged)
-		return;
-	/* Not found this walk: unloaded (the module's memory may be gone; a
-	 * slot holds only copies, so nothing of it was read after). */
-	for (uint32_t i = 0; i < ds_nslots; i++) {
-		struct ds_slot *s = &ds_slots[i];
-		if (s->b.live && s->seen != ds_gen) {
-			struct ds_body dead;
-			memset(&dead, 0, sizeof(dead));
-			ds_slot_write(s, &dead);
-		}
+	if (probe) { /* and those an earlier walk could not probe */
+		for (uint32_t i = 0; i < ds_nunprobed && w.npending < DS_PROBE_MAX; i++)
+			w.pending[w.npending++] = ds_unprobed[i];
+		ds_nunprobed = 0;
 	}
-	ds_adds = w.adds;
-	ds_subs = w.subs;
-	ds_walked = 1;
-	if (w.npending)
+	if (!w.unchanged) {
+		/* Not found this walk: unloaded (the module's memory may be gone;
+		 * a slot holds only copies, so nothing of it was read after). */
+		for (uint32_t i = 0; i < ds_nslots; i++) {
+			struct ds_slot *s = &ds_slots[i];
+			if (s->b.live && s->seen != ds_gen) {
+				struct ds_body dead;
+				memset(&dead, 0, sizeof(dead));
+				ds_slot_write(s, &dead);
+			}
+		}
+		ds_adds = w.adds;
+		ds_subs = w.subs;
+		ds_walked = 1;
+	}
+	if (!w.npending)
+		return;
+	if (probe) {
 		ds_probe_tls(&w);
+	} else {
+		for (uint32_t i = 0; i < w.npending && ds_nunprobed < DS_PROBE_MAX; i++)
+			ds_unprobed[ds_nunprobed++] = w.pending[i];
+	}
 }
 
 int datasym_init(void)
@@ -398,7 +416,7 @@ int datasym_init(void)
 	ds_real_create = (ds_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	pthread_mutex_lock(&ds_lock);
 	__atomic_store_n(&ds_slots, (struct ds_slot *)p, __ATOMIC_RELEASE);
-	ds_walk(1);
+	ds_walk(1, 1);
 	pthread_mutex_unlock(&ds_lock);
 	return 0;
 }
@@ -408,7 +426,26 @@ void datasym_refresh(void)
 	if (!__atomic_load_n(&ds_slots, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&ds_lock);
-	ds_walk(0);
+	ds_walk(0, 1);
+	pthread_mutex_unlock(&ds_lock);
+}
+
+void datasym_refresh_due(void)
+{
+	struct timespec ts;
+	if (!__atomic_load_n(&ds_slots, __ATOMIC_ACQUIRE) ||
+	    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) < 0)
+		return;
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t last = __atomic_load_n(&ds_due_ns, __ATOMIC_RELAXED);
+	if (now - last < DATASYM_DUE_NS ||
+	    !__atomic_compare_exchange_n(&ds_due_ns, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	/* Never waits: the lock's holder may be this very thread (a walk's
+	 * own allocations, or the program's handler that interrupted one). */
+	if (pthread_mutex_trylock(&ds_lock) != 0)
+		return;
+	ds_walk(0, 0);
 	pthread_mutex_unlock(&ds_lock);
 }
 

@@ -2,6 +2,7 @@
 #include "witch/heap.h"
 #include "witch/bulk.h"
 #include "witch/context.h"
+#include "witch/datasym.h"
 #include "witch/rawsys.h"
 #include "witch/heap_mix.h"
 #include "witch/heap_sites.h"
@@ -282,6 +283,7 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 		}
 	}
 	heap_add(p, size, next_usable_size(p), ret, cfa, bits);
+	datasym_refresh_due(); /* where no flusher does it (datasym.h) */
 }
 
 /* Off the table, if it is there; *span: the usable size it was under. */

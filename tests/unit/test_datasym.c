@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 int ds_data[4] = {1, 2, 3, 4};
@@ -440,6 +441,32 @@ static void test_release(void)
 	datasym_refresh();
 }
 
+/* datasym_refresh_due (the allocation path's refresh, where no flusher
+ * thread refreshes): at most one walk a DATASYM_DUE_NS; a library
+ * dlopen'd just after one is named at the first call past the interval. */
+static void test_due(void)
+{
+	struct datasym_hit h;
+	datasym_refresh_due(); /* a walk now, or one was less than DUE ago */
+	void *lib = dlopen(DATASYM_LIB_STRIPPED, RTLD_NOW | RTLD_LOCAL);
+	long *ex = lib ? dlsym(lib, "dss_exported") : NULL;
+	if (!ex) {
+		FAIL(__LINE__, "dlopen %s: %s", DATASYM_LIB_STRIPPED, dlerror());
+		return;
+	}
+	datasym_refresh_due();
+	CHECK(__LINE__, datasym_static((uint64_t)(uintptr_t)ex, &h) == -ENOENT,
+	      "named by a second walk within the interval");
+	struct timespec ts = {0, (long)(DATASYM_DUE_NS + 50000000ull)};
+	nanosleep(&ts, NULL);
+	datasym_refresh_due();
+	CHECK(__LINE__, datasym_static((uint64_t)(uintptr_t)ex, &h) == 0 && h.name &&
+				strcmp(h.name, "dss_exported") == 0,
+	      "not named by the walk past the interval");
+	dlclose(lib);
+	datasym_refresh();
+}
+
 /* The executable is what the build says: PIE at a nonzero base, or not. */
 static void test_exe_kind(void)
 {
@@ -641,6 +668,7 @@ int main(void)
 	test_dlopen_static_tls();
 	test_stripped();
 	test_release();
+	test_due();
 
 	/* Unloaded: marked dead by the next refresh (its memory is not read). */
 	dlclose(lib);

@@ -91,6 +91,14 @@ int datasym_init(void);
  * module came or went (the loader's add/sub counts are compared).  Not in
  * a signal handler. */
 void datasym_refresh(void);
+/* datasym_refresh from the program's allocations (heap.c), at most every
+ * DATASYM_DUE_NS: where no flusher thread refreshes (a program with no
+ * threads, flush.h), a library dlopen'd since is named within a quarter
+ * second of its first allocation after that.  Never waits for the index's
+ * lock, and starts no thread: a new module's static TLS is probed at the
+ * next datasym_refresh. */
+#define DATASYM_DUE_NS 250000000ull
+void datasym_refresh_due(void);
 /* Static data (.data, .bss, .rodata and the like: any PT_LOAD that is not
  * executable, and the non-code sections of one that is): 0 and *hit when
  * addr is in some module's data; -ENOENT otherwise.  Async-signal-safe,
