@@ -111,6 +111,7 @@ struct heap_thread {
 	uint64_t rng;
 	int busy;
 	uint32_t pending_site; /* heap_pending_begin's, 0 when none */
+	uint32_t tracked;      /* blocks added: every 16th looks at the clock for datasym */
 	uint8_t seen[256]; /* blocks by call site (its return address's low byte) */
 };
 static __thread struct heap_thread heap_me
@@ -283,7 +284,10 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 		}
 	}
 	heap_add(p, size, next_usable_size(p), ret, cfa, bits);
-	datasym_refresh_due(); /* where no flusher does it (datasym.h) */
+	/* Where no flusher refreshes the data symbols (datasym.h); a clock
+	 * read (a vDSO call) at every 16th block, not on each. */
+	if ((++heap_me.tracked & 15) == 0)
+		datasym_refresh_due();
 }
 
 /* Off the table, if it is there; *span: the usable size it was under. */

@@ -11,11 +11,12 @@
  * dropped (skip_runtime_addr: 214-446 of ~1,000 samples), and their
  * bytes with them.  Expected: only free's store of the saved errno is
  * still skipped (errno is the runtime's too, thread.h: never watched), one
- * of free's stores: under 12% of the samples (measured 1.4-2.6% when
+ * of free's stores: under 20% of the samples (measured 1.4-2.6% when
  * glibc took its multi-threaded paths, with the arena lock's stores in
- * each free; 4-8% single-threaded);
+ * each free; 6-13% single-threaded);
  * fill's 64 bytes and the C library's stores split the rest (glibc's were
- * 0.45-0.6 of them here).
+ * 0.45-0.6 of them here; fill read 0.34-0.42 of the sampled bytes
+ * single-threaded, 1.0 if malloc's and free's samples were dropped).
  *
  * Usage: alloc_churn [REPS]     default REPS = 10,000,000 (~0.3 s)
  */
