@@ -1,13 +1,15 @@
 /* datasym: data symbols of the loaded modules, for naming static and TLS
  * objects (docs/objects.md).
  *
- * Index (datasym_init, datasym_refresh; never in a signal handler): for
- * each module dl_iterate_phdr lists (the vDSO and modules without a file
- * skipped), the ELF file is read (pread: a mapping's page faults cost more
- * than the copy) and parsed by hand: its program headers (checked against the loaded ones: a file replaced since
+ * Index (datasym_init, datasym_refresh, datasym_refresh_due; never in a
+ * signal handler): for each module dl_iterate_phdr lists (the vDSO and
+ * modules without a file skipped), the ELF file is read (pread: a new
+ * mapping's page faults cost more than the copy) and parsed by hand: its
+ * program headers (checked against the loaded ones: a file replaced since
  * the load gives no names), its sections and one symbol table: .symtab
  * when the file has it, else the .symtab of its separate debug file
- * (/usr/lib/debug/.build-id/xx/yyyy.debug, e.g. libc6-dbg's), else .dynsym.
+ * (/usr/lib/debug/.build-id/xx/yyyy.debug, e.g. libc6-dbg's), else .dynsym
+ * (read where the loader mapped it, elfdata.h).
  * Hand-parsed, not libelf: ~150 lines, and libwitch.so, preloaded into
  * every program, gains no library and calls no malloc at all (libelf
  * mallocs, and the heap module interposes malloc).
