@@ -34,8 +34,16 @@ run fixed WITCH_RATE=2000
 read -r bytes cost expired <<<"$(stats "$tmp/fixed.prof")"
 [ "$bytes" -ge 2000000000 ] && [ "$cost" -gt 0 ] && [ "$expired" -eq 0 ] ||
 	{ echo "FAIL: fixed rate: armed bytes $bytes (want >= 2e9), cost $cost ns (> 0), expired $expired (0)"; exit 1; }
-run budget WITCH_BUDGET=20
-read -r bbytes bcost bexpired <<<"$(stats "$tmp/budget.prof")"
+# Whether any of B's samples is still armed when C starts is chance: 10
+# runs read watch_expired 1-14 (this build) and 1-11 (2026-11-26's
+# first), one run in ~10 only 1 and one in ~12 none (a fresh clone's CI,
+# armed bytes 24 KiB).  A second run is taken when the first let none go;
+# two in a row fail.
+for attempt in 1 2; do
+	run budget WITCH_BUDGET=20
+	read -r bbytes bcost bexpired <<<"$(stats "$tmp/budget.prof")"
+	[ "$bexpired" -ge 1 ] && break
+done
 [ "$bexpired" -ge 1 ] && [ "$bbytes" -lt 2000000000 ] ||
-	{ echo "FAIL: budget: expired $bexpired (want >= 1), armed bytes $bbytes (< 2e9)"; exit 1; }
+	{ echo "FAIL: budget: expired $bexpired (want >= 1), armed bytes $bbytes (< 2e9), $attempt run(s)"; exit 1; }
 echo "PASS io_linger: fixed rate $bytes bytes read armed, priced $cost ns; budget let $bexpired samples go, $bbytes bytes armed"
