@@ -57,6 +57,13 @@ Checks (each failure prints what was expected and what was found):
                     bytes the samples stand for, WITCH_WATCHPOINTS=0 or not)
                     in contexts whose first named function, leaf first, is FN:
                     within --tol of S
+  --sampled-split FN=S,...  among the sampled contexts whose leaf (first
+                    frame with a function name) matches one of the FNs (shell
+                    patterns: `__memcpy_*`), each FN's share of their bytes:
+                    within --split-tol of S.  Shares of code in one loop do
+                    not move with the machine's speed on code elsewhere, as
+                    shares of the whole do.
+  --split-tol T     tolerance of --sampled-split (default 0.05)
   --approx-shares K=S,...  like --shares, for waste_approx: for each key
                     W:T, the sum of the matching pairs' waste_approx over
                     the total waste_approx is within tol of S (0 when there
@@ -100,6 +107,7 @@ a one-line summary starting `check_report: PASS` or `check_report: FAIL`.
 """
 
 import argparse
+import fnmatch
 import json
 import math
 import os
@@ -251,6 +259,13 @@ def parse_sampled_shares(text):
     return out
 
 
+def parse_sampled_split(text):
+    try:
+        return parse_sampled_shares(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"--sampled-split: expected FN=S,..., got {text!r}")
+
+
 def parse_object_share(text):
     name, sep, val = text.rpartition("=")
     try:
@@ -287,6 +302,8 @@ def main(argv):
     ap.add_argument("--top-pair", nargs=2, metavar=("WATCHFN", "TRAPFN"))
     ap.add_argument("--shares", type=parse_shares)
     ap.add_argument("--sampled-shares", type=parse_sampled_shares, metavar="FN=S[,FN=S...]")
+    ap.add_argument("--sampled-split", type=parse_sampled_split, metavar="FN=S[,FN=S...]")
+    ap.add_argument("--split-tol", type=float, default=0.05)
     ap.add_argument("--object-share", type=parse_object_share, action="append", default=[],
                     metavar="NAME=S")
     ap.add_argument("--object-kind", type=parse_object_kind, action="append", default=[],
@@ -523,6 +540,22 @@ def main(argv):
             check(f"sampled {fn}", abs(got[fn] - want) <= args.tol,
                   f"share {want:.4f} +- {args.tol:.4f} of the sampled bytes",
                   f"{got[fn]:.4f} of {total} bytes")
+
+    # A leaf counts for the first pattern it matches; the shares are of the
+    # matched contexts' bytes only.
+    if args.sampled_split:
+        got = dict.fromkeys([fn for fn, _ in args.sampled_split], 0.0)
+        for ctx in rep.get("sampled", []):
+            leaf = next((f.get("function") for f in ctx.get("context", []) if f.get("function")), None)
+            hit = next((p for p in got if leaf and fnmatch.fnmatchcase(leaf, p)), None)
+            if hit is not None:
+                got[hit] += ctx["bytes"]
+        matched = sum(got.values())
+        for fn, want in args.sampled_split:
+            share = got[fn] / matched if matched > 0 else 0.0
+            check(f"sampled split {fn}", abs(share - want) <= args.split_tol,
+                  f"share {want:.4f} +- {args.split_tol:.4f} of the split's sampled bytes",
+                  f"{share:.4f} of {matched} bytes")
 
     # ---- objects: waste shares and kinds by name ----
     if args.object_share or args.object_kind or args.object_sampled_share or args.no_object:

@@ -247,6 +247,31 @@ case_ fail.no-object-none 1 "FAIL no-object table: expected none; found no \"obj
 	--no-object table
 case_ usage.bad-object-kind 2 "" -- "$O" --object-kind table=global
 
+# sampled bytes by context (WITCH_WATCHPOINTS=0): fill 500, copy_rows 100
+# with memcpy under it 400: by first named function, copy_rows 0.5 when
+# memcpy is not named; by leaf, copy_rows 0.2 of the copy loop's 500.
+cat >"$tmp/sampled.json" <<EOF
+{"client":"dead","sampler":"soft","samples":600,"watchpoints_armed":0,"traps":0,
+ "waste":0,"use":0,"fraction":0,"pairs":[],"sampled_total":1000,
+ "sampled":[
+  {"bytes":500,"context":[$(frame fill $P),$MAIN]},
+  {"bytes":400,"context":[$(frame __memcpy_avx_unaligned_erms /lib/x86_64-linux-gnu/libc.so.6),$(frame copy_rows $P),$MAIN]},
+  {"bytes":100,"context":[$(frame copy_rows $P),$MAIN]}
+ ]}
+EOF
+D="$tmp/sampled.json"
+case_ pass.sampled-shares 0 "" -- "$D" --sampled-shares fill=0.5,copy_rows=0.5 --tol 0.001
+case_ pass.sampled-shares-named 0 "" -- "$D" --sampled-shares fill=0.5,copy_rows=0.1,__memcpy_avx_unaligned_erms=0.4 --tol 0.001
+case_ fail.sampled-shares 1 "FAIL sampled fill: expected share 0.6000 +- 0.0500 of the sampled bytes; found 0.5000 of 1000 bytes" -- "$D" \
+	--sampled-shares fill=0.6 --tol 0.05
+case_ pass.sampled-split 0 "" -- "$D" --sampled-split "copy_rows=0.2,__memcpy_*=0.8" --split-tol 0.001
+case_ fail.sampled-split 1 "FAIL sampled split copy_rows: expected share 0.1000 +- 0.0500 of the split's sampled bytes; found 0.2000 of 500.0 bytes" -- "$D" \
+	--sampled-split "copy_rows=0.1,__memcpy_*=0.9"
+# the leaf only: memcpy's bytes are not copy_rows'
+case_ fail.sampled-split-leaf 1 "FAIL sampled split copy_rows: expected share 0.5000 +- 0.0500 of the split's sampled bytes; found 0.1667 of 600.0 bytes" -- "$D" \
+	--sampled-split "copy_rows=0.5,fill=0.5"
+case_ usage.bad-sampled-split 2 "" -- "$D" --sampled-split copy_rows
+
 echo "check_report.selftest: $npass passed, $nfail failed"
 if [ $nfail = 0 ]; then
 	echo "PASS check_report.selftest"
