@@ -1,5 +1,6 @@
 /* costmodel: cycles of straight-line code from its instructions (see costmodel.h). */
 #include "witch/costmodel.h"
+#include "witch/log.h"
 
 #include <errno.h>
 #include <string.h>
@@ -8,8 +9,9 @@
 
 /* A Zen-class core (the EPYC VMs this runs on; Intel's big cores are alike):
  * 3 loads, 2 stores and 32 stored bytes a cycle.  How many instructions
- * it dispatches a cycle is measured (measure_issue_width: 6 on Zen 4 and
- * Golden Cove, 4 on Skylake); a compare or test and the conditional branch
+ * it dispatches a cycle is measured (measure_issue_width: 6 on an idle
+ * Zen 4 and Golden Cove, 4 on Skylake; 3-6 on these VMs as the sibling
+ * thread's load moves, so handlers re-measure it: costmodel_remeasure); a compare or test and the conditional branch
  * after it dispatch as one (macro-fusion, both vendors). */
 #define DEFAULT_ISSUE_WIDTH 4.0f
 #define LOADS_PER_CYCLE 3.0f
@@ -98,21 +100,26 @@ static struct mnem_cost classify(const char *name)
 /* A dependent chain of adds runs one a cycle on every x86 core: time one. */
 #define MEASURE_ITERS (1u << 12) /* of 8 adds: 32k cycles, ~10 us a run */
 
+static double time_add_chain(void)
+{
+	struct timespec a, b;
+	uint64_t x = 0, n = MEASURE_ITERS;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	__asm__ volatile("1:\n\t"
+			 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+			 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+			 "dec %1\n\tjnz 1b"
+			 : "+r"(x), "+r"(n));
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	return ns > 0 ? (8.0 * MEASURE_ITERS) / ns : 0;
+}
+
 static double measure_cycles_per_ns(void)
 {
 	double best = 0;
 	for (int run = 0; run < 4; run++) {
-		struct timespec a, b;
-		uint64_t x = 0, n = MEASURE_ITERS;
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		__asm__ volatile("1:\n\t"
-				 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-				 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-				 "dec %1\n\tjnz 1b"
-				 : "+r"(x), "+r"(n));
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
-		double cpn = ns > 0 ? (8.0 * MEASURE_ITERS) / ns : 0;
+		double cpn = time_add_chain();
 		if (cpn > best)
 			best = cpn;
 	}
@@ -125,27 +132,34 @@ static double measure_cycles_per_ns(void)
 #define WIDTH_MOVES 24
 #define STR_(x) #x
 #define STR(x) STR_(x)
+static double time_moves(double cpn)
+{
+	struct timespec a, b;
+	uint64_t n = 1u << 12;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	__asm__ volatile("1:\n\t"
+			 ".rept " STR(WIDTH_MOVES) "\n\tmov %%r8, %%r9\n\t.endr\n\t"
+			 "dec %0\n\tjnz 1b"
+			 : "+r"(n)
+			 :
+			 : "r8", "r9");
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	return ns > 0 ? (WIDTH_MOVES + 1.0) * (1u << 12) / (ns * cpn) : 0;
+}
+
+/* Not rounded to whole slots: a core shared with its sibling thread
+ * dispatches fewer a cycle on average, as measured. */
 static float measure_issue_width(void)
 {
 	double best = 0;
 	for (int run = 0; run < 4; run++) {
-		struct timespec a, b;
-		uint64_t n = 1u << 12;
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		__asm__ volatile("1:\n\t"
-				 ".rept " STR(WIDTH_MOVES) "\n\tmov %%r8, %%r9\n\t.endr\n\t"
-				 "dec %0\n\tjnz 1b"
-				 : "+r"(n)
-				 :
-				 : "r8", "r9");
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
-		double width = ns > 0 ? (WIDTH_MOVES + 1.0) * (1u << 12) / (ns * cycles_per_ns) : 0;
+		double width = time_moves(cycles_per_ns);
 		if (width > best)
 			best = width;
 	}
-	/* Whole slots; a preempted or odd run keeps the default. */
-	return best >= 1.5 && best < 12.5 ? (float)(int)(best + 0.5) : DEFAULT_ISSUE_WIDTH;
+	/* a preempted or odd run keeps the default */
+	return best >= 1.5 && best < 12.5 ? (float)best : DEFAULT_ISSUE_WIDTH;
 }
 
 static struct mnem_cost mnem_cost_of(unsigned m)
@@ -215,17 +229,46 @@ int costmodel_init(void)
 	cycles_per_ns = measure_cycles_per_ns();
 	issue_width = measure_issue_width();
 	measure_rep_fast();
+	log_verbose(1, "costmodel: %lu cycles a us, %lu instructions in 10 cycles, rep %lu bytes in 10 cycles",
+		    (unsigned long)(cycles_per_ns * 1000), (unsigned long)(issue_width * 10),
+		    (unsigned long)(rep_fast_bytes_per_cycle * 10));
 	return 0;
 }
 
 double costmodel_cycles_per_ns(void)
 {
-	return cycles_per_ns;
+	double v;
+	__atomic_load(&cycles_per_ns, &v, __ATOMIC_RELAXED);
+	return v;
 }
 
 float costmodel_issue_width(void)
 {
-	return issue_width;
+	float v;
+	__atomic_load(&issue_width, &v, __ATOMIC_RELAXED);
+	return v;
+}
+
+/* One run of each probe (~15 us), each folded in by 1/4: a run cut short
+ * by preemption (under half the current value) is dropped.  The values are
+ * the process's, written by any thread's handler: a lost update is one
+ * measurement fewer. */
+void costmodel_remeasure(void)
+{
+	double cpn = costmodel_cycles_per_ns();
+	double now = time_add_chain();
+	if (now > 0.5 * cpn && now < 10) {
+		cpn += (now - cpn) / 4;
+		__atomic_store(&cycles_per_ns, &cpn, __ATOMIC_RELAXED);
+	}
+	float width = costmodel_issue_width();
+	double w = time_moves(cpn);
+	if (w > 0.5 * width && w < 12.5) {
+		width += ((float)w - width) / 4;
+		__atomic_store(&issue_width, &width, __ATOMIC_RELAXED);
+	}
+	log_verbose(2, "costmodel: measured %lu cycles a us, %lu instructions in 10 cycles",
+		    (unsigned long)(now * 1000), (unsigned long)(w * 10));
 }
 
 void costmodel_begin(struct costmodel *m, int rep_fast)
@@ -331,7 +374,9 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 
 static float fetch_cycles(uint32_t insns)
 {
-	uint32_t w = (uint32_t)issue_width;
+	uint32_t w = (uint32_t)(costmodel_issue_width() + 0.5f); /* fetch blocks: whole slots */
+	if (w < 1)
+		w = 1;
 	return (float)((insns + w - 1) / w);
 }
 
@@ -350,7 +395,7 @@ void costmodel_add_busy(struct costmodel *m, double cycles)
 /* The throughput bounds of the instructions since the last restart, from it. */
 static float since_restart(const struct costmodel *m)
 {
-	float t = (float)m->insns / issue_width;
+	float t = (float)m->insns / costmodel_issue_width();
 	t = max2(t, m->frontend + fetch_cycles(m->block_insns));
 	t = max2(t, m->loads / LOADS_PER_CYCLE);
 	t = max2(t, m->stores / STORES_PER_CYCLE);

@@ -13,6 +13,7 @@
 #include "witch/bulk.h"
 #include "witch/cct.h"
 #include "witch/context.h"
+#include "witch/costmodel.h"
 #include "witch/decode.h"
 #include "witch/look.h"
 #include "witch/phdrs.h"
@@ -301,6 +302,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	spent_ns += tick_kernel_cost(t, program_ns);
 	t->stats.clock_ns += t->sampler.current_ns;
 	t->stats.ticks++;
+	if (t->stats.ticks % COSTMODEL_REMEASURE_TICKS == 0)
+		costmodel_remeasure(); /* the machine's speed moves under the model */
 	if (witch_rt.cfg->budget > 0) {
 		t->sampler.period_ns = budget_next_period(&t->budget, witch_rt.cfg->budget, spent_ns,
 							  t->sampler.period_ns);

@@ -53,6 +53,11 @@ struct costmodel {
  * is armed: the clock's cycles per nanosecond and rep stosb's bytes per
  * cycle (measured: ~0.1 ms).  0 or -errno. */
 int costmodel_init(void);
+/* Measure the clock and the dispatch width again and follow them (~15 us;
+ * from handlers now and then: a VM's core is as fast as its sibling thread
+ * leaves it, and that moves). */
+void costmodel_remeasure(void);
+#define COSTMODEL_REMEASURE_TICKS 64 /* a thread's ticks between re-measures */
 
 /* A window begins; rep_fast: no debug register was armed in the stretch
  * it stands for, so rep string instructions ran at their fast rate. */
