@@ -143,9 +143,9 @@ static void bulk_leave(struct witch_thread *t)
 		t->bulk.active = 0;
 }
 
-struct witch_thread *bulk_fill_begin(uint64_t bytes)
+struct witch_thread *bulk_libc_begin(uint64_t most)
 {
-	if (bytes < BULK_FILL_MIN || bulk_kind != DECODE_STORE || !real_memset)
+	if (most < BULK_FILL_MIN || bulk_kind != DECODE_STORE || !real_memset)
 		return NULL;
 	struct witch_thread *t = bulk_thread();
 	if (t)
@@ -187,11 +187,6 @@ void bulk_fill_end(struct witch_thread *t, const void *block, uint64_t bytes)
 	 * sample's own store has run (its value is there to read). */
 	if (weight > 0 && bulk_resident_bytes(block, bytes, pos, &at) > 0 && at)
 		handler_sample_call((uint64_t)(uintptr_t)real_memset, at, bulk_kind, weight, 1);
-}
-
-struct witch_thread *bulk_copy_begin(uint64_t most)
-{
-	return bulk_fill_begin(most);
 }
 
 void bulk_copy_end(struct witch_thread *t, const void *dst, uint64_t copied)

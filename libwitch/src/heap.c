@@ -2,7 +2,6 @@
 #include "witch/heap.h"
 #include "witch/bulk.h"
 #include "witch/context.h"
-#include "witch/datasym.h"
 #include "witch/rawsys.h"
 #include "witch/heap_mix.h"
 #include "witch/heap_sites.h"
@@ -97,6 +96,7 @@ static inline size_t next_usable_size(void *p)
 static int heap_on; /* set once by heap_init */
 static uint64_t heap_period = HEAP_SAMPLE_BYTES;
 static uint64_t heap_text_lo, heap_text_hi;
+static void (*heap_growth_hook)(void); /* heap_set_growth_hook */
 
 #define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
@@ -111,7 +111,7 @@ struct heap_thread {
 	uint64_t rng;
 	int busy;
 	uint32_t pending_site; /* heap_pending_begin's, 0 when none */
-	uint32_t tracked;      /* blocks added: every 16th looks at the clock for datasym */
+	uint32_t tracked;      /* blocks added: every 16th calls the growth hook */
 	uint8_t seen[256]; /* blocks by call site (its return address's low byte) */
 };
 static __thread struct heap_thread heap_me
@@ -284,10 +284,8 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 		}
 	}
 	heap_add(p, size, next_usable_size(p), ret, cfa, bits);
-	/* Where no flusher refreshes the data symbols (datasym.h); a clock
-	 * read (a vDSO call) at every 16th block, not on each. */
-	if ((++heap_me.tracked & 15) == 0)
-		datasym_refresh_due();
+	if ((++heap_me.tracked & 15) == 0 && heap_growth_hook)
+		heap_growth_hook();
 }
 
 /* Off the table, if it is there; *span: the usable size it was under. */
@@ -371,7 +369,7 @@ HEAP_ON_PATH static void *heap_calloc_on(size_t k, size_t n)
 	/* The clearing is counted by its bytes, not weighed by ticks
 	 * (bulk.h): a memory-bound memset ran 4-6x slower than the cost
 	 * model's rate, and its ticks stood for that much more. */
-	struct witch_thread *fill = bulk_fill_begin((uint64_t)k * n);
+	struct witch_thread *fill = bulk_libc_begin((uint64_t)k * n);
 	void *p = next_calloc(k, n);
 	heap_pending_end();
 	heap_add_block(p, (uint64_t)k * n, HEAP_RET(), HEAP_CFA());
@@ -412,7 +410,7 @@ __attribute__((always_inline)) static inline void *heap_realloc_body(void *old, 
 	uint64_t ospan, copyable = heap_realloc_copyable(old, n);
 	uint64_t v = heap_remove_block(old, &ospan);
 	heap_pending_begin(n, ret, cfa);
-	struct witch_thread *copy = bulk_copy_begin(copyable);
+	struct witch_thread *copy = bulk_libc_begin(copyable);
 	void *p = next_realloc(old, n);
 	heap_pending_end();
 	if (p)
@@ -605,6 +603,11 @@ uint64_t heap_sample_bytes(void)
 void heap_set_sample_bytes(uint64_t bytes)
 {
 	heap_period = bytes < HEAP_PERIOD_MAX ? bytes : HEAP_PERIOD_MAX;
+}
+
+void heap_set_growth_hook(void (*every_16_blocks)(void))
+{
+	heap_growth_hook = every_16_blocks;
 }
 
 void heap_set_runtime_text(uint64_t lo, uint64_t hi)

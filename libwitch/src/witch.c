@@ -297,6 +297,7 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	/* Heap blocks from here on, before the first sample. */
+	heap_set_growth_hook(datasym_refresh_due); /* where no flusher refreshes them */
 	if (witch_cfg.objects && (rc = heap_init()) < 0)
 		log_line("cannot track heap blocks (%s); data objects are not attributed",
 			 strerror(-rc));

@@ -13,9 +13,10 @@
  * stand for no bytes (the count has them).  For the load client, memcmp
  * and bcmp are counted too, by the bytes they read (both buffers up to the
  * first difference), and sampled after the call.  calloc's clearing is
- * counted through bulk_fill_*, a moving realloc's copy through
- * bulk_copy_*.  Other calls inside the C library (qsort's
- * memcpy, strncpy's padding) are not interposed: ticks sample them.
+ * counted through bulk_libc_begin and bulk_fill_end, a moving realloc's
+ * copy through bulk_libc_begin and bulk_copy_end.  Other calls inside the
+ * C library (qsort's memcpy, strncpy's padding) are not interposed: ticks
+ * sample them.
  *
  * Calls before bulk_init, from the runtime's own handlers, and in threads
  * not profiled go straight to the C library.
@@ -46,33 +47,29 @@ void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns);
 /* The sampler's mean interval changed (budget.h): so does the period. */
 void bulk_set_period(struct bulk *b, uint64_t tick_ns);
 
-/* A C library call that clears memory with no memset call of the program
- * to count (calloc's clearing, heap.c): what it stored is counted as a
- * counted call's bytes are.  bulk_fill_begin before the call (ticks inside
- * stand for no bytes; NULL when not counted: under BULK_FILL_MIN bytes, the
- * load client, a thread not profiled, inside another counted call);
- * bulk_fill_end after it with the block.  The bytes it stored are the
- * block's resident pages (mincore): the C library clears what it reuses,
- * and leaves fresh pages from the kernel (a new mapping, the heap's new
- * top) untouched, as they are zero; a sample is the count's byte among
- * them, taken after the store (its trap decides the next access). */
+/* A C library call that stores with no memset or memcpy call of the
+ * program to count: calloc's clearing, a realloc that moves the block
+ * (heap.c).  What it stored is counted as a counted call's bytes are.
+ * bulk_libc_begin before the call, with the most it may store (ticks
+ * inside stand for no bytes; NULL when not counted: under BULK_FILL_MIN
+ * bytes, the load client, a thread not profiled, inside another counted
+ * call); then one of the ends after it.  A sample is the count's byte,
+ * taken after the store (its trap decides the next access). */
 #define BULK_FILL_MIN 4096
 struct witch_thread;
-struct witch_thread *bulk_fill_begin(uint64_t bytes);
+struct witch_thread *bulk_libc_begin(uint64_t most);
+/* calloc: the bytes it stored are the block's resident pages (mincore): the
+ * C library clears what it reuses and leaves fresh pages from the kernel (a
+ * new mapping, the heap's new top) untouched, as they are zero. */
 void bulk_fill_end(struct witch_thread *t, const void *block, uint64_t bytes);
+/* realloc: the destination and the bytes it did copy (0: none, it resized
+ * in place or remapped). */
+void bulk_copy_end(struct witch_thread *t, const void *dst, uint64_t copied);
 /* The bytes of [block, block + bytes) on resident pages, or 0 (mincore
  * failed); at_resident_byte (when not NULL): the address of the k-th of
  * them (k < the count), else left alone. */
 uint64_t bulk_resident_bytes(const void *block, uint64_t bytes, uint64_t k,
 			     uint64_t *at_resident_byte);
-/* A C library call that may copy with no memcpy call of the program to
- * count (a realloc that moves the block, heap.c): bulk_copy_begin before
- * it, with the most it may copy (NULL when not counted, as for
- * bulk_fill_begin); bulk_copy_end after it with the destination and the
- * bytes it did copy (0: none, it resized in place or remapped).  A sample
- * is the count's byte of the destination, taken after the copy. */
-struct witch_thread *bulk_copy_begin(uint64_t most);
-void bulk_copy_end(struct witch_thread *t, const void *dst, uint64_t copied);
 
 /* What a call of a wrapper does, as the run-ahead window sees it (look.c):
  * a window must not stop where the program calls memcpy, or the stores just

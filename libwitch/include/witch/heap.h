@@ -92,6 +92,11 @@ void heap_set_sample_bytes(uint64_t bytes);
 /* Blocks allocated from [lo, hi) (the runtime's own code) are not the
  * program's: left untracked.  Before or after heap_init. */
 void heap_set_runtime_text(uint64_t lo, uint64_t hi);
+/* Called at every 16th tracked block of a thread, outside the C library's
+ * allocator: a program that allocates is growing, and its new modules'
+ * data symbols may be due (witch.c sets datasym_refresh_due, which reads
+ * the clock: not on each block).  Set before heap_init. */
+void heap_set_growth_hook(void (*every_16_blocks)(void));
 /* Fork: the child frees what the parent's other threads held half-written
  * (table slots, thread caches). */
 void heap_prefork(void);
