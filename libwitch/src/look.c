@@ -5,6 +5,7 @@
 #include "witch/decode_zydis.h"
 #include "witch/emulate_vec.h"
 #include "witch/log.h"
+#include "witch/peek.h"
 
 #include <string.h>
 
@@ -357,6 +358,8 @@ static double look_window(const struct look_env *env, struct look *l,
 			costmodel_taken(&cm, (in.flags & DECODE_F_CALL) != 0);
 		ahead.rip = next;
 	}
+	pace_window_stored(&l->pace, emu.store_addr, emu.store_len, emu.n_stores, emu.spill_lo,
+			   emu.spill_hi);
 	double cycles = costmodel_cycles(&cm);
 	log_verbose(2, "look: window %lx: %u mispredicted, %d cycles, %d bytes",
 		    (unsigned long)regs->rip, cm.mispredicts, (int)cycles, (int)bytes);
@@ -380,10 +383,11 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	*n_picks = 0;
 	for (int d = 0; d < LOOK_MAX_PICKS; d++)
 		draws[d].picked = 0;
-	pace_window_begin(&l->pace, regs, env->tick_ns, costmodel_cycles_per_ns());
+	pace_window_begin(&l->pace, regs, env->tick_ns, costmodel_cycles_per_ns(), peek_read);
 	double bytes = look_window(env, l, regs, draws, &cycles);
 	struct pace_result pr = pace_window_end(&l->pace);
 	env->stats->pace_measured += pr.measured;
+	env->stats->pace_other_call += pr.other_call;
 	/* The window's bytes per cycle of real time where the loop's progress
 	 * since the last tick measured it, of modelled time elsewhere. */
 	double rate = bytes / (cycles * pr.factor);

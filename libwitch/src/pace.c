@@ -84,14 +84,46 @@ static double progress_since(const struct pace_window *w, const uint64_t *gpr)
 }
 
 void pace_window_begin(struct pace *p, const struct decode_regs *regs, double tick_ns,
-		       double cycles_per_ns)
+		       double cycles_per_ns, pace_read_fn read)
 {
 	p->tick_ns = tick_ns;
 	p->cycles_per_ns = cycles_per_ns;
 	p->measured = 0;
+	p->other_call = 0;
+	p->read = read;
 	p->cur.key = 0;
 	p->cur.tick_rsp = regs->gpr[DECODE_RSP];
 	memcpy(p->cur.tick_gpr, regs->gpr, sizeof p->cur.tick_gpr);
+}
+
+/* The loop's frame as the last window left it, but for the words the loop
+ * stores to: 0 when a word changed (another call of its function). */
+static int frame_same(const struct pace *p, const struct pace_window *w)
+{
+	uint64_t now[PACE_FRAME_WORDS];
+	if (!w->frame_known || !p->read || p->read(w->rsp, now, sizeof now) < 0)
+		return 1; /* cannot tell */
+	for (int i = 0; i < PACE_FRAME_WORDS; i++)
+		if (!(w->frame_stored & (1u << i)) && now[i] != w->frame[i])
+			return 0;
+	return 1;
+}
+
+void pace_window_stored(struct pace *p, const uint64_t *addr, const uint32_t *len, int n,
+			uint64_t spill_lo, uint64_t spill_hi)
+{
+	struct pace_window *w = &p->cur;
+	uint64_t lo = w->rsp, hi = w->rsp + 8 * PACE_FRAME_WORDS;
+	if (!w->key)
+		return;
+	for (int k = 0; k <= n; k++) {
+		uint64_t a = k < n ? addr[k] : spill_lo, e = k < n ? addr[k] + len[k] : spill_hi;
+		if (e <= lo || a >= hi || a >= e)
+			continue;
+		for (uint64_t word = (a < lo ? lo : a) & ~7ull; word < e && word < hi; word += 8)
+			if (word >= lo)
+				w->frame_stored |= 1u << ((word - lo) / 8);
+	}
 }
 
 /* The window is back in the last window's loop: the program time between
@@ -119,7 +151,10 @@ void pace_back_edge(struct pace *p, uint64_t from_pc, const struct decode_regs *
 	uint64_t rsp = regs->gpr[DECODE_RSP];
 	if (p->last.key && !p->measured && p->tick_ns > 0 && rsp == p->last.rsp &&
 	    regs->rip >= p->last.lo && regs->rip <= p->last.hi) {
-		measure(p, regs->gpr);
+		if (frame_same(p, &p->last))
+			measure(p, regs->gpr);
+		else
+			p->other_call = 1;
 		p->last.key = 0; /* once */
 	}
 	if (!w->key) {
@@ -129,6 +164,8 @@ void pace_back_edge(struct pace *p, uint64_t from_pc, const struct decode_regs *
 		w->iters = 0;
 		w->steps = 0;
 		w->irregular = 0;
+		w->frame_stored = 0;
+		w->frame_known = 0;
 		if (rsp == w->tick_rsp) {
 			memcpy(w->first, w->tick_gpr, sizeof w->first);
 			w->first_cycles = 0;
@@ -162,7 +199,9 @@ void pace_back_edge(struct pace *p, uint64_t from_pc, const struct decode_regs *
 
 struct pace_result pace_window_end(struct pace *p)
 {
-	struct pace_result res = {1.0, p->measured};
+	struct pace_result res = {1.0, p->measured, p->other_call};
+	if (p->cur.key && p->read)
+		p->cur.frame_known = p->read(p->cur.rsp, p->cur.frame, sizeof p->cur.frame) == 0;
 	p->last = p->cur;
 	if (p->last.iters < 1 || p->last.last_cycles <= p->last.first_cycles)
 		p->last.key = 0; /* no stretch to count progress by */

@@ -21,7 +21,18 @@
  *              R * c cycles for.
  *
  * Tick k+1 stands for that time: its window's byte rate is divided by
- * tick_ns / (R * c / cycles per ns).  Only that tick's: a loop's speed
+ * tick_ns / (R * c / cycles per ns).
+ *
+ * Not when tick k+1 is in another call of the loop's function at the same
+ * stack depth: a function called once a row restarts its cursors on the
+ * same arrays, and a counter ahead of where tick k saw it is no progress
+ * (small_copies' copy loop: 64 of ~700 ticks "measured" 100-1800x slow and
+ * weighed as nothing).  The loop's frame tells: the words at its stack
+ * pointer (the caller's registers the function saved, the caller's loop
+ * counter among them) are as tick k found them, but for those the loop
+ * itself stores to.
+ *
+ * Only that tick's: a loop's speed
  * changes (first touches of pages, warming caches, other data), and other
  * ticks keep the model's answer.
  *
@@ -31,9 +42,15 @@
 #ifndef WITCH_PACE_H
 #define WITCH_PACE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "witch/decode.h"
+
+#define PACE_FRAME_WORDS 8 /* a frame's words compared: its saved registers */
+
+/* Reads the program's memory: 0, or a negative errno (peek.h's peek_read). */
+typedef int (*pace_read_fn)(uint64_t addr, void *buf, size_t len);
 
 /* What one window saw of the loop it runs. */
 struct pace_window {
@@ -53,6 +70,9 @@ struct pace_window {
 	uint64_t step[DECODE_NGPR];  /* change over the latest iteration */
 	int steps;                   /* iterations seen whole (edge to edge) */
 	uint32_t irregular;          /* registers whose step changed */
+	uint64_t frame[PACE_FRAME_WORDS]; /* the words at rsp when the window ended */
+	uint32_t frame_stored;       /* of them, those the window stored to */
+	int frame_known;
 };
 
 struct pace {
@@ -60,16 +80,24 @@ struct pace {
 	double tick_ns, cycles_per_ns; /* of this window */
 	int measured;                  /* ... which measured last's loop */
 	double factor;                 /* ... its real / modelled time */
+	int other_call;                /* ... found its frame changed */
+	pace_read_fn read;             /* of this window; NULL: frames unread */
 };
 
 struct pace_result {
-	double factor; /* measured / modelled time since the last tick; 1: not measured */
+	double factor;  /* measured / modelled time since the last tick; 1: not measured */
 	int measured;
+	int other_call; /* back in the last window's loop, in another call of its function */
 };
 
-/* A window starts at regs, tick_ns of program time after the last tick. */
+/* A window starts at regs, tick_ns of program time after the last tick;
+ * read: how to read the loop's frame (NULL: not read, not compared). */
 void pace_window_begin(struct pace *p, const struct decode_regs *regs, double tick_ns,
-		       double cycles_per_ns);
+		       double cycles_per_ns, pace_read_fn read);
+/* The window stored to addr[0..n) (len bytes each), and to [spill_lo,
+ * spill_hi) where it stopped keeping them one by one (0, 0: nowhere). */
+void pace_window_stored(struct pace *p, const uint64_t *addr, const uint32_t *len, int n,
+			uint64_t spill_lo, uint64_t spill_hi);
 /* The window, run exactly so far, branched back from from_pc to regs->rip;
  * cycles: its modelled cycles so far; written: the general registers it
  * has written since the tick (bit i: gpr i).  The first such branch into

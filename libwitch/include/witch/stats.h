@@ -37,6 +37,7 @@
 	X(skip_reach_busy)    /* a second pick past an emulator stop: dropped */ \
 	X(look_reach)         /* picks past where the emulator stopped: stepped */ \
 	X(pace_measured)      /* ticks weighed by their loop's measured progress (pace.h) */ \
+	X(pace_other_call)    /* ... not: back in the loop, in another call of its function */ \
 	X(skip_steps)         /* a pick not reached within WITCH_MAX_STEPS */    \
 	X(skip_no_step)       /* reached an instruction not safe to step */      \
 	X(skip_decode)        /* undecodable or unreadable instruction */        \
