@@ -1,6 +1,7 @@
 /* flush: the periodic profile writer (see flush.h). */
 #include "witch/flush.h"
 #include "witch/datasym.h"
+#include "witch/ehpages.h"
 #include "witch/phdrs.h"
 #include "witch/profile.h"
 #include "witch/thread.h"
@@ -25,13 +26,15 @@ static void *flush_main(void *arg)
 	/* Wakes four times a second: a library the C library loaded by itself
 	 * joins the unwinders' module snapshot soon after a miss (phdrs.h),
 	 * and a dlopen'd one the data symbol index (datasym.h; a no-op when
-	 * no module came or went). */
+	 * no module came or went); the unwind tables' pages go back
+	 * (ehpages.h). */
 	for (uint64_t quarters = 0;; quarters++) {
 		struct timespec ts = {.tv_sec = 0, .tv_nsec = 250000000};
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 		phdrs_refresh_if_stale();
 		datasym_refresh();
+		ehpages_release_due();
 		if ((quarters + 1) % (4ull * flush_seconds) != 0)
 			continue;
 		pthread_mutex_lock(&flush_lock);

@@ -9,6 +9,7 @@
 #include "witch/bulk.h"
 #include "witch/context.h"
 #include "witch/datasym.h"
+#include "witch/ehpages.h"
 #include "witch/cost.h"
 #include "witch/iocount.h"
 #include "witch/costmodel.h"
@@ -59,6 +60,15 @@ static int witch_text_cb(struct dl_phdr_info *info, size_t size, void *data)
 		}
 	}
 	return 0;
+}
+
+/* Every 16th tracked block (heap.h): where no flusher thread does it, the
+ * new modules' data symbols (datasym.h), and the unwind tables' pages
+ * the runtime's unwinds faulted in, given back (ehpages.h). */
+static void witch_program_grows(void)
+{
+	datasym_refresh_due();
+	ehpages_release_due();
 }
 
 static void witch_find_runtime_text(void)
@@ -297,7 +307,7 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	/* Heap blocks from here on, before the first sample. */
-	heap_set_growth_hook(datasym_refresh_due); /* where no flusher refreshes them */
+	heap_set_growth_hook(witch_program_grows);
 	if (witch_cfg.objects && (rc = heap_init()) < 0)
 		log_line("cannot track heap blocks (%s); data objects are not attributed",
 			 strerror(-rc));
