@@ -129,6 +129,17 @@ void cost_restart_interval(struct cost *c)
 	c->since_ns = 0;
 }
 
+void cost_restart_interval_at_entry(struct cost *c)
+{
+	c->restart_tsc = c->entry_tsc;
+	c->since_ns = 0;
+}
+
+double cost_in_handler_ns(const struct cost *c)
+{
+	return (double)(__rdtsc() - c->entry_tsc) * ns_per_tsc;
+}
+
 double cost_take_interval(struct cost *c, double *all_ns)
 {
 	double s = c->since_ns;

@@ -242,6 +242,18 @@ static void interval_restart(struct witch_thread *t)
 	cost_restart_interval(&t->cost);
 }
 
+/* At a tick's end: or the interval is kept (sampler.h), when this handler
+ * took under a quarter of it; it then began as the tick arrived, and all
+ * of this handler is in it. */
+static void interval_next(struct witch_thread *t)
+{
+	if (cost_in_handler_ns(&t->cost) < t->sampler.current_ns / 4 &&
+	    sampler_next_period_or_keep(&t->sampler, rng_next(&t->rng)) == SAMPLER_KEPT)
+		cost_restart_interval_at_entry(&t->cost);
+	else
+		interval_restart(t);
+}
+
 /* Step on, or not.  Single steps run on the thread's CPU clock: restart the
  * interval when they end, or code that needs more steps per sample would
  * get more samples. */
@@ -294,6 +306,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		t->stats.ticks_stale++;
 		return;
 	}
+	sampler_tick_arrived(&t->sampler);
 	/* The tick stands for the program's CPU time since the last: the
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;
@@ -323,7 +336,10 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	for (int i = 0; i < n; i++)
 		sample_pick(t, uc, &picks[i]);
 	look_apply(t, uc, next, 0);
-	interval_restart(t);
+	if (next == LOOK_STEP)
+		interval_restart(t); /* (again when the steps end) */
+	else
+		interval_next(t);
 }
 
 static void step_soft(struct witch_thread *t, ucontext_t *uc)

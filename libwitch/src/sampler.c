@@ -114,6 +114,8 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 	if (s->clock == SAMPLER_PMU)
 		return 0;
 	s->started_ns = monotonic_ns();
+	s->kept = 0;
+	s->arrived_ns = 0; /* only a tick's own interval is kept */
 	uint64_t next = s->period_ns / 2 + random % (s->period_ns ? s->period_ns : 1);
 	if (next < 10000)
 		next = 10000; /* the kernel's floor for hrtimer-driven events */
@@ -129,6 +131,21 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 		return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
 	}
 	return -EBADF;
+}
+
+int sampler_next_period_or_keep(struct sampler *s, uint64_t random)
+{
+	if (s->clock == SAMPLER_PERF_TASK_CLOCK && s->arrived_ns && s->kept + 1 < SAMPLER_KEEP_TICKS) {
+		s->kept++;
+		s->started_ns = s->arrived_ns;
+		return SAMPLER_KEPT;
+	}
+	return sampler_next_period(s, random);
+}
+
+void sampler_tick_arrived(struct sampler *s)
+{
+	s->arrived_ns = monotonic_ns();
 }
 
 /* Wall time bounds CPU time from above: a tick that ends a whole interval

@@ -58,6 +58,11 @@ void cost_add_kernel(struct cost *c, double ns);
 /* Inside a handler: the sampler's interval starts again now, so only the rest
  * of this handler counts in it. */
 void cost_restart_interval(struct cost *c);
+/* Inside a handler: the sampler's interval began before it (a kept
+ * interval, sampler.h), so all of this handler counts in it. */
+void cost_restart_interval_at_entry(struct cost *c);
+/* Inside a handler: its time so far. */
+double cost_in_handler_ns(const struct cost *c);
 /* Handler ns inside the interval; *all_ns: everything spent since the last
  * call, the kernel's part included (for the budget). */
 double cost_take_interval(struct cost *c, double *all_ns);
