@@ -1,5 +1,6 @@
 /* datasym: data symbols of the loaded modules (see datasym.h). */
 #include "witch/datasym.h"
+#include "witch/due.h"
 #include "witch/elfdata.h"
 
 #include <dlfcn.h>
@@ -432,14 +433,7 @@ void datasym_refresh(void)
 
 void datasym_refresh_due(void)
 {
-	struct timespec ts;
-	if (!__atomic_load_n(&ds_slots, __ATOMIC_ACQUIRE) ||
-	    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) < 0)
-		return;
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	uint64_t last = __atomic_load_n(&ds_due_ns, __ATOMIC_RELAXED);
-	if (now - last < DATASYM_DUE_NS ||
-	    !__atomic_compare_exchange_n(&ds_due_ns, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&ds_slots, __ATOMIC_ACQUIRE) || !due_claim(&ds_due_ns, DATASYM_DUE_NS))
 		return;
 	/* Never waits: the lock's holder may be this very thread (a walk's
 	 * own allocations, or the program's handler that interrupted one). */

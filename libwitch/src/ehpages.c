@@ -1,10 +1,10 @@
 /* ehpages: the modules' unwind tables, given back (see ehpages.h). */
 
 #include "witch/ehpages.h"
+#include "witch/due.h"
 #include "witch/filepages.h"
 
 #include <link.h>
-#include <time.h>
 
 static uint64_t eh_due_ns; /* when ehpages_release_due last gave back */
 static int eh_busy;
@@ -45,13 +45,7 @@ int ehpages_release(void)
 
 void ehpages_release_due(void)
 {
-	struct timespec ts;
-	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) < 0)
-		return;
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	uint64_t last = __atomic_load_n(&eh_due_ns, __ATOMIC_RELAXED);
-	if (now - last < EHPAGES_DUE_NS ||
-	    !__atomic_compare_exchange_n(&eh_due_ns, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	if (!due_claim(&eh_due_ns, EHPAGES_DUE_NS))
 		return;
 	if (__atomic_exchange_n(&eh_busy, 1, __ATOMIC_ACQUIRE))
 		return;

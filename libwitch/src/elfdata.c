@@ -1,5 +1,6 @@
 /* elfdata: one ELF file's data symbols and sections, read without malloc (see elfdata.h). */
 #include "witch/elfdata.h"
+#include "witch/fdio.h"
 #include "witch/filepages.h"
 #include "witch/log.h"
 #include "witch/arena.h"
@@ -187,22 +188,6 @@ static void *ds_alloc(size_t size)
 	return p;
 }
 
-static int ds_pread(int fd, void *buf, uint64_t size, uint64_t off)
-{
-	unsigned char *b = buf;
-	while (size) {
-		ssize_t n = pread(fd, b, size, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -EIO;
-		b += n;
-		size -= (uint64_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* An ELF file being read; its section headers, once read, are at the
  * scratch's start (until the scratch is needed for more). */
 struct ds_elf {
@@ -226,7 +211,7 @@ static int ds_elf_open(int fd, struct ds_elf *e)
 		return -errno;
 	e->fsize = (uint64_t)st.st_size;
 	if (!S_ISREG(st.st_mode) || e->fsize < sizeof(Elf64_Ehdr) ||
-	    ds_pread(fd, &e->eh, sizeof(e->eh), 0) < 0)
+	    fdio_pread_all(fd, &e->eh, sizeof(e->eh), 0) < 0)
 		return -ENOEXEC;
 	const Elf64_Ehdr *eh = &e->eh;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -244,7 +229,7 @@ static int ds_elf_shdrs(struct ds_elf *e)
 	e->nsh = 0;
 	if (eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
 	    !ds_in_file(e, eh->e_shoff, sizeof(Elf64_Shdr)) ||
-	    ds_pread(e->fd, &sh0, sizeof(sh0), eh->e_shoff) < 0)
+	    fdio_pread_all(e->fd, &sh0, sizeof(sh0), eh->e_shoff) < 0)
 		return 0;
 	uint64_t num = eh->e_shnum ? eh->e_shnum : sh0.sh_size; /* >= SHN_LORESERVE sections */
 	if (num == 0 || num > (e->fsize - eh->e_shoff) / sizeof(Elf64_Shdr))
@@ -252,7 +237,7 @@ static int ds_elf_shdrs(struct ds_elf *e)
 	int rc = ds_scratch_need(num * sizeof(Elf64_Shdr));
 	if (rc < 0)
 		return rc;
-	if (ds_pread(e->fd, ds_scratch.p, num * sizeof(Elf64_Shdr), eh->e_shoff) < 0)
+	if (fdio_pread_all(e->fd, ds_scratch.p, num * sizeof(Elf64_Shdr), eh->e_shoff) < 0)
 		return 0;
 	e->nsh = num;
 	return 0;
@@ -288,7 +273,7 @@ static int ds_debug_path(const struct ds_elf *e, const Elf64_Phdr *ph, char *out
 	for (unsigned i = 0; i < e->eh.e_phnum; i++) {
 		if (ph[i].p_type != PT_NOTE || ph[i].p_filesz > sizeof(buf) ||
 		    !ds_in_file(e, ph[i].p_offset, ph[i].p_filesz) ||
-		    ds_pread(e->fd, buf, ph[i].p_filesz, ph[i].p_offset) < 0)
+		    fdio_pread_all(e->fd, buf, ph[i].p_filesz, ph[i].p_offset) < 0)
 			continue;
 		const unsigned char *n = buf, *end = buf + ph[i].p_filesz;
 		while (end - n >= (long)sizeof(Elf64_Nhdr)) {
@@ -471,8 +456,8 @@ static int ds_read_symbols(int fd, const Elf64_Shdr *sym, const Elf64_Shdr *str,
 		int rc = ds_scratch_need(need);
 		if (rc < 0)
 			return rc;
-		if (ds_pread(fd, ds_scratch.p, sym->sh_size, sym->sh_offset) < 0 ||
-		    ds_pread(fd, ds_scratch.p + at_str, str->sh_size, str->sh_offset) < 0)
+		if (fdio_pread_all(fd, ds_scratch.p, sym->sh_size, sym->sh_offset) < 0 ||
+		    fdio_pread_all(fd, ds_scratch.p + at_str, str->sh_size, str->sh_offset) < 0)
 			return 0; /* unreadable symbols: sections and segments only */
 		const Elf64_Sym *sy = (const Elf64_Sym *)ds_scratch.p;
 		for (uint64_t i = 0; pass == 0 && i < nsy; i++) {
@@ -548,7 +533,7 @@ static int ds_read_file(int fd, const struct elfdata_image *img, struct elfdata_
 	if (rc < 0)
 		return rc;
 	if (e.eh.e_phnum > DS_PHDRS_MAX ||
-	    ds_pread(fd, ph, (uint64_t)e.eh.e_phnum * sizeof(Elf64_Phdr), e.eh.e_phoff) < 0)
+	    fdio_pread_all(fd, ph, (uint64_t)e.eh.e_phnum * sizeof(Elf64_Phdr), e.eh.e_phoff) < 0)
 		return -ENOEXEC;
 	uint64_t tls_vaddr = 0;
 	for (unsigned i = 0; i < e.eh.e_phnum; i++) {

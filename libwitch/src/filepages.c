@@ -1,5 +1,6 @@
 /* filepages: give back a read-only file mapping's pages (see filepages.h). */
 #include "witch/filepages.h"
+#include "witch/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,23 +10,6 @@
 #define PM_FILE (1ull << 61)    /* file page or shared anonymous */
 #define PM_PRESENT (1ull << 63)
 #define PAGE 4096ull
-
-static int pm_pread(int fd, uint64_t *pm, uint64_t n, uint64_t off)
-{
-	unsigned char *b = (unsigned char *)pm;
-	uint64_t size = n * sizeof(*pm);
-	while (size) {
-		ssize_t got = pread(fd, b, size, (off_t)off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -EIO;
-		b += got;
-		size -= (uint64_t)got;
-		off += (uint64_t)got;
-	}
-	return 0;
-}
 
 int filepages_release(const void *at, uint64_t size)
 {
@@ -40,7 +24,7 @@ int filepages_release(const void *at, uint64_t size)
 	int rc = 0;
 	for (uint64_t chunk = lo; chunk < hi && rc == 0; chunk += 512 * PAGE) {
 		uint64_t n = (hi - chunk) / PAGE < 512 ? (hi - chunk) / PAGE : 512;
-		rc = pm_pread(fd, pm, n, chunk / PAGE * sizeof(pm[0]));
+		rc = fdio_pread_all(fd, pm, n * sizeof(pm[0]), chunk / PAGE * sizeof(pm[0]));
 		if (rc < 0)
 			break;
 		/* Runs of pages still the file's (absent ones too: fewer
