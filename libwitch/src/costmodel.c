@@ -11,8 +11,9 @@
  * 3 loads, 2 stores and 32 stored bytes a cycle.  How many instructions
  * it dispatches a cycle is measured (measure_issue_width: 6 on an idle
  * Zen 4 and Golden Cove, 4 on Skylake; 3-6 on these VMs as the sibling
- * thread's load moves, so handlers re-measure it: costmodel_remeasure); a compare or test and the conditional branch
- * after it dispatch as one (macro-fusion, both vendors). */
+ * thread's load moves, so handlers re-measure it: costmodel_remeasure);
+ * a compare or test and the conditional branch after it dispatch as one
+ * (macro-fusion, both vendors). */
 #define DEFAULT_ISSUE_WIDTH 4.0f
 #define LOADS_PER_CYCLE 3.0f
 #define STORES_PER_CYCLE 2.0f

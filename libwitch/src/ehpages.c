@@ -7,7 +7,6 @@
 #include <link.h>
 
 static uint64_t eh_due_ns; /* when ehpages_release_due last gave back */
-static int eh_busy;
 
 /* The read-only, non-executable PT_LOAD holding the module's unwind table
  * header: its pages from the header on. */
@@ -45,10 +44,6 @@ int ehpages_release(void)
 
 void ehpages_release_due(void)
 {
-	if (!due_claim(&eh_due_ns, EHPAGES_DUE_NS))
-		return;
-	if (__atomic_exchange_n(&eh_busy, 1, __ATOMIC_ACQUIRE))
-		return;
-	(void)ehpages_release(); /* pagemap unreadable: the pages stay, as before */
-	__atomic_store_n(&eh_busy, 0, __ATOMIC_RELEASE);
+	if (due_claim(&eh_due_ns, EHPAGES_DUE_NS))
+		(void)ehpages_release(); /* pagemap unreadable: the pages stay, as before */
 }

@@ -302,11 +302,10 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	struct look_pick picks[LOOK_MAX_PICKS];
 	int n = 0;
 
-	if (sampler_tick_is_stale(&t->sampler)) {
+	if (sampler_tick_arrive(&t->sampler)) {
 		t->stats.ticks_stale++;
 		return;
 	}
-	sampler_tick_arrived(&t->sampler);
 	/* The tick stands for the program's CPU time since the last: the
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;

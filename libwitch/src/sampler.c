@@ -143,18 +143,17 @@ int sampler_next_period_or_keep(struct sampler *s, uint64_t random)
 	return sampler_next_period(s, random);
 }
 
-void sampler_tick_arrived(struct sampler *s)
-{
-	s->arrived_ns = monotonic_ns();
-}
-
 /* Wall time bounds CPU time from above: a tick that ends a whole interval
  * never looks stale, whatever else ran on the CPU. */
-int sampler_tick_is_stale(const struct sampler *s)
+int sampler_tick_arrive(struct sampler *s)
 {
-	if (s->clock == SAMPLER_PMU || !s->started_ns)
+	if (s->clock == SAMPLER_PMU)
 		return 0;
-	return monotonic_ns() - s->started_ns < s->current_ns / 2;
+	uint64_t now = monotonic_ns();
+	if (s->started_ns && now - s->started_ns < s->current_ns / 2)
+		return 1;
+	s->arrived_ns = now;
+	return 0;
 }
 
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si)

@@ -20,8 +20,8 @@
 
 #include <stdint.h>
 
-/* At most every EHPAGES_DUE_NS (a coarse clock read otherwise); a caller
- * already giving back (another thread) makes this one return at once.
+/* At most every EHPAGES_DUE_NS (a coarse clock read otherwise; due.h: one
+ * caller an interval).
  * Called by the heap's growth hook and the flusher (witch.c, flush.c).
  * gcc -O2 (bench/real_programs' input), peak RSS profiled: 120.0-120.1 MB
  * before, 119.4-119.9 at 100 ms (4 runs each; native 114.7-115.1), for

@@ -26,7 +26,7 @@ struct sampler {
 	uint64_t period_ns;
 	uint64_t current_ns;  /* the interval in force: the next tick ends it */
 	uint64_t started_ns;  /* CLOCK_MONOTONIC when it began */
-	uint64_t arrived_ns;  /* ... when the last tick arrived (sampler_tick_arrived) */
+	uint64_t arrived_ns;  /* ... when the last tick arrived (sampler_tick_arrive) */
 	uint32_t kept;        /* ticks the interval in force has been kept for */
 	struct pmu pmu;
 };
@@ -56,13 +56,13 @@ int sampler_next_period(struct sampler *s, uint64_t random);
 #define SAMPLER_KEEP_TICKS 4
 #define SAMPLER_KEPT 1
 int sampler_next_period_or_keep(struct sampler *s, uint64_t random);
-/* A tick arrived (after sampler_tick_is_stale said it is not stale). */
-void sampler_tick_arrived(struct sampler *s);
-/* A tick that came sooner after the last next_period than any interval can
- * end: one the clock raised while the handler ran. perf_event signals queue
- * (F_SETSIG with a real-time signal), so a handler longer than the interval
- * would otherwise meet a queue of such ticks and starve the program. */
-int sampler_tick_is_stale(const struct sampler *s);
+/* A tick arrived: 1 when it is stale, one that came sooner after the last
+ * next_period than any interval can end (the clock raised it while the
+ * handler ran: perf_event signals queue, F_SETSIG with a real-time signal,
+ * so a handler longer than the interval would otherwise meet a queue of
+ * such ticks and starve the program); else 0, and its arrival is noted (a
+ * kept interval starts there). */
+int sampler_tick_arrive(struct sampler *s);
 void sampler_close(struct sampler *s);
 /* The PMU instead of the clock (ev encoded and probed at start-up): start,
  * stop, is_tick and close then act on its events, and next_period does nothing
