@@ -81,11 +81,11 @@ void cost_enter(struct cost *c)
 	}
 }
 
-void cost_leave(struct cost *c, int soon, int kernel)
+void cost_leave(struct cost *c, int soon, enum cost_entry entry)
 {
 	c->exit_tsc = __rdtsc();
 	double handler = (double)(c->exit_tsc - c->entry_tsc) * ns_per_tsc;
-	double trip = kernel ? c->round_trip_ns : 0;
+	double trip = entry == COST_TRIP ? c->round_trip_ns : entry == COST_SIGNAL ? COST_SIGNAL_NS : 0;
 	double in_interval = handler;
 	if (c->restart_tsc) {
 		in_interval = (double)(c->exit_tsc - c->restart_tsc) * ns_per_tsc;
@@ -107,7 +107,7 @@ void cost_leave(struct cost *c, int soon, int kernel)
 	c->since_all_ns += handler + trip;
 	c->handler_ns += handler;
 	c->kernel_ns += trip;
-	c->round_trips += kernel != 0;
+	c->round_trips += entry != COST_CALL;
 	/* Measure every round trip that is expected right back (two clock
 	 * reads, ~1 us): single steps, and the own traps of one sample in
 	 * SELF_CHECK_EVERY (sample.c), the rest let by in the kernel. */

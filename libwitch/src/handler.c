@@ -57,9 +57,9 @@ static int handler_enter(struct witch_thread *t)
 	return 0;
 }
 
-static void handler_leave(struct witch_thread *t, int kernel)
+static void handler_leave(struct witch_thread *t, enum cost_entry entry)
 {
-	cost_leave(&t->cost, t->back_soon, kernel);
+	cost_leave(&t->cost, t->back_soon, entry);
 	drcost_leave(&t->drcost, watchpoint_set_armed(&t->wps) != 0, t->back_soon);
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 }
@@ -130,10 +130,12 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 	if (witch_rt.off || !t || !t->active || !handler_enter(t))
 		return 1;
 	int saved_errno = errno;
+	/* (before the run: the tick may hand the clock to the other kind) */
+	enum cost_entry entry = tick && sampler_on_timer(&t->sampler) ? COST_SIGNAL : COST_TRIP;
 	struct signal_run s = {si, tick};
 	handler_run(t, ucv, run_signal, &s);
 	errno = saved_errno;
-	handler_leave(t, 1);
+	handler_leave(t, entry);
 	return 1;
 }
 
@@ -149,7 +151,7 @@ int handler_on_sigtrap(siginfo_t *si, void *ucv)
 		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 	} else {
 		handler_run(t, uc, run_step, NULL);
-		handler_leave(t, 1);
+		handler_leave(t, COST_TRIP);
 	}
 	errno = saved_errno;
 	return 1;
@@ -183,7 +185,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 		struct sample_req r = {.leaf = fn, .a = &a, .weight = weight, .ran = ran};
 		t->stats.ticks_bulk++;
 		handler_run(t, NULL, run_call, &r);
-		handler_leave(t, 0);
+		handler_leave(t, COST_CALL);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -314,6 +316,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	spent_ns += tick_kernel_cost(t, program_ns);
 	t->stats.clock_ns += t->sampler.current_ns;
 	t->stats.ticks++;
+	t->stats.ticks_timer += sampler_on_timer(&t->sampler);
 	if (t->stats.ticks % COSTMODEL_REMEASURE_TICKS == 0)
 		costmodel_remeasure(); /* the machine's speed moves under the model */
 	if (witch_rt.cfg->budget > 0) {

@@ -35,17 +35,32 @@ static int sampler_open_perf(struct sampler *s, int sig, pid_t tid)
 	return 0;
 }
 
+/* The kernel's id of thread tid's user-time clock (CPUCLOCK_VIRT,
+ * per-thread): glibc names only the thread's total CPU time. */
+static clockid_t sampler_user_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 4 | 1);
+}
+
 static int sampler_open_timer(struct sampler *s, int sig, pid_t tid)
 {
 	struct sigevent ev;
+	struct timespec res;
 	memset(&ev, 0, sizeof(ev));
 	ev.sigev_notify = SIGEV_THREAD_ID;
 	ev.sigev_signo = sig;
 	ev._sigev_un._tid = tid;
 	ev.sigev_value.sival_ptr = s;
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &s->timer) < 0)
+	s->cpu_clock = sampler_user_clock(tid);
+	/* The kernel gives a tick-checked clock's resolution as its tick. */
+	if (clock_getres(s->cpu_clock, &res) < 0)
 		return -errno;
-	s->clock = SAMPLER_POSIX_TIMER;
+	if (res.tv_sec != 0 || res.tv_nsec <= 0)
+		return -EINVAL;
+	if (timer_create(s->cpu_clock, &ev, &s->timer) < 0)
+		return -errno;
+	s->jiffy_ns = (uint64_t)res.tv_nsec;
+	s->timer_ok = 1;
 	return 0;
 }
 
@@ -55,10 +70,14 @@ int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid)
 	s->fd = -1;
 	s->period_ns = 1000000000ull / (rate ? rate : 1);
 	s->current_ns = s->period_ns;
-	int rc = sampler_open_perf(s, sig, tid);
-	if (rc == 0)
-		return 0;
-	return sampler_open_timer(s, sig, tid);
+	int rc_perf = sampler_open_perf(s, sig, tid);
+	int rc_timer = sampler_open_timer(s, sig, tid);
+	if (rc_perf == 0)
+		return 0; /* with the timer or not */
+	if (rc_timer < 0)
+		return rc_perf;
+	s->clock = SAMPLER_POSIX_TIMER;
+	return 0;
 }
 
 int sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig, pid_t tid)
@@ -72,41 +91,95 @@ int sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig, pid
 	return 0;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO: no system call */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t user_cpu_ns(const struct sampler *s)
+{
+	struct timespec ts;
+	if (clock_gettime(s->cpu_clock, &ts) < 0) /* a system call, ~0.3 us */
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The timer for intervals it can end closely enough (sampler.h). */
+static int sampler_wants_timer(const struct sampler *s)
+{
+	if (s->clock == SAMPLER_POSIX_TIMER)
+		return 1;
+	return s->timer_ok && s->period_ns >= SAMPLER_TIMER_MIN_JIFFIES * s->jiffy_ns;
+}
+
+/* value_ns from now, then every period (a tick that does not set the next
+ * interval, a stale one, leaves the clock running). */
+static int sampler_set_timer(struct sampler *s, uint64_t value_ns)
+{
+	struct itimerspec it;
+	it.it_interval.tv_sec = (time_t)(s->period_ns / 1000000000ull);
+	it.it_interval.tv_nsec = (long)(s->period_ns % 1000000000ull);
+	it.it_value.tv_sec = (time_t)(value_ns / 1000000000ull);
+	it.it_value.tv_nsec = (long)(value_ns % 1000000000ull);
+	s->cpu_started_ns = user_cpu_ns(s);
+	s->armed_ns = value_ns;
+	return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
+}
+
+static int sampler_stop_timer(struct sampler *s)
+{
+	struct itimerspec it;
+	memset(&it, 0, sizeof(it));
+	return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
+}
+
+/* Hands the ticks to the timer (on 1) or to perf (0).  A tick the other
+ * clock raised meanwhile arrives stale (sampler_tick_arrive). */
+static int sampler_switch(struct sampler *s, int on)
+{
+	if (on == s->on_timer)
+		return 0;
+	s->on_timer = on;
+	if (on)
+		return s->fd < 0 || ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0) == 0 ? 0 : -errno;
+	int rc = sampler_stop_timer(s);
+	if (rc < 0)
+		return rc;
+	return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
+}
+
 int sampler_start(struct sampler *s)
 {
 	if (s->clock == SAMPLER_PMU)
 		return pmu_start(&s->pmu);
-	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
-		return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
-	if (s->clock == SAMPLER_POSIX_TIMER) {
-		struct itimerspec it;
-		it.it_interval.tv_sec = (time_t)(s->period_ns / 1000000000ull);
-		it.it_interval.tv_nsec = (long)(s->period_ns % 1000000000ull);
-		it.it_value = it.it_interval;
-		return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
+	if (s->clock == SAMPLER_NONE)
+		return -EBADF;
+	if (sampler_wants_timer(s)) {
+		s->on_timer = 1;
+		s->current_ns = s->period_ns;
+		return sampler_set_timer(s, s->period_ns);
 	}
-	return -EBADF;
+	s->on_timer = 0;
+	return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
 }
 
 int sampler_stop(struct sampler *s)
 {
 	if (s->clock == SAMPLER_PMU)
 		return pmu_stop(&s->pmu);
-	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
-		return ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0) < 0 ? -errno : 0;
-	if (s->clock == SAMPLER_POSIX_TIMER) {
-		struct itimerspec it;
-		memset(&it, 0, sizeof(it));
-		return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
-	}
-	return 0;
+	int rc = 0;
+	if (s->clock == SAMPLER_PERF_TASK_CLOCK && ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+		rc = -errno;
+	if (s->timer_ok && sampler_stop_timer(s) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
 }
 
-static uint64_t monotonic_ns(void)
+int sampler_on_timer(const struct sampler *s)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO: no system call */
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return s->on_timer;
 }
 
 int sampler_next_period(struct sampler *s, uint64_t random)
@@ -120,22 +193,24 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 	if (next < 10000)
 		next = 10000; /* the kernel's floor for hrtimer-driven events */
 	s->current_ns = next;
-	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
-		return ioctl(s->fd, PERF_EVENT_IOC_PERIOD, &next) < 0 ? -errno : 0;
-	if (s->clock == SAMPLER_POSIX_TIMER) {
-		struct itimerspec it;
-		it.it_interval.tv_sec = (time_t)(s->period_ns / 1000000000ull);
-		it.it_interval.tv_nsec = (long)(s->period_ns % 1000000000ull);
-		it.it_value.tv_sec = (time_t)(next / 1000000000ull);
-		it.it_value.tv_nsec = (long)(next % 1000000000ull);
-		return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
+	if (sampler_wants_timer(s)) {
+		int rc = sampler_switch(s, 1);
+		/* The timer fires at the first scheduler tick past its value,
+		 * half a tick late on average: asked that much sooner, the
+		 * intervals it measures average the period. */
+		uint64_t value = next > s->jiffy_ns ? next - s->jiffy_ns / 2 : next;
+		int rc2 = sampler_set_timer(s, value);
+		return rc < 0 ? rc : rc2;
 	}
-	return -EBADF;
+	int rc = sampler_switch(s, 0);
+	if (rc < 0)
+		return rc;
+	return ioctl(s->fd, PERF_EVENT_IOC_PERIOD, &next) < 0 ? -errno : 0;
 }
 
 int sampler_next_period_or_keep(struct sampler *s, uint64_t random)
 {
-	if (s->clock == SAMPLER_PERF_TASK_CLOCK && s->arrived_ns && s->kept + 1 < SAMPLER_KEEP_TICKS) {
+	if (!s->on_timer && s->arrived_ns && s->kept + 1 < SAMPLER_KEEP_TICKS) {
 		s->kept++;
 		s->started_ns = s->arrived_ns;
 		return SAMPLER_KEPT;
@@ -144,11 +219,19 @@ int sampler_next_period_or_keep(struct sampler *s, uint64_t random)
 }
 
 /* Wall time bounds CPU time from above: a tick that ends a whole interval
- * never looks stale, whatever else ran on the CPU. */
+ * never looks stale, whatever else ran on the CPU.  On the timer the
+ * clock's own time says it, and is the interval. */
 int sampler_tick_arrive(struct sampler *s)
 {
 	if (s->clock == SAMPLER_PMU)
 		return 0;
+	if (s->on_timer) {
+		uint64_t ran = user_cpu_ns(s) - s->cpu_started_ns;
+		if (ran < s->armed_ns / 2)
+			return 1;
+		s->current_ns = ran;
+		return 0;
+	}
 	uint64_t now = monotonic_ns();
 	if (s->started_ns && now - s->started_ns < s->current_ns / 2)
 		return 1;
@@ -160,21 +243,21 @@ int sampler_is_tick(const struct sampler *s, const siginfo_t *si)
 {
 	if (s->clock == SAMPLER_PMU)
 		return pmu_is_tick(&s->pmu, si);
-	if (s->clock == SAMPLER_PERF_TASK_CLOCK)
-		return si->si_code != SI_TIMER && si->si_fd == s->fd;
-	if (s->clock == SAMPLER_POSIX_TIMER)
-		return si->si_code == SI_TIMER && si->si_value.sival_ptr == (void *)s;
-	return 0;
+	if (s->timer_ok && si->si_code == SI_TIMER && si->si_value.sival_ptr == (void *)s)
+		return 1;
+	return s->clock == SAMPLER_PERF_TASK_CLOCK && si->si_code != SI_TIMER && si->si_fd == s->fd;
 }
 
 void sampler_close(struct sampler *s)
 {
 	if (s->clock == SAMPLER_PERF_TASK_CLOCK && s->fd >= 0)
 		close(s->fd);
-	else if (s->clock == SAMPLER_POSIX_TIMER)
-		timer_delete(s->timer);
 	else if (s->clock == SAMPLER_PMU)
 		pmu_close(&s->pmu);
+	if (s->timer_ok)
+		timer_delete(s->timer);
 	s->clock = SAMPLER_NONE;
+	s->timer_ok = 0;
+	s->on_timer = 0;
 	s->fd = -1;
 }

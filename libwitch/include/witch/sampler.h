@@ -4,6 +4,18 @@
  * finds the next access itself) or the PMU sampler (pmu.h: overflow of a
  * precise memory event; the samples carry their instruction and address).
  *
+ * The software clock is two clocks of the thread's user-mode CPU time.  A
+ * perf task-clock event ends any interval, but each of its ticks costs
+ * ~33 us of interrupts on these VMs (its own hrtimer, reprogrammed, and
+ * the irq_work self-IPI that sends the signal: VM exits), against ~3 us
+ * for the signal itself.  A POSIX timer on the thread's user-time clock
+ * (CPUCLOCK_VIRT) is checked at the scheduler's tick, which interrupts
+ * anyway, and its signal rides that interrupt's return: but it ends an
+ * interval only at a scheduler tick (4 ms at HZ=250).  So intervals of at
+ * least SAMPLER_TIMER_MIN_JIFFIES scheduler ticks (the default budget's
+ * rates) run on the timer, shorter ones on perf.  On the timer a tick's
+ * interval is what the clock measured, not what was asked for.
+ *
  * What happens on a tick (decode, single-step to the next access) is the
  * runtime's job (witch.c); this module only keeps time.
  */
@@ -19,22 +31,31 @@
 
 enum sampler_clock { SAMPLER_NONE, SAMPLER_PERF_TASK_CLOCK, SAMPLER_POSIX_TIMER, SAMPLER_PMU };
 
+#define SAMPLER_TIMER_MIN_JIFFIES 2
+
 struct sampler {
-	enum sampler_clock clock;
+	enum sampler_clock clock; /* PERF_TASK_CLOCK: perf, and the timer when timer_ok */
 	int fd;
 	timer_t timer;
+	int timer_ok;         /* a user-time POSIX timer beside the perf clock */
+	int on_timer;         /* the timer raises the ticks now */
+	clockid_t cpu_clock;  /* the thread's user CPU time (the timer's clock) */
+	uint64_t jiffy_ns;    /* the timer's granularity: the scheduler tick */
+	uint64_t cpu_started_ns; /* cpu_clock when the timer's interval began */
+	uint64_t armed_ns;    /* what the timer was set to */
 	uint64_t period_ns;
-	uint64_t current_ns;  /* the interval in force: the next tick ends it */
+	uint64_t current_ns;  /* the interval in force: the next tick ends it (on the
+			       * timer, once it has: what it measured) */
 	uint64_t started_ns;  /* CLOCK_MONOTONIC when it began */
 	uint64_t arrived_ns;  /* ... when the last tick arrived (sampler_tick_arrive) */
 	uint32_t kept;        /* ticks the interval in force has been kept for */
 	struct pmu pmu;
 };
 
-/* A CPU-time clock for thread tid raising `sig` on that thread `rate` times
- * per CPU-second: a perf_event task-clock event, or, where perf_event_open is
- * refused, timer_create(CLOCK_THREAD_CPUTIME_ID). Returns 0 or a negative
- * errno.  Not async-signal-safe. */
+/* A user-CPU-time clock for thread tid raising `sig` on that thread `rate`
+ * times per CPU-second: a perf_event task-clock event and a POSIX timer on
+ * the thread's user time, or the timer alone where perf_event_open is
+ * refused. Returns 0 or a negative errno.  Not async-signal-safe. */
 int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
 int sampler_start(struct sampler *s);
 int sampler_stop(struct sampler *s);
@@ -56,6 +77,9 @@ int sampler_next_period(struct sampler *s, uint64_t random);
 #define SAMPLER_KEEP_TICKS 4
 #define SAMPLER_KEPT 1
 int sampler_next_period_or_keep(struct sampler *s, uint64_t random);
+/* 1 when the ticks in force come from the timer (a tick then costs the
+ * kernel a signal, not a round of interrupts: cost.h prices it so). */
+int sampler_on_timer(const struct sampler *s);
 /* A tick arrived: 1 when it is stale, one that came sooner after the last
  * next_period than any interval can end (the clock raised it while the
  * handler ran: perf_event signals queue, F_SETSIG with a real-time signal,

@@ -32,6 +32,7 @@
 	X(ticks_bulk)         /* byte-counted samples of memset/memcpy calls */   \
 	X(skip_bulk)          /* ticks in a counted memset/memcpy: 0 bytes */     \
 	X(ticks_stale)        /* raised while a handler ran: dropped (sampler.h) */ \
+	X(ticks_timer)        /* ticks the user-time POSIX timer raised (sampler.h) */ \
 	X(skip_sparse)        /* ticks whose window is sparse kept no pick */    \
 	X(skip_reach_far)     /* a pick more than WITCH_MAX_STEPS steps away */   \
 	X(skip_reach_busy)    /* a second pick past an emulator stop: dropped */ \

@@ -1,0 +1,155 @@
+/* unit.sampler: which clock raises the software sampler's ticks (sampler.h).
+ *
+ * A thread burns CPU with the sampler on, its handler doing what the
+ * runtime's does (sampler_tick_arrive, then sampler_next_period).  Rows:
+ *   - a mean interval of at least SAMPLER_TIMER_MIN_JIFFIES scheduler ticks
+ *     (rate 50: 20 ms at HZ=250) runs on the user-time POSIX timer: every
+ *     tick is SI_TIMER, and the intervals the clock measured average the
+ *     period (the timer is asked half a scheduler tick sooner, since it
+ *     fires at the first scheduler tick past its value) within 25%;
+ *   - a short one (rate 2000: 0.5 ms) runs on perf's task clock: no tick
+ *     is SI_TIMER, and their count is near rate x CPU time;
+ *   - the period moved from short to long between ticks (as the budget
+ *     does) hands the ticks to the timer at the next interval, and back.
+ * Exits 77 (skipped) where perf_event_open or the user-time timer is
+ * refused: then there is no choice to test.
+ */
+#include "witch/sampler.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct sampler smp;
+static volatile int n_timer, n_perf, n_stale;
+static volatile double measured_sum; /* intervals the timer's ticks measured, ns */
+static volatile uint64_t long_period_ns; /* nonzero: switch to it at the next tick */
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint64_t next_random(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static void on_tick(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (!sampler_is_tick(&smp, si))
+		return;
+	int timer = si->si_code == SI_TIMER;
+	if (sampler_tick_arrive(&smp)) {
+		n_stale++;
+		return;
+	}
+	if (timer) {
+		n_timer++;
+		measured_sum += (double)smp.current_ns;
+	} else {
+		n_perf++;
+	}
+	if (long_period_ns)
+		smp.period_ns = long_period_ns;
+	sampler_next_period(&smp, next_random());
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void burn(double seconds)
+{
+	volatile double x = 0;
+	double end = cpu_s() + seconds;
+	while (cpu_s() < end)
+		for (int i = 0; i < 100000; i++)
+			x += i * 0.5;
+}
+
+struct row {
+	int line;
+	uint32_t rate;        /* the clock opens at */
+	uint32_t switch_rate; /* 0, or the rate the ticks move to after the first half */
+	int want_timer;       /* in the (second) half: 1 timer, 0 perf */
+};
+
+static const struct row rows[] = {
+	{__LINE__, 50, 0, 1},
+	{__LINE__, 2000, 0, 0},
+	{__LINE__, 2000, 50, 1},
+	{__LINE__, 50, 2000, 0},
+};
+
+static int run_row(const struct row *r)
+{
+	const double half = 0.4; /* CPU seconds */
+	int fails = 0;
+	n_timer = n_perf = n_stale = 0;
+	measured_sum = 0;
+	long_period_ns = 0;
+	if (sampler_start(&smp) < 0) {
+		printf("FAIL line %d: sampler_start\n", r->line);
+		return 1;
+	}
+	burn(half);
+	if (r->switch_rate) {
+		long_period_ns = 1000000000ull / r->switch_rate;
+		burn(0.05); /* the switch happens at the next tick */
+		n_timer = n_perf = 0;
+		measured_sum = 0;
+		burn(half);
+	}
+	sampler_stop(&smp);
+	uint32_t rate = r->switch_rate ? r->switch_rate : r->rate;
+	double period_ns = 1e9 / rate, expect = half * rate;
+	if (r->want_timer) {
+		double mean = n_timer ? measured_sum / n_timer : 0;
+		if (n_perf || n_timer < expect / 2 || n_timer > expect * 1.5 ||
+		    mean < period_ns * 0.75 || mean > period_ns * 1.25) {
+			printf("FAIL line %d: want the timer: %d timer ticks (~%.0f), %d perf, mean "
+			       "measured interval %.2f ms (%.2f +- 25%%)\n",
+			       r->line, n_timer, expect, n_perf, mean / 1e6, period_ns / 1e6);
+			fails++;
+		}
+	} else if (n_timer || n_perf < expect / 2 || n_perf > expect * 1.5) {
+		printf("FAIL line %d: want perf: %d perf ticks (~%.0f), %d timer\n", r->line, n_perf,
+		       expect, n_timer);
+		fails++;
+	}
+	if (!fails)
+		printf("ok line %d: rate %u (then %u): %d timer, %d perf ticks, %d stale\n", r->line,
+		       r->rate, rate, n_timer, n_perf, n_stale);
+	return fails;
+}
+
+int main(void)
+{
+	int sig = SIGRTMIN + 5, fails = 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_tick;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(sig, &sa, NULL);
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (sampler_open(&smp, rows[i].rate, sig, tid) < 0 ||
+		    smp.clock != SAMPLER_PERF_TASK_CLOCK || !smp.timer_ok) {
+			printf("SKIP: needs perf's task clock and a user-time POSIX timer\n");
+			return 77;
+		}
+		fails += run_row(&rows[i]);
+		sampler_close(&smp);
+	}
+	return fails ? 1 : 0;
+}
