@@ -14,6 +14,7 @@
  * Exits 77 (skipped) where perf_event_open or the user-time timer is
  * refused: then there is no choice to test.
  */
+#include "witch/rng.h"
 #include "witch/sampler.h"
 
 #include <signal.h>
@@ -28,15 +29,7 @@ static struct sampler smp;
 static volatile int n_timer, n_perf, n_stale;
 static volatile double measured_sum; /* intervals the timer's ticks measured, ns */
 static volatile uint64_t long_period_ns; /* nonzero: switch to it at the next tick */
-static uint64_t rng_state = 88172645463325252ull;
-
-static uint64_t next_random(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
+static struct rng rng; /* the runtime's, as the handler draws intervals */
 
 static void on_tick(int sig, siginfo_t *si, void *uc)
 {
@@ -57,7 +50,7 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 	}
 	if (long_period_ns)
 		smp.period_ns = long_period_ns;
-	sampler_next_period(&smp, next_random());
+	sampler_next_period(&smp, rng_next(&rng));
 }
 
 static double cpu_s(void)
@@ -141,6 +134,7 @@ int main(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(sig, &sa, NULL);
 	pid_t tid = (pid_t)syscall(SYS_gettid);
+	rng_seed(&rng, 42);
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		if (sampler_open(&smp, rows[i].rate, sig, tid) < 0 ||
