@@ -3,7 +3,10 @@
 # Checks: stdout and exit status equal the native run's; exactly two
 # profiles, one per process (parent and child pids), each valid and each
 # with the dead_two_loops answer (fraction 0.5 +- 0.1, top pair
-# fill -> overwrite): the child profiles itself from fork on.
+# fill -> overwrite): the child profiles itself from fork on.  At least 50
+# samples each: 24 profiles of 12 quiet runs read 109-181, but a parent
+# under ctest -j2 on 2 CPUs read 58 (57 of its 135 ticks found the window
+# too sparse to keep a pick, skip_sparse), its answer still right.
 set -u
 BUILD=$1 PROGRAM=$2
 shift 2
@@ -25,7 +28,7 @@ pids=""
 for f in "$tmp"/prof/p-*.prof; do
 	"$BUILD/witch" report --json "$f" >"$f.json" || fail "witch report failed on $f"
 	python3 "$HERE/check_report.py" "$f.json" --fraction 0.5 --tol 0.1 \
-		--top-pair fill overwrite --min-samples 100 --min-traps 20 >"$f.check" ||
+		--top-pair fill overwrite --min-samples 50 --min-traps 20 >"$f.check" ||
 		fail "$(basename "$f"): $(tail -1 "$f.check")"
 	pids="$pids $(grep '^pid ' "$f" | cut -d' ' -f2)"
 done

@@ -61,6 +61,7 @@
  * single-step budget must cover that much.
  *
  * Build: -O2 -g -fno-inline -fno-tree-vectorize -fno-stack-protector
+ * -Wl,-z,now (no lazy binding: ld.so would store on the stack too)
  * -fno-stack-clash-protection (no canary store or stack probe in deep's
  * frame; objdump: deep has only `sub $0x3f90,%rsp` and the slot stores,
  * shallow touches no stack, driver calls scrub (not a tail call)).
