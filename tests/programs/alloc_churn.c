@@ -14,9 +14,10 @@
  * of free's stores: under 20% of the samples (measured 1.4-2.6% when
  * glibc took its multi-threaded paths, with the arena lock's stores in
  * each free; 6-13% single-threaded);
- * fill's 64 bytes and the C library's stores split the rest (glibc's were
- * 0.45-0.6 of them here; fill read 0.34-0.42 of the sampled bytes
- * single-threaded, 1.0 if malloc's and free's samples were dropped).
+ * fill's 64 bytes and the C library's stores split the rest: the oracle
+ * counts 48 bytes a repetition in _int_malloc and 28 in _int_free (4 more
+ * in free, the saved errno), so fill's share of the sampled bytes is
+ * 64 / 140 = 0.457 (1.0 if malloc's and free's samples were dropped).
  *
  * Usage: alloc_churn [REPS]     default REPS = 10,000,000 (~0.3 s)
  */
