@@ -56,9 +56,9 @@ enum cost_entry {
 	COST_SIGNAL, /* a signal riding an interrupt that came anyway (a timer
 		      * tick, sampler.h): its delivery and return only */
 };
-/* A signal's delivery and sigreturn alone: 3.0-3.2 us measured here (a
- * loop of tgkill to self), colder in a tick. */
-#define COST_SIGNAL_NS 4000.0
+/* A timer tick's signal, over the program's own time: 1-21 us here, median
+ * 8 over 7 runs (bench/tick_cost.c; a tgkill to self, hot, 2.6 us). */
+#define COST_SIGNAL_NS 8000.0
 /* At exit.  soon: the program is expected back at once (a step, a pending
  * self-trap). */
 void cost_leave(struct cost *c, int soon, enum cost_entry entry);

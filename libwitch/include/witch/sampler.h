@@ -6,9 +6,9 @@
  *
  * The software clock is two clocks of the thread's user-mode CPU time.  A
  * perf task-clock event ends any interval, but each of its ticks costs
- * ~33 us of interrupts on these VMs (its own hrtimer, reprogrammed, and
- * the irq_work self-IPI that sends the signal: VM exits), against ~3 us
- * for the signal itself.  A POSIX timer on the thread's user-time clock
+ * ~33 us on these VMs (its own hrtimer, reprogrammed, and the irq_work
+ * self-IPI that sends the signal: VM exits), against ~8 us for a timer
+ * tick (bench/tick_cost.c).  A POSIX timer on the thread's user-time clock
  * (CPUCLOCK_VIRT) is checked at the scheduler's tick, which interrupts
  * anyway, and its signal rides that interrupt's return: but it ends an
  * interval only at a scheduler tick (4 ms at HZ=250).  So intervals of at
