@@ -14,6 +14,7 @@
  * Exits 77 (skipped) where perf_event_open or the user-time timer is
  * refused: then there is no choice to test.
  */
+#include "witch/cost.h"
 #include "witch/rng.h"
 #include "witch/sampler.h"
 
@@ -53,18 +54,11 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 	sampler_next_period(&smp, rng_next(&rng));
 }
 
-static double cpu_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void burn(double seconds)
 {
 	volatile double x = 0;
-	double end = cpu_s() + seconds;
-	while (cpu_s() < end)
+	double end = cost_thread_cpu_ns() + seconds * 1e9;
+	while (cost_thread_cpu_ns() < end)
 		for (int i = 0; i < 100000; i++)
 			x += i * 0.5;
 }
