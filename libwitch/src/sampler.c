@@ -91,19 +91,28 @@ int sampler_open_pmu(struct sampler *s, const struct pmu_event *ev, int sig, pid
 	return 0;
 }
 
-static uint64_t monotonic_ns(void)
+static uint64_t clock_read_ns(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO: no system call */
+	if (clock_gettime(id, &ts) < 0)
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	return clock_read_ns(CLOCK_MONOTONIC); /* the vDSO: no system call */
 }
 
 static uint64_t user_cpu_ns(const struct sampler *s)
 {
-	struct timespec ts;
-	if (clock_gettime(s->cpu_clock, &ts) < 0) /* a system call, ~0.3 us */
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return clock_read_ns(s->cpu_clock); /* a system call, ~0.3 us */
+}
+
+static struct timespec timespec_of_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	return ts;
 }
 
 /* The timer for intervals it can end closely enough (sampler.h). */
@@ -118,11 +127,7 @@ static int sampler_wants_timer(const struct sampler *s)
  * interval, a stale one, leaves the clock running). */
 static int sampler_set_timer(struct sampler *s, uint64_t value_ns)
 {
-	struct itimerspec it;
-	it.it_interval.tv_sec = (time_t)(s->period_ns / 1000000000ull);
-	it.it_interval.tv_nsec = (long)(s->period_ns % 1000000000ull);
-	it.it_value.tv_sec = (time_t)(value_ns / 1000000000ull);
-	it.it_value.tv_nsec = (long)(value_ns % 1000000000ull);
+	struct itimerspec it = {timespec_of_ns(s->period_ns), timespec_of_ns(value_ns)};
 	s->cpu_started_ns = user_cpu_ns(s);
 	s->armed_ns = value_ns;
 	return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
