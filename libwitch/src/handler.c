@@ -85,7 +85,7 @@ typedef void (*handler_run_fn)(struct witch_thread *t, ucontext_t *uc, void *arg
 static void handler_run(struct witch_thread *t, ucontext_t *uc, handler_run_fn run, void *arg)
 {
 	struct rescue_point rp;
-	if (RESCUE_SET(&rp)) {
+	if (RESCUE_SET(&rp, uc)) {
 		handler_rescued(t, uc);
 		return;
 	}

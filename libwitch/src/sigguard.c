@@ -3,6 +3,7 @@
 #include "witch/export.h"
 #include "witch/fatal.h"
 #include "witch/handler.h"
+#include "witch/rescue.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -131,18 +132,26 @@ int sigguard_install(int rt_sig)
 
 /* --- interposed ------------------------------------------------------------ */
 
+static int guard_program_action(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	int fatal = fatal_program_action(sig, act, oact);
+	if (fatal != 0)
+		return fatal > 0 ? 0 : -1;
+	if (!real_sigaction()) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real_sigaction()(sig, act, oact);
+}
+
 WITCH_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 {
 	int slot = guarded_slot(sig);
 	if (slot < 0) {
-		int fatal = fatal_program_action(sig, act, oact);
-		if (fatal != 0)
-			return fatal > 0 ? 0 : -1;
-		if (!real_sigaction()) {
-			errno = ENOSYS;
-			return -1;
-		}
-		return real_sigaction()(sig, act, oact);
+		int rc = guard_program_action(sig, act, oact);
+		if (act && (sig == SIGSEGV || sig == SIGBUS))
+			rescue_actions_changed(); /* after the change: rescue.h */
+		return rc;
 	}
 	if (oact)
 		*oact = guard_prog[slot];

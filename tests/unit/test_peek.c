@@ -26,7 +26,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum disposition { FATAL, DEFAULT, RAW_OTHER };
+enum disposition { FATAL, DEFAULT, RAW_OTHER, SET_OTHER_AFTER };
+/* The return point's interrupted context (rescue_arm): none (the kernel is
+ * asked for the mask), one whose mask leaves SIGSEGV open, one blocking it. */
+enum context { NO_UC, UC_OPEN, UC_BLOCKING };
 enum target { MAPPED, UNMAPPED, WATCHED, BESIDE_WATCHED };
 enum outcome { READ_IN_PLACE, READ_REMOTE, EFAULT_REMOTE, RESCUED };
 
@@ -35,21 +38,31 @@ static const struct {
 	enum disposition disp;
 	int point;   /* a return point set (a handler run) */
 	int blocked; /* SIGSEGV blocked while reading */
+	enum context uc;
 	enum target target;
 	enum outcome want;
 } rows[] = {
-	{__LINE__, FATAL, 1, 0, MAPPED, READ_IN_PLACE},
-	{__LINE__, FATAL, 1, 0, UNMAPPED, RESCUED},          /* the run ends, the program lives */
-	{__LINE__, FATAL, 1, 0, WATCHED, READ_REMOTE},       /* would trap on the watchpoint */
-	{__LINE__, FATAL, 1, 0, BESIDE_WATCHED, READ_IN_PLACE},
-	{__LINE__, FATAL, 0, 0, MAPPED, READ_REMOTE},        /* no return point: nothing rescues */
-	{__LINE__, FATAL, 0, 0, UNMAPPED, EFAULT_REMOTE},
-	{__LINE__, DEFAULT, 1, 0, MAPPED, READ_REMOTE},      /* a fault would kill */
-	{__LINE__, DEFAULT, 1, 0, UNMAPPED, EFAULT_REMOTE},
-	{__LINE__, RAW_OTHER, 1, 0, MAPPED, READ_REMOTE},    /* the program's handler would get it */
-	{__LINE__, RAW_OTHER, 1, 0, UNMAPPED, EFAULT_REMOTE},
-	{__LINE__, FATAL, 1, 1, MAPPED, READ_REMOTE},        /* a blocked fault kills */
-	{__LINE__, FATAL, 1, 1, UNMAPPED, EFAULT_REMOTE},
+	{__LINE__, FATAL, 1, 0, NO_UC, MAPPED, READ_IN_PLACE},
+	{__LINE__, FATAL, 1, 0, NO_UC, UNMAPPED, RESCUED},          /* the run ends, the program lives */
+	{__LINE__, FATAL, 1, 0, NO_UC, WATCHED, READ_REMOTE},       /* would trap on the watchpoint */
+	{__LINE__, FATAL, 1, 0, NO_UC, BESIDE_WATCHED, READ_IN_PLACE},
+	{__LINE__, FATAL, 0, 0, NO_UC, MAPPED, READ_REMOTE},        /* no return point: nothing rescues */
+	{__LINE__, FATAL, 0, 0, NO_UC, UNMAPPED, EFAULT_REMOTE},
+	{__LINE__, DEFAULT, 1, 0, NO_UC, MAPPED, READ_REMOTE},      /* a fault would kill */
+	{__LINE__, DEFAULT, 1, 0, NO_UC, UNMAPPED, EFAULT_REMOTE},
+	{__LINE__, RAW_OTHER, 1, 0, NO_UC, MAPPED, READ_REMOTE},    /* the program's handler would get it */
+	{__LINE__, RAW_OTHER, 1, 0, NO_UC, UNMAPPED, EFAULT_REMOTE},
+	{__LINE__, FATAL, 1, 1, NO_UC, MAPPED, READ_REMOTE},        /* a blocked fault kills */
+	{__LINE__, FATAL, 1, 1, NO_UC, UNMAPPED, EFAULT_REMOTE},
+	/* A handler's run reads the mask from the context it interrupted. */
+	{__LINE__, FATAL, 1, 0, UC_OPEN, MAPPED, READ_IN_PLACE},
+	{__LINE__, FATAL, 1, 0, UC_BLOCKING, MAPPED, READ_REMOTE},
+	{__LINE__, FATAL, 1, 0, UC_BLOCKING, UNMAPPED, EFAULT_REMOTE},
+	/* The kernel's answer is kept (rescue.h), but not past the program's
+	 * own sigaction: a first run found fatal.c's handler, then the
+	 * program set its own through the interposer. */
+	{__LINE__, SET_OTHER_AFTER, 1, 0, NO_UC, MAPPED, READ_REMOTE},
+	{__LINE__, SET_OTHER_AFTER, 1, 0, NO_UC, UNMAPPED, EFAULT_REMOTE},
 };
 
 static int row;
@@ -102,7 +115,7 @@ static int child(void)
 	static struct watchpoint_set wps;
 	static struct witch_stats st;
 	struct rescue_point rp;
-	uint64_t got = 0, addr;
+	uint64_t got = 0;
 
 	if (rows[row].disp != DEFAULT && fatal_install(no_profile) < 0)
 		return 20;
@@ -119,8 +132,30 @@ static int child(void)
 		sigaddset(&s, SIGSEGV);
 		pthread_sigmask(SIG_BLOCK, &s, NULL);
 	}
+	if (rows[row].disp == SET_OTHER_AFTER) {
+		/* a first run: in place (fatal.c's handler), and so asked */
+		if (RESCUE_SET(&rp, NULL))
+			return 22;
+		int rc = peek_read(target_addr(MAPPED), &got, sizeof(got));
+		rescue_disarm();
+		if (rc != 0 || st.peek_in_place != 1)
+			return 23;
+		st.peek_in_place = 0;
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = other_handler;
+		sa.sa_flags = SA_SIGINFO;
+		if (sigaction(SIGSEGV, &sa, NULL) != 0)
+			return 24;
+	}
+	ucontext_t uc;
+	memset(&uc, 0, sizeof(uc));
+	sigemptyset(&uc.uc_sigmask);
+	if (rows[row].uc == UC_BLOCKING)
+		sigaddset(&uc.uc_sigmask, SIGSEGV);
+	static uint64_t addr; /* (static: live across RESCUE_SET) */
 	addr = target_addr(rows[row].target);
-	if (rows[row].point && RESCUE_SET(&rp))
+	if (rows[row].point && RESCUE_SET(&rp, rows[row].uc == NO_UC ? NULL : &uc))
 		return rows[row].want == RESCUED ? 0 : 10;
 	int rc = peek_read(addr, &got, sizeof(got));
 	if (rows[row].point)

@@ -93,7 +93,7 @@ static void run(void)
 		child_status = 4; /* the fault did not end us: wrong */
 		return;
 	}
-	if (RESCUE_SET(&rp)) {
+	if (RESCUE_SET(&rp, NULL)) {
 		pthread_sigmask(SIG_BLOCK, NULL, &after);
 		child_status = same_mask(&before, &after) ? 0 : 5;
 		return;

@@ -23,18 +23,23 @@
 
 #include <setjmp.h>
 #include <signal.h>
+#include <ucontext.h>
 
 struct rescue_point {
 	sigjmp_buf env;
 	int covered; /* rescue_covers_faults' answer for this run; -1: not asked */
+	const ucontext_t *uc; /* the interrupted context, or NULL (rescue_arm) */
 };
 
 /* Sets p as this thread's return point; 0 the first time, 1 when a fault
  * came back to it (then p is no longer set).  A macro: sigsetjmp must run
- * in the frame that stays live. */
-#define RESCUE_SET(p) (sigsetjmp((p)->env, 0) ? 1 : (rescue_arm(p), 0))
+ * in the frame that stays live.  uc: see rescue_arm. */
+#define RESCUE_SET(p, uc) (sigsetjmp((p)->env, 0) ? 1 : (rescue_arm(p, uc), 0))
 
-void rescue_arm(struct rescue_point *p);
+/* uc: in a handler whose own mask leaves SIGSEGV and SIGBUS open
+ * (sigguard_handler_mask), the context it interrupted, whose mask then
+ * says whether they are blocked; NULL elsewhere (the kernel is asked). */
+void rescue_arm(struct rescue_point *p, const ucontext_t *uc);
 /* The run ended normally: p is no longer a return point. */
 void rescue_disarm(void);
 /* From a SIGSEGV/SIGBUS handler, first: a fault the kernel raised (si_code
@@ -46,9 +51,18 @@ int rescue_fault(int sig, siginfo_t *si, void *uc);
 void rescue_set_fault_handler(void (*fn)(int, siginfo_t *, void *));
 /* 1 when a fault now would come back to this thread's return point: one is
  * set, the kernel's handler for SIGSEGV and SIGBUS is the registered one,
- * and neither signal is blocked (a blocked fault kills).  Asked of the
- * kernel once a run (three system calls, no errno): a program can install
- * its own handler past sigaction, by raw system call, as Go's runtime does. */
+ * and neither signal is blocked (a blocked fault kills).  The mask is read
+ * from the run's interrupted context (or asked of the kernel once a run).
+ * The handlers are the process's: asked of the kernel (two system calls,
+ * ~5 us a handler run when cold) at most once every RESCUE_RECHECK_NS by
+ * whichever thread comes first, and at once after the program sets
+ * either through sigaction or signal (rescue_actions_changed).  A program
+ * can also set one past those, by raw system call, as Go's runtime does:
+ * such a handler is seen within the interval. */
+#define RESCUE_RECHECK_NS 100000000ull
 int rescue_covers_faults(void);
+/* The program set SIGSEGV's or SIGBUS's action (the interposers, fatal.c):
+ * the next rescue_covers_faults asks the kernel. */
+void rescue_actions_changed(void);
 
 #endif
