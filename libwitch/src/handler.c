@@ -240,20 +240,27 @@ static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct loo
  * costs more than an interval must not starve the program of ticks' time. */
 static void interval_restart(struct witch_thread *t)
 {
-	sampler_next_period(&t->sampler, rng_next(&t->rng));
+	if (sampler_next_period(&t->sampler, rng_next(&t->rng)) < 0)
+		t->stats.clock_errors++;
 	cost_restart_interval(&t->cost);
 }
 
-/* At a tick's end: or the interval is kept (sampler.h), when this handler
- * took under a quarter of it; it then began as the tick arrived, and all
- * of this handler is in it. */
+/* At a tick's end: or, when this handler took under a quarter of the
+ * interval, the next began as the tick arrived (sampler.h), and all of
+ * this handler is in it. */
 static void interval_next(struct witch_thread *t)
 {
-	if (cost_in_handler_ns(&t->cost) < t->sampler.current_ns / 4 &&
-	    sampler_next_period_or_keep(&t->sampler, rng_next(&t->rng)) == SAMPLER_KEPT)
+	if (cost_in_handler_ns(&t->cost) >= t->sampler.current_ns / 4) {
+		interval_restart(t);
+		return;
+	}
+	int rc = sampler_next_period_or_keep(&t->sampler, rng_next(&t->rng));
+	if (rc < 0)
+		t->stats.clock_errors++;
+	if (rc == SAMPLER_FROM_ARRIVAL)
 		cost_restart_interval_at_entry(&t->cost);
 	else
-		interval_restart(t);
+		cost_restart_interval(&t->cost); /* it began at the call */
 }
 
 /* Step on, or not.  Single steps run on the thread's CPU clock: restart the

@@ -123,14 +123,17 @@ static int sampler_wants_timer(const struct sampler *s)
 	return s->timer_ok && s->period_ns >= SAMPLER_TIMER_MIN_JIFFIES * s->jiffy_ns;
 }
 
-/* value_ns from now, then every period (a tick that does not set the next
- * interval, a stale one, leaves the clock running). */
-static int sampler_set_timer(struct sampler *s, uint64_t value_ns)
+/* value_ns from from_cpu_ns on the timer's clock (0: from now), then every
+ * period (a tick that does not set the next interval, a stale one, leaves
+ * the clock running). */
+static int sampler_set_timer(struct sampler *s, uint64_t from_cpu_ns, uint64_t value_ns)
 {
-	struct itimerspec it = {timespec_of_ns(s->period_ns), timespec_of_ns(value_ns)};
-	s->cpu_started_ns = user_cpu_ns(s);
+	int flags = from_cpu_ns ? TIMER_ABSTIME : 0;
+	struct itimerspec it = {timespec_of_ns(s->period_ns),
+				timespec_of_ns(from_cpu_ns + value_ns)};
+	s->cpu_started_ns = from_cpu_ns ? from_cpu_ns : user_cpu_ns(s);
 	s->armed_ns = value_ns;
-	return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
+	return timer_settime(s->timer, flags, &it, NULL) < 0 ? -errno : 0;
 }
 
 static int sampler_stop_timer(struct sampler *s)
@@ -164,7 +167,7 @@ int sampler_start(struct sampler *s)
 	if (sampler_wants_timer(s)) {
 		s->on_timer = 1;
 		s->current_ns = s->period_ns;
-		return sampler_set_timer(s, s->period_ns);
+		return sampler_set_timer(s, 0, s->period_ns);
 	}
 	s->on_timer = 0;
 	return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
@@ -187,24 +190,36 @@ int sampler_on_timer(const struct sampler *s)
 	return s->on_timer;
 }
 
-int sampler_next_period(struct sampler *s, uint64_t random)
+/* The next interval, drawn uniformly from [period/2, 3*period/2). */
+static uint64_t sampler_draw(struct sampler *s, uint64_t random)
 {
-	if (s->clock == SAMPLER_PMU)
-		return 0;
-	s->started_ns = monotonic_ns();
 	s->kept = 0;
 	s->arrived_ns = 0; /* only a tick's own interval is kept */
 	uint64_t next = s->period_ns / 2 + random % (s->period_ns ? s->period_ns : 1);
 	if (next < 10000)
 		next = 10000; /* the kernel's floor for hrtimer-driven events */
 	s->current_ns = next;
+	return next;
+}
+
+/* The timer fires at the first scheduler tick past its value, half a tick
+ * late on average: asked that much sooner, the intervals it measures
+ * average the period. */
+static uint64_t sampler_timer_value(const struct sampler *s, uint64_t next)
+{
+	return next > s->jiffy_ns ? next - s->jiffy_ns / 2 : next;
+}
+
+int sampler_next_period(struct sampler *s, uint64_t random)
+{
+	if (s->clock == SAMPLER_PMU)
+		return 0;
+	s->started_ns = monotonic_ns();
+	s->arrived_cpu_ns = 0;
+	uint64_t next = sampler_draw(s, random);
 	if (sampler_wants_timer(s)) {
 		int rc = sampler_switch(s, 1);
-		/* The timer fires at the first scheduler tick past its value,
-		 * half a tick late on average: asked that much sooner, the
-		 * intervals it measures average the period. */
-		uint64_t value = next > s->jiffy_ns ? next - s->jiffy_ns / 2 : next;
-		int rc2 = sampler_set_timer(s, value);
+		int rc2 = sampler_set_timer(s, 0, sampler_timer_value(s, next));
 		return rc < 0 ? rc : rc2;
 	}
 	int rc = sampler_switch(s, 0);
@@ -215,10 +230,17 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 
 int sampler_next_period_or_keep(struct sampler *s, uint64_t random)
 {
+	if (s->on_timer && s->arrived_cpu_ns && sampler_wants_timer(s)) {
+		uint64_t from = s->arrived_cpu_ns;
+		s->arrived_cpu_ns = 0;
+		s->started_ns = monotonic_ns();
+		int rc = sampler_set_timer(s, from, sampler_timer_value(s, sampler_draw(s, random)));
+		return rc < 0 ? rc : SAMPLER_FROM_ARRIVAL;
+	}
 	if (!s->on_timer && s->arrived_ns && s->kept + 1 < SAMPLER_KEEP_TICKS) {
 		s->kept++;
 		s->started_ns = s->arrived_ns;
-		return SAMPLER_KEPT;
+		return SAMPLER_FROM_ARRIVAL;
 	}
 	return sampler_next_period(s, random);
 }
@@ -231,10 +253,11 @@ int sampler_tick_arrive(struct sampler *s)
 	if (s->clock == SAMPLER_PMU)
 		return 0;
 	if (s->on_timer) {
-		uint64_t ran = user_cpu_ns(s) - s->cpu_started_ns;
+		uint64_t now = user_cpu_ns(s), ran = now - s->cpu_started_ns;
 		if (ran < s->armed_ns / 2)
 			return 1;
 		s->current_ns = ran;
+		s->arrived_cpu_ns = now;
 		return 0;
 	}
 	uint64_t now = monotonic_ns();

@@ -48,6 +48,7 @@ struct sampler {
 			       * timer, once it has: what it measured) */
 	uint64_t started_ns;  /* CLOCK_MONOTONIC when it began */
 	uint64_t arrived_ns;  /* ... when the last tick arrived (sampler_tick_arrive) */
+	uint64_t arrived_cpu_ns; /* on the timer: cpu_clock then */
 	uint32_t kept;        /* ticks the interval in force has been kept for */
 	struct pmu pmu;
 };
@@ -66,16 +67,19 @@ int sampler_is_tick(const struct sampler *s, const siginfo_t *si);
  * over; a dithered one cannot. Async-signal-safe (one ioctl or timer_settime).
  * The interval starts at the call: call it as the handler ends. */
 int sampler_next_period(struct sampler *s, uint64_t random);
-/* The same, or, from a tick whose handler is short, the interval in force
- * kept for up to SAMPLER_KEEP_TICKS ticks: then the clock's own next
- * period began when this tick arrived (before the kernel delivered it and
- * the handler ran; the caller counts both as the profiler's, cost.h), and
- * SAMPLER_KEPT is returned.  Setting a perf clock's period costs 5-9 us
- * on these VMs (the kernel stops and starts its hrtimer: two timer
+/* The same, or, from a tick whose handler is short, the next interval
+ * begun when this tick arrived (before the kernel delivered it and the
+ * handler ran; the caller counts both as the profiler's, cost.h): then
+ * SAMPLER_FROM_ARRIVAL is returned.  On perf the interval in force is kept
+ * for up to SAMPLER_KEEP_TICKS ticks: setting a perf clock's period costs
+ * 5-9 us on these VMs (the kernel stops and starts its hrtimer: two timer
  * reprograms, VM exits), a tenth of a tick's cost; each kept interval is
- * still a uniform draw, so ticks cannot lock onto a loop. */
+ * still a uniform draw, so ticks cannot lock onto a loop.  On the timer a
+ * new draw is set to end at the arrival's clock reading plus the draw
+ * (TIMER_ABSTIME): the clock is read once a tick, not twice (a system
+ * call on a CPU clock, ~3 us when the handler runs cold). */
 #define SAMPLER_KEEP_TICKS 4
-#define SAMPLER_KEPT 1
+#define SAMPLER_FROM_ARRIVAL 1
 int sampler_next_period_or_keep(struct sampler *s, uint64_t random);
 /* 1 when the ticks in force come from the timer (a tick then costs the
  * kernel a signal, not a round of interrupts: cost.h prices it so). */

@@ -51,6 +51,7 @@
 	X(objects_unknown)    /* samples in no object (objects.h) */             \
 	X(objects_dropped)    /* ... of them because the object table is full */ \
 	X(arm_errors)         /* perf_event refused to arm */                    \
+	X(clock_errors)       /* the sampler's clock refused the next interval */ \
 	X(rearm_fast)         /* re-armed with PERF_EVENT_IOC_MODIFY_ATTRIBUTES */ \
 	X(rearm_slow)         /* re-armed by close + reopen */                   \
 	X(clock_ns)           /* soft sampler: CPU time its clock counted */     \
