@@ -287,7 +287,7 @@ void decode_zcache_begin(struct decode_zcache *c)
 }
 
 int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct decode_regs *regs,
-			   struct decode_insn *out, struct decode_zydis *z)
+			   struct decode_insn *out, const struct decode_zydis **z)
 {
 	uint32_t set = (uint32_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - DECODE_ZCACHE_SET_BITS));
 	__typeof__(c->slot[0]) *way = &c->slot[set * DECODE_ZCACHE_WAYS], *victim = way;
@@ -300,9 +300,8 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 				c->hits++;
 				memset(out, 0, sizeof(*out));
 				out->pc = pc;
-				z->insn = s->insn;
-				memcpy(z->ops, s->ops, sizeof(z->ops[0]) * s->insn.operand_count);
-				return decode_describe(pc, regs, out, z);
+				*z = &s->z;
+				return decode_describe(pc, regs, out, &s->z);
 			}
 			victim = s; /* the code changed: this way goes */
 			break;
@@ -312,18 +311,16 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 			victim = s;
 	}
 	c->misses++;
-	int rc = decode_at_zydis(pc, regs, out, z);
 	/* The bytes at pc are in its page, which is mapped: the run decodes
 	 * there in place (decode_full); only whole-page entries are kept. */
 	victim->len = 0;
-	if (rc == 0 && (pc & (CODE_PAGE - 1)) + z->insn.length <= CODE_PAGE &&
-	    z->insn.operand_count <= DECODE_ZCACHE_OPS) {
+	int rc = decode_at_zydis(pc, regs, out, &victim->z);
+	*z = &victim->z; /* kept or not, there until the next call */
+	if (rc == 0 && (pc & (CODE_PAGE - 1)) + victim->z.insn.length <= CODE_PAGE) {
 		victim->pc = pc;
 		victim->gen = c->gen;
-		victim->len = z->insn.length;
+		victim->len = victim->z.insn.length;
 		memcpy(victim->bytes, (const void *)(uintptr_t)pc, victim->len);
-		victim->insn = z->insn;
-		memcpy(victim->ops, z->ops, sizeof(z->ops[0]) * z->insn.operand_count);
 	}
 	return rc;
 }

@@ -246,7 +246,7 @@ static double look_window(const struct look_env *env, struct look *l,
 {
 	struct decode_regs ahead = *regs;
 	struct decode_insn in;
-	struct decode_zydis z;
+	const struct decode_zydis *z;
 	struct emulate emu;
 	struct costmodel cm;
 	double bytes = 0;
@@ -278,14 +278,14 @@ static double look_window(const struct look_env *env, struct look *l,
 		if (in.flags & DECODE_F_NO_STEP)
 			break; /* a syscall */
 		uint64_t rep = (in.flags & DECODE_F_REP) ? ahead.gpr[DECODE_RCX] : 0;
-		costmodel_add(&cm, &in, &z, rep);
+		costmodel_add(&cm, &in, z, rep);
 		const struct decode_access *a = env->wanted(&in);
 		if (a && (a->flags & DECODE_ACC_UNKNOWN_ADDR))
 			a = NULL;
 		/* A masked store or load with its mask known: the bytes the
 		 * mask enables, none at all for an empty mask. */
 		int masked = a && exact && (a->flags & DECODE_ACC_MASKED)
-				     ? emulate_vec_access(&emu, &z, &in.access[a - in.access])
+				     ? emulate_vec_access(&emu, z, &in.access[a - in.access])
 				     : -1;
 		if (masked == 0)
 			a = NULL;
@@ -327,7 +327,7 @@ static double look_window(const struct look_env *env, struct look *l,
 			int stores = emu.n_stores;
 			uint32_t traced = tr->n;
 			trace_insn(tr, &in, n, trace_frame(tr, &emu));
-			if (emulate_insn(&emu, &ahead, &in, &z) == 0) {
+			if (emulate_insn(&emu, &ahead, &in, z) == 0) {
 				env->stats->emulated++;
 				trace_stored(tr, traced, &emu, stores);
 				int taken = ahead.rip != in.pc + in.len;
@@ -349,7 +349,7 @@ static double look_window(const struct look_env *env, struct look *l,
 			stop_n = (uint32_t)n;
 			after_stop = a ? 1 : 0;
 			log_verbose(2, "look: emulation stops at %lx (%s)", (unsigned long)ahead.rip,
-				    ZydisMnemonicGetString(z.insn.mnemonic));
+				    ZydisMnemonicGetString(z->insn.mnemonic));
 		}
 		uint64_t next = next_pc_decoded(&emu, &in);
 		if (!next)
@@ -444,7 +444,7 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 			 const struct decode_regs *regs, struct look_pick *pick)
 {
 	struct decode_regs ahead = *regs;
-	struct decode_zydis z;
+	const struct decode_zydis *z;
 	struct emulate emu;
 
 	if (l->step_to && regs->rip != l->step_to)
@@ -464,7 +464,7 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 		if (usable && l->skip_left == 0) {
 			pick->access = (int)(a - in->access);
 			if (a->flags & DECODE_ACC_MASKED) /* watch the bytes the mask writes */
-				emulate_vec_access(&emu, &z, &in->access[pick->access]);
+				emulate_vec_access(&emu, z, &in->access[pick->access]);
 			if ((in->flags & DECODE_F_REP) && ahead.gpr[DECODE_RCX] > 1)
 				rep_pick_element(&in->access[pick->access], ahead.gpr[DECODE_RCX],
 						 ahead.rflags, env->rng);
@@ -476,7 +476,7 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 			look_end(l);
 			return LOOK_SAMPLE;
 		}
-		if (emulate_insn(&emu, &ahead, in, &z) < 0) {
+		if (emulate_insn(&emu, &ahead, in, z) < 0) {
 			/* The program runs this one: step over it (its access, if
 			 * wanted, is passed), then look again. */
 			if (usable && n == 0 && l->skip_left > 0)

@@ -422,12 +422,13 @@ static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };      /* nop dwor
  * the registers of this call; a run forgets what the last decoded. */
 static void test_zcache(void)
 {
-	static struct decode_zcache zc; /* ~0.5 MiB: off the stack */
+	static struct decode_zcache zc; /* ~0.3 MiB: off the stack */
 	static uint8_t code[64];
 	uint64_t pc = (uint64_t)(uintptr_t)code;
 	struct decode_regs regs;
 	struct decode_insn in, ref;
-	struct decode_zydis z, zref;
+	const struct decode_zydis *z;
+	struct decode_zydis zref;
 
 	memset(&zc, 0, sizeof(zc));
 	memset(&regs, 0, sizeof(regs));
@@ -448,9 +449,9 @@ static void test_zcache(void)
 	      (unsigned long long)zc.hits);
 	rc = decode_at_zydis(pc, &regs, &ref, &zref);
 	CHECK(__LINE__, rc == 0 && memcmp(&in, &ref, sizeof(in)) == 0 &&
-			    z.insn.mnemonic == zref.insn.mnemonic &&
-			    z.insn.operand_count == zref.insn.operand_count &&
-			    memcmp(z.ops, zref.ops, sizeof(z.ops[0]) * zref.insn.operand_count) == 0,
+			    z->insn.mnemonic == zref.insn.mnemonic &&
+			    z->insn.operand_count == zref.insn.operand_count &&
+			    memcmp(z->ops, zref.ops, sizeof(z->ops[0]) * zref.insn.operand_count) == 0,
 	      "a hit differs from decoding (rc %d)", rc);
 	/* New code at the same pc: the next run decodes it. */
 	memcpy(code, add_m_rbx, sizeof(add_m_rbx)); /* add [rax], rbx */
@@ -481,7 +482,7 @@ static void test_zcache_window(void)
 	enum { N = 100 };
 	struct decode_regs regs;
 	struct decode_insn in;
-	struct decode_zydis z;
+	const struct decode_zydis *z;
 
 	memset(&zc, 0, sizeof(zc));
 	memset(&regs, 0, sizeof(regs));

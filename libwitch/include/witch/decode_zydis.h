@@ -29,14 +29,15 @@ int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_i
  * instructions, and 128 direct-mapped slots missed 15-61% of them at
  * 2000/s (bench/programs interp, lz, hashtab, strings: conflicts); 64 sets
  * of 4 miss 0.3, 4, 21 and 48% (strings' printf code: mostly first
- * visits; 128 sets, another 256 KiB a thread, 0.2-38%).  An instruction
- * with more operands than a slot keeps (system instructions' hidden ones)
- * is not kept. */
+ * visits; 128 sets, another 256 KiB a thread, 0.2-38%).  */
 #define DECODE_ZCACHE_SET_BITS 6
 #define DECODE_ZCACHE_SETS (1u << DECODE_ZCACHE_SET_BITS)
 #define DECODE_ZCACHE_WAYS 4
 #define DECODE_ZCACHE_SLOTS (DECODE_ZCACHE_SETS * DECODE_ZCACHE_WAYS)
-#define DECODE_ZCACHE_OPS 8
+/* A hit is used in place, not copied out: a handler that runs rarely finds
+ * the cache cold, and copying a slot's ~1 KiB read every line of it where
+ * the run reads a few (the copy was 60% of this function's time at 50
+ * ticks a second). */
 struct decode_zcache {
 	uint32_t gen;
 	struct {
@@ -44,17 +45,17 @@ struct decode_zcache {
 		uint32_t gen;  /* the run that last found it current */
 		uint8_t len;   /* of bytes; 0: empty */
 		uint8_t bytes[15];
-		ZydisDecodedInstruction insn;
-		ZydisDecodedOperand ops[DECODE_ZCACHE_OPS];
+		struct decode_zydis z;
 	} slot[DECODE_ZCACHE_SLOTS];
 	uint64_t hits, misses;
 };
 
 void decode_zcache_begin(struct decode_zcache *c);
 /* decode_at_zydis, with Zydis's part from c when pc was decoded before and
- * its bytes are the same (checked once a run). */
+ * its bytes are the same (checked once a run).  *z: Zydis's decoding, in
+ * c, valid until the next call. */
 int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct decode_regs *regs,
-			   struct decode_insn *out, struct decode_zydis *z);
+			   struct decode_insn *out, const struct decode_zydis **z);
 /* Hardware index (0..15) of a 16/32/64-bit general register, else -1. */
 int decode_gpr_index(ZydisRegister r);
 
