@@ -47,12 +47,13 @@ import accuracy  # noqa: E402  (profiled_env; Debian's python3, for its matplotl
 
 KNOWN_ANSWER = ["dead_two_loops", "fig42", "stack_case", "dense_memset", "dense_memcpy",
                 "dense_vector", "silent_refresh", "load_search",
-                "objects_mix", "objects_stack", "objects_reuse"]
+                "objects_mix", "objects_stack", "objects_reuse", "alloc_churn"]
 BENCH = ["lz", "sort", "hashtab", "stencil", "interp", "strings"]
 QUICK_ARGS = {"dead_two_loops": ["4"], "fig42": ["4"], "stack_case": ["300"],
               "dense_memset": ["3000"], "dense_memcpy": ["3000"], "dense_vector": ["3000"],
               "silent_refresh": ["200"], "load_search": ["40"],
-              "objects_mix": ["224"], "objects_stack": ["250"], "objects_reuse": ["8000"]}
+              "objects_mix": ["224"], "objects_stack": ["250"], "objects_reuse": ["8000"],
+              "alloc_churn": ["10000000"]}
 CLIENTS = ["dead", "load"]
 RATES = {"default": None, "2000/s": 2000}
 NATIVE_LIBC = False  # --native-libc
