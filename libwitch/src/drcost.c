@@ -107,23 +107,40 @@ void drcost_begin(struct drcost *d)
 	*d = (struct drcost){.state = -1};
 }
 
-void drcost_enter(struct drcost *d, struct drcost_sums *s)
+static int drcost_read_thread(uint64_t *bytes, uint64_t *faults)
 {
 	struct rusage ru;
-	if (d->skip_read)
-		return;
-	if (rawsys6(SYS_getrusage, RUSAGE_THREAD, (long)&ru, 0, 0, 0, 0) < 0) {
-		d->state = -1;
-		return;
-	}
-	drcost_account(d, iocount_bytes(), (uint64_t)ru.ru_minflt, s);
+	long rc = rawsys6(SYS_getrusage, RUSAGE_THREAD, (long)&ru, 0, 0, 0, 0);
+	if (rc < 0)
+		return (int)rc;
+	*bytes = iocount_bytes();
+	*faults = (uint64_t)ru.ru_minflt;
+	return 0;
 }
 
-void drcost_account(struct drcost *d, uint64_t bytes, uint64_t faults, struct drcost_sums *s)
+static drcost_reader drcost_read = drcost_read_thread;
+
+void drcost_set_reader(drcost_reader fn)
 {
-	if (d->skip_read)
-		return;
-	if (d->state == 1 && bytes >= d->bytes && faults >= d->faults) {
+	drcost_read = fn ? fn : drcost_read_thread;
+}
+
+/* The stretch's counts at its start: 0, or -1 (then it is not counted). */
+static int drcost_read_base(struct drcost *d)
+{
+	if (drcost_read(&d->bytes, &d->faults) < 0) {
+		d->base_known = 0;
+		return -1;
+	}
+	d->base_known = 1;
+	return 0;
+}
+
+/* What an armed stretch cost, given the thread's counts at its end. */
+static void drcost_account(struct drcost *d, uint64_t bytes, uint64_t faults,
+			   struct drcost_sums *s)
+{
+	if (bytes >= d->bytes && faults >= d->faults) {
 		uint64_t db = bytes - d->bytes, df = faults - d->faults;
 		double cost = (double)db * byte_ns + (double)df * fault_ns;
 		s->bytes_armed += db;
@@ -134,6 +151,17 @@ void drcost_account(struct drcost *d, uint64_t bytes, uint64_t faults, struct dr
 	}
 	d->bytes = bytes;
 	d->faults = faults;
+}
+
+void drcost_enter(struct drcost *d, struct drcost_sums *s)
+{
+	if (d->skip_read)
+		return;
+	uint64_t bytes, faults;
+	if (d->state == 1 && d->base_known && drcost_read(&bytes, &faults) == 0)
+		drcost_account(d, bytes, faults, s); /* (its end: the next one's start) */
+	else
+		d->base_known = 0; /* a free stretch costs nothing: no read */
 	d->state = -1; /* until this run's exit says */
 }
 
@@ -144,6 +172,8 @@ void drcost_leave(struct drcost *d, int armed, int soon)
 		d->state = now; /* a new stretch */
 	else if (d->state != now)
 		d->state = -1; /* it changed in a run that did not read: not counted */
+	if (d->state == 1 && !d->base_known && drcost_read_base(d) < 0)
+		d->state = -1;
 	d->skip_read = soon;
 }
 

@@ -10,8 +10,12 @@
  *              states differ
  *   T<n>:<ms>  a tick's run ends the stretch, then n ticks each standing for
  *              ms of the program's time; the next stretch is as this one was
- * and checks the sums, then drcost_over at a 1% budget.  Prices are the
- * defaults (drcost_init not called): 0.28 ns a byte, 1000 ns a fault.
+ * and checks the sums, then drcost_over at a 1% budget, and how often
+ * the thread's counts were read (a system call in the runtime): only at
+ * the entry that ends an armed stretch and at the exit that starts one
+ * (a stretch that continues through a run read at its entry needs none).
+ * Prices are the defaults (drcost_price not called): 0.28 ns a byte,
+ * 1000 ns a fault.
  * Expected values, derived per row:
  *   cost = armed bytes x 0.28 + armed faults x 1000;
  *   over = cost x 0.875^ticks after it > 1% of the program time, decayed
@@ -31,41 +35,58 @@ struct row {
 	uint64_t bytes, faults;
 	double cost_ns;
 	int over;
+	int reads;
 };
 
 static const struct row rows[] = {
-	/* Only the armed stretch counts: 4096 x 0.28 + 2 x 1000. */
-	{__LINE__, "F4096/0 A4096/2", 4096, 2, 3146.88, 0},
-	/* Free stretches cost nothing. */
-	{__LINE__, "F100000/10", 0, 0, 0, 0},
-	/* Armed, then free in a run that read nothing: mixed, not counted. */
-	{__LINE__, "A1000/0s F1000/0", 0, 0, 0, 0},
+	/* Only the armed stretch counts: 4096 x 0.28 + 2 x 1000.  Reads: at
+	 * the exit that starts it and the entry that ends it. */
+	{__LINE__, "F4096/0 A4096/2", 4096, 2, 3146.88, 0, 2},
+	/* Free stretches cost nothing, and read nothing. */
+	{__LINE__, "F100000/10", 0, 0, 0, 0, 0},
+	/* Armed, then free in a run that read nothing: mixed, not counted
+	 * (one read, where the armed stretch began). */
+	{__LINE__, "A1000/0s F1000/0", 0, 0, 0, 0, 1},
 	/* Armed on both sides of such a run: one armed stretch, 560 + 1000. */
-	{__LINE__, "A1000/0s A1000/1", 2000, 1, 1560, 0},
-	/* 28 us, faded once to 24.5, against 1% of 1 ms = 10 us: over. */
-	{__LINE__, "A100000/0 T1:1", 100000, 0, 28000, 1},
+	{__LINE__, "A1000/0s A1000/1", 2000, 1, 1560, 0, 2},
+	/* 28 us, faded once to 24.5, against 1% of 1 ms = 10 us: over.  The
+	 * tick's run reads once: its entry's count starts the next stretch. */
+	{__LINE__, "A100000/0 T1:1", 100000, 0, 28000, 1, 3},
 	/* 2.8 us, faded to 2.45: not over. */
-	{__LINE__, "A10000/0 T1:1", 10000, 0, 2800, 0},
+	{__LINE__, "A10000/0 T1:1", 10000, 0, 2800, 0, 3},
 	/* Ten more ticks of 1 ms: 28 x 0.875^11 = 6.4 us against 1% of
 	 * (1 - 0.875^11) / 0.125 = 6.16 ms: not over any more. */
-	{__LINE__, "A100000/0 T1:1 T10:1", 100000, 0, 28000, 0},
+	{__LINE__, "A100000/0 T1:1 T10:1", 100000, 0, 28000, 0, 4},
 	/* A fault stretch after a tick: 12 faults = 12 us, after 0 more ticks
 	 * not faded, against the 1 ms tick: over. */
-	{__LINE__, "F0/0 T1:1 A0/12", 0, 12, 12000, 1},
+	{__LINE__, "F0/0 T1:1 A0/12", 0, 12, 12000, 1, 2},
 };
+
+/* The thread's counts as the row has played them. */
+static uint64_t now_bytes, now_faults;
+static int n_reads;
+
+static int fake_read(uint64_t *bytes, uint64_t *faults)
+{
+	n_reads++;
+	*bytes = now_bytes;
+	*faults = now_faults;
+	return 0;
+}
 
 static void play(const struct row *r, struct drcost_sums *sum, struct drcost *d)
 {
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", r->play);
-	uint64_t bytes = 0, faults = 0;
 	int armed = 0;
+	now_bytes = now_faults = 0;
+	n_reads = 0;
 	drcost_begin(d);
 	memset(sum, 0, sizeof(*sum));
 	for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
 		char *p = tok + 1;
+		drcost_enter(d, sum); /* a handler run */
 		if (tok[0] == 'T') {
-			drcost_account(d, bytes, faults, sum);
 			long n = strtol(p, &p, 10);
 			double ms = strtod(p + 1, &p);
 			for (long i = 0; i < n; i++)
@@ -73,19 +94,19 @@ static void play(const struct row *r, struct drcost_sums *sum, struct drcost *d)
 			drcost_leave(d, armed, 0);
 			continue;
 		}
-		drcost_account(d, bytes, faults, sum);
 		uint64_t b = strtoull(p, &p, 10);
 		uint64_t f = strtoull(p + 1, &p, 10);
 		armed = tok[0] == 'A';
 		drcost_leave(d, armed, *p == 's');
-		bytes += b;
-		faults += f;
+		now_bytes += b; /* the program's stretch */
+		now_faults += f;
 	}
-	drcost_account(d, bytes, faults, sum);
+	drcost_enter(d, sum);
 }
 
 int main(void)
 {
+	drcost_set_reader(fake_read);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct row *r = &rows[i];
 		struct drcost_sums s;
@@ -99,6 +120,8 @@ int main(void)
 		      r->play, (unsigned long long)s.cost_ns, r->cost_ns);
 		CHECK(r->line, drcost_over(&d, 0.01) == r->over, "%s: over %d, want %d", r->play,
 		      drcost_over(&d, 0.01), r->over);
+		CHECK(r->line, n_reads == r->reads, "%s: %d reads of the counts, want %d", r->play,
+		      n_reads, r->reads);
 	}
 	return check_failures != 0;
 }

@@ -14,8 +14,9 @@
  * as the first left them, armed or all free, and what the program asked
  * of the kernel while they were armed is counted: bytes its read and
  * write calls moved (iocount.h) and page faults (getrusage, RUSAGE_THREAD:
- * minor faults; a raw call a handler run, none after a run that expects
- * the program right back).  drcost_price measures once what an armed
+ * minor faults; a raw call, and only where a stretch needs it: at the
+ * entry that ends an armed one, at the exit that starts one; none after a
+ * run that expects the program right back).  drcost_price measures once what an armed
  * breakpoint adds to a byte copied and to a page's first touch.  (The
  * thread's user and system times are no use here: the kernel charges
  * them by the 4 ms timer tick.)
@@ -41,6 +42,7 @@ struct drcost {
 	uint64_t bytes, faults;  /* the thread's counts when the stretch began */
 	int state;               /* of the stretch: 0 free, 1 armed, -1 mixed or unknown */
 	int skip_read;           /* the last run expects the program right back */
+	int base_known;          /* bytes and faults are the stretch's start */
 	double cost_since_tick;  /* ns, for the budget */
 	double recent_cost, recent_ns; /* decayed at every tick: cost, program time */
 	uint64_t ticks;          /* ticks so far: a sample armed at tick t < ticks is older */
@@ -66,13 +68,17 @@ double drcost_fault_ns(void);
 double drcost_byte_ns(void);
 /* A thread starts: no stretch yet. */
 void drcost_begin(struct drcost *d);
-/* At every handler entry: the stretch since the last exit goes to s. */
+/* At every handler entry: the stretch since the last exit goes to s
+ * (counts read only when it was armed). */
 void drcost_enter(struct drcost *d, struct drcost_sums *s);
-/* drcost_enter's work, given the thread's counts now. */
-void drcost_account(struct drcost *d, uint64_t bytes, uint64_t faults, struct drcost_sums *s);
 /* At every handler exit: whether any watchpoint is armed now; soon: the
- * program is expected right back (no read at the next entry). */
+ * program is expected right back (no read at the next entry).  Counts
+ * read when an armed stretch starts without them. */
 void drcost_leave(struct drcost *d, int armed, int soon);
+/* Where the counts come from: the thread's bytes moved and minor faults
+ * (iocount.h, getrusage); a test's own instead.  0 or -errno. */
+typedef int (*drcost_reader)(uint64_t *bytes, uint64_t *faults);
+void drcost_set_reader(drcost_reader fn);
 /* At a tick that stands for program_ns of the program's time: returns the
  * cost since the last tick (ns, for the budget). */
 double drcost_tick(struct drcost *d, double program_ns);
