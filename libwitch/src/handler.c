@@ -254,7 +254,8 @@ static void interval_next(struct witch_thread *t)
 		interval_restart(t);
 		return;
 	}
-	int rc = sampler_next_period_or_keep(&t->sampler, rng_next(&t->rng));
+	int rc = sampler_next_period_or_keep(&t->sampler, rng_next(&t->rng),
+					     (uint64_t)cost_in_handler_ns(&t->cost));
 	if (rc < 0)
 		t->stats.clock_errors++;
 	if (rc == SAMPLER_FROM_ARRIVAL)

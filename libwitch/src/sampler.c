@@ -104,9 +104,16 @@ static uint64_t monotonic_ns(void)
 	return clock_read_ns(CLOCK_MONOTONIC); /* the vDSO: no system call */
 }
 
-static uint64_t user_cpu_ns(const struct sampler *s)
+/* The thread's CPU time as the scheduler counts it (user and system, to
+ * the nanosecond: perf's task clock), not the timer's clock: that one is
+ * charged a whole scheduler tick to whichever thread runs at the tick,
+ * and on a busy machine it aliases with the scheduler's 3 ms slices (a
+ * thread beside two busy ones was charged 44-64 ms of user time for 400
+ * ms on the CPU).  A system call, ~0.3 us; the handler runs on the
+ * thread, so CLOCK_THREAD_CPUTIME_ID is its clock. */
+static uint64_t thread_cpu_ns(void)
 {
-	return clock_read_ns(s->cpu_clock); /* a system call, ~0.3 us */
+	return clock_read_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static struct timespec timespec_of_ns(uint64_t ns)
@@ -123,17 +130,15 @@ static int sampler_wants_timer(const struct sampler *s)
 	return s->timer_ok && s->period_ns >= SAMPLER_TIMER_MIN_JIFFIES * s->jiffy_ns;
 }
 
-/* value_ns from from_cpu_ns on the timer's clock (0: from now), then every
- * period (a tick that does not set the next interval, a stale one, leaves
- * the clock running). */
-static int sampler_set_timer(struct sampler *s, uint64_t from_cpu_ns, uint64_t value_ns)
+/* value_ns of the timer's clock from now, then every period (a tick that
+ * does not set the next interval, a stale one, leaves the clock running);
+ * the interval is measured from started_cpu_ns on the thread's CPU time. */
+static int sampler_set_timer(struct sampler *s, uint64_t started_cpu_ns, uint64_t value_ns)
 {
-	int flags = from_cpu_ns ? TIMER_ABSTIME : 0;
-	struct itimerspec it = {timespec_of_ns(s->period_ns),
-				timespec_of_ns(from_cpu_ns + value_ns)};
-	s->cpu_started_ns = from_cpu_ns ? from_cpu_ns : user_cpu_ns(s);
+	struct itimerspec it = {timespec_of_ns(s->period_ns), timespec_of_ns(value_ns)};
+	s->cpu_started_ns = started_cpu_ns;
 	s->armed_ns = value_ns;
-	return timer_settime(s->timer, flags, &it, NULL) < 0 ? -errno : 0;
+	return timer_settime(s->timer, 0, &it, NULL) < 0 ? -errno : 0;
 }
 
 static int sampler_stop_timer(struct sampler *s)
@@ -167,7 +172,7 @@ int sampler_start(struct sampler *s)
 	if (sampler_wants_timer(s)) {
 		s->on_timer = 1;
 		s->current_ns = s->period_ns;
-		return sampler_set_timer(s, 0, s->period_ns);
+		return sampler_set_timer(s, thread_cpu_ns(), s->period_ns);
 	}
 	s->on_timer = 0;
 	return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
@@ -219,7 +224,7 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 	uint64_t next = sampler_draw(s, random);
 	if (sampler_wants_timer(s)) {
 		int rc = sampler_switch(s, 1);
-		int rc2 = sampler_set_timer(s, 0, sampler_timer_value(s, next));
+		int rc2 = sampler_set_timer(s, thread_cpu_ns(), sampler_timer_value(s, next));
 		return rc < 0 ? rc : rc2;
 	}
 	int rc = sampler_switch(s, 0);
@@ -228,13 +233,17 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 	return ioctl(s->fd, PERF_EVENT_IOC_PERIOD, &next) < 0 ? -errno : 0;
 }
 
-int sampler_next_period_or_keep(struct sampler *s, uint64_t random)
+int sampler_next_period_or_keep(struct sampler *s, uint64_t random, uint64_t since_arrival_ns)
 {
 	if (s->on_timer && s->arrived_cpu_ns && sampler_wants_timer(s)) {
 		uint64_t from = s->arrived_cpu_ns;
 		s->arrived_cpu_ns = 0;
 		s->started_ns = monotonic_ns();
-		int rc = sampler_set_timer(s, from, sampler_timer_value(s, sampler_draw(s, random)));
+		/* What is left of the draw after the handler so far (the timer
+		 * fires at a scheduler tick anyway: a jiffy's floor). */
+		uint64_t value = sampler_timer_value(s, sampler_draw(s, random));
+		value = value > since_arrival_ns + s->jiffy_ns ? value - since_arrival_ns : s->jiffy_ns;
+		int rc = sampler_set_timer(s, from, value);
 		return rc < 0 ? rc : SAMPLER_FROM_ARRIVAL;
 	}
 	if (!s->on_timer && s->arrived_ns && s->kept + 1 < SAMPLER_KEEP_TICKS) {
@@ -253,7 +262,7 @@ int sampler_tick_arrive(struct sampler *s)
 	if (s->clock == SAMPLER_PMU)
 		return 0;
 	if (s->on_timer) {
-		uint64_t now = user_cpu_ns(s), ran = now - s->cpu_started_ns;
+		uint64_t now = thread_cpu_ns(), ran = now - s->cpu_started_ns;
 		if (ran < s->armed_ns / 2)
 			return 1;
 		s->current_ns = ran;

@@ -14,7 +14,11 @@
  * interval only at a scheduler tick (4 ms at HZ=250).  So intervals of at
  * least SAMPLER_TIMER_MIN_JIFFIES scheduler ticks (the default budget's
  * rates) run on the timer, shorter ones on perf.  On the timer a tick's
- * interval is what the clock measured, not what was asked for.
+ * interval is what the thread's CPU time (CLOCK_THREAD_CPUTIME_ID, the
+ * scheduler's count, which perf's task clock counts too) measured, not
+ * what was asked for: the timer's own clock is charged by whole scheduler
+ * ticks, and on a busy machine it runs far slower than the CPU time (it
+ * then ticks less often; each tick still stands for the time it took).
  *
  * What happens on a tick (decode, single-step to the next access) is the
  * runtime's job (witch.c); this module only keeps time.
@@ -41,14 +45,14 @@ struct sampler {
 	int on_timer;         /* the timer raises the ticks now */
 	clockid_t cpu_clock;  /* the thread's user CPU time (the timer's clock) */
 	uint64_t jiffy_ns;    /* the timer's granularity: the scheduler tick */
-	uint64_t cpu_started_ns; /* cpu_clock when the timer's interval began */
+	uint64_t cpu_started_ns; /* the thread's CPU time when the timer's interval began */
 	uint64_t armed_ns;    /* what the timer was set to */
 	uint64_t period_ns;
 	uint64_t current_ns;  /* the interval in force: the next tick ends it (on the
 			       * timer, once it has: what it measured) */
 	uint64_t started_ns;  /* CLOCK_MONOTONIC when it began */
 	uint64_t arrived_ns;  /* ... when the last tick arrived (sampler_tick_arrive) */
-	uint64_t arrived_cpu_ns; /* on the timer: cpu_clock then */
+	uint64_t arrived_cpu_ns; /* on the timer: the thread's CPU time then */
 	uint32_t kept;        /* ticks the interval in force has been kept for */
 	struct pmu pmu;
 };
@@ -75,12 +79,13 @@ int sampler_next_period(struct sampler *s, uint64_t random);
  * 5-9 us on these VMs (the kernel stops and starts its hrtimer: two timer
  * reprograms, VM exits), a tenth of a tick's cost; each kept interval is
  * still a uniform draw, so ticks cannot lock onto a loop.  On the timer a
- * new draw is set to end at the arrival's clock reading plus the draw
- * (TIMER_ABSTIME): the clock is read once a tick, not twice (a system
- * call on a CPU clock, ~3 us when the handler runs cold). */
+ * new draw is measured from the arrival's clock reading, and the timer set
+ * to what is left of it after since_arrival_ns (the handler so far): the
+ * CPU clock is read once a tick, not twice (a system call, ~3 us when the
+ * handler runs cold). */
 #define SAMPLER_KEEP_TICKS 4
 #define SAMPLER_FROM_ARRIVAL 1
-int sampler_next_period_or_keep(struct sampler *s, uint64_t random);
+int sampler_next_period_or_keep(struct sampler *s, uint64_t random, uint64_t since_arrival_ns);
 /* 1 when the ticks in force come from the timer (a tick then costs the
  * kernel a signal, not a round of interrupts: cost.h prices it so). */
 int sampler_on_timer(const struct sampler *s);
