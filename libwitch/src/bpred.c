@@ -17,10 +17,41 @@ static void counter_train(uint8_t *c, int taken)
 		(*c)--;
 }
 
+#define HISTORY_BITS 8 /* outcomes that put a branch's history in sync */
+#define RATE_ONE 1024   /* miss_rate's 1.0 */
+#define RATED_MIN 32    /* in-sync outcomes before the rate stands */
+
+void bpred_window_begin(struct bpred *p)
+{
+	p->window++;
+}
+
+/* An outcome predicted from a history the program ran past: counted at
+ * the branch's in-sync miss rate (the CPU's history was in sync), in whole
+ * misses as the fractions add up; before that rate stands, as predicted. */
+static int miss_owed(struct bpred *p, uint32_t i, int predicted_miss)
+{
+	if (p->rated[i] < RATED_MIN)
+		return predicted_miss;
+	p->owed[i] = (uint16_t)(p->owed[i] + p->miss_rate[i]);
+	if (p->owed[i] < RATE_ONE)
+		return 0;
+	p->owed[i] = (uint16_t)(p->owed[i] - RATE_ONE);
+	return 1;
+}
+
 int bpred_mispredicted(struct bpred *p, uint64_t pc, uint64_t target, int taken)
 {
-	uint32_t h = pc_hash(pc);
-	uint8_t *hist = &p->history[h % BPRED_HISTORIES];
+	uint32_t h = pc_hash(pc), i = h % BPRED_HISTORIES;
+	if (p->seen_window[i] != p->window) {
+		p->seen_window[i] = p->window;
+		p->seen[i] = 0;
+	}
+	uint8_t *hist = &p->history[i];
+	/* A history of one direction only is the same in and out of sync
+	 * (straight-line code's branches: malloc's); a mixed one (a loop's
+	 * exit every 4th time) was left at a place the program ran past. */
+	int in_sync = p->seen[i] >= HISTORY_BITS || *hist == 0 || *hist == 0xff;
 	uint8_t *local = &p->counter[(h ^ ((uint32_t)*hist << 4)) % BPRED_COUNTERS];
 	uint8_t *global = &p->global[(h ^ p->path) % BPRED_COUNTERS];
 	uint8_t *bias = &p->bias[h % BPRED_BIASES];
@@ -33,10 +64,22 @@ int bpred_mispredicted(struct bpred *p, uint64_t pc, uint64_t target, int taken)
 		guess = *bias >= 3; /* this history is new: the way the branch mostly goes */
 	else
 		guess = target < pc; /* untrained: loops branch back */
+	int miss = guess != taken;
+	if (in_sync) {
+		/* A running mean over ~32 outcomes (the first ones: a plain mean). */
+		int n = p->rated[i] < RATED_MIN ? p->rated[i] + 1 : RATED_MIN;
+		p->miss_rate[i] = (uint16_t)(p->miss_rate[i] + (miss * RATE_ONE - p->miss_rate[i]) / n);
+		if (p->rated[i] < 255)
+			p->rated[i]++;
+	} else {
+		miss = miss_owed(p, i, miss);
+	}
 	counter_train(local, taken);
 	counter_train(global, taken);
 	counter_train(bias, taken);
 	*hist = (uint8_t)((*hist << 1) | (taken != 0));
 	p->path = (uint16_t)(((p->path << 1) | (taken != 0)) & (BPRED_COUNTERS - 1));
-	return guess != taken;
+	if (p->seen[i] < HISTORY_BITS)
+		p->seen[i]++;
+	return miss;
 }

@@ -262,6 +262,7 @@ static double look_window(const struct look_env *env, struct look *l,
 		emulate_vec_begin(env->vec, env->fpregs);
 	emulate_begin(&emu, regs->rip, env->vec);
 	costmodel_begin(&cm, env->rep_fast);
+	bpred_window_begin(&l->bpred);
 	tr->n = 0;
 	tr->n_frames = 0;
 	tr->complete = UINT32_MAX;

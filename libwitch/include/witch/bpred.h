@@ -21,14 +21,24 @@
  *     0.65 of its bytes, sort's 0.44 -> 0.52; bench/weights.c's kernels
  *     unchanged).
  * Branches on random data it misses about half the time, as a CPU does.
- * Histories go on across windows although the program ran between them.
+ * Histories go on across windows, but the program ran on between them: a
+ * window finds a branch's history where the last one left it, not where
+ * the CPU's is (a 4-step loop's exit, read out of step, was missed ~1.15
+ * times a window, and stack_case's deep weighed at 0.73 of its bytes).  So
+ * until the window has run a branch 8 times, a mixed history is out of
+ * sync: its outcome counts as a miss at the rate the branch misses in sync
+ * (a running mean over its in-sync outcomes), once 32 of those are known;
+ * a history of one direction (straight-line code's branches) is the same
+ * in sync or not.  bench/sampled.py, 11 programs, 6 seeds, 2000/s: median
+ * distance 0.059 -> 0.044, stack_case's 0.025 -> 0.011, dense_vector's
+ * 0.055 -> 0.025 (bench/results/sampled_bpred.md).
  * What it cannot learn that a CPU can: long repeating patterns (a CPU's
  * global history reaches thousands of branches; bench/weights.c's
  * `pattern` is weighed at ~0.3 of its bytes) and, by the same token, some
  * of printf's branches (bench/programs/strings: 0.5 of its bytes).
  *
  * One per thread, zeroed to start (untrained: backward taken, forward not
- * taken, as a window without this model assumed), ~9.5 KiB.
+ * taken, as a window without this model assumed), ~12 KiB.
  * Async-signal-safe.
  */
 #ifndef WITCH_BPRED_H
@@ -46,7 +56,18 @@ struct bpred {
 	uint8_t global[BPRED_COUNTERS];   /* the same, by pc and the path's outcomes */
 	uint8_t bias[BPRED_BIASES];       /* the same, by pc: where no history has trained */
 	uint16_t path;                    /* the last 12 outcomes of any branch */
+	/* Histories the program ran past (below): by history slot. */
+	uint32_t window;                  /* windows begun */
+	uint32_t seen_window[BPRED_HISTORIES]; /* the window seen[] counts in */
+	uint8_t seen[BPRED_HISTORIES];    /* outcomes this window, up to 8 */
+	uint8_t rated[BPRED_HISTORIES];   /* in-sync outcomes miss_rate averages */
+	uint16_t miss_rate[BPRED_HISTORIES]; /* in sync: misses a 1024 outcomes */
+	uint16_t owed[BPRED_HISTORIES];   /* out of sync: fractions of a miss */
 };
+
+/* A window begins: the program ran on since the last, so a branch's
+ * history here is not the CPU's until the window has run it 8 times. */
+void bpred_window_begin(struct bpred *p);
 
 /* The conditional branch at pc (jumping to target) went taken or not: 1
  * where the model predicted otherwise, else 0.  Trains the model. */
