@@ -202,12 +202,17 @@ void bulk_copy_end(struct witch_thread *t, const void *dst, uint64_t copied)
 }
 
 /* While a debug register is armed the CPU runs `rep movsb/stosb` without
- * its fast-string microcode, 16-60x slower (bench/dr_fast_string.c), and
- * glibc picks them from 2 KiB to about 1 MiB.  In a profiled thread, calls
- * in that range go in 2 KiB pieces, which glibc copies with its vector loops
- * (from 1 MiB up it uses non-temporal vector stores, no rep). */
+ * its fast-string microcode, 16-60x slower (bench/dr_fast_string.c).  In a
+ * profiled thread such calls go in 2 KiB pieces, which glibc runs with its
+ * vector loops (its rep thresholds here: movsb 0x840, stosb 0x800).  glibc
+ * 2.36 copies with `rep movsb` up to its stop threshold (on AMD the L2's
+ * size: 1 MiB here; copies of 2 MiB ran as fast armed), but sets memory
+ * with `rep stosb` at any size: a 2 MiB memset took 0.03 ms, 0.66-0.87 ms
+ * armed, 8 MiB 0.09 and 2.5 ms (stencil's per-scenario 2 MiB memset: 19%
+ * at a 5% budget).  So memset goes in pieces at every size; a 2 MiB one
+ * in 2 KiB pieces runs as fast as glibc's single call unarmed. */
 #define CHUNK 2048
-#define CHUNK_MAX (1u << 20)
+#define COPY_CHUNK_MAX (1u << 20)
 
 BULK_PATH static void move_chunked(memcpy_fn fn, char *d, const char *s, size_t n)
 {
@@ -227,7 +232,7 @@ BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 {
 	const void *counted = bulk_kind == DECODE_LOAD ? s : d;
 	struct witch_thread *t = bulk_enter(counted, n, (void *)fn);
-	if (t && n > CHUNK && n < CHUNK_MAX)
+	if (t && n > CHUNK && n < COPY_CHUNK_MAX)
 		move_chunked(real_memmove, d, s, n);
 	else
 		fn(d, s, n);
@@ -248,7 +253,7 @@ BULK_EXPORT void *memset(void *d, int c, size_t n)
 	if (!fn)
 		return early_set(d, c, n);
 	struct witch_thread *t = bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn) : NULL;
-	if (n > CHUNK && n < CHUNK_MAX && (t || bulk_kind != DECODE_STORE)) {
+	if (n > CHUNK && (t || bulk_kind != DECODE_STORE)) {
 		for (size_t off = 0; off < n; off += CHUNK)
 			fn((char *)d + off, c, n - off < CHUNK ? n - off : CHUNK);
 	} else {
