@@ -13,18 +13,46 @@
 #define F_ENDS (1ull << 62)     /* libgcc's walk stopped after this frame */
 #define F_VARIES (1ull << 63)   /* seen with two sizes: never walked */
 
+/* Two ways a set: direct-mapped, two return addresses of one path that
+ * met in a slot evicted each other at every walk, and the path was never
+ * walked again (unit.heap's walk failed 1 run in 300, as ASLR placed
+ * them). */
+#define WAYS 2
+#define SET_BITS 12 /* STEPCACHE_SLOTS / WAYS sets */
+
 static uint64_t entries[STEPCACHE_SLOTS];
 
-static uint64_t *slot_of(uint64_t ra)
+static uint64_t *set_of(uint64_t ra)
 {
-	return &entries[(ra * 0x9e3779b97f4a7c15ull) >> 51];
+	return &entries[((ra * 0x9e3779b97f4a7c15ull) >> (64 - SET_BITS)) * WAYS];
 }
 
 /* The entry for ra, or 0. */
 static uint64_t entry_of(uint64_t ra)
 {
-	uint64_t e = __atomic_load_n(slot_of(ra), __ATOMIC_RELAXED);
-	return e && (e & RA_MASK) == ra ? e : 0;
+	uint64_t *set = set_of(ra);
+	for (int w = 0; w < WAYS; w++) {
+		uint64_t e = __atomic_load_n(&set[w], __ATOMIC_RELAXED);
+		if (e && (e & RA_MASK) == ra)
+			return e;
+	}
+	return 0;
+}
+
+/* Where ra goes: its own way, else an empty one, else the one its address
+ * picks (another thread may fill a way meanwhile: an entry is one word,
+ * so the worst is a lost entry, learned again at the next libgcc walk). */
+static uint64_t *slot_for(uint64_t ra)
+{
+	uint64_t *set = set_of(ra), *empty = NULL;
+	for (int w = 0; w < WAYS; w++) {
+		uint64_t e = __atomic_load_n(&set[w], __ATOMIC_RELAXED);
+		if (e && (e & RA_MASK) == ra)
+			return &set[w];
+		if (!e && !empty)
+			empty = &set[w];
+	}
+	return empty ? empty : &set[(ra >> 4) % WAYS];
 }
 
 int stepcache_walk(uint64_t ret, uint64_t cfa, uint64_t lo, uint64_t hi, uint64_t *pcs,
@@ -58,7 +86,7 @@ static void learn_one(uint64_t ra, uint64_t words, uint64_t flags)
 {
 	if (ra == 0 || ra > RA_MASK)
 		return;
-	uint64_t *s = slot_of(ra);
+	uint64_t *s = slot_for(ra);
 	uint64_t old = __atomic_load_n(s, __ATOMIC_RELAXED), e = ra | flags;
 	if (old && (old & RA_MASK) == ra) {
 		e |= old & (F_VARIES | F_ENDS);

@@ -18,8 +18,8 @@
  * walked again.  Otherwise the caller unwinds with libgcc and teaches the
  * cache what it found.
  *
- * Memory: STEPCACHE_SLOTS words (64 KiB), direct-mapped: one 64-bit word an
- * entry, so readers never see half an update.  Lock-free, no waiting.
+ * Memory: STEPCACHE_SLOTS words (64 KiB), two ways a set: one 64-bit word
+ * an entry, so readers never see half an update.  Lock-free, no waiting.
  */
 #ifndef WITCH_STEPCACHE_H
 #define WITCH_STEPCACHE_H
