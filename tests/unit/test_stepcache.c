@@ -76,6 +76,32 @@ static const struct row rows[] = {
 	{__LINE__, {0x777, 0xb00}, {10, 12}, 2, 10, 12, 16, 0},
 };
 
+/* Two return addresses the cache's hash (stepcache.c's) puts in one slot
+ * of a direct-mapped table: both stay known (a set has two ways), so a
+ * path through both is walked again; direct-mapped, each evicted the
+ * other.  Each is taught as a one-frame walk that ended, then walked. */
+static void test_same_set(void)
+{
+	const uint64_t ra1 = 0x401000;
+	uint64_t h1 = (ra1 * 0x9e3779b97f4a7c15ull) >> 51, ra2 = ra1;
+	do
+		ra2 += 0x10;
+	while (((ra2 * 0x9e3779b97f4a7c15ull) >> 51) != h1);
+	uint64_t ras[2] = {ra1, ra2};
+	for (int i = 0; i < 2; i++) {
+		uint64_t pc = ras[i] - 1, slot = AT(8);
+		stepcache_learn(&pc, &slot, 1, 1);
+	}
+	for (int i = 0; i < 2; i++) {
+		uint64_t pcs[2], slots[2];
+		memset(stack, 0, sizeof(stack));
+		stack[8] = ras[i];
+		int n = stepcache_walk(ras[i], AT(8) + 8, AT(0), AT(WORDS - 1), pcs, slots, 2);
+		CHECK(__LINE__, n == 1 && pcs[0] == ras[i] - 1, "%#llx (one slot with %#llx): walked %d",
+		      (unsigned long long)ras[i], (unsigned long long)ras[1 - i], n);
+	}
+}
+
 int main(void)
 {
 	stepcache_reset();
@@ -102,6 +128,7 @@ int main(void)
 			      (unsigned long long)pcs[f], (long)((slots[f] - AT(0)) / 8),
 			      (unsigned long long)(row->ras[f] - 1), row->words[f]);
 	}
+	test_same_set();
 	if (check_failures)
 		fprintf(stderr, "test_stepcache: %d failures\n", check_failures);
 	return check_failures != 0;
