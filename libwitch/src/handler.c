@@ -250,12 +250,13 @@ static void interval_restart(struct witch_thread *t)
  * this handler is in it. */
 static void interval_next(struct witch_thread *t)
 {
-	if (cost_in_handler_ns(&t->cost) >= t->sampler.current_ns / 4) {
+	double in_handler_ns = cost_in_handler_ns(&t->cost);
+	if (in_handler_ns >= t->sampler.current_ns / 4) {
 		interval_restart(t);
 		return;
 	}
 	int rc = sampler_next_period_or_keep(&t->sampler, rng_next(&t->rng),
-					     (uint64_t)cost_in_handler_ns(&t->cost));
+					     (uint64_t)in_handler_ns);
 	if (rc < 0)
 		t->stats.clock_errors++;
 	if (rc == SAMPLER_FROM_ARRIVAL)

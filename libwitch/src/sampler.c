@@ -199,7 +199,8 @@ int sampler_on_timer(const struct sampler *s)
 static uint64_t sampler_draw(struct sampler *s, uint64_t random)
 {
 	s->kept = 0;
-	s->arrived_ns = 0; /* only a tick's own interval is kept */
+	s->arrived_ns = 0; /* only a tick's own arrival starts an interval */
+	s->arrived_cpu_ns = 0;
 	uint64_t next = s->period_ns / 2 + random % (s->period_ns ? s->period_ns : 1);
 	if (next < 10000)
 		next = 10000; /* the kernel's floor for hrtimer-driven events */
@@ -220,7 +221,6 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 	if (s->clock == SAMPLER_PMU)
 		return 0;
 	s->started_ns = monotonic_ns();
-	s->arrived_cpu_ns = 0;
 	uint64_t next = sampler_draw(s, random);
 	if (sampler_wants_timer(s)) {
 		int rc = sampler_switch(s, 1);
@@ -237,7 +237,6 @@ int sampler_next_period_or_keep(struct sampler *s, uint64_t random, uint64_t sin
 {
 	if (s->on_timer && s->arrived_cpu_ns && sampler_wants_timer(s)) {
 		uint64_t from = s->arrived_cpu_ns;
-		s->arrived_cpu_ns = 0;
 		s->started_ns = monotonic_ns();
 		/* What is left of the draw after the handler so far (the timer
 		 * fires at a scheduler tick anyway: a jiffy's floor). */

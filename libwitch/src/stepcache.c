@@ -18,7 +18,8 @@
  * walked again (unit.heap's walk failed 1 run in 300, as ASLR placed
  * them). */
 #define WAYS 2
-#define SET_BITS 12 /* STEPCACHE_SLOTS / WAYS sets */
+#define SET_BITS 12
+_Static_assert((1u << SET_BITS) * WAYS == STEPCACHE_SLOTS, "SET_BITS: STEPCACHE_SLOTS / WAYS sets");
 
 static uint64_t entries[STEPCACHE_SLOTS];
 

@@ -4,7 +4,7 @@
  * finds the next access itself) or the PMU sampler (pmu.h: overflow of a
  * precise memory event; the samples carry their instruction and address).
  *
- * The software clock is two clocks of the thread's user-mode CPU time.  A
+ * The software clock is two clocks of the thread's CPU time.  A
  * perf task-clock event ends any interval, but each of its ticks costs
  * ~33 us on these VMs (its own hrtimer, reprogrammed, and the irq_work
  * self-IPI that sends the signal: VM exits), against ~8 us for a timer
