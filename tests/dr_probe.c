@@ -11,7 +11,7 @@
 
 int main(void)
 {
-	int rc = watchpoint_probe();
+	int rc = watchpoint_probe(0);
 	if (rc == 0)
 		return 0;
 	if (rc == -EOPNOTSUPP) {

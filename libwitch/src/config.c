@@ -20,6 +20,7 @@ void config_defaults(struct witch_config *cfg)
 	cfg->flush = CONFIG_DEFAULT_FLUSH;
 	cfg->memory_mb = CONFIG_DEFAULT_MEMORY_MB;
 	cfg->objects = 1;
+	cfg->sigtrap = 1;
 }
 
 const char *config_client_name(enum config_client c)
@@ -151,6 +152,10 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		if (parse_range(value, 0, 1, &v) < 0)
 			return bad(err, errlen, name, value, "0 or 1");
 		cfg->slow_rearm = (int)v;
+	} else if (!strcmp(name, "WITCH_SIGTRAP")) {
+		if (parse_range(value, 0, 1, &v) < 0)
+			return bad(err, errlen, name, value, "0 or 1");
+		cfg->sigtrap = (int)v;
 	} else if (!strcmp(name, "WITCH_FP_TOLERANCE")) {
 		if (parse_decimal(value, 0.0, 1.0, &cfg->fp_tolerance) < 0)
 			return bad(err, errlen, name, value,
@@ -188,7 +193,7 @@ static const char *const config_names[] = {
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
 	"WITCH_MAX_STEPS", "WITCH_BUDGET", "WITCH_DEPTH", "WITCH_SLOW_REARM",
 	"WITCH_FP_TOLERANCE", "WITCH_EVENT", "WITCH_FLUSH", "WITCH_MEMORY_MB",
-	"WITCH_OBJECTS",
+	"WITCH_OBJECTS", "WITCH_SIGTRAP",
 };
 
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen)

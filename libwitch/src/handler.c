@@ -35,6 +35,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc);
 static void tick_pmu(struct witch_thread *t, ucontext_t *uc);
 static void step_soft(struct witch_thread *t, ucontext_t *uc);
 static void trap(struct witch_thread *t, int slot, ucontext_t *uc);
+static void step_traps(struct witch_thread *t, ucontext_t *uc);
 
 /* --- entry points ------------------------------------------------------------ */
 
@@ -139,9 +140,36 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 	return 1;
 }
 
+struct trap_run {
+	int slot;
+};
+
+static void run_trap(struct witch_thread *t, ucontext_t *uc, void *arg)
+{
+	trap(t, ((const struct trap_run *)arg)->slot, uc);
+}
+
+/* A watchpoint's trap as a perf SIGTRAP (watchpoint_probe): the kernel
+ * raises it on the way back to the program, no interrupt to itself. */
+static int handler_on_perf_trap(struct witch_thread *t, siginfo_t *si, ucontext_t *uc)
+{
+	struct trap_run r = {watchpoint_slot_of_trap(&t->wps, si)};
+	if (r.slot < 0)
+		return 0;
+	if (witch_rt.off || !t->active || !handler_enter(t))
+		return 1;
+	int saved_errno = errno;
+	handler_run(t, uc, run_trap, &r);
+	errno = saved_errno;
+	handler_leave(t, COST_TRIP);
+	return 1;
+}
+
 int handler_on_sigtrap(siginfo_t *si, void *ucv)
 {
 	struct witch_thread *t = thread_self();
+	if (t && si->si_code != TRAP_TRACE)
+		return handler_on_perf_trap(t, si, ucv);
 	if (!t || !t->look.stepping || si->si_code != TRAP_TRACE)
 		return 0;
 	int saved_errno = errno;
@@ -359,6 +387,7 @@ static void step_soft(struct witch_thread *t, ucontext_t *uc)
 	struct look_env env;
 	struct look_pick pick;
 
+	step_traps(t, uc);
 	regs_of(t, uc, &regs);
 	look_env_of(t, uc, watchpoint_set_armed(&t->wps) == 0, &env);
 	enum look_next next = look_step(&t->look, &env, &regs, &pick);
@@ -464,7 +493,28 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 	}
 }
 
-static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
+/* SIGTRAPs do not queue (watchpoint_probe): when one instruction hit two
+ * watchpoints, or a single step hit one, the kernel keeps the first signal
+ * and drops the rest.  The slots besides `slot` that the access p touched
+ * and that signal on every hit (no hits left to let by) trapped too. */
+static uint32_t trap_siblings(const struct witch_thread *t, int slot,
+			      const struct precise_access *p)
+{
+	uint32_t m = 0;
+	if (!watchpoint_uses_sigtrap())
+		return 0;
+	for (int i = 0; i < t->wps.n; i++) {
+		const struct watchpoint *w = &t->wps.wp[i];
+		if (i != slot && w->armed && w->pass == 0 && w->addr < p->addr + p->len &&
+		    p->addr < w->addr + w->len)
+			m |= 1u << i;
+	}
+	return m;
+}
+
+/* also: where to put the slots that trapped with this one (NULL: do not
+ * look for them). */
+static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t *also)
 {
 	struct watchpoint *w = &t->wps.wp[slot];
 	struct decode_regs regs;
@@ -488,6 +538,8 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	w->own.last_trap_hash = hash;
 	regs_of(t, uc, &regs);
 	int resolved = precise_resolve(t->dcache, &regs, w->addr, w->len, &p) == 0;
+	if (resolved && also)
+		*also = trap_siblings(t, slot, &p);
 	if (w->own.pending_self) {
 		trap_pending_self(t, slot, resolved, &p);
 		return;
@@ -532,4 +584,38 @@ static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 	}
 	t->stats.traps++;
 	sample_verdict(t, watch_ctx, watch_obj, pcs, n, v, approx);
+}
+
+static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
+{
+	uint32_t also = 0;
+	trap_slot(t, slot, uc, &also);
+	for (int i = 0; also; i++, also >>= 1)
+		if (also & 1) {
+			t->stats.traps_coalesced++;
+			trap_slot(t, i, uc, NULL);
+		}
+}
+
+/* A single step's SIGTRAP hides a watchpoint's the same instruction raised
+ * (trap_siblings): the armed slots it touched trap here. */
+static void step_traps(struct witch_thread *t, ucontext_t *uc)
+{
+	struct decode_regs regs;
+	struct precise_access p;
+	uint32_t m = 0;
+	if (!watchpoint_uses_sigtrap() || !watchpoint_set_armed(&t->wps))
+		return;
+	regs_of(t, uc, &regs);
+	for (int i = 0; i < t->wps.n; i++) {
+		const struct watchpoint *w = &t->wps.wp[i];
+		if (w->armed && w->pass == 0 &&
+		    precise_resolve(t->dcache, &regs, w->addr, w->len, &p) == 0)
+			m |= 1u << i;
+	}
+	for (int i = 0; m; i++, m >>= 1)
+		if (m & 1) {
+			t->stats.traps_coalesced++;
+			trap_slot(t, i, uc, NULL);
+		}
 }

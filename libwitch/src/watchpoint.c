@@ -12,11 +12,14 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <stddef.h>
+#include <sys/utsname.h>
 
 #ifndef PERF_EVENT_IOC_MODIFY_ATTRIBUTES
 #define PERF_EVENT_IOC_MODIFY_ATTRIBUTES _IOW('$', 11, struct perf_event_attr *)
 #endif
 
+#define TRAP_PERF_CODE 6 /* si_code of a perf SIGTRAP (uapi asm-generic/siginfo.h) */
 #define HIT_GUESS_NS 10000.0 /* a #DB without a signal in a VM, until measured */
 /* Hits the startup probe times: each a #DB, ~9 us here, in every process's
  * start-up (16 were a third of the runtime's own start-up on /bin/true);
@@ -25,8 +28,14 @@
 
 static double hit_ns = HIT_GUESS_NS;
 
+/* Traps as synchronous SIGTRAPs (attr.sigtrap, TRAP_PERF) rather than the
+ * fd's queued signal: see watchpoint_probe.  The slot rides in sig_data. */
+#define SIG_DATA_TAG 0x5749544348000000ull /* "WITCH" */
+#define SIG_DATA_SLOT_MASK 0xffull
+static int use_sigtrap;
+
 static void watchpoint_attr(struct perf_event_attr *a, uint64_t addr, uint32_t len,
-			    int type, int disabled, uint32_t pass)
+			    int type, int disabled, uint32_t pass, int slot)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -40,15 +49,22 @@ static void watchpoint_attr(struct perf_event_attr *a, uint64_t addr, uint32_t l
 	a->disabled = disabled;
 	a->exclude_kernel = 1;
 	a->exclude_hv = 1;
+	if (use_sigtrap && slot >= 0) {
+		a->sigtrap = 1;
+		a->remove_on_exec = 1; /* the kernel's condition for sigtrap */
+		a->sig_data = SIG_DATA_TAG | (uint64_t)slot;
+	}
 }
 
-static int watchpoint_open_one(struct watchpoint_set *s, uint64_t addr, uint32_t len,
+static int watchpoint_open_one(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t len,
 			       int type, int disabled, uint32_t pass)
 {
 	struct perf_event_attr a;
-	watchpoint_attr(&a, addr, len, type, disabled, pass);
+	watchpoint_attr(&a, addr, len, type, disabled, pass, slot);
 	int fd = perf_fd_open(&a, s->tid);
 	if (fd < 0)
+		return fd;
+	if (use_sigtrap)
 		return fd;
 	int rc = perf_fd_route(fd, s->sig, s->tid);
 	if (rc < 0) {
@@ -72,7 +88,7 @@ int watchpoint_set_open(struct watchpoint_set *s, uint32_t want, int sig, pid_t 
 	/* Opening reserves a debug register even while disabled: ENOSPC marks
 	 * the end of what the hardware (or a debugger's share) leaves us. */
 	for (uint32_t i = 0; i < want; i++) {
-		int fd = watchpoint_open_one(s, parking_addr, 1, WATCHPOINT_W, 1, 0);
+		int fd = watchpoint_open_one(s, s->n, parking_addr, 1, WATCHPOINT_W, 1, 0);
 		if (fd < 0) {
 			first_error = fd;
 			break;
@@ -101,12 +117,13 @@ static int watchpoint_reopen(struct watchpoint_set *s, struct watchpoint *w, uin
 	if (w->fd >= 0)
 		close(w->fd);
 	w->pass = pass;
-	w->fd = watchpoint_open_one(s, addr, len, type, 0, pass);
+	int slot = (int)(w - s->wp);
+	w->fd = watchpoint_open_one(s, slot, addr, len, type, 0, pass);
 	if (w->fd < 0) {
 		int rc = w->fd;
 		/* Keep the debug register: park the slot again, disabled. */
 		w->pass = 0;
-		w->fd = watchpoint_open_one(s, s->parking_addr, 1, WATCHPOINT_W, 1, 0);
+		w->fd = watchpoint_open_one(s, slot, s->parking_addr, 1, WATCHPOINT_W, 1, 0);
 		if (w->fd < 0)
 			w->fd = -1;
 		return rc;
@@ -143,7 +160,7 @@ int watchpoint_arm_after(struct watchpoint_set *s, int slot, uint64_t addr, uint
 	int rc;
 	if (!s->slow_rearm && w->fd >= 0) {
 		struct perf_event_attr a;
-		watchpoint_attr(&a, addr, len, type, 0, pass);
+		watchpoint_attr(&a, addr, len, type, 0, pass, slot);
 		if ((rc = watchpoint_set_pass(w, pass)) < 0) {
 			s->arm_errors++;
 			w->armed = 0;
@@ -217,6 +234,24 @@ uint32_t watchpoint_set_armed(const struct watchpoint_set *s)
 	return m;
 }
 
+int watchpoint_slot_of_trap(const struct watchpoint_set *s, const siginfo_t *si)
+{
+	/* glibc 2.36's siginfo_t lacks the kernel's _perf fields: si_perf_data
+	 * is the word after si_addr (uapi asm-generic/siginfo.h). */
+	uint64_t data;
+	if (si->si_code != TRAP_PERF_CODE)
+		return -1;
+	memcpy(&data, (const char *)si + offsetof(siginfo_t, si_addr) + sizeof(void *), sizeof(data));
+	if ((data & ~SIG_DATA_SLOT_MASK) != SIG_DATA_TAG || (int)(data & SIG_DATA_SLOT_MASK) >= s->n)
+		return -1;
+	return (int)(data & SIG_DATA_SLOT_MASK);
+}
+
+int watchpoint_uses_sigtrap(void)
+{
+	return use_sigtrap;
+}
+
 int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd)
 {
 	for (int i = 0; i < s->n; i++)
@@ -249,13 +284,48 @@ void watchpoint_set_close(struct watchpoint_set *s)
 	s->n = 0;
 }
 
-int watchpoint_probe(void)
+/* Linux 5.18 on: a perf SIGTRAP the thread blocks waits, flagged
+ * asynchronous (before, the kernel forced it and a blocked one killed). */
+static int kernel_has_safe_sigtrap(void)
 {
+	struct utsname u;
+	unsigned v[2] = {0, 0};
+	if (uname(&u) < 0)
+		return 0;
+	const char *c = u.release;
+	for (int i = 0; i < 2; i++, c++) {
+		if (*c < '0' || *c > '9')
+			return 0;
+		while (*c >= '0' && *c <= '9')
+			v[i] = v[i] * 10 + (unsigned)(*c++ - '0');
+		if (i == 0 && *c != '.')
+			return 0;
+	}
+	return v[0] > 5 || (v[0] == 5 && v[1] >= 18);
+}
+
+static int sigtrap_opens(void)
+{
+	static volatile uint64_t word;
+	struct perf_event_attr a;
+	use_sigtrap = 1;
+	watchpoint_attr(&a, (uint64_t)(uintptr_t)&word, sizeof(word), WATCHPOINT_W, 1, 0, 0);
+	use_sigtrap = 0;
+	int fd = perf_fd_open(&a, 0);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+int watchpoint_probe(int want_sigtrap)
+{
+	want_sigtrap = want_sigtrap && kernel_has_safe_sigtrap();
 	static volatile uint64_t word;
 	struct perf_event_attr a;
 	uint64_t count = 0;
 
-	watchpoint_attr(&a, (uint64_t)(uintptr_t)&word, sizeof(word), WATCHPOINT_W, 0, 0);
+	watchpoint_attr(&a, (uint64_t)(uintptr_t)&word, sizeof(word), WATCHPOINT_W, 0, 0, -1);
 	a.sample_period = 0; /* counting: no signal, no ring buffer */
 	a.wakeup_events = 0;
 	int fd = perf_fd_open(&a, 0);
@@ -279,6 +349,7 @@ int watchpoint_probe(void)
 	double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / PROBE_HITS;
 	if (count > PROBE_HITS && ns > 0 && ns < 1e6)
 		hit_ns = ns;
+	use_sigtrap = want_sigtrap && sigtrap_opens();
 	return 0;
 }
 

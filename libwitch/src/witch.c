@@ -257,7 +257,7 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	/* A breakpoint that cannot open is said by the first thread's
 	 * watchpoint_set_open; one that opens and never traps only here. */
-	if (!witch_cfg.sample_only && watchpoint_probe() == -EOPNOTSUPP) {
+	if (!witch_cfg.sample_only && watchpoint_probe(witch_cfg.sigtrap) == -EOPNOTSUPP) {
 		log_line("hardware watchpoints do not trigger on this machine (its hypervisor drops "
 			 "debug-register traps; gdb's watch is silent too): no waste can be found, "
 			 "running without profiling");

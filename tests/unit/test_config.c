@@ -39,6 +39,7 @@ enum field {
 	F_FLUSH,
 	F_MEMORY,
 	F_OBJECTS,
+	F_SIGTRAP,
 };
 
 struct row {
@@ -216,6 +217,13 @@ static const struct row rows[] = {
 	BAD("WITCH_SLOW_REARM", "yes", E_SLOW),
 	BAD("WITCH_SLOW_REARM", "", E_SLOW),
 
+	/* WITCH_SIGTRAP: 0 or 1 (1, the default: traps as perf SIGTRAPs) */
+	OK("WITCH_SIGTRAP", "0", F_SIGTRAP, 0),
+	OK("WITCH_SIGTRAP", "1", F_SIGTRAP, 1),
+	BAD("WITCH_SIGTRAP", "2", E_SLOW),
+	BAD("WITCH_SIGTRAP", "on", E_SLOW),
+	BAD("WITCH_SIGTRAP", "", E_SLOW),
+
 	/* WITCH_FP_TOLERANCE: a plain decimal in [0, 1] */
 	OKF("WITCH_FP_TOLERANCE", "0.01", 0.01),
 	OKF("WITCH_FP_TOLERANCE", "0", 0.0),
@@ -320,6 +328,7 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_FLUSH: c->flush = (uint32_t)r->want; break;
 	case F_MEMORY: c->memory_mb = (uint32_t)r->want; break;
 	case F_OBJECTS: c->objects = (int)r->want; break;
+	case F_SIGTRAP: c->sigtrap = (int)r->want; break;
 	}
 }
 
@@ -347,6 +356,8 @@ static void check_same(int line, const struct witch_config *got, const struct wi
 	CHECK(line, got->depth == want->depth, "depth %u, want %u", got->depth, want->depth);
 	CHECK(line, got->slow_rearm == want->slow_rearm, "slow_rearm %d, want %d",
 	      got->slow_rearm, want->slow_rearm);
+	CHECK(line, got->sigtrap == want->sigtrap, "sigtrap %d, want %d", got->sigtrap,
+	      want->sigtrap);
 	CHECK(line, got->fp_tolerance == want->fp_tolerance, "fp_tolerance %g, want %g",
 	      got->fp_tolerance, want->fp_tolerance);
 	CHECK(line, got->flush == want->flush, "flush %u, want %u", got->flush, want->flush);
@@ -552,6 +563,7 @@ static void test_env(void)
 		      d.max_steps);
 		CHECK(__LINE__, d.budget == 0.01 && d.budget == CONFIG_DEFAULT_BUDGET, "default budget %g", d.budget);
 		CHECK(__LINE__, d.depth == CONFIG_DEFAULT_DEPTH, "default depth %u", d.depth);
+		CHECK(__LINE__, d.sigtrap == 1, "default sigtrap %d", d.sigtrap);
 		CHECK(__LINE__, d.fp_tolerance == 0.01, "default fp_tolerance %g", d.fp_tolerance);
 		CHECK(__LINE__, d.event[0] == '\0', "default event \"%s\"", d.event);
 		CHECK(__LINE__, d.flush == 60, "default flush %u", d.flush);

@@ -412,7 +412,7 @@ int witch_run_main(int argc, char **argv)
 				"witch: no profile written (%s was killed by signal %d (%s); expected %s)\n",
 				argv[i], WTERMSIG(status),
 				strsignal(WTERMSIG(status)), expected);
-		else if (watchpoint_probe() != -EOPNOTSUPP) /* else the runtime said why */
+		else if (watchpoint_probe(0) != -EOPNOTSUPP) /* else the runtime said why */
 			fprintf(stderr,
 				"witch: no profile written (expected %s; was %s loaded? WITCH_VERBOSE=1 tells)\n",
 				expected, lib);

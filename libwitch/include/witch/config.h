@@ -48,6 +48,7 @@ struct witch_config {
 	double budget;            /* soft sampler: CPU share the profiler may spend, 0 = fixed rate */
 	uint32_t depth;
 	int slow_rearm;
+	int sigtrap;        /* traps as perf SIGTRAPs where the kernel has them */
 	double fp_tolerance;      /* relative: FP values this close are approximately equal */
 	uint32_t flush;           /* seconds between profile writes, 0 = only at exit */
 	int flush_set;            /* WITCH_FLUSH given: the writer runs even in a program with no threads */

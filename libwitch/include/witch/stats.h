@@ -24,6 +24,7 @@
 	X(traps_kept)         /* no verdict yet: kept watching */                \
 	X(traps_unresolved)   /* trapping instruction not found: dropped */      \
 	X(traps_spurious)     /* signal for a watchpoint no longer armed */      \
+	X(traps_coalesced)    /* traps found beside another SIGTRAP (handler.c) */ \
 	X(traps_runtime)      /* the runtime's own access (exit, wrappers) */    \
 	X(traps_unreadable)   /* watched bytes no longer readable: dropped */    \
 	X(steps)              /* single steps taken looking for an access */     \

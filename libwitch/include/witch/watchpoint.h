@@ -6,6 +6,7 @@
 #define WITCH_WATCHPOINT_H
 
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #define WATCHPOINT_MAX 4
@@ -86,6 +87,12 @@ int watchpoint_resume(struct watchpoint_set *s, int slot);
 /* Bit i set when slot i is armed. */
 uint32_t watchpoint_set_armed(const struct watchpoint_set *s);
 int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd);
+/* The slot a SIGTRAP of ours stands for (TRAP_PERF, its sig_data tagged
+ * with the slot), or -1: another SIGTRAP (a single step, the program's). */
+int watchpoint_slot_of_trap(const struct watchpoint_set *s, const siginfo_t *si);
+/* 1 when traps come as SIGTRAPs (watchpoint_probe chose them), 0 when as
+ * the set's signal. */
+int watchpoint_uses_sigtrap(void);
 /* Close the highest slot, giving its debug register back to the kernel (for
  * the program).  0, or -ENOSPC when none is left. */
 int watchpoint_set_shrink(struct watchpoint_set *s);
@@ -96,7 +103,7 @@ void watchpoint_set_close(struct watchpoint_set *s);
  * hypervisors, Firecracker's among them, drop guests' debug-register
  * traps: gdb's hardware watchpoints stay silent there too); another
  * -errno if it cannot be opened.  One #DB round trip, at startup. */
-int watchpoint_probe(void);
+int watchpoint_probe(int want_sigtrap);
 /* What one hit the kernel lets by costs the thread (ns of CPU time), as
  * watchpoint_probe measured it (a guess before). */
 double watchpoint_hit_ns(void);
