@@ -249,7 +249,8 @@ static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, int 
 	context_runtime_text(&env->runtime_lo, &env->runtime_hi);
 }
 
-static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct look_pick *pick)
+static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct look_pick *pick,
+			struct sample_tick_ctx *tick_ctx)
 {
 	struct sample_req r = {.leaf = pick->in.pc,
 			       .self_pc = pick->in.pc,
@@ -260,7 +261,8 @@ static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct loo
 			       .trace = pick->trace,
 			       .trace_pos = pick->trace_pos,
 			       .stored_known = pick->stored_known,
-			       .stored = pick->stored};
+			       .stored = pick->stored,
+			       .tick_ctx = tick_ctx};
 	sample_take(t, uc, &r);
 }
 
@@ -372,8 +374,10 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	look_env_of(t, uc, !armed_before, &env);
 	env.tick_ns = program_ns > 0 ? program_ns : 0;
 	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);
+	struct sample_tick_ctx tick_ctx;
+	tick_ctx.n = 0;
 	for (int i = 0; i < n; i++)
-		sample_pick(t, uc, &picks[i]);
+		sample_pick(t, uc, &picks[i], &tick_ctx);
 	look_apply(t, uc, next, 0);
 	if (next == LOOK_STEP)
 		interval_restart(t); /* (again when the steps end) */
@@ -392,7 +396,7 @@ static void step_soft(struct witch_thread *t, ucontext_t *uc)
 	look_env_of(t, uc, watchpoint_set_armed(&t->wps) == 0, &env);
 	enum look_next next = look_step(&t->look, &env, &regs, &pick);
 	if (next == LOOK_SAMPLE)
-		sample_pick(t, uc, &pick);
+		sample_pick(t, uc, &pick, NULL);
 	look_apply(t, uc, next, 1);
 }
 

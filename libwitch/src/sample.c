@@ -10,6 +10,7 @@
 #include "witch/runtime.h"
 #include "witch/thread.h"
 
+#include <errno.h>
 #include <string.h>
 
 #define SELF_CHECK_EVERY 16
@@ -198,6 +199,28 @@ static int sample_decide_traced(struct witch_thread *t, const struct sample_req 
 	return 1;
 }
 
+/* The sample's calling context, its leaf r->leaf: unwound, or copied from
+ * the tick's first pick (the same signal context, the same stack). */
+static int sample_context(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r,
+			  uint64_t *pcs, uint64_t *sps)
+{
+	struct sample_tick_ctx *c = r->tick_ctx;
+	int depth = (int)witch_rt.cfg->depth;
+	if (!c)
+		return context_of_signal(t, uc, r->leaf, 0, pcs, sps, depth);
+	if (c->n == 0) {
+		c->n = context_of_signal(t, uc, r->leaf, 0, c->pcs, c->sps, depth);
+		if (c->n == 0)
+			c->n = -EINVAL;
+	}
+	if (c->n < 0)
+		return c->n;
+	memcpy(pcs, c->pcs, sizeof(pcs[0]) * (size_t)c->n);
+	memcpy(sps, c->sps, sizeof(sps[0]) * (size_t)c->n);
+	pcs[0] = r->leaf;
+	return c->n;
+}
+
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
 {
 	uint64_t pcs[CONFIG_MAX_DEPTH], sps[CONFIG_MAX_DEPTH];
@@ -210,7 +233,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	t->stats.samples++;
 	log_verbose(2, "sample pc %lx addr %lx len %u weight %lu bytes", (unsigned long)r->leaf,
 		    (unsigned long)a->addr, a->len, (unsigned long)r->weight);
-	int n = context_of_signal(t, uc, r->leaf, 0, pcs, sps, (int)witch_rt.cfg->depth);
+	int n = sample_context(t, uc, r, pcs, sps);
 	/* The tick's context, for an access the window traced past the sample. */
 	uint64_t tick_pcs[CONFIG_MAX_DEPTH];
 	int tick_n = 0;

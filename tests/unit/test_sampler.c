@@ -32,6 +32,7 @@
 static struct sampler smp;
 static volatile int n_timer, n_perf, n_stale;
 static volatile double measured_sum; /* intervals the timer's ticks measured, ns */
+static volatile double last_tick_cpu; /* the thread's CPU clock at the last timer tick */
 static volatile uint64_t long_period_ns; /* nonzero: switch to it at the next tick */
 static volatile int switched; /* ... which came */
 static int from_arrival; /* the row's handler starts intervals at the arrival */
@@ -51,6 +52,7 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 	if (timer) {
 		n_timer++;
 		measured_sum += (double)smp.current_ns;
+		last_tick_cpu = cost_thread_cpu_ns();
 	} else {
 		n_perf++;
 	}
@@ -136,16 +138,22 @@ static int run_row(const struct row *r)
 		/* The timer ends intervals of its clock, the user time the kernel
 		 * charges by whole scheduler ticks: on a busy VM 0.1-0.4 of the
 		 * CPU time burn measured.  Each tick stands for the thread's CPU
-		 * time since the last (sampler.h): together, the half's CPU time
-		 * but the tail after the last tick (an interval at most). */
+		 * time since the last (sampler.h): together, at least the CPU time
+		 * from the half's start to its last tick (the first interval may
+		 * begin before), and not much more than the half's.  (Ticks on a
+		 * busy VM come 80+ ms apart: a tail after the last one is no
+		 * fixed part of the half; a fresh-clone CI run beside a load read
+		 * 183 of 400 ms, all of it up to the last tick.) */
 		double user = (double)(user_ns() - user0), cpu = (double)(cost_thread_cpu_ns() - cpu0);
+		double covered = n_timer ? last_tick_cpu - (double)cpu0 : 0;
 		expect = user / period_ns;
-		double tail = n_timer ? cpu / n_timer : cpu;
 		if (n_perf || n_timer < expect / 2 || n_timer > expect * 1.5 ||
-		    measured_sum < cpu * 0.75 - tail || measured_sum > cpu * 1.25) {
+		    measured_sum < covered * 0.9 || measured_sum > cpu * 1.25) {
 			printf("FAIL line %d: want the timer: %d timer ticks (~%.0f by its clock), %d "
-			       "perf, measured intervals %.1f ms in all for %.1f ms of CPU time\n",
-			       r->line, n_timer, expect, n_perf, measured_sum / 1e6, cpu / 1e6);
+			       "perf, measured intervals %.1f ms in all for %.1f ms of CPU time "
+			       "(%.1f up to the last tick)\n",
+			       r->line, n_timer, expect, n_perf, measured_sum / 1e6, cpu / 1e6,
+			       covered / 1e6);
 			fails++;
 		}
 	} else if (n_timer || n_perf < expect / 2 || n_perf > expect * 1.5) {

@@ -25,6 +25,14 @@ struct witch_thread;
  * self_pc: the instruction whose trap is the access itself running (0: the
  * first access of the sampled kind); ran: it has run already (a PMU
  * sample); emu: the calls and returns run ahead to get there, or NULL. */
+/* The calling context of one tick, unwound once for all the picks of its
+ * window (up to LOOK_MAX_PICKS; 2.35 a picking tick on lz): n 0 until the
+ * first pick unwinds, negative when that failed. */
+struct sample_tick_ctx {
+	int n;
+	uint64_t pcs[CONFIG_MAX_DEPTH], sps[CONFIG_MAX_DEPTH];
+};
+
 struct sample_req {
 	uint64_t leaf;
 	uint64_t self_pc;
@@ -37,6 +45,7 @@ struct sample_req {
 	uint32_t trace_pos;
 	int stored_known;   /* the value a store writes, from the run ahead */
 	uint64_t stored;
+	struct sample_tick_ctx *tick_ctx; /* shared by a tick's picks, or NULL */
 };
 
 /* The access of in the client samples, or NULL. */
