@@ -21,10 +21,6 @@
 
 struct witch_thread;
 
-/* What to sample.  leaf: the accessing instruction, the context's leaf;
- * self_pc: the instruction whose trap is the access itself running (0: the
- * first access of the sampled kind); ran: it has run already (a PMU
- * sample); emu: the calls and returns run ahead to get there, or NULL. */
 /* The calling context of one tick, unwound once for all the picks of its
  * window (up to LOOK_MAX_PICKS; 2.35 a picking tick on lz): n 0 until the
  * first pick unwinds, negative when that failed. */
@@ -33,6 +29,10 @@ struct sample_tick_ctx {
 	uint64_t pcs[CONFIG_MAX_DEPTH], sps[CONFIG_MAX_DEPTH];
 };
 
+/* What to sample.  leaf: the accessing instruction, the context's leaf;
+ * self_pc: the instruction whose trap is the access itself running (0: the
+ * first access of the sampled kind); ran: it has run already (a PMU
+ * sample); emu: the calls and returns run ahead to get there, or NULL. */
 struct sample_req {
 	uint64_t leaf;
 	uint64_t self_pc;

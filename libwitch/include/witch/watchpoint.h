@@ -102,7 +102,14 @@ void watchpoint_set_close(struct watchpoint_set *s);
  * does; -EOPNOTSUPP if the breakpoint opens but counts nothing (some
  * hypervisors, Firecracker's among them, drop guests' debug-register
  * traps: gdb's hardware watchpoints stay silent there too); another
- * -errno if it cannot be opened.  One #DB round trip, at startup. */
+ * -errno if it cannot be opened.  One #DB round trip, at startup.
+ * want_sigtrap: from then on the sets' traps come as perf SIGTRAPs
+ * (attr.sigtrap, si_code TRAP_PERF, the slot in sig_data) where the kernel
+ * opens them and is 5.18 or later (a SIGTRAP the thread blocks then waits;
+ * before, the kernel forced it and a blocked one killed the process).  The
+ * kernel raises those on the way back to the program, not from an
+ * interrupt to itself: half the round trip here (bench/trap_trip.c).  They
+ * do not queue: see handler.c's trap_siblings. */
 int watchpoint_probe(int want_sigtrap);
 /* What one hit the kernel lets by costs the thread (ns of CPU time), as
  * watchpoint_probe measured it (a guess before). */
