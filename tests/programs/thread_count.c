@@ -32,9 +32,24 @@ static int tasks(void)
 	return n;
 }
 
+static volatile pid_t idle_tid;
+
 static void *idle(void *arg)
 {
+	idle_tid = gettid();
 	return arg;
+}
+
+/* pthread_join returns when the kernel clears the thread's tid, before
+ * the thread has left the process's task list: wait (up to 2 s) until its
+ * /proc/self/task entry is gone, or a count right after the join may
+ * still include it (a fresh-clone CI run read "after tasks=3"). */
+static void wait_gone(pid_t tid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+	for (int i = 0; i < 2000 && access(path, F_OK) == 0; i++)
+		usleep(1000);
 }
 
 static volatile char sink[1 << 16];
@@ -47,6 +62,7 @@ int main(void)
 	printf("before tasks=%d single=%d\n", tasks(), (int)__libc_single_threaded);
 	if (pthread_create(&th, NULL, idle, NULL) != 0 || pthread_join(th, NULL) != 0)
 		return 2;
+	wait_gone(idle_tid);
 	printf("after tasks=%d single=%d\n", tasks(), (int)__libc_single_threaded);
 	fflush(stdout);
 	pid_t pid = fork();
