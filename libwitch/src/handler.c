@@ -35,7 +35,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc);
 static void tick_pmu(struct witch_thread *t, ucontext_t *uc);
 static void step_soft(struct witch_thread *t, ucontext_t *uc);
 static void trap(struct witch_thread *t, int slot, ucontext_t *uc);
-static void step_traps(struct witch_thread *t, ucontext_t *uc);
+static void step_traps(struct witch_thread *t, ucontext_t *uc, const struct decode_regs *regs);
 
 /* --- entry points ------------------------------------------------------------ */
 
@@ -94,6 +94,17 @@ static void handler_run(struct witch_thread *t, ucontext_t *uc, handler_run_fn r
 	rescue_disarm();
 }
 
+/* A signal's run, once handler_enter let it in: errno as the program
+ * left it, and the kernel's part priced as entry. */
+static void handler_run_signal(struct witch_thread *t, ucontext_t *uc, handler_run_fn run,
+			       void *arg, enum cost_entry entry)
+{
+	int saved_errno = errno;
+	handler_run(t, uc, run, arg);
+	errno = saved_errno;
+	handler_leave(t, entry);
+}
+
 struct signal_run {
 	siginfo_t *si;
 	int tick;
@@ -130,13 +141,10 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 		return 0;
 	if (witch_rt.off || !t || !t->active || !handler_enter(t))
 		return 1;
-	int saved_errno = errno;
 	/* (before the run: the tick may hand the clock to the other kind) */
 	enum cost_entry entry = tick && sampler_on_timer(&t->sampler) ? COST_SIGNAL : COST_TRIP;
 	struct signal_run s = {si, tick};
-	handler_run(t, ucv, run_signal, &s);
-	errno = saved_errno;
-	handler_leave(t, entry);
+	handler_run_signal(t, ucv, run_signal, &s, entry);
 	return 1;
 }
 
@@ -156,32 +164,27 @@ static int handler_on_perf_trap(struct witch_thread *t, siginfo_t *si, ucontext_
 	struct trap_run r = {watchpoint_slot_of_trap(&t->wps, si)};
 	if (r.slot < 0)
 		return 0;
-	if (witch_rt.off || !t->active || !handler_enter(t))
-		return 1;
-	int saved_errno = errno;
-	handler_run(t, uc, run_trap, &r);
-	errno = saved_errno;
-	handler_leave(t, COST_TRIP);
+	if (!witch_rt.off && t->active && handler_enter(t))
+		handler_run_signal(t, uc, run_trap, &r, COST_TRIP);
 	return 1;
 }
 
 int handler_on_sigtrap(siginfo_t *si, void *ucv)
 {
 	struct witch_thread *t = thread_self();
-	if (t && si->si_code != TRAP_TRACE)
-		return handler_on_perf_trap(t, si, ucv);
-	if (!t || !t->look.stepping || si->si_code != TRAP_TRACE)
+	if (!t)
 		return 0;
-	int saved_errno = errno;
+	if (si->si_code != TRAP_TRACE)
+		return handler_on_perf_trap(t, si, ucv);
+	if (!t->look.stepping)
+		return 0;
 	ucontext_t *uc = ucv;
 	if (witch_rt.off || !t->active || !handler_enter(t)) {
 		look_end(&t->look);
 		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 	} else {
-		handler_run(t, uc, run_step, NULL);
-		handler_leave(t, COST_TRIP);
+		handler_run_signal(t, uc, run_step, NULL, COST_TRIP);
 	}
-	errno = saved_errno;
 	return 1;
 }
 
@@ -391,8 +394,8 @@ static void step_soft(struct witch_thread *t, ucontext_t *uc)
 	struct look_env env;
 	struct look_pick pick;
 
-	step_traps(t, uc);
 	regs_of(t, uc, &regs);
+	step_traps(t, uc, &regs);
 	look_env_of(t, uc, watchpoint_set_armed(&t->wps) == 0, &env);
 	enum look_next next = look_step(&t->look, &env, &regs, &pick);
 	if (next == LOOK_SAMPLE)
@@ -590,36 +593,36 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 	sample_verdict(t, watch_ctx, watch_obj, pcs, n, v, approx);
 }
 
-static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
+/* The slots in mask whose SIGTRAP the kernel dropped (trap_siblings). */
+static void trap_coalesced(struct witch_thread *t, uint32_t mask, ucontext_t *uc)
 {
-	uint32_t also = 0;
-	trap_slot(t, slot, uc, &also);
-	for (int i = 0; also; i++, also >>= 1)
-		if (also & 1) {
+	for (int i = 0; mask; i++, mask >>= 1)
+		if (mask & 1) {
 			t->stats.traps_coalesced++;
 			trap_slot(t, i, uc, NULL);
 		}
 }
 
-/* A single step's SIGTRAP hides a watchpoint's the same instruction raised
- * (trap_siblings): the armed slots it touched trap here. */
-static void step_traps(struct witch_thread *t, ucontext_t *uc)
+static void trap(struct witch_thread *t, int slot, ucontext_t *uc)
 {
-	struct decode_regs regs;
+	uint32_t also = 0;
+	trap_slot(t, slot, uc, &also);
+	trap_coalesced(t, also, uc);
+}
+
+/* A single step's SIGTRAP hides a watchpoint's the same instruction raised
+ * (trap_siblings): the armed slots it touched trap here.  regs: uc's. */
+static void step_traps(struct witch_thread *t, ucontext_t *uc, const struct decode_regs *regs)
+{
 	struct precise_access p;
 	uint32_t m = 0;
-	if (!watchpoint_uses_sigtrap() || !watchpoint_set_armed(&t->wps))
+	if (!watchpoint_uses_sigtrap())
 		return;
-	regs_of(t, uc, &regs);
 	for (int i = 0; i < t->wps.n; i++) {
 		const struct watchpoint *w = &t->wps.wp[i];
 		if (w->armed && w->pass == 0 &&
-		    precise_resolve(t->dcache, &regs, w->addr, w->len, &p) == 0)
+		    precise_resolve(t->dcache, regs, w->addr, w->len, &p) == 0)
 			m |= 1u << i;
 	}
-	for (int i = 0; m; i++, m >>= 1)
-		if (m & 1) {
-			t->stats.traps_coalesced++;
-			trap_slot(t, i, uc, NULL);
-		}
+	trap_coalesced(t, m, uc);
 }

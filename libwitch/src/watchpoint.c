@@ -34,6 +34,14 @@ static double hit_ns = HIT_GUESS_NS;
 #define SIG_DATA_SLOT_MASK 0xffull
 static int use_sigtrap;
 
+static void attr_sigtrap(struct perf_event_attr *a, int slot)
+{
+	a->sigtrap = 1;
+	a->remove_on_exec = 1; /* the kernel's condition for sigtrap */
+	a->sig_data = SIG_DATA_TAG | (uint64_t)slot;
+}
+
+/* slot: the set's slot the event is for (its traps say it), -1: none */
 static void watchpoint_attr(struct perf_event_attr *a, uint64_t addr, uint32_t len,
 			    int type, int disabled, uint32_t pass, int slot)
 {
@@ -49,11 +57,8 @@ static void watchpoint_attr(struct perf_event_attr *a, uint64_t addr, uint32_t l
 	a->disabled = disabled;
 	a->exclude_kernel = 1;
 	a->exclude_hv = 1;
-	if (use_sigtrap && slot >= 0) {
-		a->sigtrap = 1;
-		a->remove_on_exec = 1; /* the kernel's condition for sigtrap */
-		a->sig_data = SIG_DATA_TAG | (uint64_t)slot;
-	}
+	if (use_sigtrap && slot >= 0)
+		attr_sigtrap(a, slot);
 }
 
 static int watchpoint_open_one(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t len,
@@ -308,9 +313,8 @@ static int sigtrap_opens(void)
 {
 	static volatile uint64_t word;
 	struct perf_event_attr a;
-	use_sigtrap = 1;
-	watchpoint_attr(&a, (uint64_t)(uintptr_t)&word, sizeof(word), WATCHPOINT_W, 1, 0, 0);
-	use_sigtrap = 0;
+	watchpoint_attr(&a, (uint64_t)(uintptr_t)&word, sizeof(word), WATCHPOINT_W, 1, 0, -1);
+	attr_sigtrap(&a, 0);
 	int fd = perf_fd_open(&a, 0);
 	if (fd < 0)
 		return 0;
