@@ -226,41 +226,36 @@ static uint8_t elem_of(const ZydisDecodedOperand *op)
 	}
 }
 
-static uint64_t reg_value(const struct decode_regs *regs, ZydisRegister r)
+/* bt/bts/btr/btc with a register bit offset: the offset is signed and may
+ * select a word far from the base address. */
+static int is_bit_test(const ZydisDecodedInstruction *insn, const ZydisDecodedOperand *ops)
 {
-	int i = decode_gpr_index(r);
-	return i >= 0 ? regs->gpr[i] : 0;
-}
-
-/* Byte displacement added by bt/bts/btr/btc with a register bit offset: the
- * offset is signed and may select a word far from the base address. */
-static int64_t bit_test_disp(const ZydisDecodedInstruction *insn,
-			     const ZydisDecodedOperand *ops,
-			     const struct decode_regs *regs, unsigned size_bits)
-{
-	int64_t off;
-
 	switch (insn->mnemonic) {
 	case ZYDIS_MNEMONIC_BT: case ZYDIS_MNEMONIC_BTS:
 	case ZYDIS_MNEMONIC_BTR: case ZYDIS_MNEMONIC_BTC:
-		break;
+		return insn->operand_count >= 2 && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER;
 	default:
 		return 0;
 	}
-	if (insn->operand_count < 2 || ops[1].type != ZYDIS_OPERAND_TYPE_REGISTER)
-		return 0;
-	off = (int64_t)reg_value(regs, ops[1].reg.value);
+}
+
+/* The bytes such an offset moves the address by, for an operand of size_bits. */
+static int64_t bit_test_disp(uint64_t offset, unsigned size_bits)
+{
+	int64_t off;
 	switch (size_bits) {
-	case 16: off = (int16_t)off; return (off >> 4) * 2;
-	case 32: off = (int32_t)off; return (off >> 5) * 4;
-	case 64: return (off >> 6) * 8;
+	case 16: off = (int16_t)offset; return (off >> 4) * 2;
+	case 32: off = (int32_t)offset; return (off >> 5) * 4;
+	case 64: off = (int64_t)offset; return (off >> 6) * 8;
 	default: return 0;
 	}
 }
 
-/* What out says of the instruction z holds, decoded at pc, run with regs. */
-static int decode_describe(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out,
-			   const struct decode_zydis *z);
+/* z's form (decode_zydis.h) from its decoding at pc; then what out says
+ * of the instruction run with regs. */
+static void decode_form_of(uint64_t pc, struct decode_zydis *z);
+static void decode_form_apply(const struct decode_form *f, const struct decode_regs *regs,
+			      struct decode_insn *out);
 
 int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out,
 		    struct decode_zydis *z)
@@ -274,7 +269,9 @@ int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_i
 	rc = decode_full(pc, &z->insn, z->ops);
 	if (rc < 0)
 		return rc;
-	return decode_describe(pc, regs, out, z);
+	decode_form_of(pc, z);
+	decode_form_apply(&z->form, regs, out);
+	return 0;
 }
 
 void decode_zcache_begin(struct decode_zcache *c)
@@ -298,10 +295,9 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 			    memcmp((const void *)(uintptr_t)pc, s->bytes, s->len) == 0) {
 				s->gen = c->gen;
 				c->hits++;
-				memset(out, 0, sizeof(*out));
-				out->pc = pc;
 				*z = &s->z;
-				return decode_describe(pc, regs, out, &s->z);
+				decode_form_apply(&s->z.form, regs, out);
+				return 0;
 			}
 			victim = s; /* the code changed: this way goes */
 			break;
@@ -325,14 +321,16 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 	return rc;
 }
 
-static int decode_describe(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out,
-			   const struct decode_zydis *z)
+static void decode_form_of(uint64_t pc, struct decode_zydis *z)
 {
 	const ZydisDecodedInstruction *insn = &z->insn;
 	const ZydisDecodedOperand *ops = z->ops;
-	uint64_t amask;
-	int i, skip_rep;
+	struct decode_form *f = &z->form;
+	struct decode_insn *out = &f->in;
+	int i;
 
+	memset(f, 0, sizeof(*f));
+	out->pc = pc;
 	out->len = insn->length;
 	out->mnemonic = (uint16_t)insn->mnemonic;
 	out->flags = insn_flags(insn, ops);
@@ -350,19 +348,11 @@ static int decode_describe(uint64_t pc, const struct decode_regs *regs, struct d
 				break;
 
 	if (no_data_access(insn))
-		return 0;
-	amask = insn->address_width == 32 ? 0xffffffffull : ~0ull;
-	/* rep with a zero count performs no iteration, hence no access. */
-	skip_rep = (out->flags & DECODE_F_REP) &&
-		   (regs->gpr[DECODE_RCX] & amask) == 0;
-	if (skip_rep)
-		return 0;
-
+		return;
+	f->addr32 = insn->address_width == 32;
 	for (i = 0; i < insn->operand_count && out->n_access < DECODE_MAX_ACCESS; i++) {
 		const ZydisDecodedOperand *op = &ops[i];
-		struct decode_access *acc;
 		int rd, wr, cond_only, implicit;
-		uint64_t ea;
 
 		if (op->type != ZYDIS_OPERAND_TYPE_MEMORY)
 			continue;
@@ -381,7 +371,8 @@ static int decode_describe(uint64_t pc, const struct decode_regs *regs, struct d
 					    ZYDIS_OPERAND_ACTION_WRITE));
 		implicit = op->visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT;
 
-		acc = &out->access[out->n_access++];
+		struct decode_form_mem *m = &f->mem[out->n_access];
+		struct decode_access *acc = &out->access[out->n_access++];
 		acc->len = op->size / 8;
 		acc->kind = rd && wr ? DECODE_RMW : wr ? DECODE_STORE : DECODE_LOAD;
 		acc->elem = elem_of(op);
@@ -398,49 +389,77 @@ static int decode_describe(uint64_t pc, const struct decode_regs *regs, struct d
 		if (is_vector_masked(insn->mnemonic))
 			acc->flags |= DECODE_ACC_MASKED;
 		/* Zydis marks rep string operands conditional; the first element
-		 * is certain once rcx != 0, checked above. */
+		 * is certain once rcx != 0, checked when applied. */
 		if (cond_only && insn->meta.category != ZYDIS_CATEGORY_STRINGOP &&
 		    insn->meta.category != ZYDIS_CATEGORY_IOSTRINGOP)
 			acc->flags |= DECODE_ACC_MASKED;
 
+		m->base = m->index = m->bt_reg = -1;
 		if (op->mem.type == ZYDIS_MEMOP_TYPE_VSIB) {
 			/* per-element addresses live in vector registers */
-			acc->addr = 0;
 			acc->flags |= DECODE_ACC_UNKNOWN_ADDR | DECODE_ACC_MASKED;
+			m->unknown = 1;
 			continue;
 		}
-
 		if (op->mem.base == ZYDIS_REGISTER_RIP || op->mem.base == ZYDIS_REGISTER_EIP)
-			ea = pc + insn->length;
+			m->disp = (int64_t)(pc + insn->length);
 		else
-			ea = reg_value(regs, op->mem.base);
-		if (op->mem.index != ZYDIS_REGISTER_NONE)
-			ea += reg_value(regs, op->mem.index) * (op->mem.scale ? op->mem.scale : 1);
-		ea += (uint64_t)op->mem.disp.value;
-		if (insn->mnemonic == ZYDIS_MNEMONIC_XLAT)
-			ea += regs->gpr[DECODE_RAX] & 0xff; /* Zydis omits the al index */
-		if (!implicit) {
-			int64_t bt = bit_test_disp(insn, ops, regs, op->size);
-			ea += (uint64_t)bt;
-			if (insn->operand_count >= 2 && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-			    (insn->mnemonic == ZYDIS_MNEMONIC_BT || insn->mnemonic == ZYDIS_MNEMONIC_BTS ||
-			     insn->mnemonic == ZYDIS_MNEMONIC_BTR || insn->mnemonic == ZYDIS_MNEMONIC_BTC))
-				acc->addr_regs |= gpr_bit(ops[1].reg.value);
+			m->base = (int8_t)decode_gpr_index(op->mem.base);
+		if (op->mem.index != ZYDIS_REGISTER_NONE) {
+			m->index = (int8_t)decode_gpr_index(op->mem.index);
+			m->scale = op->mem.scale ? op->mem.scale : 1;
+		}
+		m->disp += op->mem.disp.value;
+		m->xlat = insn->mnemonic == ZYDIS_MNEMONIC_XLAT;
+		if (!implicit && is_bit_test(insn, ops)) {
+			m->bt_reg = (int8_t)decode_gpr_index(ops[1].reg.value);
+			m->bt_bits = (uint8_t)op->size;
+			acc->addr_regs |= gpr_bit(ops[1].reg.value);
 		}
 		if (implicit && is_stack_reg(op->mem.base) && wr)
-			ea -= acc->len; /* push-like: stored below the current rsp */
+			m->stack_adj = (int16_t)-(int)acc->len; /* push-like: below the current rsp */
 		else if (!implicit && insn->mnemonic == ZYDIS_MNEMONIC_POP &&
 			 is_stack_reg(op->mem.base))
-			ea += acc->len; /* pop [rsp+d] addresses with the popped rsp */
-		ea &= amask;
+			m->stack_adj = (int16_t)acc->len; /* pop [rsp+d] addresses with the popped rsp */
 		/* Only fs and gs have a base in long mode. */
 		if (op->mem.segment == ZYDIS_REGISTER_FS)
-			ea += regs->fs_base;
+			m->seg = DECODE_FORM_FS;
 		else if (op->mem.segment == ZYDIS_REGISTER_GS)
-			ea += regs->gs_base;
-		acc->addr = ea;
+			m->seg = DECODE_FORM_GS;
 	}
-	return 0;
+}
+
+static void decode_form_apply(const struct decode_form *f, const struct decode_regs *regs,
+			      struct decode_insn *out)
+{
+	uint64_t amask = f->addr32 ? 0xffffffffull : ~0ull;
+	*out = f->in;
+	/* rep with a zero count performs no iteration, hence no access. */
+	if ((out->flags & DECODE_F_REP) && (regs->gpr[DECODE_RCX] & amask) == 0) {
+		out->n_access = 0;
+		return;
+	}
+	for (int i = 0; i < out->n_access; i++) {
+		const struct decode_form_mem *m = &f->mem[i];
+		if (m->unknown)
+			continue;
+		uint64_t ea = (uint64_t)m->disp;
+		if (m->base >= 0)
+			ea += regs->gpr[m->base];
+		if (m->index >= 0)
+			ea += regs->gpr[m->index] * m->scale;
+		if (m->xlat)
+			ea += regs->gpr[DECODE_RAX] & 0xff; /* Zydis omits the al index */
+		if (m->bt_reg >= 0)
+			ea += (uint64_t)bit_test_disp(regs->gpr[m->bt_reg], m->bt_bits);
+		ea += (uint64_t)(int64_t)m->stack_adj;
+		ea &= amask;
+		if (m->seg == DECODE_FORM_FS)
+			ea += regs->fs_base;
+		else if (m->seg == DECODE_FORM_GS)
+			ea += regs->gs_base;
+		out->access[i].addr = ea;
+	}
 }
 
 int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out)

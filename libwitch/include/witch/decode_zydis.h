@@ -10,7 +10,34 @@
 
 #include "witch/decode.h"
 
+/* What describing an instruction (decode_at) takes from its decoding,
+ * found once a decoding: everything of decode_insn but the addresses, and
+ * for each access how its address follows from the registers.  A cached
+ * decoding is described again on each run from this alone (Zydis's
+ * operand walk and register lookups were ~9% of a tick's handler). */
+struct decode_form_mem {
+	int64_t disp;     /* rip-relative: the next instruction's address added */
+	int8_t base;      /* gpr index, -1: none */
+	int8_t index;     /* gpr index, -1: none */
+	uint8_t scale;
+	uint8_t seg;      /* 0, or DECODE_FORM_FS / DECODE_FORM_GS: that base added */
+	int8_t bt_reg;    /* bt/bts/btr/btc's register bit offset: its gpr, else -1 */
+	uint8_t bt_bits;  /* the operand's size, which the offset is taken modulo */
+	uint8_t xlat;     /* al is an index Zydis does not list */
+	uint8_t unknown;  /* VSIB: no address */
+	int16_t stack_adj; /* push-like: -len; pop [rsp+d]: +len */
+};
+#define DECODE_FORM_FS 1
+#define DECODE_FORM_GS 2
+
+struct decode_form {
+	struct decode_insn in; /* access[].addr 0; all accesses, rcx aside */
+	uint8_t addr32;        /* 32-bit addressing: addresses wrap at 4 GiB */
+	struct decode_form_mem mem[DECODE_MAX_ACCESS];
+};
+
 struct decode_zydis {
+	struct decode_form form; /* first: beside a cache slot's tag */
 	ZydisDecodedInstruction insn;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 };
