@@ -31,7 +31,6 @@
  * bytes ran 21.6 cycles a miss more than on constant ones; less the byte's
  * load and compare the branch waited for. */
 #define MISPREDICT_CYCLES 16.0f
-#define FLAGS_REG 48
 
 /* Per mnemonic: result latency and cycles the unit is busy (not pipelined). */
 struct mnem_cost {
@@ -290,24 +289,6 @@ static int fusable(unsigned mnemonic)
 	}
 }
 
-static int reg_index(ZydisRegister r)
-{
-	/* (Zydis encloses no flags register: ZYDIS_REGISTER_NONE.) */
-	if (ZydisRegisterGetClass(r) == ZYDIS_REGCLASS_FLAGS)
-		return FLAGS_REG;
-	ZydisRegister big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
-	switch (ZydisRegisterGetClass(big)) {
-	case ZYDIS_REGCLASS_GPR64:
-		return ZydisRegisterGetId(big) & 15;
-	case ZYDIS_REGCLASS_ZMM:
-		return 16 + (ZydisRegisterGetId(big) & 31);
-	case ZYDIS_REGCLASS_FLAGS:
-		return FLAGS_REG;
-	default:
-		return -1; /* rip, segment, mask and x87 registers: not followed */
-	}
-}
-
 static float max2(float a, float b)
 {
 	return a > b ? a : b;
@@ -316,27 +297,13 @@ static float max2(float a, float b)
 void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 		   const struct decode_zydis *z, uint64_t rep_elems)
 {
-	const ZydisDecodedInstruction *insn = &z->insn;
-	struct mnem_cost c = mnem_cost_of(insn->mnemonic);
+	const struct decode_form *f = &z->form;
+	struct mnem_cost c = mnem_cost_of(in->mnemonic);
 	float start = m->restart, latency = c.latency;
-	int vector = 0;
+	int vector = f->dep_vector;
 
-	for (int i = 0; i < insn->operand_count; i++) {
-		const ZydisDecodedOperand *op = &z->ops[i];
-		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
-			int r = reg_index(op->reg.value);
-			vector |= r >= 16 && r < FLAGS_REG;
-			if (r >= 0 && (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ))
-				start = max2(start, m->ready[r]);
-		} else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
-			int b = op->mem.base != ZYDIS_REGISTER_NONE ? reg_index(op->mem.base) : -1;
-			int x = op->mem.index != ZYDIS_REGISTER_NONE ? reg_index(op->mem.index) : -1;
-			if (b >= 0)
-				start = max2(start, m->ready[b]);
-			if (x >= 0)
-				start = max2(start, m->ready[x]);
-		}
-	}
+	for (uint64_t r = f->dep_reads; r; r &= r - 1)
+		start = max2(start, m->ready[__builtin_ctzll(r)]);
 	for (int i = 0; i < in->n_access; i++) {
 		if (in->access[i].kind & DECODE_LOAD)
 			latency += vector ? VLOAD_LATENCY : LOAD_LATENCY;
@@ -348,14 +315,9 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 		}
 	}
 	float done = start + latency;
-	for (int i = 0; i < insn->operand_count; i++) {
-		const ZydisDecodedOperand *op = &z->ops[i];
-		if (op->type != ZYDIS_OPERAND_TYPE_REGISTER || !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
-			continue;
-		int r = reg_index(op->reg.value);
-		if (r >= 0 && r != 4) /* rsp: the stack engine keeps push/pop chains short */
-			m->ready[r] = done;
-	}
+	/* rsp aside: the stack engine keeps push/pop chains short */
+	for (uint64_t w = f->dep_writes & ~(1ull << DECODE_RSP); w; w &= w - 1)
+		m->ready[__builtin_ctzll(w)] = done;
 	m->chain = max2(m->chain, done);
 	m->last_done = done;
 	m->busy += c.busy;
@@ -366,7 +328,7 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 		m->busy += REP_ARMED_START_CYCLES + (float)rep_elems * REP_CYCLES_PER_ELEM;
 	/* A flag-setting compare or arithmetic op and the branch right after it. */
 	int fused = (in->flags & DECODE_F_COND) && m->last_fusable;
-	m->last_fusable = fusable(insn->mnemonic);
+	m->last_fusable = fusable(in->mnemonic);
 	if (fused)
 		return;
 	m->insns++;

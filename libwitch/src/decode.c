@@ -251,6 +251,49 @@ static int64_t bit_test_disp(uint64_t offset, unsigned size_bits)
 	}
 }
 
+/* r's place in a form's dependency masks (DECODE_DEP_*), -1: not followed. */
+static int dep_index(ZydisRegister r)
+{
+	/* (Zydis encloses no flags register: ZYDIS_REGISTER_NONE.) */
+	if (ZydisRegisterGetClass(r) == ZYDIS_REGCLASS_FLAGS)
+		return DECODE_DEP_FLAGS;
+	ZydisRegister big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+	switch (ZydisRegisterGetClass(big)) {
+	case ZYDIS_REGCLASS_GPR64:
+		return ZydisRegisterGetId(big) & 15;
+	case ZYDIS_REGCLASS_ZMM:
+		return DECODE_DEP_VEC0 + (ZydisRegisterGetId(big) & 31);
+	default:
+		return -1;
+	}
+}
+
+/* The registers the instruction's results wait on and give (costmodel). */
+static void form_deps(const ZydisDecodedInstruction *insn, const ZydisDecodedOperand *ops,
+		      struct decode_form *f)
+{
+	for (int i = 0; i < insn->operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+			int r = dep_index(op->reg.value);
+			if (r < 0)
+				continue;
+			f->dep_vector |= r >= DECODE_DEP_VEC0 && r < DECODE_DEP_FLAGS;
+			if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+				f->dep_reads |= 1ull << r;
+			if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+				f->dep_writes |= 1ull << r;
+		} else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			int b = op->mem.base != ZYDIS_REGISTER_NONE ? dep_index(op->mem.base) : -1;
+			int x = op->mem.index != ZYDIS_REGISTER_NONE ? dep_index(op->mem.index) : -1;
+			if (b >= 0)
+				f->dep_reads |= 1ull << b;
+			if (x >= 0)
+				f->dep_reads |= 1ull << x;
+		}
+	}
+}
+
 /* z's form (decode_zydis.h) from its decoding at pc; then what out says
  * of the instruction run with regs. */
 static void decode_form_of(uint64_t pc, struct decode_zydis *z);
@@ -334,6 +377,7 @@ static void decode_form_of(uint64_t pc, struct decode_zydis *z)
 	out->len = insn->length;
 	out->mnemonic = (uint16_t)insn->mnemonic;
 	out->flags = insn_flags(insn, ops);
+	form_deps(insn, ops, f);
 	/* Registers written, so a caller looking ahead knows whether an
 	 * address computed from today's registers still holds later. */
 	for (i = 0; i < insn->operand_count; i++)

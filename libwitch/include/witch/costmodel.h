@@ -31,7 +31,7 @@
 #include "witch/decode.h"
 #include "witch/decode_zydis.h"
 
-#define COSTMODEL_NREGS 49 /* 16 general, 32 vector, the flags */
+#define COSTMODEL_NREGS DECODE_DEP_NREGS /* 16 general, 32 vector, the flags */
 
 struct costmodel {
 	float ready[COSTMODEL_NREGS]; /* cycle each register's value is ready */

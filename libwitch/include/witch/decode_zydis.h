@@ -30,9 +30,19 @@ struct decode_form_mem {
 #define DECODE_FORM_FS 1
 #define DECODE_FORM_GS 2
 
+/* Registers in a form's dependency masks: general 0-15 (hardware order),
+ * vector 16-47 (xmm, ymm and zmm n alike), the flags; rip, segment, mask
+ * and x87 registers are not followed. */
+#define DECODE_DEP_VEC0 16
+#define DECODE_DEP_FLAGS 48
+#define DECODE_DEP_NREGS 49
+
 struct decode_form {
 	struct decode_insn in; /* access[].addr 0; all accesses, rcx aside */
 	uint8_t addr32;        /* 32-bit addressing: addresses wrap at 4 GiB */
+	uint8_t dep_vector;    /* a vector register is an operand */
+	uint64_t dep_reads;    /* bit r: register r is read (addresses' too) */
+	uint64_t dep_writes;   /* bit r: register r is written */
 	struct decode_form_mem mem[DECODE_MAX_ACCESS];
 };
 
