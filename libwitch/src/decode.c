@@ -321,7 +321,7 @@ void decode_zcache_begin(struct decode_zcache *c)
 {
 	if (++c->gen == 0) { /* wrapped: no slot may look current */
 		for (unsigned i = 0; i < DECODE_ZCACHE_SLOTS; i++)
-			c->slot[i].gen = 0;
+			c->tag[i].gen = 0;
 		c->gen = 1;
 	}
 }
@@ -330,36 +330,38 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 			   struct decode_insn *out, const struct decode_zydis **z)
 {
 	uint32_t set = (uint32_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - DECODE_ZCACHE_SET_BITS));
-	__typeof__(c->slot[0]) *way = &c->slot[set * DECODE_ZCACHE_WAYS], *victim = way;
-	for (int w = 0; w < DECODE_ZCACHE_WAYS; w++) {
-		__typeof__(c->slot[0]) *s = &way[w];
-		if (s->len && s->pc == pc) {
-			if (s->gen == c->gen ||
-			    memcmp((const void *)(uintptr_t)pc, s->bytes, s->len) == 0) {
-				s->gen = c->gen;
+	unsigned first = set * DECODE_ZCACHE_WAYS, victim = first;
+	for (unsigned i = first; i < first + DECODE_ZCACHE_WAYS; i++) {
+		struct decode_zcache_tag *t = &c->tag[i];
+		if (t->len && t->pc == pc) {
+			if (t->gen == c->gen ||
+			    memcmp((const void *)(uintptr_t)pc, c->slot[i].bytes, t->len) == 0) {
+				t->gen = c->gen;
 				c->hits++;
-				*z = &s->z;
-				decode_form_apply(&s->z.form, regs, out);
+				*z = &c->slot[i].z;
+				decode_form_apply(&c->slot[i].z.form, regs, out);
 				return 0;
 			}
-			victim = s; /* the code changed: this way goes */
+			victim = i; /* the code changed: this way goes */
 			break;
 		}
 		/* An empty way first, else the one found current longest ago. */
-		if (victim->len && (s->len == 0 || s->gen < victim->gen))
-			victim = s;
+		if (c->tag[victim].len && (t->len == 0 || t->gen < c->tag[victim].gen))
+			victim = i;
 	}
 	c->misses++;
 	/* The bytes at pc are in its page, which is mapped: the run decodes
 	 * there in place (decode_full); only whole-page entries are kept. */
-	victim->len = 0;
-	int rc = decode_at_zydis(pc, regs, out, &victim->z);
-	*z = &victim->z; /* kept or not, there until the next call */
-	if (rc == 0 && (pc & (CODE_PAGE - 1)) + victim->z.insn.length <= CODE_PAGE) {
-		victim->pc = pc;
-		victim->gen = c->gen;
-		victim->len = victim->z.insn.length;
-		memcpy(victim->bytes, (const void *)(uintptr_t)pc, victim->len);
+	struct decode_zcache_tag *t = &c->tag[victim];
+	struct decode_zydis *vz = &c->slot[victim].z;
+	t->len = 0;
+	int rc = decode_at_zydis(pc, regs, out, vz);
+	*z = vz; /* kept or not, there until the next call */
+	if (rc == 0 && (pc & (CODE_PAGE - 1)) + vz->insn.length <= CODE_PAGE) {
+		t->pc = pc;
+		t->gen = c->gen;
+		t->len = vz->insn.length;
+		memcpy(c->slot[victim].bytes, (const void *)(uintptr_t)pc, t->len);
 	}
 	return rc;
 }

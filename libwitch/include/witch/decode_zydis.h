@@ -74,14 +74,19 @@ int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_i
 /* A hit is used in place, not copied out: a handler that runs rarely finds
  * the cache cold, and copying a slot's ~1 KiB read every line of it where
  * the run reads a few (the copy was 60% of this function's time at 50
- * ticks a second). */
+ * ticks a second).  For the same reason a set's tags are one cache line
+ * apart from the decodings, so a lookup reads one line, not one a way. */
+struct decode_zcache_tag {
+	uint64_t pc;
+	uint32_t gen;  /* the run that last found it current */
+	uint8_t len;   /* of bytes; 0: empty */
+};
+
 struct decode_zcache {
 	uint32_t gen;
+	struct decode_zcache_tag tag[DECODE_ZCACHE_SLOTS];
 	struct {
-		uint64_t pc;
-		uint32_t gen;  /* the run that last found it current */
-		uint8_t len;   /* of bytes; 0: empty */
-		uint8_t bytes[15];
+		uint8_t bytes[15]; /* the code decoded, to check it is still there */
 		struct decode_zydis z;
 	} slot[DECODE_ZCACHE_SLOTS];
 	uint64_t hits, misses;
