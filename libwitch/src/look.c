@@ -370,10 +370,11 @@ static double look_window(const struct look_env *env, struct look *l,
 
 /* How many picks a tick keeps, and what each stands for.  A tick stands for
  * W = rate * tick time bytes (rate: the window's bytes per cycle).  Keeping
- * k picks with E[k] = rate / (the thread's mean rate), each standing for
- * W / E[k], leaves the estimate unbiased and spends samples where the
- * bytes are, as a count-based sampler does: a dense memset gets several,
- * a sparse stretch sometimes none (probability proportional to size). */
+ * k picks with E[k] = LOOK_PICKS_PER_TICK * rate / (the thread's mean
+ * rate), at most LOOK_MAX_PICKS, each standing for W / E[k], leaves the
+ * estimate unbiased and spends samples where the bytes are, as a
+ * count-based sampler does: a dense memset gets several, a sparse stretch
+ * sometimes none (probability proportional to size). */
 enum look_next look_tick(struct look *l, const struct look_env *env,
 			 const struct decode_regs *regs, struct look_pick *picks, int *n_picks)
 {
@@ -397,7 +398,7 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 		env->stats->skip_no_access++; /* a tick that stands for no bytes */
 		return LOOK_NONE;
 	}
-	double want = l->mean_rate > 0 ? rate / l->mean_rate : 1;
+	double want = LOOK_PICKS_PER_TICK * (l->mean_rate > 0 ? rate / l->mean_rate : 1);
 	if (want > LOOK_MAX_PICKS)
 		want = LOOK_MAX_PICKS;
 	int keep = (int)want + (rng_unit(env->rng) < want - (int)want);

@@ -199,6 +199,16 @@ static int sample_decide_traced(struct witch_thread *t, const struct sample_req 
 	return 1;
 }
 
+static int sample_watched_already(const struct witch_thread *t, const struct watchpoint *cand)
+{
+	for (int i = 0; i < t->wps.n; i++) {
+		const struct watchpoint *w = &t->wps.wp[i];
+		if (w->armed && w->addr < cand->addr + cand->len && cand->addr < w->addr + w->len)
+			return 1;
+	}
+	return 0;
+}
+
 /* The sample's calling context, its leaf r->leaf: unwound, or copied from
  * the tick's first pick (the same signal context, the same stack). */
 static int sample_context(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r,
@@ -316,6 +326,13 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	}
 	if (r->ran && witch_rt.craft->on_self(&cand) < 0) {
 		t->stats.skip_unreadable++;
+		return;
+	}
+	/* Bytes a watchpoint watches already: its verdict comes at or before
+	 * this sample's own access, and two watchpoints on one word signal on
+	 * one instruction, which SIGTRAP does not queue.  The weight is in mu. */
+	if (sample_watched_already(t, &cand)) {
+		t->stats.watch_overlap++;
 		return;
 	}
 	int slot = reservoir_pick_slot(&t->reservoir, watchpoint_set_armed(&t->wps), t->wps.n,

@@ -14,6 +14,7 @@
 	X(samples)            /* address samples taken */                        \
 	X(watchpoints_armed)  /* samples given a watchpoint */                   \
 	X(not_monitored)      /* samples the reservoir left unwatched */         \
+	X(watch_overlap)      /* samples on bytes a watchpoint watches already */ \
 	X(traps)              /* watchpoint traps on armed watchpoints */        \
 	X(traps_self)         /* the sampled instruction's own access */         \
 	X(traps_early)        /* another access before the sampled one ran */    \
