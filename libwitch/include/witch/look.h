@@ -57,11 +57,11 @@
 #define LOOK_MAX_INSNS 256 /* instructions in a window, at most */
 #define LOOK_MAX_PICKS 4   /* samples one tick may take */
 /* Picks a tick keeps on average (at the thread's mean byte rate).  The
- * window and the tick's first arming (a VM exit for the first debug
- * register write) are most of a sample's cost, ~130 of ~200 us on lz at the
- * 1% budget; a further pick adds an arm (1-2 us), its hits and its trap.
- * 1 -> 3: samples a CPU-second at the budget +18-88% on bench/programs
- * (bench/results/picks_ab.md). */
+ * tick's handler (the window, the unwind, the run's first breakpoint ioctl
+ * at ~20 us) is most of a sample's cost: 146 of 197 us a tick on lz at the
+ * 1% budget, with 0.86 samples a tick; a further pick adds an ioctl (1-2
+ * us), its hits and its trap.  1 -> 3: samples a CPU-second at the budget
+ * +18-88% on bench/programs (bench/results/picks_ab.md). */
 #define LOOK_PICKS_PER_TICK 3.0
 #define LOOK_TRACE_MAX (LOOK_MAX_INSNS * DECODE_MAX_ACCESS)
 
