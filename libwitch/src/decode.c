@@ -380,12 +380,10 @@ static void decode_form_of(uint64_t pc, struct decode_zydis *z)
 	out->mnemonic = (uint16_t)insn->mnemonic;
 	out->flags = insn_flags(insn, ops);
 	form_deps(insn, ops, f);
-	/* Registers written, so a caller looking ahead knows whether an
-	 * address computed from today's registers still holds later. */
-	for (i = 0; i < insn->operand_count; i++)
-		if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
-			out->regs_written |= gpr_bit(ops[i].reg.value);
+	/* General registers written (the masks' first 16 bits), so a caller
+	 * looking ahead knows whether an address computed from today's
+	 * registers still holds later. */
+	out->regs_written = (uint16_t)(f->dep_writes & 0xffffu);
 	if (out->flags & DECODE_F_BRANCH)
 		for (i = 0; i < insn->operand_count; i++)
 			if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[i].imm.is_relative &&

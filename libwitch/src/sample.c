@@ -301,6 +301,13 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	/* Decided by the window when it ran to the deciding access already. */
 	if (sample_decide_traced(t, r, &cand, tick_pcs, tick_n))
 		return;
+	/* Bytes a watchpoint watches already: its verdict comes at or before
+	 * this sample's own access, and two watchpoints on one word signal on
+	 * one instruction, which SIGTRAP does not queue.  The weight is in mu. */
+	if (sample_watched_already(t, &cand)) {
+		t->stats.watch_overlap++;
+		return;
+	}
 	/* The hits before the sample's own access go by in the kernel when the
 	 * run ahead counted them, and so does the own access when the client
 	 * needs nothing from its trap: a signal round trip each saved.  One
@@ -326,13 +333,6 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	}
 	if (r->ran && witch_rt.craft->on_self(&cand) < 0) {
 		t->stats.skip_unreadable++;
-		return;
-	}
-	/* Bytes a watchpoint watches already: its verdict comes at or before
-	 * this sample's own access, and two watchpoints on one word signal on
-	 * one instruction, which SIGTRAP does not queue.  The weight is in mu. */
-	if (sample_watched_already(t, &cand)) {
-		t->stats.watch_overlap++;
 		return;
 	}
 	int slot = reservoir_pick_slot(&t->reservoir, watchpoint_set_armed(&t->wps), t->wps.n,
