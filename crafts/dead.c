@@ -42,4 +42,5 @@ const struct craft craft_dead = {
 	.on_self = dead_on_self,
 	.on_trap = dead_on_trap,
 	.on_traced = dead_on_traced,
+	.traced_kinds = DECODE_LOAD | DECODE_STORE,
 };

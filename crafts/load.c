@@ -77,4 +77,5 @@ const struct craft craft_load = {
 	.on_self_value = load_on_self_value,
 	.on_trap = load_on_trap,
 	.on_traced = load_on_traced,
+	.traced_kinds = DECODE_LOAD,
 };

@@ -69,4 +69,6 @@ const struct craft craft_silent = {
 	.on_self_value = silent_on_self_value,
 	.on_trap = silent_on_trap,
 	.on_traced = silent_on_traced,
+	.traced_kinds = DECODE_STORE,
+	.traced_values = 1,
 };

@@ -13,6 +13,8 @@
 #define BULK_BYTES_PER_CYCLE 32.0 /* a counted memcpy/memset: a vector store a cycle */
 #define REACH_MAX_INSNS 512   /* run ahead to the pick, at most */
 #define WRAPPER_FRAME_BYTES 1024 /* the most stack a bulk.c wrapper touches */
+#define DECIDE_PROBE_FIRST 8 /* a site whose verdict lay past reach is tried again after */
+#define DECIDE_PROBE_MOST 128 /* ... picks, twice as many after each miss, up to this */
 
 void look_end(struct look *l)
 {
@@ -238,11 +240,191 @@ static void note_stored(const struct emulate *emu, int stores_before,
 		}
 }
 
+/* The bytes of the pick's access a watch may watch (watch_word.h: a word
+ * among its first WATCHPOINT_VALUE_MAX, 64), and those of them e touches,
+ * as bits from the access's first byte. */
+static uint64_t pick_span_bits(const struct decode_access *a)
+{
+	return a->len >= 64 ? ~0ull : (1ull << a->len) - 1;
+}
+
+static uint64_t touch_bits(const struct decode_access *a, const struct look_trace_access *e)
+{
+	uint64_t span = a->len < 64 ? a->len : 64;
+	uint64_t lo = e->addr > a->addr ? e->addr - a->addr : 0;
+	uint64_t hi = e->addr + e->len < a->addr + span ? e->addr + e->len - a->addr : span;
+	if (e->addr + e->len <= a->addr || lo >= hi)
+		return 0;
+	return (hi - lo >= 64 ? ~0ull : ((1ull << (hi - lo)) - 1)) << lo;
+}
+
+/* The draws in open that the accesses traced from first on, after the
+ * draw's own instruction, settle (env: what a watch traps on, what the
+ * client judges).  covered[d]: the draw's bytes whose first touch the
+ * client can judge from the trace; *decided, once that is all the bytes a
+ * watch may watch; *undecidable, where the first touch of some byte is one
+ * it cannot judge, or an unsure access comes first (look_trace_next then
+ * says nothing), or the draw's own entry is missing (the trace was full). */
+static void trace_settled(const struct look_env *env, const struct look_trace *tr, uint32_t first,
+			  const struct draw *draws, uint32_t open, uint64_t *covered,
+			  uint32_t *decided, uint32_t *undecidable)
+{
+	*decided = *undecidable = 0;
+	for (int d = 0; d < LOOK_MAX_PICKS; d++) {
+		if (!(open & (1u << d)))
+			continue;
+		const struct look_pick *p = &draws[d].pick;
+		const struct decode_access *a = &p->in.access[p->access];
+		if (p->trace_pos >= tr->n) {
+			*undecidable |= 1u << d;
+			continue;
+		}
+		uint16_t own = tr->a[p->trace_pos].insn;
+		for (uint32_t i = first > p->trace_pos ? first : p->trace_pos; i < tr->n; i++) {
+			const struct look_trace_access *e = &tr->a[i];
+			if (e->insn == own || !(e->kind & env->watch_kinds))
+				continue;
+			uint64_t fresh = touch_bits(a, e) & ~covered[d];
+			if (!e->unsure && !fresh)
+				continue;
+			if (e->unsure || !(e->kind & env->decide_kinds) ||
+			    (env->decide_values && !e->value_known)) {
+				*undecidable |= 1u << d;
+				break;
+			}
+			covered[d] |= fresh;
+			if (covered[d] == pick_span_bits(a)) {
+				*decided |= 1u << d;
+				break;
+			}
+		}
+	}
+}
+
+/* Where a window's exact run ended (look_window), for the run past it. */
+struct window_end {
+	int exact;               /* the registers are still known there */
+	int n;                   /* instructions run */
+	struct decode_regs ahead;
+	struct emulate emu;
+};
+
+/* How far past the window a pick at pc may run for its verdict: as far as
+ * the site's last verdict lay (twice, and a little), all of
+ * LOOK_DECIDE_INSNS for a site not seen, and none where the last run found
+ * none, but for a try after DECIDE_PROBE_FIRST picks, twice as many after
+ * each miss (a tick's picks run as far as the farthest). */
+static struct look_decide_site *decide_site(struct look *l, uint64_t pc)
+{
+	struct look_decide_site *s = &l->decide[(pc ^ (pc >> 7)) % LOOK_DECIDE_SITES];
+	if (s->pc != pc) {
+		s->pc = pc;
+		s->limit = LOOK_DECIDE_INSNS;
+		s->probe_in = 0;
+		s->probe_every = DECIDE_PROBE_FIRST / 2;
+	}
+	return s;
+}
+
+static uint32_t decide_limit(struct look_decide_site *s)
+{
+	if (s->limit > 0)
+		return s->limit;
+	if (s->probe_in > 0 && --s->probe_in > 0)
+		return 0;
+	return LOOK_DECIDE_INSNS;
+}
+
+static void decide_found(struct look_decide_site *s, uint32_t k)
+{
+	uint32_t reach = 2 * k + 16;
+	s->limit = (uint16_t)(reach < LOOK_DECIDE_INSNS ? reach : LOOK_DECIDE_INSNS);
+	s->probe_every = DECIDE_PROBE_FIRST / 2;
+}
+
+static void decide_missed(struct look_decide_site *s)
+{
+	s->limit = 0;
+	if (s->probe_every < DECIDE_PROBE_MOST)
+		s->probe_every *= 2;
+	s->probe_in = s->probe_every;
+}
+
+/* Past the window's end, for its picks' verdicts alone (look.h): the run
+ * ahead goes on (no bytes counted, no time modelled) until each pick's
+ * bytes are settled (trace_settled), the emulator stops, or the pick's
+ * site's reach (decide_site) is spent.  A verdict found there costs no watchpoint, no
+ * hits and no trap (sample.c; LOOK_DECIDE_INSNS says what each costs).
+ * keep: the draws the tick keeps. */
+static void look_decide_ahead(const struct look_env *env, struct look *l, struct window_end *end,
+			      const struct draw *draws, int keep)
+{
+	struct look_trace *tr = &l->trace;
+	struct emulate *emu = &end->emu;
+	struct decode_regs *ahead = &end->ahead;
+	struct look_decide_site *site[LOOK_MAX_PICKS];
+	uint32_t limit[LOOK_MAX_PICKS], most = 0, open = 0;
+	uint64_t covered[LOOK_MAX_PICKS] = {0};
+	int n = end->n;
+	for (int d = 0; d < keep; d++)
+		if (draws[d].picked == 1 && (!env->decide_values || draws[d].pick.stored_known))
+			open |= 1u << d;
+	uint32_t decided, undecidable;
+	trace_settled(env, tr, 0, draws, open, covered, &decided, &undecidable);
+	open &= ~(decided | undecidable);
+	if (tr->complete != UINT32_MAX)
+		return; /* the window ran past a counted call: the trace ends there */
+	for (int d = 0; d < LOOK_MAX_PICKS; d++) {
+		if (!(open & (1u << d)))
+			continue;
+		site[d] = decide_site(l, draws[d].pick.in.pc);
+		limit[d] = decide_limit(site[d]);
+		most = limit[d] > most ? limit[d] : most;
+		if (limit[d] == 0)
+			open &= ~(1u << d);
+	}
+	for (uint32_t k = 1; open && k <= most; k++, n++) {
+		struct decode_insn in;
+		const struct decode_zydis *z;
+		if ((ahead->rip >= env->runtime_lo && ahead->rip < env->runtime_hi) ||
+		    decode_at_zydis_cached(&l->zcache, ahead->rip, ahead, &in, &z) < 0 ||
+		    (in.flags & DECODE_F_NO_STEP))
+			break; /* the runtime's own code, a syscall, no code */
+		int stores = emu->n_stores;
+		uint32_t traced = tr->n;
+		trace_insn(tr, &in, n, trace_frame(tr, emu));
+		if (tr->n == traced && in.n_access > 0)
+			break; /* the trace is full */
+		int stopped = emulate_insn(emu, ahead, &in, z) != 0;
+		if (!stopped) {
+			env->stats->emulated_ahead++;
+			trace_stored(tr, traced, emu, stores);
+		}
+		trace_settled(env, tr, traced, draws, open, covered, &decided, &undecidable);
+		for (int d = 0; d < LOOK_MAX_PICKS; d++) {
+			if (decided & (1u << d))
+				decide_found(site[d], k);
+			else if ((open & (1u << d)) && k >= limit[d])
+				undecidable |= 1u << d; /* not within reach */
+			if (undecidable & (1u << d))
+				decide_missed(site[d]);
+		}
+		open &= ~(decided | undecidable);
+		if (stopped)
+			break;
+	}
+	/* Where the run ahead ended before a verdict, it ends there again. */
+	for (int d = 0; d < LOOK_MAX_PICKS; d++)
+		if (open & (1u << d))
+			decide_missed(site[d]);
+}
+
 /* The window (look.h): count the wanted bytes over LOOK_WINDOW_CYCLES of
  * modelled time and draw picks in proportion to their bytes; then keep as
  * many as the window's byte rate asks for (look_tick). */
 static double look_window(const struct look_env *env, struct look *l,
-			  const struct decode_regs *regs, struct draw *draws, double *cycles_out)
+			  const struct decode_regs *regs, struct draw *draws, double *cycles_out,
+			  struct window_end *end)
 {
 	struct decode_regs ahead = *regs;
 	struct decode_insn in;
@@ -267,7 +449,8 @@ static double look_window(const struct look_env *env, struct look *l,
 	tr->n_frames = 0;
 	tr->complete = UINT32_MAX;
 	decode_zcache_begin(zc);
-	for (int n = 0; n < LOOK_MAX_INSNS && costmodel_cycles(&cm) < LOOK_WINDOW_CYCLES; n++) {
+	int n;
+	for (n = 0; n < LOOK_MAX_INSNS && costmodel_cycles(&cm) < LOOK_WINDOW_CYCLES; n++) {
 		if (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi &&
 		    (!exact || look_past_wrapper(&emu, &cm, &ahead, tr) < 0))
 			break; /* the runtime's own code */
@@ -361,6 +544,12 @@ static double look_window(const struct look_env *env, struct look *l,
 	}
 	pace_window_stored(&l->pace, emu.store_addr, emu.store_len, emu.n_stores, emu.spill_lo,
 			   emu.spill_hi);
+	end->exact = exact;
+	if (exact && env->decide_ahead) {
+		end->n = n;
+		end->ahead = ahead;
+		end->emu = emu;
+	}
 	double cycles = costmodel_cycles(&cm);
 	log_verbose(2, "look: window %lx: %u mispredicted, %d cycles, %d bytes",
 		    (unsigned long)regs->rip, cm.mispredicts, (int)cycles, (int)bytes);
@@ -386,7 +575,8 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	for (int d = 0; d < LOOK_MAX_PICKS; d++)
 		draws[d].picked = 0;
 	pace_window_begin(&l->pace, regs, env->tick_ns, costmodel_cycles_per_ns(), peek_read);
-	double bytes = look_window(env, l, regs, draws, &cycles);
+	struct window_end end;
+	double bytes = look_window(env, l, regs, draws, &cycles, &end);
 	struct pace_result pr = pace_window_end(&l->pace);
 	env->stats->pace_measured += pr.measured;
 	env->stats->pace_other_call += pr.other_call;
@@ -402,6 +592,8 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	if (want > LOOK_MAX_PICKS)
 		want = LOOK_MAX_PICKS;
 	int keep = (int)want + (rng_unit(env->rng) < want - (int)want);
+	if (end.exact && env->decide_ahead)
+		look_decide_ahead(env, l, &end, draws, keep);
 	double weight = rate * costmodel_cycles_per_ns() * env->tick_ns / want;
 	int reach = -1;
 	for (int d = 0; d < keep; d++) {

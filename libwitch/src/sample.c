@@ -62,7 +62,7 @@ static uint32_t sample_object(struct witch_thread *t, const ucontext_t *uc,
 /* Hits of the program on the watched range before the sample's own access,
  * as the run ahead traced them (look.h), or -1. */
 /* The accesses the client's watchpoint traps on. */
-static uint8_t sample_watch_kinds(void)
+uint8_t sample_watch_kinds(void)
 {
 	return witch_rt.craft->watch_type == WATCHPOINT_W ? DECODE_STORE : DECODE_LOAD | DECODE_STORE;
 }

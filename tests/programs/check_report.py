@@ -97,6 +97,7 @@ Checks (each failure prints what was expected and what was found):
                     alternatives given by repeating the option for W
   --min-samples N, --min-traps N   samples >= N, traps >= N
   --max-stat NAME=N  the report's "stats" object has counter NAME <= N
+                     (NAME/DENOM=N: the ratio of two counters)
   --min-stat NAME=N  ... and counter NAME >= N
                     (repeatable; e.g. traps_spurious=0).  A missing "stats"
                     object or counter is a failure.
@@ -240,6 +241,8 @@ def parse_stat(text):
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"--max-stat: expected NAME=N, got {text!r}")
     name, val = text.split("=", 1)
+    if name.count("/") > 1 or name.startswith("/") or name.endswith("/"):
+        raise argparse.ArgumentTypeError(f"--max-stat: expected NAME or NAME/NAME, got {name!r}")
     try:
         return name, float(val)
     except ValueError:
@@ -466,13 +469,20 @@ def main(argv):
     for (sname, limit), is_max in ([(x, True) for x in args.max_stat] +
                                    [(x, False) for x in args.min_stat]):
         stats = rep.get("stats")
-        v = stats.get(sname) if isinstance(stats, dict) else None
+        v = None
+        names = sname.split("/")
         if not isinstance(stats, dict):
             found = "no \"stats\" object in the report"
-        elif sname not in stats:
-            found = f"no counter {sname!r} in stats"
-        else:
+        elif any(x not in stats for x in names):
+            found = f"no counter {next(x for x in names if x not in stats)!r} in stats"
+        elif len(names) == 1:
+            v = stats[sname]
             found = num(v)
+        elif not is_num(stats[names[1]]) or not stats[names[1]]:
+            found = f"{names[1]} = {num(stats[names[1]])}"
+        else:
+            v = stats[names[0]] / stats[names[1]] if is_num(stats[names[0]]) else None
+            found = f"{num(v)} ({num(stats[names[0]])} / {num(stats[names[1]])})"
         ok = is_num(v) and (v <= limit if is_max else v >= limit)
         op = "<=" if is_max else ">="
         check(f"{'max' if is_max else 'min'}-stat {sname}", ok, f"stats.{sname} {op} {num(limit)}",

@@ -82,6 +82,11 @@ struct craft {
 	 * always the program. */
 	enum craft_verdict (*on_traced)(const struct watchpoint *w, const struct craft_traced *t,
 					int *approx);
+	/* The accesses on_traced can judge (enum decode_kind bits), and whether
+	 * it needs the values stored (the trace's and the sample's): how far
+	 * the run ahead goes for a verdict (look.h) follows from them. */
+	uint8_t traced_kinds;
+	uint8_t traced_values;
 };
 
 const struct craft *craft_get(enum config_client client);

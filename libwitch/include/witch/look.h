@@ -17,6 +17,16 @@
  * Where two ticks land in one run of a loop, its measured speed replaces
  * the model's (pace.h).
  *
+ * Past the window's end the run ahead goes on for the kept picks' verdicts
+ * alone (no bytes counted, no time modelled): until the accesses after
+ * each pick have touched all the bytes a watch of it may watch, in ways the
+ * client judges from the trace (sample.c decides it then, as its trap
+ * would, with no watchpoint, no hits and no trap), the emulator stops, or
+ * the pick's site's reach is spent.  A site reaches twice as far as its
+ * last verdict lay (and 16 more), LOOK_DECIDE_INSNS when not seen before,
+ * and not at all after a miss, but for a try after 8 of its picks, twice as
+ * many after each further miss (up to 128).
+ *
  * A pick's watchpoint is armed at once, so the program's accesses to its
  * bytes before the pick, and the pick's own, hit it first.  The window
  * traces every access its exact part makes (look_trace), so the sample can
@@ -63,7 +73,14 @@
  * us), its hits and its trap.  1 -> 3: samples a CPU-second at the budget
  * +18-88% on bench/programs (bench/results/picks_ab.md). */
 #define LOOK_PICKS_PER_TICK 3.0
-#define LOOK_TRACE_MAX (LOOK_MAX_INSNS * DECODE_MAX_ACCESS)
+/* Past the window, the run ahead goes on for its picks' verdicts, this far
+ * at most: a verdict found saves a watchpoint, its hits and its trap (~40-60
+ * us here) and an instruction run ahead ~0.1-0.4; of the verdicts found
+ * within 256 (bench/programs, dead, 183), 53% lay within 32, 74% within
+ * 64, 90% within 128. */
+#define LOOK_DECIDE_INSNS 128
+#define LOOK_DECIDE_SITES 64
+#define LOOK_TRACE_MAX ((LOOK_MAX_INSNS + LOOK_DECIDE_INSNS) * DECODE_MAX_ACCESS)
 
 /* Every access the exact part of a window makes, in program order: how many
  * times the program touches a watched range before a pick's own access is
@@ -103,6 +120,14 @@ const struct look_trace_access *look_trace_next(const struct look_trace *tr, uin
 						uint64_t addr, uint32_t len, uint8_t kinds);
 
 
+/* How far past the window a site's picks run for their verdicts (look.c). */
+struct look_decide_site {
+	uint64_t pc;
+	uint16_t limit;       /* instructions; 0: its last verdict lay past reach */
+	uint16_t probe_in;    /* while limit is 0: picks until it is tried again */
+	uint16_t probe_every; /* ... after its last miss */
+};
+
 /* A thread's look: where its single steps are going. */
 struct look {
 	int stepping;         /* a pick is being reached by single steps */
@@ -115,6 +140,7 @@ struct look {
 	struct bpred bpred;   /* which branches the CPU mispredicts (bpred.h) */
 	struct look_trace trace; /* the last window's accesses (look_tick's picks) */
 	struct decode_zcache zcache; /* a run's decoded instructions (decode_zydis.h) */
+	struct look_decide_site decide[LOOK_DECIDE_SITES];
 };
 
 /* What a look needs from its thread. */
@@ -126,6 +152,11 @@ struct look_env {
 	uint32_t max_steps;
 	double tick_ns;       /* CPU time a tick stands for */
 	int rep_fast;         /* no debug register was armed before the tick (costmodel.h) */
+	/* Verdicts from the trace (0: WITCH_WATCHPOINTS=0, or a client without):
+	 * the accesses a watchpoint traps on, those of them the client judges
+	 * from the trace, and whether it needs their values (craft.h). */
+	int decide_ahead;
+	uint8_t watch_kinds, decide_kinds, decide_values;
 	uint64_t runtime_lo, runtime_hi; /* the runtime's code: a window ends there */
 	struct emulate_vec *vec; /* the thread's vector registers for the run, or NULL */
 	const void *fpregs;      /* the signal frame's XSAVE area (emulate_vec.h) */

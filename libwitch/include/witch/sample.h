@@ -50,6 +50,8 @@ struct sample_req {
 
 /* The access of in the client samples, or NULL. */
 const struct decode_access *sample_wanted(const struct decode_insn *in);
+/* The accesses the client's watchpoints trap on (enum decode_kind bits). */
+uint8_t sample_watch_kinds(void);
 /* Take the sample r describes; uc: the signal (or getcontext) context. Every
  * way it can be dropped is counted in t->stats. */
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r);
