@@ -118,11 +118,48 @@ static struct witch_thread *bulk_thread(void)
 	return t && t->active && !t->in_handler && !t->bulk.active ? t : NULL;
 }
 
-/* Count n bytes at addr; returns the thread to mark active, or NULL when
- * this call is not counted.  A sample is taken, before the call, when the
- * count passes a period's end. */
-static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn)
+/* While a debug register is armed the CPU runs `rep movsb/stosb` without
+ * its fast-string microcode, 16-60x slower (bench/dr_fast_string.c).  In a
+ * profiled thread such calls go in 2 KiB pieces, which glibc runs with its
+ * vector loops (its rep thresholds here: movsb 0x840, stosb 0x800).  glibc
+ * 2.36 copies with `rep movsb` up to its stop threshold (on AMD the L2's
+ * size: 1 MiB here; copies of 2 MiB ran as fast armed), but sets memory
+ * with `rep stosb` at any size: a 2 MiB memset took 0.03 ms, 0.66-0.87 ms
+ * armed, 8 MiB 0.09 and 2.5 ms (stencil's per-scenario 2 MiB memset: 19%
+ * at a 5% budget).  So memset goes in pieces at every size; a 2 MiB one
+ * in 2 KiB pieces runs as fast as glibc's single call unarmed. */
+#define CHUNK 2048
+#define COPY_CHUNK_MAX (1u << 20)
+
+/* A counted call's sample, taken when the call returns (bulk_leave). */
+struct bulk_sample {
+	uint64_t fn, addr;
+	double weight; /* 0: none */
+};
+
+/* Whether the call may access the byte at pos of its n twice: the C
+ * library's vector code stores (and loads) a piece's unaligned head and
+ * tail over its aligned loop's first and last vectors, so the first and
+ * last BULK_EDGE bytes of each piece it is handed (CHUNK bytes when
+ * chunked) may be accessed twice; an overlapping move, anywhere. */
+#define BULK_EDGE 256 /* four 64-byte vectors (the AVX-512 copy's tail) */
+static int bulk_twice(uint64_t pos, uint64_t n, int chunked, int overlapping)
 {
+	uint64_t off = chunked ? pos % CHUNK : pos;
+	uint64_t len = chunked ? (n - (pos - off) < CHUNK ? n - (pos - off) : CHUNK) : n;
+	return overlapping || off < BULK_EDGE || off + BULK_EDGE >= len;
+}
+
+/* Count n bytes at addr; returns the thread to mark active, or NULL when
+ * this call is not counted.  When the count passes a period's end, the
+ * byte it passed is sampled: after the call (bulk_leave), its own access
+ * done, so the watchpoint waits for the next one with no trap on the call's
+ * own; or now, where the call may access it twice (bulk_twice: the second
+ * access decides, as a PMU would see it), and its own access traps first. */
+static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, int chunked,
+				       int overlapping, struct bulk_sample *s)
+{
+	s->weight = 0;
 	if (n < BULK_MIN_BYTES || !real_memset)
 		return NULL;
 	struct witch_thread *t = bulk_thread();
@@ -130,17 +167,25 @@ static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn)
 	double weight;
 	if (!t)
 		return NULL;
-	if ((weight = bulk_count(t, n, &pos)) > 0)
-		handler_sample_call((uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)addr + pos,
-				    bulk_kind, weight, 0);
+	if ((weight = bulk_count(t, n, &pos)) > 0) {
+		s->fn = (uint64_t)(uintptr_t)fn;
+		s->addr = (uint64_t)(uintptr_t)addr + pos;
+		if (bulk_twice(pos, n, chunked, overlapping))
+			handler_sample_call(s->fn, s->addr, bulk_kind, weight, 0);
+		else
+			s->weight = weight;
+	}
 	t->bulk.active = 1;
 	return t;
 }
 
-static void bulk_leave(struct witch_thread *t)
+static void bulk_leave(struct witch_thread *t, const struct bulk_sample *s)
 {
-	if (t)
-		t->bulk.active = 0;
+	if (!t)
+		return;
+	t->bulk.active = 0; /* a sample is a handler run of its own */
+	if (s->weight > 0)
+		handler_sample_call(s->fn, s->addr, bulk_kind, s->weight, 1);
 }
 
 struct witch_thread *bulk_libc_begin(uint64_t most)
@@ -201,18 +246,6 @@ void bulk_copy_end(struct witch_thread *t, const void *dst, uint64_t copied)
 				    bulk_kind, weight, 1);
 }
 
-/* While a debug register is armed the CPU runs `rep movsb/stosb` without
- * its fast-string microcode, 16-60x slower (bench/dr_fast_string.c).  In a
- * profiled thread such calls go in 2 KiB pieces, which glibc runs with its
- * vector loops (its rep thresholds here: movsb 0x840, stosb 0x800).  glibc
- * 2.36 copies with `rep movsb` up to its stop threshold (on AMD the L2's
- * size: 1 MiB here; copies of 2 MiB ran as fast armed), but sets memory
- * with `rep stosb` at any size: a 2 MiB memset took 0.03 ms, 0.66-0.87 ms
- * armed, 8 MiB 0.09 and 2.5 ms (stencil's per-scenario 2 MiB memset: 19%
- * at a 5% budget).  So memset goes in pieces at every size; a 2 MiB one
- * in 2 KiB pieces runs as fast as glibc's single call unarmed. */
-#define CHUNK 2048
-#define COPY_CHUNK_MAX (1u << 20)
 
 BULK_PATH static void move_chunked(memcpy_fn fn, char *d, const char *s, size_t n)
 {
@@ -231,12 +264,16 @@ BULK_PATH static void move_chunked(memcpy_fn fn, char *d, const char *s, size_t 
 BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 {
 	const void *counted = bulk_kind == DECODE_LOAD ? s : d;
-	struct witch_thread *t = bulk_enter(counted, n, (void *)fn);
-	if (t && n > CHUNK && n < COPY_CHUNK_MAX)
+	uintptr_t dv = (uintptr_t)d, sv = (uintptr_t)s;
+	struct bulk_sample sample;
+	int chunked = n > CHUNK && n < COPY_CHUNK_MAX;
+	struct witch_thread *t = bulk_enter(counted, n, (void *)fn, chunked,
+					    dv < sv + n && sv < dv + n, &sample);
+	if (t && chunked)
 		move_chunked(real_memmove, d, s, n);
 	else
 		fn(d, s, n);
-	bulk_leave(t);
+	bulk_leave(t, &sample);
 	return d;
 }
 
@@ -252,14 +289,16 @@ BULK_EXPORT void *memset(void *d, int c, size_t n)
 		return fn(d, c, n);
 	if (!fn)
 		return early_set(d, c, n);
-	struct witch_thread *t = bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn) : NULL;
+	struct bulk_sample sample = {0};
+	struct witch_thread *t =
+		bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn, n > CHUNK, 0, &sample) : NULL;
 	if (n > CHUNK && (t || bulk_kind != DECODE_STORE)) {
 		for (size_t off = 0; off < n; off += CHUNK)
 			fn((char *)d + off, c, n - off < CHUNK ? n - off : CHUNK);
 	} else {
 		fn(d, c, n);
 	}
-	bulk_leave(t);
+	bulk_leave(t, &sample);
 	return d;
 }
 

@@ -9,7 +9,11 @@
  * its bytes (stored, or loaded for the load client), and each time the
  * count passes a random period (uniform in [P/2, 3P/2), P = BULK_PERIOD
  * scaled by the sampler's rate) the byte it passed is sampled and stands for P
- * bytes, as a PMU samples every Nth event.  Ticks that land in such a call
+ * bytes, as a PMU samples every Nth event.  The sample is taken after the
+ * call, its own access done, so its watchpoint waits for the next access
+ * with no trap on the call's own; before it where the C library may touch
+ * the byte twice (the first and last 256 bytes of each piece its vector
+ * code is handed, an overlapping move), so that the second access decides.  Ticks that land in such a call
  * stand for no bytes (the count has them).  For the load client, memcmp
  * and bcmp are counted too, by the bytes they read (both buffers up to the
  * first difference), and sampled after the call.  calloc's clearing is
