@@ -22,7 +22,7 @@ START=$(frame __libc_start_call_main /lib/x86_64-linux-gnu/libc.so.6)
 # waste 600 = 300 + 200 + 100; use 600.
 cat >"$tmp/good.json" <<EOF
 {"client":"dead","sampler":"soft","samples":1200,"watchpoints_armed":400,"traps":380,
- "waste":600,"use":600,"fraction":0.5,"stats":{"traps_spurious":0,"steps":2000},
+ "waste":600,"use":600,"fraction":0.5,"stats":{"traps_spurious":0,"steps":2000,"samples":4000},
  "pairs":[
   {"waste":300,"use":0,"share":0.5,"traps":20,
    "watch":[$(frame dead_a $P),$MAIN,$START],"trap":[$(frame kill_a $P),$MAIN,$START]},
@@ -181,6 +181,11 @@ case_ fail.max-stat 1 "FAIL max-stat steps: expected stats.steps <= 10; found 20
 case_ pass.min-stat 0 "" -- "$G" --min-stat steps=2000 --min-stat traps_spurious=0
 case_ fail.min-stat 1 "FAIL min-stat steps: expected stats.steps >= 2001; found 2000" -- "$G" \
 	--min-stat steps=2001
+case_ pass.stat-ratio 0 "" -- "$G" --min-stat steps/samples=0.5 --max-stat steps/samples=0.5
+case_ fail.stat-ratio 1 "FAIL min-stat steps/samples: expected stats.steps/samples >= 0.6; found 0.5 (2000 / 4000)" -- "$G" \
+	--min-stat steps/samples=0.6
+case_ fail.stat-ratio-zero 1 "FAIL max-stat steps/traps_spurious: expected stats.steps/traps_spurious <= 1; found traps_spurious = 0" -- "$G" \
+	--max-stat steps/traps_spurious=1
 case_ fail.max-stat-no-stats 1 "found no \"stats\" object in the report" -- "$B" --max-stat traps_spurious=0
 case_ fail.client 1 "FAIL client: expected 'load'; found 'dead'" -- "$G" --client load
 case_ fail.stack 1 "FAIL no-trap-in-module libwitch.so|FAIL trap-fns-for deep: expected every pair watched in deep trapped in deep; found 2 of 2|FAIL format.fraction|FAIL format.sorted" -- "$B" \
