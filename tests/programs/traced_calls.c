@@ -35,19 +35,9 @@
  *
  * Usage: traced_calls [REPS] [--phase-times]   default REPS = 250 (~0.5 s)
  */
-#include "ka.h"
+#include "traced.h"
 
 #define N (1u << 20)
-
-KA_FN static void kill(uint64_t *a, uint64_t i, uint64_t v)
-{
-	a[i] = v;
-}
-
-KA_FN static uint64_t look(const uint64_t *a, uint64_t i)
-{
-	return ((const volatile uint64_t *)a)[i];
-}
 
 KA_FN static uint64_t step(uint64_t *a, uint64_t seed)
 {
@@ -63,31 +53,4 @@ KA_FN static uint64_t step(uint64_t *a, uint64_t seed)
 	return s;
 }
 
-KA_FN static uint64_t sum(const uint64_t *a)
-{
-	uint64_t s = 0;
-	for (uint64_t i = 0; i < N; i++)
-		s += ((const volatile uint64_t *)a)[i];
-	return s;
-}
-
-int main(int argc, char **argv)
-{
-	long reps = ka_reps(argc, argv, 250);
-	int times = ka_want_times(argc, argv);
-	uint64_t *a = ka_alloc(N * sizeof(uint64_t));
-	uint64_t total = 0;
-	double t_step = 0, t_sum = 0;
-	for (long r = 0; r < reps; r++) {
-		double t0 = ka_now();
-		total += step(a, 2 * (uint64_t)r + 1);
-		double t1 = ka_now();
-		total += sum(a);
-		t_step += t1 - t0;
-		t_sum += ka_now() - t1;
-	}
-	if (times)
-		fprintf(stderr, "step %.3f s, sum %.3f s\n", t_step, t_sum);
-	printf("traced_calls reps=%ld total=%016llx\n", reps, (unsigned long long)total);
-	return 0;
-}
+TRACED_MAIN("traced_calls", 250)
