@@ -140,14 +140,16 @@ struct bulk_sample {
 /* Whether the call may access the byte at pos of its n twice: the C
  * library's vector code stores (and loads) a piece's unaligned head and
  * tail over its aligned loop's first and last vectors, so the first and
- * last BULK_EDGE bytes of each piece it is handed (CHUNK bytes when
- * chunked) may be accessed twice; an overlapping move, anywhere. */
+ * last BULK_EDGE bytes of each piece it is handed may be accessed twice.
+ * piece: the bytes of each (CHUNK when chunked, else n); 0: anywhere (an
+ * overlapping move). */
 #define BULK_EDGE 256 /* four 64-byte vectors (the AVX-512 copy's tail) */
-static int bulk_twice(uint64_t pos, uint64_t n, int chunked, int overlapping)
+static int bulk_twice(uint64_t pos, uint64_t n, uint64_t piece)
 {
-	uint64_t off = chunked ? pos % CHUNK : pos;
-	uint64_t len = chunked ? (n - (pos - off) < CHUNK ? n - (pos - off) : CHUNK) : n;
-	return overlapping || off < BULK_EDGE || off + BULK_EDGE >= len;
+	if (piece == 0)
+		return 1;
+	uint64_t off = pos % piece, left = n - (pos - off);
+	return off < BULK_EDGE || off + BULK_EDGE >= (left < piece ? left : piece);
 }
 
 /* Count n bytes at addr; returns the thread to mark active, or NULL when
@@ -156,8 +158,8 @@ static int bulk_twice(uint64_t pos, uint64_t n, int chunked, int overlapping)
  * done, so the watchpoint waits for the next one with no trap on the call's
  * own; or now, where the call may access it twice (bulk_twice: the second
  * access decides, as a PMU would see it), and its own access traps first. */
-static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, int chunked,
-				       int overlapping, struct bulk_sample *s)
+static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, uint64_t piece,
+				       struct bulk_sample *s)
 {
 	s->weight = 0;
 	if (n < BULK_MIN_BYTES || !real_memset)
@@ -170,7 +172,7 @@ static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, int
 	if ((weight = bulk_count(t, n, &pos)) > 0) {
 		s->fn = (uint64_t)(uintptr_t)fn;
 		s->addr = (uint64_t)(uintptr_t)addr + pos;
-		if (bulk_twice(pos, n, chunked, overlapping))
+		if (bulk_twice(pos, n, piece))
 			handler_sample_call(s->fn, s->addr, bulk_kind, weight, 0);
 		else
 			s->weight = weight;
@@ -267,8 +269,8 @@ BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 	uintptr_t dv = (uintptr_t)d, sv = (uintptr_t)s;
 	struct bulk_sample sample;
 	int chunked = n > CHUNK && n < COPY_CHUNK_MAX;
-	struct witch_thread *t = bulk_enter(counted, n, (void *)fn, chunked,
-					    dv < sv + n && sv < dv + n, &sample);
+	uint64_t piece = dv < sv + n && sv < dv + n ? 0 : chunked ? CHUNK : n;
+	struct witch_thread *t = bulk_enter(counted, n, (void *)fn, piece, &sample);
 	if (t && chunked)
 		move_chunked(real_memmove, d, s, n);
 	else
@@ -291,7 +293,7 @@ BULK_EXPORT void *memset(void *d, int c, size_t n)
 		return early_set(d, c, n);
 	struct bulk_sample sample = {0};
 	struct witch_thread *t =
-		bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn, n > CHUNK, 0, &sample) : NULL;
+		bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn, n > CHUNK ? CHUNK : n, &sample) : NULL;
 	if (n > CHUNK && (t || bulk_kind != DECODE_STORE)) {
 		for (size_t off = 0; off < n; off += CHUNK)
 			fn((char *)d + off, c, n - off < CHUNK ? n - off : CHUNK);

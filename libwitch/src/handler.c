@@ -249,9 +249,8 @@ static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, int 
 	env->max_steps = witch_rt.cfg->max_steps;
 	env->tick_ns = 0;
 	env->rep_fast = rep_fast;
-	env->decide_ahead = witch_rt.craft->on_traced && !witch_rt.cfg->sample_only;
 	env->watch_kinds = sample_watch_kinds();
-	env->decide_kinds = witch_rt.craft->traced_kinds;
+	env->decide_kinds = witch_rt.cfg->sample_only ? 0 : witch_rt.craft->traced_kinds;
 	env->decide_values = witch_rt.craft->traced_values;
 	context_runtime_text(&env->runtime_lo, &env->runtime_hi);
 }

@@ -6,6 +6,7 @@
 #include "witch/emulate_vec.h"
 #include "witch/log.h"
 #include "witch/peek.h"
+#include "witch/watchpoint.h"
 
 #include <string.h>
 
@@ -241,21 +242,28 @@ static void note_stored(const struct emulate *emu, int stores_before,
 }
 
 /* The bytes of the pick's access a watch may watch (watch_word.h: a word
- * among its first WATCHPOINT_VALUE_MAX, 64), and those of them e touches,
- * as bits from the access's first byte. */
+ * among its first WATCHPOINT_VALUE_MAX), and those of them e touches, as
+ * bits of a mask from the access's first byte. */
+_Static_assert(WATCHPOINT_VALUE_MAX <= 64, "a watch's span must fit a uint64_t mask");
+
+static uint64_t low_bits(uint64_t n)
+{
+	return n >= 64 ? ~0ull : (1ull << n) - 1;
+}
+
 static uint64_t pick_span_bits(const struct decode_access *a)
 {
-	return a->len >= 64 ? ~0ull : (1ull << a->len) - 1;
+	return low_bits(a->len < WATCHPOINT_VALUE_MAX ? a->len : WATCHPOINT_VALUE_MAX);
 }
 
 static uint64_t touch_bits(const struct decode_access *a, const struct look_trace_access *e)
 {
-	uint64_t span = a->len < 64 ? a->len : 64;
+	uint64_t span = a->len < WATCHPOINT_VALUE_MAX ? a->len : WATCHPOINT_VALUE_MAX;
+	if (e->addr + e->len <= a->addr || e->addr >= a->addr + span)
+		return 0;
 	uint64_t lo = e->addr > a->addr ? e->addr - a->addr : 0;
 	uint64_t hi = e->addr + e->len < a->addr + span ? e->addr + e->len - a->addr : span;
-	if (e->addr + e->len <= a->addr || lo >= hi)
-		return 0;
-	return (hi - lo >= 64 ? ~0ull : ((1ull << (hi - lo)) - 1)) << lo;
+	return low_bits(hi - lo) << lo;
 }
 
 /* The draws in open that the accesses traced from first on, after the
@@ -545,7 +553,7 @@ static double look_window(const struct look_env *env, struct look *l,
 	pace_window_stored(&l->pace, emu.store_addr, emu.store_len, emu.n_stores, emu.spill_lo,
 			   emu.spill_hi);
 	end->exact = exact;
-	if (exact && env->decide_ahead) {
+	if (exact && env->decide_kinds) {
 		end->n = n;
 		end->ahead = ahead;
 		end->emu = emu;
@@ -592,7 +600,7 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	if (want > LOOK_MAX_PICKS)
 		want = LOOK_MAX_PICKS;
 	int keep = (int)want + (rng_unit(env->rng) < want - (int)want);
-	if (end.exact && env->decide_ahead)
+	if (end.exact && env->decide_kinds)
 		look_decide_ahead(env, l, &end, draws, keep);
 	double weight = rate * costmodel_cycles_per_ns() * env->tick_ns / want;
 	int reach = -1;

@@ -152,10 +152,10 @@ struct look_env {
 	uint32_t max_steps;
 	double tick_ns;       /* CPU time a tick stands for */
 	int rep_fast;         /* no debug register was armed before the tick (costmodel.h) */
-	/* Verdicts from the trace (0: WITCH_WATCHPOINTS=0, or a client without):
-	 * the accesses a watchpoint traps on, those of them the client judges
-	 * from the trace, and whether it needs their values (craft.h). */
-	int decide_ahead;
+	/* Verdicts from the trace: the accesses a watchpoint traps on, those of
+	 * them the client judges from the trace (0: none, and no run past the
+	 * window; WITCH_WATCHPOINTS=0), and whether it needs their values
+	 * (craft.h). */
 	uint8_t watch_kinds, decide_kinds, decide_values;
 	uint64_t runtime_lo, runtime_hi; /* the runtime's code: a window ends there */
 	struct emulate_vec *vec; /* the thread's vector registers for the run, or NULL */
