@@ -3,7 +3,7 @@
 
 usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
                    [--count-period STORES[,LOADS]] [--scale N] [--oracle-dir DIR]
-                   [--no-overhead] [--no-real]
+                   [--no-overhead] [--no-real] [--programs P,...]
   BUILD_DIR  has libwitch.so, witch, tests/programs/* and, when built,
              bench/programs/* and tools/oracle/witch-oracle; the real
              programs (REAL_PROGRAMS: gzip, sqlite3, python3 on small
@@ -33,6 +33,9 @@ usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
   --oracle-only
              only the oracle's runs (into --oracle-dir), to have its answers
              ready for later comparisons
+  --programs P,...
+             only these programs, in this order (the oracle's runs at
+             scale 6 take hours: this picks which go first)
 
 Accuracy.  Every program runs once under the oracle, which writes a
 `witch report --json` style file per client with every load and store
@@ -1028,6 +1031,8 @@ def parse_args(argv):
                          "and oracle build")
     ap.add_argument("--oracle-only", action="store_true",
                     help="run the oracle where --oracle-dir has no answer yet, and stop")
+    ap.add_argument("--programs", default="", metavar="P,...",
+                    help="only these programs, in this order")
     ap.add_argument("--count-period", metavar="STORES[,LOADS]",
                     help="periods of the count-based simulation (default %d,%d)" % COUNT_PERIODS)
     args = ap.parse_args(argv)
@@ -1071,6 +1076,15 @@ def main(argv):
     programs, skipped = find_programs(build, args.quick, args.scale,
                                       None if args.no_real else
                                       os.path.join(oracle_dir, "inputs"))
+    if args.programs:
+        wanted = args.programs.split(",")
+        by_name = {p["name"]: p for p in programs}
+        unknown = [n for n in wanted if n not in by_name and n not in skipped]
+        if unknown:
+            log(f"--programs: no program {', '.join(unknown)}")
+            return 2
+        programs = [by_name[n] for n in wanted if n in by_name]
+        skipped = [n for n in skipped if n in wanted]
     skipped_known = [n for n in skipped if n in dict(KNOWN_ANSWER)]
     if skipped_known:
         log(f"known-answer programs not built: {', '.join(skipped_known)}")
