@@ -271,10 +271,18 @@ void costmodel_remeasure(void)
 		    (unsigned long)(now * 1000), (unsigned long)(w * 10));
 }
 
+/* The widths are read once a run: the bounds are asked for after every
+ * instruction (the window's loop test), and their loads and divisions were
+ * ~5% of a window's instructions. */
 void costmodel_begin(struct costmodel *m, int rep_fast)
 {
 	memset(m, 0, sizeof(*m));
 	m->rep_fast = rep_fast;
+	float width = costmodel_issue_width();
+	m->inv_width = width > 0 ? 1.0f / width : 1.0f;
+	m->fetch_width = (uint32_t)(width + 0.5f); /* fetch blocks: whole slots */
+	if (m->fetch_width < 1)
+		m->fetch_width = 1;
 }
 
 static int fusable(unsigned mnemonic)
@@ -335,17 +343,14 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 	m->block_insns++;
 }
 
-static float fetch_cycles(uint32_t insns)
+static float fetch_cycles(const struct costmodel *m, uint32_t insns)
 {
-	uint32_t w = (uint32_t)(costmodel_issue_width() + 0.5f); /* fetch blocks: whole slots */
-	if (w < 1)
-		w = 1;
-	return (float)((insns + w - 1) / w);
+	return (float)((insns + m->fetch_width - 1) / m->fetch_width);
 }
 
 void costmodel_taken(struct costmodel *m, int call_or_ret)
 {
-	float block = fetch_cycles(m->block_insns);
+	float block = fetch_cycles(m, m->block_insns);
 	m->frontend += max2(block, 1.0f) + (call_or_ret ? 1.0f : 0.0f);
 	m->block_insns = 0;
 }
@@ -358,8 +363,8 @@ void costmodel_add_busy(struct costmodel *m, double cycles)
 /* The throughput bounds of the instructions since the last restart, from it. */
 static float since_restart(const struct costmodel *m)
 {
-	float t = (float)m->insns / costmodel_issue_width();
-	t = max2(t, m->frontend + fetch_cycles(m->block_insns));
+	float t = (float)m->insns * m->inv_width;
+	t = max2(t, m->frontend + fetch_cycles(m, m->block_insns));
 	t = max2(t, m->loads / LOADS_PER_CYCLE);
 	t = max2(t, m->stores / STORES_PER_CYCLE);
 	t = max2(t, m->store_bytes / STORE_BYTES_PER_CYCLE);

@@ -30,6 +30,8 @@
 static ZydisDecoder g_decoder;
 static int g_ready;
 
+struct decode_gpr_slot decode_gpr_slots[ZYDIS_REGISTER_MAX_VALUE + 1];
+
 int decode_init(void)
 {
 	if (g_ready)
@@ -37,6 +39,15 @@ int decode_init(void)
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&g_decoder, ZYDIS_MACHINE_MODE_LONG_64,
 					   ZYDIS_STACK_WIDTH_64)))
 		return -EINVAL;
+	for (int r = 0; r <= ZYDIS_REGISTER_MAX_VALUE; r++) {
+		ZydisRegister big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64,
+								    (ZydisRegister)r);
+		struct decode_gpr_slot *g = &decode_gpr_slots[r];
+		g->index = (int8_t)decode_gpr_index(big);
+		g->bits = (uint8_t)ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, (ZydisRegister)r);
+		g->high = r == ZYDIS_REGISTER_AH || r == ZYDIS_REGISTER_CH ||
+			  r == ZYDIS_REGISTER_DH || r == ZYDIS_REGISTER_BH;
+	}
 	g_ready = 1;
 	return 0;
 }
@@ -363,6 +374,11 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 		t->len = vz->insn.length;
 		memcpy(c->slot[victim].bytes, (const void *)(uintptr_t)pc, t->len);
 	}
+	/* Only where the run goes on at the next instruction: a ret or jmp
+	 * that ends just before a function's start did not bring it there. */
+	if (rc == 0 && c->prev && (!(out->flags & DECODE_F_BRANCH) ||
+				   (out->flags & (DECODE_F_COND | DECODE_F_CALL))))
+		decode_cache_note(c->prev, pc + vz->insn.length, pc);
 	return rc;
 }
 
@@ -549,6 +565,22 @@ static int scan_one(uint64_t a, uint64_t ctx_pc, uint64_t *checked_page,
 static unsigned cache_slot(uint64_t pc)
 {
 	return (unsigned)((pc * 0x9E3779B97F4A7C15ull) >> 32) % DECODE_CACHE_SLOTS;
+}
+
+int decode_cache_prev(const struct decode_cache *cache, uint64_t ctx_pc, uint64_t *prev_pc)
+{
+	unsigned s = cache_slot(ctx_pc);
+	if (ctx_pc == 0 || cache->slot[s].ctx_pc != ctx_pc || cache->slot[s].prev_pc == 0)
+		return -ENOENT;
+	*prev_pc = cache->slot[s].prev_pc;
+	return 0;
+}
+
+void decode_cache_note(struct decode_cache *cache, uint64_t ctx_pc, uint64_t prev_pc)
+{
+	unsigned s = cache_slot(ctx_pc);
+	cache->slot[s].ctx_pc = ctx_pc;
+	cache->slot[s].prev_pc = prev_pc;
 }
 
 int decode_find_prev(struct decode_cache *cache, uint64_t fn_start,

@@ -585,7 +585,7 @@ static int emulate_other(struct emulate_ctx *c, const struct decode_insn *in)
 static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 {
 	ZydisMnemonic m = c->insn->mnemonic;
-	enum cond_kind kind;
+	enum cond_kind kind = COND_SET; /* (set by cond_of where it finds a code) */
 	int cc = cond_of(m, &kind);
 
 	if (c->insn->attributes & (ZYDIS_ATTRIB_HAS_LOCK | ZYDIS_ATTRIB_HAS_REP |

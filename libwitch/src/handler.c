@@ -547,7 +547,7 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 	}
 	w->own.last_trap_hash = hash;
 	regs_of(t, uc, &regs);
-	int resolved = precise_resolve(t->dcache, &regs, w->addr, w->len, &p) == 0;
+	int resolved = precise_resolve(&t->look.zcache, &regs, w->addr, w->len, &p) == 0;
 	if (resolved && also)
 		*also = trap_siblings(t, slot, &p);
 	if (w->own.pending_self) {
@@ -624,7 +624,7 @@ static void step_traps(struct witch_thread *t, ucontext_t *uc, const struct deco
 	for (int i = 0; i < t->wps.n; i++) {
 		const struct watchpoint *w = &t->wps.wp[i];
 		if (w->armed && w->pass == 0 &&
-		    precise_resolve(t->dcache, regs, w->addr, w->len, &p) == 0)
+		    precise_resolve(&t->look.zcache, regs, w->addr, w->len, &p) == 0)
 			m |= 1u << i;
 	}
 	trap_coalesced(t, m, uc);

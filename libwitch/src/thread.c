@@ -123,6 +123,7 @@ static int thread_setup(struct witch_thread *t)
 	t->vec = arena_alloc(&t->arena, sizeof(*t->vec));
 	if (!t->dcache || !t->vec)
 		return -ENOMEM;
+	t->look.zcache.prev = t->dcache; /* the windows' decodings find traps' pcs */
 
 	/* Sample-only: no debug register is opened; the set stays empty. */
 	rc = cfg->sample_only ? 0

@@ -6,7 +6,9 @@
  * (a label of the code below plus an offset), its access kind and length,
  * the overlap, and how many innermost frames are not the accessing code's.
  * The code is never run: it only has to be decodable and have unwind
- * tables (.cfi), as the program's code would.
+ * tables (.cfi), as the program's code would; pr_nocfi has none, so only
+ * what a window decoded (decode_cache_note, through the decode cache's
+ * prev) says where its instructions begin.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "witch/decode.h"
+#include "witch/decode_zydis.h"
 #include "witch/precise.h"
 #include "witch/unwind.h"
 
@@ -43,12 +46,14 @@ __asm__(".text\n"
 	FN(pr_stub_caller, "call pr_stub\n" "pr_stub_caller_ret: ret\n")
 	FN(pr_stub_other_caller, "call pr_stub_other\n" "pr_stub_other_caller_ret: ret\n")
 	FN(pr_icaller, "call *pr_got(%rip)\n" "pr_icaller_ret: ret\n")  /* ff 15 */
+	".globl pr_nocfi\npr_nocfi: mov %rax, (%rdi)\npr_nocfi_end: ret\n"
 	".data\n.balign 8\npr_got: .quad pr_target\npr_got_other: .quad pr_callee\n.text\n");
 
 extern char pr_store[], pr_store_end[], pr_load[], pr_load_end[], pr_self_load[],
 	pr_self_load_end[], pr_push[], pr_push_end[], pr_vec[], pr_vec_end[], pr_rep[],
 	pr_callee[], pr_caller[], pr_caller_ret[], pr_target[], pr_stub[], pr_stub_other[],
-	pr_stub_caller_ret[], pr_stub_other_caller_ret[], pr_icaller[], pr_icaller_ret[];
+	pr_stub_caller_ret[], pr_stub_other_caller_ret[], pr_icaller[], pr_icaller_ret[],
+	pr_nocfi[], pr_nocfi_end[];
 extern uint64_t pr_got, pr_got_other;
 
 static uint64_t data[8];
@@ -72,11 +77,13 @@ struct row {
 	uint64_t overlap;
 	uint32_t overlap_len;
 	int skip;
+	uint64_t decoded; /* an instruction a window decoded before the trap, or 0 */
 };
 
 static void run(const struct row *r)
 {
 	static struct decode_cache cache;
+	static struct decode_zcache zc = {.prev = &cache};
 	struct decode_regs regs;
 	struct precise_access p;
 
@@ -88,7 +95,13 @@ static void run(const struct row *r)
 	regs.gpr[DECODE_RBX] = r->rbx;
 	regs.gpr[DECODE_RCX] = r->rcx;
 	regs.gpr[DECODE_RSP] = r->rsp ? r->rsp : S(6);
-	int rc = precise_resolve(&cache, &regs, r->watch, r->watch_len, &p);
+	if (r->decoded) {
+		struct decode_insn in;
+		const struct decode_zydis *z;
+		CHECK(r->line, decode_at_zydis_cached(&zc, r->decoded, &regs, &in, &z) == 0,
+		      "cannot decode %#lx", (unsigned long)r->decoded);
+	}
+	int rc = precise_resolve(&zc, &regs, r->watch, r->watch_len, &p);
 	CHECK(r->line, rc == r->rc, "rc %d, want %d", rc, r->rc);
 	if (rc != 0 || r->rc != 0)
 		return;
@@ -121,6 +134,10 @@ int main(void)
 		{__LINE__, A(pr_store_end), .rdi = D(1), .watch = D(1) + 4, .watch_len = 8,
 		 .pc = A(pr_store), .kind = DECODE_STORE, .len = 8, .overlap = D(1) + 4,
 		 .overlap_len = 4},
+		/* ... rcx not 0: not a rep instruction still on itself */
+		{__LINE__, A(pr_store_end), .rdi = D(1), .rcx = 7, .watch = D(1), .watch_len = 8,
+		 .pc = A(pr_store), .kind = DECODE_STORE, .len = 8, .overlap = D(1),
+		 .overlap_len = 8},
 		/* the instruction before rip touches other bytes: nothing fits */
 		{__LINE__, A(pr_store_end), .rdi = D(1), .watch = D(3), .watch_len = 8,
 		 .rc = -ENOENT},
@@ -150,6 +167,12 @@ int main(void)
 		{__LINE__, A(pr_callee), .rsp = S(4), .watch = S(4), .watch_len = 8,
 		 .pc = A(pr_caller) + 1, .kind = DECODE_STORE, .len = 8, .overlap = S(4),
 		 .overlap_len = 8, .skip = 1},
+		/* ... the same where a window decoded the ret ending at the
+		 * callee's start (pr_rep's), which reads [rsp] too: a ret does not
+		 * fall through, so it is not taken for the instruction before */
+		{__LINE__, A(pr_callee), .rsp = S(4), .watch = S(4), .watch_len = 8,
+		 .pc = A(pr_caller) + 1, .kind = DECODE_STORE, .len = 8, .overlap = S(4),
+		 .overlap_len = 8, .skip = 1, .decoded = A(pr_callee) - 1},
 		/* the callee's ret read it: the trap is at the return site */
 		{__LINE__, A(pr_caller_ret), .rsp = S(5), .watch = S(4), .watch_len = 8,
 		 .pc = A(pr_caller) + 1, .kind = DECODE_LOAD, .len = 8, .overlap = S(4),
@@ -177,6 +200,13 @@ int main(void)
 		{__LINE__, A(pr_target), .rsp = S(1), .watch = A(&pr_got), .watch_len = 8,
 		 .pc = A(pr_icaller), .kind = DECODE_LOAD, .len = 8, .overlap = A(&pr_got),
 		 .overlap_len = 8, .skip = 1},
+		/* code without unwind tables: no function start, so no scan ... */
+		{__LINE__, A(pr_nocfi_end), .rdi = D(1), .watch = D(1), .watch_len = 8,
+		 .rc = -ENOENT},
+		/* ... until a window decoded the store: its end is known */
+		{__LINE__, A(pr_nocfi_end), .rdi = D(1), .watch = D(1), .watch_len = 8,
+		 .pc = A(pr_nocfi), .kind = DECODE_STORE, .len = 8, .overlap = D(1),
+		 .overlap_len = 8, .decoded = A(pr_nocfi)},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		run(&rows[i]);

@@ -47,6 +47,8 @@ struct costmodel {
 	uint32_t mispredicts;
 	int last_fusable;             /* the last instruction fuses with a jcc after it */
 	int rep_fast;                 /* rep string ops at the fast-string rate */
+	float inv_width;              /* 1 / the issue width, as the run began */
+	uint32_t fetch_width;         /* instructions a fetch block holds, >= 1 */
 };
 
 /* Once per process, before any other call and before any debug register

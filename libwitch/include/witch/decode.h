@@ -82,8 +82,9 @@ struct decode_insn {
 	struct decode_access access[DECODE_MAX_ACCESS];
 };
 
-/* Direct-mapped cache of decode_find_prev results; caller-owned, zeroed. */
-#define DECODE_CACHE_SLOTS 1024
+/* Direct-mapped cache of decode_find_prev results (and decode_cache_note's);
+ * caller-owned, zeroed. */
+#define DECODE_CACHE_SLOTS 4096
 #define DECODE_MAX_SCAN (1u << 20)
 struct decode_cache {
 	struct {
@@ -116,5 +117,12 @@ int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *o
  * between them is unreadable (a wrong fn_start; not cached). */
 int decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
 		     uint64_t ctx_pc, uint64_t *prev_pc);
+/* What the cache knows of the instruction ending at ctx_pc, without a scan:
+ * 0 and *prev_pc, or -ENOENT (not known, or a scan found none). */
+int decode_cache_prev(const struct decode_cache *cache, uint64_t ctx_pc, uint64_t *prev_pc);
+/* Keep that the instruction at prev_pc ends at ctx_pc: learned where code
+ * was decoded on a boundary anyway (a window's new decodings), so a trap
+ * there needs no function start and no scan (~1-10 us each, cold). */
+void decode_cache_note(struct decode_cache *cache, uint64_t ctx_pc, uint64_t prev_pc);
 
 #endif

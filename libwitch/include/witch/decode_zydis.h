@@ -90,6 +90,10 @@ struct decode_zcache {
 		struct decode_zydis z;
 	} slot[DECODE_ZCACHE_SLOTS];
 	uint64_t hits, misses;
+	/* Told each new decoding's end (decode_cache_note), NULL: none.  A
+	 * window's instructions are where the program runs, and so where
+	 * its watchpoints trap. */
+	struct decode_cache *prev;
 };
 
 void decode_zcache_begin(struct decode_zcache *c);
@@ -98,6 +102,21 @@ void decode_zcache_begin(struct decode_zcache *c);
  * c, valid until the next call. */
 int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct decode_regs *regs,
 			   struct decode_insn *out, const struct decode_zydis **z);
+/* What each Zydis register is as a general register, found once
+ * (decode_init): the emulator asks for every operand it reads or writes,
+ * and Zydis's lookups took ~7% of a window's instructions (callgrind). */
+struct decode_gpr_slot {
+	int8_t index; /* hardware index 0..15 of the 64-bit register holding it, -1: none */
+	uint8_t bits; /* its width */
+	uint8_t high; /* ah, ch, dh, bh: bits 8-15 */
+};
+extern struct decode_gpr_slot decode_gpr_slots[ZYDIS_REGISTER_MAX_VALUE + 1];
+
+static inline const struct decode_gpr_slot *decode_gpr_slot_of(ZydisRegister r)
+{
+	return &decode_gpr_slots[r];
+}
+
 /* Hardware index (0..15) of a 16/32/64-bit general register, else -1. */
 int decode_gpr_index(ZydisRegister r);
 

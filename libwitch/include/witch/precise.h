@@ -10,9 +10,10 @@
  *   - a branch that loaded its target from the watched bytes traps at the
  *     target: `call *[m]` (before the return address; the callee's frame
  *     is dropped) or a PLT entry's `jmp *GOT` the caller called directly;
- *   - anything else: the instruction ending at rip, found by decoding
- *     forward from the function start (unwind tables), its accesses
- *     recomputed with the pointer registers push/pop/string ops moved;
+ *   - anything else: the instruction ending at rip, known where a window
+ *     decoded it (decode_cache_note) or found by decoding forward from the
+ *     function start (unwind tables), its accesses recomputed with the
+ *     pointer registers push/pop/string ops moved;
  *   - one memory operand whose address register the instruction itself
  *     overwrote (mov rax, [rax]) must be the access.
  *
@@ -37,7 +38,11 @@ struct precise_access {
 	uint32_t overlap_len;
 };
 
-int precise_resolve(struct decode_cache *cache, const struct decode_regs *regs,
+struct decode_zcache;
+
+/* zc: the thread's decodings (decode_zydis.h), whose prev cache (not NULL)
+ * holds the instructions' ends. */
+int precise_resolve(struct decode_zcache *zc, const struct decode_regs *regs,
 		    uint64_t watch_addr, uint32_t watch_len, struct precise_access *out);
 
 #endif
