@@ -1,5 +1,6 @@
 /* bulk: byte-counted sampling of bulk memory operations (see bulk.h). */
 #include "witch/bulk.h"
+#include "witch/cost.h"
 #include "witch/context.h"
 #include "witch/export.h"
 #include "witch/decode.h"
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <x86intrin.h>
 
 /* The wrappers and what they call on the program's path live in a section
  * of their own: their frames are the program's call, not the runtime's
@@ -90,6 +92,34 @@ void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns)
 	b->active = 0;
 	bulk_set_period(b, tick_ns);
 	b->left = next_period(b, rng);
+}
+
+double bulk_take_excluded_ns(struct bulk *b)
+{
+	return cost_tsc_ns(__atomic_exchange_n(&b->excluded_tsc, 0, __ATOMIC_RELAXED));
+}
+
+void bulk_tick_skipped(struct bulk *b)
+{
+	if (b->enter_tsc)
+		b->enter_tsc = __rdtsc();
+}
+
+/* A counted call of n bytes begins: the thread is in it until
+ * bulk_call_end. */
+static void bulk_call_begin(struct witch_thread *t, uint64_t n)
+{
+	t->bulk.enter_tsc = n >= BULK_TIMED_MIN ? __rdtsc() : 0;
+	t->bulk.active = 1;
+}
+
+static void bulk_call_end(struct witch_thread *t)
+{
+	/* (a signal may take the sum between these two: it is one locked add) */
+	if (t->bulk.enter_tsc)
+		__atomic_fetch_add(&t->bulk.excluded_tsc, __rdtsc() - t->bulk.enter_tsc,
+				   __ATOMIC_RELAXED);
+	t->bulk.active = 0;
 }
 
 /* Count n bytes: 0 when the count did not pass a period's end, else the
@@ -177,7 +207,7 @@ static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, uin
 		else
 			s->weight = weight;
 	}
-	t->bulk.active = 1;
+	bulk_call_begin(t, n);
 	return t;
 }
 
@@ -185,7 +215,7 @@ static void bulk_leave(struct witch_thread *t, const struct bulk_sample *s)
 {
 	if (!t)
 		return;
-	t->bulk.active = 0; /* a sample is a handler run of its own */
+	bulk_call_end(t); /* a sample is a handler run of its own */
 	if (s->weight > 0)
 		handler_sample_call(s->fn, s->addr, bulk_kind, s->weight, 1);
 }
@@ -196,7 +226,7 @@ struct witch_thread *bulk_libc_begin(uint64_t most)
 		return NULL;
 	struct witch_thread *t = bulk_thread();
 	if (t)
-		t->bulk.active = 1;
+		bulk_call_begin(t, most);
 	return t;
 }
 
@@ -229,7 +259,7 @@ void bulk_fill_end(struct witch_thread *t, const void *block, uint64_t bytes)
 		return;
 	uint64_t stored = block ? bulk_resident_bytes(block, bytes, 0, NULL) : 0, pos, at = 0;
 	double weight = stored > 0 ? bulk_count(t, stored, &pos) : 0;
-	t->bulk.active = 0; /* a sample is a handler run of its own */
+	bulk_call_end(t); /* a sample is a handler run of its own */
 	/* The stored byte the count passed: after the clearing, so the
 	 * sample's own store has run (its value is there to read). */
 	if (weight > 0 && bulk_resident_bytes(block, bytes, pos, &at) > 0 && at)
@@ -242,7 +272,7 @@ void bulk_copy_end(struct witch_thread *t, const void *dst, uint64_t copied)
 	if (!t)
 		return;
 	double weight = copied > 0 ? bulk_count(t, copied, &pos) : 0;
-	t->bulk.active = 0;
+	bulk_call_end(t);
 	if (weight > 0)
 		handler_sample_call((uint64_t)(uintptr_t)real_memcpy, (uint64_t)(uintptr_t)dst + pos,
 				    bulk_kind, weight, 1);
@@ -402,11 +432,11 @@ BULK_PATH static int compare_counted(const void *a, const void *b, size_t n)
 	uint64_t pos;
 	if (!t)
 		return real_memcmp(a, b, n);
-	t->bulk.active = 1;
+	bulk_call_begin(t, n);
 	int rc = real_memcmp(a, b, n);
 	size_t k = rc == 0 ? n : first_difference(a, b, n);
 	double weight = bulk_count(t, 2 * (uint64_t)k, &pos);
-	t->bulk.active = 0;
+	bulk_call_end(t);
 	if (weight > 0) { /* pos: in a's k bytes, then b's */
 		uint64_t at = pos < k ? (uint64_t)(uintptr_t)a + pos : (uint64_t)(uintptr_t)b + (pos - k);
 		handler_sample_call((uint64_t)(uintptr_t)real_memcmp, at, bulk_kind, weight, 1);

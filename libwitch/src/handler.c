@@ -356,7 +356,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	/* The tick stands for the program's CPU time since the last: the
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;
-	double program_ns = (double)t->sampler.current_ns - cost_take_interval(&t->cost, &spent_ns);
+	double program_ns = (double)t->sampler.current_ns - cost_take_interval(&t->cost, &spent_ns) -
+			    bulk_take_excluded_ns(&t->bulk);
 	int armed_before = watchpoint_set_armed(&t->wps) != 0; /* (the kernel cost may release) */
 	spent_ns += tick_kernel_cost(t, program_ns);
 	t->stats.clock_ns += t->sampler.current_ns;
@@ -374,6 +375,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		t->stats.skip_bulk += t->bulk.active && !t->look.stepping;
 		look_tick_skipped(&t->look);
 		interval_restart(t);
+		if (t->bulk.active)
+			bulk_tick_skipped(&t->bulk);
 		return;
 	}
 	regs_of(t, uc, &regs);
