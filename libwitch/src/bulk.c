@@ -90,6 +90,8 @@ void bulk_set_period(struct bulk *b, uint64_t tick_ns)
 void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns)
 {
 	b->active = 0;
+	b->enter_tsc = 0;
+	b->excluded_tsc = 0;
 	bulk_set_period(b, tick_ns);
 	b->left = next_period(b, rng);
 }
