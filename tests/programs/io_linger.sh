@@ -10,8 +10,11 @@
 #  2. WITCH_BUDGET=20 (many ticks, the budget's rules): the armed reads cost
 #     far over 20% of the program's user time, so ticks let the waiting
 #     samples go (watch_expired >= 1), and the armed bytes are fewer than
-#     in 1 (under 2.5e9; 1 reads over 4e9, a mutant that never lets go
-#     2.0-3.1e9 with watch_expired 0).
+#     in 1 (under 3.5e9; 1 reads over 4e9).  A mutant that never lets go
+#     reads 2.0-3.1e9 with watch_expired 0: the count catches it, not the
+#     bytes, whose tail reaches it (2026-11-27: 0.07-2.02e9 over 16 runs,
+#     old and new library alike, and 2.91e9 once in a fresh clone's CI,
+#     where the limit was 2.5e9).
 # Both runs print what the native run prints.
 set -u
 BUILD=$1 PROGRAM=$2
@@ -43,6 +46,6 @@ read -r bytes cost expired <<<"$(stats "$tmp/fixed.prof")"
 # 2026-11-27's build let 1-20 go, 0.09-1.43e9 bytes armed (36 runs).
 run budget WITCH_BUDGET=20
 read -r bbytes bcost bexpired <<<"$(stats "$tmp/budget.prof")"
-[ "$bexpired" -ge 1 ] && [ "$bbytes" -lt 2500000000 ] ||
-	{ echo "FAIL: budget: expired $bexpired (want >= 1), armed bytes $bbytes (< 2.5e9)"; exit 1; }
+[ "$bexpired" -ge 1 ] && [ "$bbytes" -lt 3500000000 ] ||
+	{ echo "FAIL: budget: expired $bexpired (want >= 1), armed bytes $bbytes (< 3.5e9)"; exit 1; }
 echo "PASS io_linger: fixed rate $bytes bytes read armed, priced $cost ns; budget let $bexpired samples go, $bbytes bytes armed"
