@@ -103,7 +103,7 @@ double bulk_take_excluded_ns(struct bulk *b)
 
 void bulk_tick_skipped(struct bulk *b)
 {
-	if (b->enter_tsc)
+	if (b->active && b->enter_tsc)
 		b->enter_tsc = __rdtsc();
 }
 

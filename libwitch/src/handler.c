@@ -375,8 +375,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		t->stats.skip_bulk += t->bulk.active && !t->look.stepping;
 		look_tick_skipped(&t->look);
 		interval_restart(t);
-		if (t->bulk.active)
-			bulk_tick_skipped(&t->bulk);
+		bulk_tick_skipped(&t->bulk);
 		return;
 	}
 	regs_of(t, uc, &regs);

@@ -251,14 +251,19 @@ static uint64_t low_bits(uint64_t n)
 	return n >= 64 ? ~0ull : (1ull << n) - 1;
 }
 
+static uint64_t pick_span(const struct decode_access *a)
+{
+	return a->len < WATCHPOINT_VALUE_MAX ? a->len : WATCHPOINT_VALUE_MAX;
+}
+
 static uint64_t pick_span_bits(const struct decode_access *a)
 {
-	return low_bits(a->len < WATCHPOINT_VALUE_MAX ? a->len : WATCHPOINT_VALUE_MAX);
+	return low_bits(pick_span(a));
 }
 
 static uint64_t touch_bits(const struct decode_access *a, const struct look_trace_access *e)
 {
-	uint64_t span = a->len < WATCHPOINT_VALUE_MAX ? a->len : WATCHPOINT_VALUE_MAX;
+	uint64_t span = pick_span(a);
 	if (e->addr + e->len <= a->addr || e->addr >= a->addr + span)
 		return 0;
 	uint64_t lo = e->addr > a->addr ? e->addr - a->addr : 0;

@@ -70,8 +70,9 @@ void bulk_set_period(struct bulk *b, uint64_t tick_ns);
  * debug register armed (rep movsb), weighed its scalar fill and refill 24%
  * over their bytes and read 0.27-0.30 for 1/3. */
 double bulk_take_excluded_ns(struct bulk *b);
-/* A tick landed in the counted call and restarted the interval: only the
- * call's time from here on is the next interval's to leave out. */
+/* A tick was skipped and restarted the interval: if it landed in a timed
+ * counted call, only the call's time from here on is the next interval's
+ * to leave out. */
 void bulk_tick_skipped(struct bulk *b);
 
 /* A C library call that stores with no memset or memcpy call of the
