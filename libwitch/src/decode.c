@@ -307,23 +307,89 @@ static void form_deps(const ZydisDecodedInstruction *insn, const ZydisDecodedOpe
 
 /* z's form (decode_zydis.h) from its decoding at pc; then what out says
  * of the instruction run with regs. */
-static void decode_form_of(uint64_t pc, struct decode_zydis *z);
+static void decode_form_of(uint64_t pc, const ZydisDecodedInstruction *insn,
+			   const ZydisDecodedOperand *ops, struct decode_form *f);
 static void decode_form_apply(const struct decode_form *f, const struct decode_regs *regs,
 			      struct decode_insn *out);
+
+/* The emulator's part of a decoding (decode_zinsn, decode_zop): Zydis's
+ * fields it reads, and what it would have looked for in the hidden
+ * operands and the flags table, asked here once. */
+static void decode_compact(const ZydisDecodedInstruction *insn, const ZydisDecodedOperand *ops,
+			   struct decode_zydis *z)
+{
+	struct decode_zinsn *zi = &z->insn;
+
+	memset(zi, 0, sizeof(*zi));
+	memset(z->ops, 0, sizeof(z->ops));
+	zi->attributes = insn->attributes;
+	zi->mnemonic = (uint16_t)insn->mnemonic;
+	zi->length = insn->length;
+	zi->operand_width = insn->operand_width;
+	zi->address_width = insn->address_width;
+	zi->operand_count_visible = insn->operand_count_visible;
+	zi->avx.mask.reg = (uint16_t)insn->avx.mask.reg;
+	zi->avx.mask.mode = (uint8_t)insn->avx.mask.mode;
+	zi->avx.broadcast.mode = (uint8_t)insn->avx.broadcast.mode;
+	zi->avx.broadcast.is_static = insn->avx.broadcast.is_static;
+	const ZydisAccessedFlags *fl = insn->cpu_flags;
+	zi->flags_changed = fl && (fl->modified | fl->set_0 | fl->set_1 | fl->undefined);
+	for (int i = 0; i < insn->operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		if (op->type != ZYDIS_OPERAND_TYPE_REGISTER ||
+		    !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		ZydisRegisterClass cl = ZydisRegisterGetClass(op->reg.value);
+		int id = ZydisRegisterGetId(op->reg.value);
+		if ((cl == ZYDIS_REGCLASS_XMM || cl == ZYDIS_REGCLASS_YMM ||
+		     cl == ZYDIS_REGCLASS_ZMM) && id >= 0 && id < 32)
+			zi->vec_written |= 1u << id;
+		else if (cl == ZYDIS_REGCLASS_MASK && id >= 0 && id < 8)
+			zi->k_written |= (uint8_t)(1u << id);
+	}
+	for (int i = 0; i < insn->operand_count && i < DECODE_ZOPS; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		struct decode_zop *o = &z->ops[i];
+		o->type = (uint8_t)op->type;
+		o->size = op->size;
+		o->element_size = op->element_size;
+		switch (op->type) {
+		case ZYDIS_OPERAND_TYPE_REGISTER:
+			o->reg.value = (uint16_t)op->reg.value;
+			break;
+		case ZYDIS_OPERAND_TYPE_MEMORY:
+			o->mem.base = (uint16_t)op->mem.base;
+			o->mem.index = (uint16_t)op->mem.index;
+			o->mem.segment = (uint16_t)op->mem.segment;
+			o->mem.scale = op->mem.scale;
+			o->mem.disp.value = op->mem.disp.value;
+			break;
+		case ZYDIS_OPERAND_TYPE_IMMEDIATE:
+			o->imm.is_signed = op->imm.is_signed;
+			o->imm.value.u = op->imm.value.u;
+			break;
+		default:
+			break;
+		}
+	}
+}
 
 int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out,
 		    struct decode_zydis *z)
 {
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->pc = pc;
 	if (!g_ready)
 		return -EINVAL;
-	rc = decode_full(pc, &z->insn, z->ops);
+	rc = decode_full(pc, &insn, ops);
 	if (rc < 0)
 		return rc;
-	decode_form_of(pc, z);
+	decode_form_of(pc, &insn, ops, &z->form);
+	decode_compact(&insn, ops, z);
 	decode_form_apply(&z->form, regs, out);
 	return 0;
 }
@@ -382,11 +448,9 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 	return rc;
 }
 
-static void decode_form_of(uint64_t pc, struct decode_zydis *z)
+static void decode_form_of(uint64_t pc, const ZydisDecodedInstruction *insn,
+			   const ZydisDecodedOperand *ops, struct decode_form *f)
 {
-	const ZydisDecodedInstruction *insn = &z->insn;
-	const ZydisDecodedOperand *ops = z->ops;
-	struct decode_form *f = &z->form;
 	struct decode_insn *out = &f->in;
 	int i;
 

@@ -562,11 +562,7 @@ static int emulate_jump(struct emulate_ctx *c, const struct decode_insn *in, int
  * not read bytes an emulated store wrote. */
 static int emulate_other(struct emulate_ctx *c, const struct decode_insn *in)
 {
-	const ZydisAccessedFlags *fl = c->insn->cpu_flags;
-
-	if (in->regs_written || (in->flags & DECODE_F_STACK))
-		return -ENOTSUP;
-	if (fl && (fl->modified | fl->set_0 | fl->set_1 | fl->undefined))
+	if (in->regs_written || (in->flags & DECODE_F_STACK) || c->insn->flags_changed)
 		return -ENOTSUP;
 	for (int i = 0; i < in->n_access; i++) {
 		const struct decode_access *a = &in->access[i];

@@ -72,12 +72,12 @@ static inline int reg_write(struct decode_regs *regs, ZydisRegister r, uint64_t 
 struct emulate_ctx {
 	struct emulate *e;
 	struct decode_regs *regs; /* the copy being advanced */
-	const ZydisDecodedInstruction *insn;
-	const ZydisDecodedOperand *ops;
+	const struct decode_zinsn *insn;
+	const struct decode_zop *ops;
 	uint64_t next_rip;
 };
 
-static inline int mem_address(const struct emulate_ctx *c, const ZydisDecodedOperand *op,
+static inline int mem_address(const struct emulate_ctx *c, const struct decode_zop *op,
 			      uint64_t *addr)
 {
 	uint64_t a = (uint64_t)op->mem.disp.value, v;
@@ -160,7 +160,7 @@ static inline int mem_note_store(struct emulate_ctx *c, uint64_t addr, unsigned 
 
 static inline int op_read(const struct emulate_ctx *c, int i, uint64_t *v)
 {
-	const ZydisDecodedOperand *op = &c->ops[i];
+	const struct decode_zop *op = &c->ops[i];
 	uint64_t addr;
 	int rc;
 
@@ -182,7 +182,7 @@ static inline int op_read(const struct emulate_ctx *c, int i, uint64_t *v)
 /* A memory destination changes no register: note it and go on. */
 static inline int op_write(struct emulate_ctx *c, int i, uint64_t v)
 {
-	const ZydisDecodedOperand *op = &c->ops[i];
+	const struct decode_zop *op = &c->ops[i];
 	uint64_t addr;
 	int rc;
 

@@ -12,7 +12,7 @@
 
 /* --- registers ---------------------------------------------------------------- */
 
-int emulate_vec_reg(const ZydisDecodedOperand *op)
+int emulate_vec_reg(const struct decode_zop *op)
 {
 	if (op->type != ZYDIS_OPERAND_TYPE_REGISTER)
 		return -1;
@@ -22,7 +22,7 @@ int emulate_vec_reg(const ZydisDecodedOperand *op)
 	return ZydisRegisterGetId(op->reg.value);
 }
 
-static int kreg_of(const ZydisDecodedOperand *op)
+static int kreg_of(const struct decode_zop *op)
 {
 	if (op->type != ZYDIS_OPERAND_TYPE_REGISTER ||
 	    ZydisRegisterGetClass(op->reg.value) != ZYDIS_REGCLASS_MASK)
@@ -100,7 +100,7 @@ static void k_write(struct emulate_vec *v, int i, uint64_t val, int unknown)
 
 static int vargs_of(struct emulate_ctx *c, struct vargs *a, unsigned es)
 {
-	const ZydisDecodedInstruction *insn = c->insn;
+	const struct decode_zinsn *insn = c->insn;
 	int evex = !!(insn->attributes & ZYDIS_ATTRIB_HAS_EVEX);
 
 	memset(a, 0, sizeof(*a));
@@ -108,7 +108,7 @@ static int vargs_of(struct emulate_ctx *c, struct vargs *a, unsigned es)
 	a->legacy = !(insn->attributes & (ZYDIS_ATTRIB_HAS_VEX | ZYDIS_ATTRIB_HAS_EVEX));
 	a->wmask = ~0ull;
 	for (int i = 0; i < insn->operand_count_visible; i++) {
-		const ZydisDecodedOperand *op = &c->ops[i];
+		const struct decode_zop *op = &c->ops[i];
 		if (evex && i == 1 && kreg_of(op) >= 0)
 			continue;
 		if (op->type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
@@ -143,7 +143,7 @@ static int mask_span(uint64_t mask, unsigned n, unsigned es, unsigned *lo, unsig
  * not known, or an error.  A masked memory operand reads only the span of
  * the elements the writemask enables (fault suppression: the rest may be
  * unmapped, as in the page-end paths of glibc's string functions). */
-int emulate_vec_src(struct emulate_ctx *c, const struct vargs *a, const ZydisDecodedOperand *op,
+int emulate_vec_src(struct emulate_ctx *c, const struct vargs *a, const struct decode_zop *op,
 		    uint8_t out[64])
 {
 	struct emulate_vec *v = c->e->vec;
@@ -186,7 +186,7 @@ int emulate_vec_src(struct emulate_ctx *c, const struct vargs *a, const ZydisDec
 
 /* Write a vector result: the writemask merges or zeroes elements; VEX and
  * EVEX zero the register above the operand, SSE keeps it. */
-void emulate_vec_dst(struct emulate_ctx *c, const struct vargs *a, const ZydisDecodedOperand *op,
+void emulate_vec_dst(struct emulate_ctx *c, const struct vargs *a, const struct decode_zop *op,
 		      const uint8_t val[64], int unknown)
 {
 	struct emulate_vec *v = c->e->vec;
@@ -239,7 +239,7 @@ static void elem_set(uint8_t *b, unsigned j, unsigned es, uint64_t x)
 static int vec_elementwise(struct emulate_ctx *c, const struct vargs *a, enum vop op)
 {
 	uint8_t x[64], y[64], d[64], out[64];
-	const ZydisDecodedOperand *dst = a->op[0];
+	const struct decode_zop *dst = a->op[0];
 	int s1 = a->n == 2 ? 0 : 1, rc, unknown = 0;
 
 	if (a->n < 2 || a->n > 3)
@@ -319,7 +319,7 @@ static int vec_elementwise(struct emulate_ctx *c, const struct vargs *a, enum vo
 static int vec_move(struct emulate_ctx *c, const struct vargs *a, enum vop op)
 {
 	uint8_t x[64];
-	const ZydisDecodedOperand *dst = a->op[0], *src = a->op[a->n - 1];
+	const struct decode_zop *dst = a->op[0], *src = a->op[a->n - 1];
 	uint64_t v;
 	int rc;
 
@@ -349,7 +349,7 @@ static int vec_move(struct emulate_ctx *c, const struct vargs *a, enum vop op)
 		for (unsigned j = 1; j < 64 / a->es; j++)
 			memcpy(x + j * a->es, x, a->es);
 	if (op == V_MOVD) { /* movd/movq write the whole xmm */
-		ZydisDecodedOperand d = *dst;
+		struct decode_zop d = *dst;
 		d.size = 128;
 		emulate_vec_dst(c, a, &d, x, rc);
 		return 0;
@@ -428,7 +428,7 @@ static int vec_kop(struct emulate_ctx *c, const struct vargs *a, enum vop op)
 	int ux = 0, uy = 0, kd = kreg_of(a->op[0]);
 
 	if (op == V_KMOV) {
-		const ZydisDecodedOperand *src = a->op[1];
+		const struct decode_zop *src = a->op[1];
 		if (a->n != 2)
 			return -ENOTSUP;
 		if (kd < 0 && a->op[0]->type == ZYDIS_OPERAND_TYPE_MEMORY)
@@ -566,22 +566,14 @@ void emulate_vec_clobber(struct emulate_ctx *c)
 	default:
 		break;
 	}
-	for (int i = 0; i < c->insn->operand_count; i++) {
-		const ZydisDecodedOperand *op = &c->ops[i];
-		if (!(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
-			continue;
-		int r = emulate_vec_reg(op), k = kreg_of(op);
-		if (r >= 0)
-			v->zmm_unknown |= 1u << r;
-		if (k >= 0)
-			v->k_unknown |= (uint8_t)(1u << k);
-	}
+	v->zmm_unknown |= c->insn->vec_written;
+	v->k_unknown |= c->insn->k_written;
 }
 
 int emulate_vec_access(const struct emulate *e, const struct decode_zydis *z,
 		       struct decode_access *a)
 {
-	const ZydisDecodedInstruction *insn = &z->insn;
+	const struct decode_zinsn *insn = &z->insn;
 	ZydisRegister mk = insn->avx.mask.reg;
 	struct emulate_vec *v = e->vec;
 	uint64_t mask;
@@ -590,7 +582,7 @@ int emulate_vec_access(const struct emulate *e, const struct decode_zydis *z,
 	if (!v || !(insn->attributes & ZYDIS_ATTRIB_HAS_EVEX) || mk == ZYDIS_REGISTER_NONE ||
 	    mk == ZYDIS_REGISTER_K0 || (a->flags & DECODE_ACC_UNKNOWN_ADDR))
 		return -ENOTSUP;
-	const ZydisDecodedOperand *op = NULL;
+	const struct decode_zop *op = NULL;
 	for (int i = 0; i < insn->operand_count_visible && !op; i++)
 		if (z->ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY)
 			op = &z->ops[i];

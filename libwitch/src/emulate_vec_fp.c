@@ -39,7 +39,7 @@ int emulate_vec_fp_fma(struct emulate_ctx *c, const struct vargs *a, unsigned x)
 	if (a->masked || a->n != 3 || (c->e->vec->mxcsr & 0xffc0u) != MXCSR_DEFAULT)
 		return -ENOTSUP;
 	for (int i = 0; i < 3; i++) {
-		ZydisDecodedOperand o = *a->op[i];
+		struct decode_zop o = *a->op[i];
 		if (i < 2)
 			o.size = 128; /* the whole xmm: its upper elements are kept */
 		if ((rc = emulate_vec_src(c, a, &o, r[i])) != 0)
@@ -62,7 +62,7 @@ int emulate_vec_fp_fma(struct emulate_ctx *c, const struct vargs *a, unsigned x)
 		float v = fma_f((float)p, (float)q, (float)t);
 		memcpy(r[0], &v, 4);
 	}
-	ZydisDecodedOperand d = *a->op[0];
+	struct decode_zop d = *a->op[0];
 	d.size = 128;
 	emulate_vec_dst(c, a, &d, r[0], 0);
 	return 0;
@@ -76,7 +76,7 @@ int emulate_vec_fp_fma(struct emulate_ctx *c, const struct vargs *a, unsigned x)
 int emulate_vec_fp_scalar(struct emulate_ctx *c, const struct vargs *a, enum vop op)
 {
 	struct emulate_vec *v = c->e->vec;
-	const ZydisDecodedOperand *dst = a->op[0], *s2 = a->op[a->n - 1];
+	const struct decode_zop *dst = a->op[0], *s2 = a->op[a->n - 1];
 	uint8_t x[64], y[64];
 	int rc, unknown = 0;
 
@@ -97,7 +97,7 @@ int emulate_vec_fp_scalar(struct emulate_ctx *c, const struct vargs *a, enum vop
 	}
 	unknown |= rc;
 	/* The upper elements: SSE keeps the destination's, VEX takes src1's. */
-	ZydisDecodedOperand up = *a->op[a->n == 2 ? 0 : 1];
+	struct decode_zop up = *a->op[a->n == 2 ? 0 : 1];
 	up.size = 128; /* Zydis sizes a scalar operand by its element */
 	if ((rc = emulate_vec_src(c, a, &up, x)) < 0)
 		return rc;
@@ -134,7 +134,7 @@ int emulate_vec_fp_scalar(struct emulate_ctx *c, const struct vargs *a, enum vop
 			memcpy(x, &rf, 4);
 		}
 	}
-	ZydisDecodedOperand d = *dst;
+	struct decode_zop d = *dst;
 	d.size = 128;
 	emulate_vec_dst(c, a, &d, x, unknown);
 	return 0;

@@ -13,7 +13,7 @@
 /* An instruction's operands as the SDM writes them: the data operands with
  * an EVEX writemask taken out (Zydis lists it second), then an immediate. */
 struct vargs {
-	const ZydisDecodedOperand *op[5];
+	const struct decode_zop *op[5];
 	int n;
 	int has_imm;
 	uint64_t imm;
@@ -27,13 +27,13 @@ struct vargs {
 /* The frame's registers, on first need; what it cannot give is unknown. */
 void emulate_vec_ready(struct emulate_vec *v);
 /* The index of an xmm/ymm/zmm register operand, else -1. */
-int emulate_vec_reg(const ZydisDecodedOperand *op);
+int emulate_vec_reg(const struct decode_zop *op);
 /* A source operand's value into out (zeros past its size): 0, 1 when not
  * known, or an error. */
-int emulate_vec_src(struct emulate_ctx *c, const struct vargs *a, const ZydisDecodedOperand *op,
+int emulate_vec_src(struct emulate_ctx *c, const struct vargs *a, const struct decode_zop *op,
 		    uint8_t out[64]);
 /* Write a vector result (unknown: the register becomes unknown). */
-void emulate_vec_dst(struct emulate_ctx *c, const struct vargs *a, const ZydisDecodedOperand *op,
+void emulate_vec_dst(struct emulate_ctx *c, const struct vargs *a, const struct decode_zop *op,
 		     const uint8_t val[64], int unknown);
 /* emulate_vec_fp.c: scalar moves, arithmetic, conversions; FMA (x: the
  * table's variant).  0, or -ENOTSUP / -EFAULT (emulate.c's no-op then). */

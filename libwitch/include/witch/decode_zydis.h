@@ -46,10 +46,53 @@ struct decode_form {
 	struct decode_form_mem mem[DECODE_MAX_ACCESS];
 };
 
+/* An operand as the emulator reads it: the fields of Zydis's operand it
+ * uses, same names, in 24 bytes of its 80.  A window runs cold (the
+ * program evicted the handler's data since the last tick), so a decoding
+ * costs what it spans: Zydis's instruction and operands spread each
+ * emulated instruction over 8-11 cache lines; this form over 4-5. */
+struct decode_zop {
+	uint8_t type;          /* ZydisOperandType */
+	uint16_t size;         /* bits */
+	uint16_t element_size; /* bits */
+	union {
+		struct { uint16_t value; } reg; /* ZydisRegister */
+		struct {
+			uint16_t base, index, segment; /* ZydisRegister */
+			uint8_t scale;
+			struct { int64_t value; } disp;
+		} mem;
+		struct {
+			uint8_t is_signed;
+			union { uint64_t u; int64_t s; } value;
+		} imm;
+	};
+};
+/* Zydis lists at most 5 visible operands; the emulator reads no other. */
+#define DECODE_ZOPS ZYDIS_MAX_OPERAND_COUNT_VISIBLE
+
+/* The instruction as the emulator reads it: Zydis's fields it uses, and
+ * what it asked of the hidden operands and flags, found once. */
+struct decode_zinsn {
+	uint64_t attributes;   /* ZYDIS_ATTRIB_* */
+	uint32_t vec_written;  /* bit n: zmm n written (hidden operands too) */
+	uint16_t mnemonic;     /* ZydisMnemonic */
+	uint8_t length;
+	uint8_t operand_width;
+	uint8_t address_width;
+	uint8_t operand_count_visible;
+	uint8_t k_written;     /* bit n: k n written */
+	uint8_t flags_changed; /* some flag modified, set, cleared or undefined */
+	struct {
+		struct { uint16_t reg; uint8_t mode; } mask;  /* ZydisRegister, ZydisMaskMode */
+		struct { uint8_t mode, is_static; } broadcast; /* ZydisBroadcastMode */
+	} avx;
+};
+
 struct decode_zydis {
 	struct decode_form form; /* first: beside a cache slot's tag */
-	ZydisDecodedInstruction insn;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct decode_zinsn insn;
+	struct decode_zop ops[DECODE_ZOPS];
 };
 
 /* decode_at, keeping Zydis's decoding of the instruction in z, so a caller
@@ -88,7 +131,7 @@ struct decode_zcache {
 	struct {
 		uint8_t bytes[15]; /* the code decoded, to check it is still there */
 		struct decode_zydis z;
-	} slot[DECODE_ZCACHE_SLOTS];
+	} __attribute__((aligned(64))) slot[DECODE_ZCACHE_SLOTS];
 	uint64_t hits, misses;
 	/* Told each new decoding's end (decode_cache_note), NULL: none.  A
 	 * window's instructions are where the program runs, and so where
