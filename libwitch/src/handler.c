@@ -480,7 +480,7 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 				    (unsigned long)w->own.sample_pc, (unsigned long)w->addr,
 				    (unsigned long)p->pc, p->kind, resolved);
 		if (watchpoint_signal_each(&t->wps, slot) < 0) {
-			sample_release(t, slot);
+			sample_release_trapped(t, slot);
 			return;
 		}
 	}
@@ -490,7 +490,7 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 		t->stats.traps_early++;
 		if (witch_rt.craft->on_sample(w) < 0) {
 			t->stats.skip_unreadable++;
-			sample_release(t, slot);
+			sample_release_trapped(t, slot);
 		}
 		return;
 	}
@@ -501,7 +501,7 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 	t->stats.traps_self++;
 	if (witch_rt.craft->on_self(w) < 0) {
 		t->stats.skip_unreadable++;
-		sample_release(t, slot);
+		sample_release_trapped(t, slot);
 	}
 }
 
@@ -544,7 +544,7 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 	uint64_t hash = context_hash(uc);
 	if (hash == w->own.last_trap_hash) {
 		t->stats.traps_runtime++;
-		sample_release(t, slot);
+		sample_release_trapped(t, slot);
 		return;
 	}
 	w->own.last_trap_hash = hash;
@@ -559,7 +559,7 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 	if (!resolved) {
 		t->stats.traps++;
 		t->stats.traps_unresolved++;
-		sample_release(t, slot);
+		sample_release_trapped(t, slot);
 		return;
 	}
 	/* The client first: a trap that is no verdict yet (a store under
@@ -571,13 +571,13 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 		t->stats.traps++;
 		t->stats.traps_kept++;
 		if (watchpoint_signal_each(&t->wps, slot) < 0)
-			sample_release(t, slot);
+			sample_release_trapped(t, slot);
 		return;
 	}
 	uint32_t watch_ctx = w->own.ctx, watch_obj = w->own.obj;
 	/* Decided: released before the unwind, which would otherwise pause and
 	 * resume it (two ioctls) if it watches the stack. */
-	sample_release(t, slot);
+	sample_release_trapped(t, slot);
 	if (v == CRAFT_DROP) {
 		t->stats.traps++;
 		t->stats.traps_unreadable++;

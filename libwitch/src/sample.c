@@ -21,6 +21,11 @@ void sample_release(struct witch_thread *t, int slot)
 	watchpoint_disarm(&t->wps, slot);
 }
 
+void sample_release_trapped(struct witch_thread *t, int slot)
+{
+	watchpoint_disarm_signalled(&t->wps, slot);
+}
+
 void sample_expire_lingering(struct witch_thread *t)
 {
 	for (int i = 0; i < t->wps.n; i++)

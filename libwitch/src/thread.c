@@ -297,7 +297,8 @@ static void thread_fold(struct witch_thread *t)
 	t->stats.rearm_fast += t->wps.rearm_fast;
 	t->stats.rearm_slow += t->wps.rearm_slow;
 	t->stats.arm_errors += t->wps.arm_errors;
-	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = 0;
+	t->stats.period_sets += t->wps.period_sets;
+	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = t->wps.period_sets = 0;
 	cost_fold(&t->cost, &t->stats.cost_handler_ns, &t->stats.cost_kernel_ns,
 		  &t->stats.round_trips, &t->stats.cost_preempted);
 	t->stats.round_trip_ns = (uint64_t)t->cost.round_trip_ns;

@@ -147,13 +147,16 @@ int watchpoint_arm(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t l
  * (hw_breakpoint_add).  Without it they keep what the last arming left (a
  * period of 2 with one hit gone would signal on the next hit).  Period 1
  * never leaves anything. */
-static int watchpoint_set_pass(struct watchpoint *w, uint32_t pass)
+static int watchpoint_set_pass(struct watchpoint_set *s, struct watchpoint *w, uint32_t pass)
 {
 	uint64_t period = (uint64_t)pass + 1;
-	if (w->pass == 0 && pass == 0)
+	/* A period's count runs on across arms (hw_breakpoint_add keeps what
+	 * is left) but restarts whole at each signal. */
+	if (w->pass == pass && (pass == 0 || w->count_whole))
 		return 0;
 	if (ioctl(w->fd, PERF_EVENT_IOC_PERIOD, &period) < 0)
 		return -errno;
+	s->period_sets++;
 	w->pass = pass;
 	return 0;
 }
@@ -166,7 +169,7 @@ int watchpoint_arm_after(struct watchpoint_set *s, int slot, uint64_t addr, uint
 	if (!s->slow_rearm && w->fd >= 0) {
 		struct perf_event_attr a;
 		watchpoint_attr(&a, addr, len, type, 0, pass, slot);
-		if ((rc = watchpoint_set_pass(w, pass)) < 0) {
+		if ((rc = watchpoint_set_pass(s, w, pass)) < 0) {
 			s->arm_errors++;
 			w->armed = 0;
 			return rc;
@@ -192,6 +195,7 @@ int watchpoint_arm_after(struct watchpoint_set *s, int slot, uint64_t addr, uint
 		return rc;
 	}
 armed:
+	w->count_whole = 0; /* from now on hits count */
 	w->armed = 1;
 	w->addr = addr;
 	w->len = len;
@@ -214,6 +218,14 @@ int watchpoint_disarm(struct watchpoint_set *s, int slot)
 	if (w->fd >= 0 && ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
 		return -errno;
 	return 0;
+}
+
+int watchpoint_disarm_signalled(struct watchpoint_set *s, int slot)
+{
+	int rc = watchpoint_disarm(s, slot);
+	if (rc == 0)
+		s->wp[slot].count_whole = 1;
+	return rc;
 }
 
 int watchpoint_pause(struct watchpoint_set *s, int slot)

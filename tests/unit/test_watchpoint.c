@@ -437,6 +437,7 @@ enum pass_op {
 	P_READ,  /* load8 from var[v], the same */
 	P_EACH,  /* watchpoint_signal_each(slot 0) */
 	P_DISARM,
+	P_DISARM_SIG, /* watchpoint_disarm_signalled, right after a signal */
 };
 
 struct pass_step {
@@ -454,6 +455,7 @@ struct pass_step {
 #define RS(v) {P_READ, (v), 1, 0}
 #define EACH {P_EACH, 0, 0, 0}
 #define DISARM {P_DISARM, 0, 0, 0}
+#define DISARM_SIG {P_DISARM_SIG, 0, 0, 0}
 
 #define PASS_STEPS 16
 
@@ -511,6 +513,16 @@ static const struct {
 	{__LINE__, {ARM(0, 0), EACH, WS(0), WS(0)}},
 	/* signal_each twice: the second has nothing to do */
 	{__LINE__, {ARM(0, 1), W(0), WS(0), EACH, EACH, WS(0)}},
+	/* disarmed at its signal, the count starts whole: the same pass
+	 * again, with no PERIOD ioctl, lets the first hits by as before */
+	{__LINE__, {ARM(0, 1), W(0), WS(0), DISARM_SIG, ARM(1, 1), W(1), WS(1)}},
+	{__LINE__, {ARM(0, 2), W(0), W(0), WS(0), DISARM_SIG, ARM(0, 2), W(0), W(0), WS(0)}},
+	/* ... another pass sets its period */
+	{__LINE__, {ARM(0, 1), W(0), WS(0), DISARM_SIG, ARM(1, 2), W(1), W(1), WS(1)}},
+	{__LINE__, {ARM(0, 2), W(0), W(0), WS(0), DISARM_SIG, ARM(1, 1), W(1), WS(1)}},
+	/* ... and once armed, hits count again: one gone, re-armed */
+	{__LINE__, {ARM(0, 1), W(0), WS(0), DISARM_SIG, ARM(1, 1), W(1), ARM(2, 1), W(2), WS(2)}},
+	{__LINE__, {ARM(0, 1), W(0), WS(0), DISARM_SIG, ARM(1, 1), W(1), DISARM, ARM(2, 1), W(2), WS(2)}},
 };
 
 static void test_pass(int slow)
@@ -565,6 +577,9 @@ static void test_pass(int slow)
 			case P_DISARM:
 				CHECK(line, watchpoint_disarm(&s, 0) == 0, "disarm");
 				break;
+			case P_DISARM_SIG:
+				CHECK(line, watchpoint_disarm_signalled(&s, 0) == 0, "disarm_signalled");
+				break;
 			case P_WRITE:
 			case P_READ:
 				expect(line, &s, st->op == P_WRITE ? STORE8 : LOAD8, var[st->v],
@@ -577,6 +592,61 @@ static void test_pass(int slow)
 		}
 		watchpoint_set_close(&s);
 	}
+}
+
+/* What the rows above cannot see: the re-arm after disarm_signalled
+ * makes no PERIOD ioctl (period_sets), and any other re-arm with a pass
+ * does. */
+static void test_period_sets(void)
+{
+	struct watchpoint_set s;
+	if (watchpoint_set_open(&s, 1, wp_sig, my_tid(), 0, (uint64_t)(uintptr_t)&parking) != 1 ||
+	    s.slow_rearm) {
+		FAIL(__LINE__, "open(want 1, fast) failed");
+		return;
+	}
+	static const struct {
+		int line;
+		int op;            /* P_ARM, P_WRITE (sig_or_type: signals), P_DISARM, P_DISARM_SIG */
+		uint8_t v, pass, sig;
+		uint64_t period_sets; /* after the step */
+	} steps[] = {
+		{__LINE__, P_ARM, 0, 1, 0, 1},
+		{__LINE__, P_WRITE, 0, 0, 0, 1},
+		{__LINE__, P_WRITE, 0, 0, 1, 1},
+		{__LINE__, P_DISARM_SIG, 0, 0, 0, 1},
+		{__LINE__, P_ARM, 1, 1, 0, 1},  /* whole: none */
+		{__LINE__, P_WRITE, 1, 0, 0, 1},
+		{__LINE__, P_ARM, 0, 1, 0, 2},  /* a hit gone: set again */
+		{__LINE__, P_WRITE, 0, 0, 0, 2},
+		{__LINE__, P_WRITE, 0, 0, 1, 2},
+		{__LINE__, P_DISARM, 0, 0, 0, 2},
+		{__LINE__, P_ARM, 1, 1, 0, 3},  /* a plain disarm: set */
+		{__LINE__, P_ARM, 0, 0, 0, 4},  /* pass 0 from 1: set */
+		{__LINE__, P_ARM, 1, 0, 0, 4},  /* pass 0 again: none */
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		switch (steps[i].op) {
+		case P_ARM:
+			CHECK(steps[i].line,
+			      watchpoint_arm_after(&s, 0, (uint64_t)(uintptr_t)var[steps[i].v], 8,
+						   WATCHPOINT_W, steps[i].pass) == 0,
+			      "arm_after");
+			break;
+		case P_WRITE:
+			expect(steps[i].line, &s, STORE8, var[steps[i].v], steps[i].sig ? 0 : -1);
+			break;
+		case P_DISARM:
+			CHECK(steps[i].line, watchpoint_disarm(&s, 0) == 0, "disarm");
+			break;
+		case P_DISARM_SIG:
+			CHECK(steps[i].line, watchpoint_disarm_signalled(&s, 0) == 0, "disarm_signalled");
+			break;
+		}
+		CHECK(steps[i].line, s.period_sets == steps[i].period_sets, "period_sets %llu, want %llu",
+		      (unsigned long long)s.period_sets, (unsigned long long)steps[i].period_sets);
+	}
+	watchpoint_set_close(&s);
 }
 
 /* How many slots the kernel hands out. */
@@ -704,6 +774,7 @@ int main(int argc, char **argv)
 	scenario(1);
 	test_pass(0);
 	test_pass(1);
+	test_period_sets();
 	test_bad_arm(1);
 	test_bad_arm(0);
 

@@ -62,6 +62,10 @@ void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_o
 		    const uint64_t *pcs, int n, enum craft_verdict v, int approx);
 /* The slot's sample no longer counts as armed in its context; disarm. */
 void sample_release(struct witch_thread *t, int slot);
+/* The same, in the handler run of the slot's own signal, before the
+ * program ran on: re-arming it needs one ioctl fewer
+ * (watchpoint_disarm_signalled). */
+void sample_release_trapped(struct witch_thread *t, int slot);
 /* Let go the samples watched since before this tick (drcost.h: armed
  * watchpoints slow the program's system calls over budget). */
 void sample_expire_lingering(struct witch_thread *t);

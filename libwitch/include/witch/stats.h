@@ -57,6 +57,7 @@
 	X(clock_errors)       /* the sampler's clock refused the next interval */ \
 	X(rearm_fast)         /* re-armed with PERF_EVENT_IOC_MODIFY_ATTRIBUTES */ \
 	X(rearm_slow)         /* re-armed by close + reopen */                   \
+	X(period_sets)        /* PERF_EVENT_IOC_PERIOD before a re-arm */         \
 	X(clock_ns)           /* soft sampler: CPU time its clock counted */     \
 	X(cost_handler_ns)    /* the profiler's time in its handlers */           \
 	X(cost_kernel_ns)     /* ... in the kernel round trips they cost (est.) */ \

@@ -44,6 +44,9 @@ struct watchpoint {
 	int armed;
 	int type;
 	uint32_t pass;          /* hits the kernel lets by before it signals (period - 1) */
+	int count_whole;        /* the kernel's count of the period starts whole
+				 * (watchpoint_disarm_signalled): no PERIOD ioctl
+				 * to re-arm with the same pass */
 	uint64_t addr;          /* watched range */
 	uint32_t len;
 	struct watch_owner own; /* what the runtime and its client keep with it */
@@ -57,6 +60,7 @@ struct watchpoint_set {
 	int slow_rearm;     /* close+reopen instead of MODIFY_ATTRIBUTES */
 	uint64_t parking_addr;
 	uint64_t rearm_fast, rearm_slow, arm_errors;
+	uint64_t period_sets;   /* PERIOD ioctls (each a debug-register write) */
 };
 
 /* Open up to `want` (0 = as many as the hardware has) breakpoint events for
@@ -81,6 +85,11 @@ int watchpoint_arm_after(struct watchpoint_set *s, int slot, uint64_t addr, uint
  * from now on (the kernel would wait a whole period again). */
 int watchpoint_signal_each(struct watchpoint_set *s, int slot);
 int watchpoint_disarm(struct watchpoint_set *s, int slot);
+/* Disarm a slot whose event has just signalled, before any further hit:
+ * the kernel reloaded its count at the signal, so re-arming it with the
+ * same pass skips the PERIOD ioctl (a debug-register write, ~3 us when it
+ * is a handler run's first: bench/bp_ioctl_cost.c). */
+int watchpoint_disarm_signalled(struct watchpoint_set *s, int slot);
 /* Disables the watchpoint, keeping its state. */
 int watchpoint_pause(struct watchpoint_set *s, int slot);
 int watchpoint_resume(struct watchpoint_set *s, int slot);
