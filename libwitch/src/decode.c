@@ -334,17 +334,17 @@ static void decode_compact(const ZydisDecodedInstruction *insn, const ZydisDecod
 	zi->avx.broadcast.is_static = insn->avx.broadcast.is_static;
 	const ZydisAccessedFlags *fl = insn->cpu_flags;
 	zi->flags_changed = fl && (fl->modified | fl->set_0 | fl->set_1 | fl->undefined);
+	/* The vector registers written are the form's (form_deps, hidden
+	 * operands too); mask registers it does not follow. */
+	zi->vec_written = (uint32_t)(z->form.dep_writes >> DECODE_DEP_VEC0);
 	for (int i = 0; i < insn->operand_count; i++) {
 		const ZydisDecodedOperand *op = &ops[i];
 		if (op->type != ZYDIS_OPERAND_TYPE_REGISTER ||
-		    !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+		    !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) ||
+		    ZydisRegisterGetClass(op->reg.value) != ZYDIS_REGCLASS_MASK)
 			continue;
-		ZydisRegisterClass cl = ZydisRegisterGetClass(op->reg.value);
 		int id = ZydisRegisterGetId(op->reg.value);
-		if ((cl == ZYDIS_REGCLASS_XMM || cl == ZYDIS_REGCLASS_YMM ||
-		     cl == ZYDIS_REGCLASS_ZMM) && id >= 0 && id < 32)
-			zi->vec_written |= 1u << id;
-		else if (cl == ZYDIS_REGCLASS_MASK && id >= 0 && id < 8)
+		if (id >= 0 && id < 8)
 			zi->k_written |= (uint8_t)(1u << id);
 	}
 	for (int i = 0; i < insn->operand_count && i < DECODE_ZOPS; i++) {
@@ -389,7 +389,7 @@ int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_i
 	if (rc < 0)
 		return rc;
 	decode_form_of(pc, &insn, ops, &z->form);
-	decode_compact(&insn, ops, z);
+	decode_compact(&insn, ops, z); /* after the form: it reads its masks */
 	decode_form_apply(&z->form, regs, out);
 	return 0;
 }

@@ -75,7 +75,7 @@ struct decode_zop {
  * what it asked of the hidden operands and flags, found once. */
 struct decode_zinsn {
 	uint64_t attributes;   /* ZYDIS_ATTRIB_* */
-	uint32_t vec_written;  /* bit n: zmm n written (hidden operands too) */
+	uint32_t vec_written;  /* bit n: zmm n written: the form's dep_writes, hidden operands too */
 	uint16_t mnemonic;     /* ZydisMnemonic */
 	uint8_t length;
 	uint8_t operand_width;
