@@ -342,6 +342,18 @@ static double tick_kernel_cost(struct witch_thread *t, double program_ns)
 	return ns;
 }
 
+/* A tick that interrupted the runtime's own code (the allocation
+ * interposers' fast paths, the bulk wrappers: run inline in the program's
+ * calls, timed by no handler) samples that code's share of CPU time: its
+ * interval is counted as the runtime's (cost.h's estimate). */
+static void tick_count_inline(struct witch_thread *t, const ucontext_t *uc, double program_ns)
+{
+	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], lo, hi;
+	context_runtime_text(&lo, &hi);
+	if (pc >= lo && pc < hi && program_ns > 0)
+		t->stats.cost_inline_ns += (uint64_t)program_ns;
+}
+
 static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs;
@@ -363,6 +375,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	t->stats.clock_ns += t->sampler.current_ns;
 	t->stats.ticks++;
 	t->stats.ticks_timer += sampler_on_timer(&t->sampler);
+	tick_count_inline(t, uc, program_ns);
 	if (t->stats.ticks % COSTMODEL_REMEASURE_TICKS == 0)
 		costmodel_remeasure(); /* the machine's speed moves under the model */
 	if (witch_rt.cfg->budget > 0) {

@@ -2,6 +2,7 @@
 #include "witch/heap.h"
 #include "witch/bulk.h"
 #include "witch/context.h"
+#include "witch/cost.h"
 #include "witch/rawsys.h"
 #include "witch/heap_mix.h"
 #include "witch/heap_sites.h"
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <x86intrin.h>
 
 #include "witch/heap_next.h"
 
@@ -94,15 +96,20 @@ static inline size_t next_usable_size(void *p)
 }
 
 static int heap_on; /* set once by heap_init */
-static uint64_t heap_period = HEAP_SAMPLE_BYTES;
+static uint64_t heap_period = HEAP_SAMPLE_BYTES; /* a thread's at step 0 */
+static double heap_budget;                        /* heap_set_budget's share; 0: fixed */
+static double heap_credit_max;                    /* ... and credit */
+static uint64_t heap_track_tsc;                   /* closed windows' tracking time */
+static uint8_t heap_step_top;                     /* the largest step a thread took */
 static uint64_t heap_text_lo, heap_text_hi;
 static void (*heap_growth_hook)(void); /* heap_set_growth_hook */
 
 #define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+#define HEAP_PREEMPTED_NS 200000.0 /* a tracked block this long lost the CPU (or more) */
 
 /* A thread's sampling state, one TLS block (one TLS address on a fast
  * path).  The bytes to the next sample byte are fast + rest, fast being
- * at most heap_period (>= 1): a block smaller than fast is small and has
+ * at most the thread's period (>= 1): a block smaller than fast is small and has
  * no sample byte.  Kept as neg = -fast (mod 2^64), so that one addition's
  * carry tells (HEAP_SKIP); it starts at ~0 (fast 1, no draw yet). */
 struct heap_thread {
@@ -112,6 +119,12 @@ struct heap_thread {
 	int busy;
 	uint32_t pending_site; /* heap_pending_begin's, 0 when none */
 	uint32_t tracked;      /* blocks added: every 16th calls the growth hook */
+	uint8_t step;          /* the thread's period is heap_period << step */
+	uint64_t window_tsc;   /* time spent tracking since the last budget check */
+	uint64_t mean_tsc;     /* running mean of a tracked block's time */
+	double window_cpu_ns;  /* the thread's CPU clock at that check */
+	double credit_ns;      /* the budget's tracking time not spent yet */
+	int budget_on;         /* credit_ns holds the thread's (its first check) */
 	uint8_t seen[256]; /* blocks by call site (its return address's low byte) */
 };
 static __thread struct heap_thread heap_me
@@ -144,13 +157,22 @@ int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size)
 	return 0;
 }
 
+/* This thread's sampling period now (heap_set_budget moves its step). */
+static inline uint64_t heap_thread_period(void)
+{
+	return heap_period << heap_me.step;
+}
+
 /* What a block adds to its site's live sampled bytes (heap_mix.h): k
- * period for one tracked by sampling (E = its size), 0 for the others. */
+ * period for one tracked by sampling (E = its size; the period its
+ * thread had then), 0 for the others. */
 static inline int64_t heap_mix_bytes(uint64_t bits)
 {
 	if (!(bits & HEAP_SAMPLED_BIT))
 		return 0;
-	return (int64_t)(((bits & HEAP_SIZE_MASK) >> HEAP_POINTS_SHIFT) * heap_period);
+	uint64_t k = (bits >> HEAP_POINTS_SHIFT) & HEAP_POINTS_MAX;
+	unsigned step = (unsigned)(bits >> HEAP_STEP_SHIFT) & HEAP_STEP_MAX;
+	return (int64_t)(k * (heap_period << step));
 }
 
 /* Record a new block (span: the size its removal will compute). */
@@ -165,7 +187,7 @@ static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
 	uint32_t site = heap_sites_find(ret, cfa);
 	int tracked = site != 0 && heap_table_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0;
 	heap_sites_count(tracked);
-	if (tracked && size < heap_period && !(bits & HEAP_MMAP_BIT)) {
+	if (tracked && size < heap_thread_period() && !(bits & HEAP_MMAP_BIT)) {
 		heap_mix_note_window((uint64_t)(uintptr_t)p);
 		heap_mix_add(site, heap_mix_bytes(bits));
 	}
@@ -179,7 +201,8 @@ static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
  * whatever their count (heap_period or more). */
 static void heap_pending_begin(uint64_t size, uint64_t ret, uint64_t cfa)
 {
-	if (size < heap_period || heap_me.busy || (ret >= heap_text_lo && ret < heap_text_hi))
+	if (size < heap_thread_period() || heap_me.busy ||
+	    (ret >= heap_text_lo && ret < heap_text_hi))
 		return;
 	heap_me.busy = 1;
 	uint32_t site = heap_sites_find(ret, cfa);
@@ -209,7 +232,24 @@ static uint64_t heap_draw(void)
 	uint64_t x = heap_me.rng ? heap_me.rng : (uint64_t)(uintptr_t)&heap_me * 0x9E3779B97F4A7C15ull;
 	x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 	heap_me.rng = x;
-	return 1 + x % (2 * heap_period);
+	return 1 + x % (2 * heap_thread_period());
+}
+
+/* A countdown from a random point of a gap (the smaller of two draws:
+ * the residual of uniform gaps), so that it is stationary from here. */
+static uint64_t heap_draw_residual(void)
+{
+	uint64_t a = heap_draw(), b = heap_draw();
+	return a < b ? a : b;
+}
+
+/* Set the countdown to `left` bytes (fast: at most the period). */
+static void heap_set_left(uint64_t left)
+{
+	uint64_t period = heap_thread_period();
+	uint64_t fast = left < period ? left : period;
+	heap_me.neg = -fast;
+	heap_me.rest = left - fast;
 }
 
 /* Count a block of `size` bytes down: the sample bytes that fall in it
@@ -220,19 +260,73 @@ static uint64_t heap_draw(void)
 __attribute__((noinline)) static uint64_t heap_count_down(uint64_t size)
 {
 	uint64_t left = -heap_me.neg + heap_me.rest, k = 0;
-	if (heap_me.rng == 0) {
-		uint64_t a = heap_draw(), b = heap_draw();
-		left = a < b ? a : b;
-	}
+	if (heap_me.rng == 0)
+		left = heap_draw_residual();
 	while (left <= size) {
 		left += heap_draw();
 		k++;
 	}
-	left -= size;
-	uint64_t fast = left < heap_period ? left : heap_period;
-	heap_me.neg = -fast;
-	heap_me.rest = left - fast;
+	heap_set_left(left - size);
 	return k;
+}
+
+/* The thread's period doubles or halves: the countdown starts again from
+ * a residual gap of the new one, so each sample byte stands for the
+ * period it was drawn with (a block's step says which). */
+static void heap_set_step(unsigned step)
+{
+	heap_me.step = (uint8_t)step;
+	if (heap_me.rng != 0) /* else the first count down draws it */
+		heap_set_left(heap_draw_residual());
+	uint8_t top = __atomic_load_n(&heap_step_top, __ATOMIC_RELAXED);
+	while (step > top && !__atomic_compare_exchange_n(&heap_step_top, &top, (uint8_t)step, 1,
+							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* A tracked block's time (the TSC: wall time).  One far above the
+ * thread's mean lost the CPU meanwhile, and counts at the mean (as the
+ * handlers' runs do, cost.h): on a loaded machine cc1's tracking read
+ * 90-150 ms for ~25 otherwise. */
+static void heap_count_time(uint64_t tsc)
+{
+	uint64_t mean = heap_me.mean_tsc;
+	if (mean != 0 && tsc > 8 * mean && cost_tsc_ns(tsc) > HEAP_PREEMPTED_NS) {
+		tsc = mean;
+	} else {
+		mean = mean ? mean - mean / 16 + tsc / 16 : tsc;
+		heap_me.mean_tsc = mean;
+	}
+	heap_me.window_tsc += tsc;
+}
+
+/* Every HEAP_BUDGET_BLOCKS tracked blocks of a thread: the thread's
+ * credit gains the budget's share of its CPU time since the last check
+ * and loses what tracking took (a token bucket, full at the start, so
+ * that a burst of allocations is not what sets the period).  In debt, its period doubles; with half the bucket back, it
+ * halves.  Without a budget, only the time is kept. */
+static void heap_budget_check(void)
+{
+	uint64_t tsc = heap_me.window_tsc;
+	heap_me.window_tsc = 0;
+	__atomic_add_fetch(&heap_track_tsc, tsc, __ATOMIC_RELAXED);
+	if (heap_budget <= 0 || heap_period == 0)
+		return;
+	double cpu = cost_thread_cpu_ns(), took = cpu - heap_me.window_cpu_ns;
+	heap_me.window_cpu_ns = cpu;
+	if (!heap_me.budget_on) {
+		heap_me.budget_on = 1;
+		heap_me.credit_ns = heap_credit_max;
+	}
+	if (took < 0) /* a fork's child: its clock started again */
+		took = 0;
+	double credit = heap_me.credit_ns + heap_budget * took - cost_tsc_ns(tsc);
+	heap_me.credit_ns = credit < heap_credit_max ? credit : heap_credit_max;
+	if (credit < 0 && heap_me.step < HEAP_STEP_LIMIT &&
+	    (heap_period << (heap_me.step + 1u)) <= HEAP_PERIOD_MAX)
+		heap_set_step(heap_me.step + 1u);
+	else if (credit > heap_credit_max / 2 && heap_me.step > 0)
+		heap_set_step(heap_me.step - 1u);
 }
 
 /* The common case, decided before the C library is called: a block past
@@ -271,7 +365,7 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 	uint64_t bits = 0;
 	if (!p)
 		return;
-	if (size < heap_period) {
+	if (size < heap_thread_period()) {
 		uint8_t *seen = &heap_me.seen[(uint8_t)ret];
 		if (*seen < HEAP_FIRST_BLOCKS) {
 			++*seen;
@@ -280,12 +374,17 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 			if (k == 0)
 				return;
 			k = k < HEAP_POINTS_MAX ? k : HEAP_POINTS_MAX;
-			bits = HEAP_SAMPLED_BIT | k << HEAP_POINTS_SHIFT;
+			bits = HEAP_SAMPLED_BIT | k << HEAP_POINTS_SHIFT |
+			       (uint64_t)heap_me.step << HEAP_STEP_SHIFT;
 		}
 	}
+	uint64_t t0 = __rdtsc();
 	heap_add(p, size, next_usable_size(p), ret, cfa, bits);
 	if ((++heap_me.tracked & 15) == 0 && heap_growth_hook)
 		heap_growth_hook();
+	heap_count_time(__rdtsc() - t0);
+	if (heap_me.tracked % HEAP_BUDGET_BLOCKS == 0)
+		heap_budget_check();
 }
 
 /* Off the table, if it is there; *span: the usable size it was under. */
@@ -600,6 +699,17 @@ uint64_t heap_sample_bytes(void)
 	return heap_period;
 }
 
+uint64_t heap_thread_sample_bytes(void)
+{
+	return heap_thread_period();
+}
+
+void heap_set_budget(double share, double credit_ns)
+{
+	heap_budget = share > 0 ? share : 0;
+	heap_credit_max = credit_ns > 0 ? credit_ns : 0;
+}
+
 void heap_set_sample_bytes(uint64_t bytes)
 {
 	heap_period = bytes < HEAP_PERIOD_MAX ? bytes : HEAP_PERIOD_MAX;
@@ -628,6 +738,9 @@ void heap_get_stats(struct heap_stats *st)
 	st->site_unwinds = ss.unwinds;
 	st->site_walked = ss.walked;
 	st->site_ns = ss.slow_ns;
+	st->track_ns = cost_tsc_ns(__atomic_load_n(&heap_track_tsc, __ATOMIC_RELAXED) +
+				   heap_me.window_tsc); /* and the caller's open window */
+	st->sample_bytes_max = heap_period << __atomic_load_n(&heap_step_top, __ATOMIC_RELAXED);
 	st->bytes_reserved = heap_table_reserved() + ss.bytes_reserved;
 }
 

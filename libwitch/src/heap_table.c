@@ -15,8 +15,9 @@
  *
  * An entry is two words: key = generation(16) | start(48), start 0 free
  * and 1 being written; val = site(24) | mmap(1) | sampled(1) | size(38),
- * where a sampled block's size(38) is points(14) | size(24) (points: the
- * sample bytes that fell in it, >= 1).  Writers
+ * where a sampled block's size(38) is step(4) | points(10) | size(24)
+ * (points: the sample bytes that fell in it, >= 1; step: its thread's
+ * period then, heap.h).  Writers
  * claim a free slot by CAS (generation + 1), write val, publish key with
  * release; readers read key, val, key and keep the entry only when the
  * two keys agree. */

@@ -478,7 +478,9 @@ static int profile_emit(FILE *f)
 		fprintf(f, "stat heap_sites %llu\n", (unsigned long long)hs.sites);
 		fprintf(f, "stat heap_site_unwinds %llu\n", (unsigned long long)hs.site_unwinds);
 		fprintf(f, "stat heap_site_walked %llu\n", (unsigned long long)hs.site_walked);
-		fprintf(f, "stat cost_heap_ns %llu\n", (unsigned long long)hs.site_ns);
+		fprintf(f, "stat cost_heap_ns %llu\n", (unsigned long long)hs.track_ns);
+		fprintf(f, "stat heap_sample_bytes_max %llu\n",
+			(unsigned long long)hs.sample_bytes_max);
 	}
 	fprintf(f, "pid %d\n", (int)getpid());
 	fprintf(f, "exe %s\n", exe);

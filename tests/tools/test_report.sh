@@ -182,8 +182,8 @@ rc, out, err = run("report", "--json", "--top", "2", "one.prof")
 check(len(json.loads(out)["pairs"]) == 2, "--json --top 2 lists two pairs")
 
 # --- the runtime's overhead estimate: (handler + kernel + start-up and
-# exit + allocation sites) over the program's CPU time (the clock less the
-# handlers) ---
+# exit + allocation tracking + inline code) over the program's CPU time
+# (the clock less the handlers) ---
 for case, stats, want in [
     # 1e7 + 5e6 + 5e6 over 1e9 - 1e7
     ("with start-up",
@@ -195,6 +195,11 @@ for case, stats, want in [
     ("with allocation sites",
      {"clock_ns": 1e9, "cost_handler_ns": 1e7, "cost_kernel_ns": 5e6, "cost_startup_ns": 5e6,
       "cost_heap_ns": 4e6}, 2.4e7 / 9.9e8),
+    # ticks in the runtime's inline code (interposers, wrappers) count too:
+    # 1e7 + 5e6 + 5e6 + 4e6 + 3e6 over 1e9 - 1e7
+    ("with inline code",
+     {"clock_ns": 1e9, "cost_handler_ns": 1e7, "cost_kernel_ns": 5e6, "cost_startup_ns": 5e6,
+      "cost_heap_ns": 4e6, "cost_inline_ns": 3e6}, 2.7e7 / 9.9e8),
     # no handler time: no estimate
     ("no handler time",
      {"clock_ns": 1e9, "cost_startup_ns": 5e6}, None),

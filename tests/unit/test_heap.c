@@ -10,13 +10,15 @@
  * the end is not the block); free, realloc and each allocator; anonymous
  * mmap, munmap (whole, head, tail, middle), mremap; file and MAP_STACK
  * mappings untracked; threads allocating and freeing while another looks
- * up (no torn answer); a fork child; the sampling of small blocks.  Failures print __LINE__.
+ * up (no torn answer); a fork child; the sampling of small blocks; the
+ * period a budget moves (heap_set_budget).  Failures print __LINE__.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 
 #include "check.h"
+#include "witch/cost.h"
 #include "witch/heap.h"
 #include "witch/heap_mix.h"
 #include "witch/heap_sites.h"
@@ -626,14 +628,78 @@ static void test_sampling(void)
 	       tracked, SMALL, (long long)mix, REST * 64);
 }
 
+/* Under a budget each HEAP_BUDGET_BLOCKS tracked blocks move the thread's
+ * period: a share no tracking fits (1e-12 of the CPU time, no credit)
+ * doubles it each time up to HEAP_STEP_LIMIT steps, one it always fits
+ * (4: four times the CPU time) halves it back once the debt is paid and
+ * half the credit (1 ms) is back.  The
+ * live blocks sampled on the way each keep the period they were drawn
+ * with: the mix estimates their bytes (below), and their frees take out of
+ * it exactly what they put in, whatever the period is at the free. */
+static void test_budget(void)
+{
+	enum { N = 40000, SIZE = 1024 };
+	static void *live[N];
+	const uint64_t base = 4096, top = base << HEAP_STEP_LIMIT;
+	struct heap_stats st;
+	heap_set_sample_bytes(base);
+	heap_set_budget(1e-12, 0);
+	int64_t mix0 = heap_mix_total();
+	int steps_seen = 0;
+	uint64_t last = heap_thread_sample_bytes();
+	for (int i = 0; i < N; i++) {
+		live[i] = malloc(SIZE);
+		uint64_t now = heap_thread_sample_bytes();
+		steps_seen += now != last;
+		CHECK(__LINE__, now == last || now == 2 * last, "period %llu -> %llu: not doubled",
+		      (unsigned long long)last, (unsigned long long)now);
+		last = now;
+	}
+	CHECK(__LINE__, last == top && steps_seen == (int)HEAP_STEP_LIMIT,
+	      "period %llu after %d steps, want %llu after %u", (unsigned long long)last, steps_seen,
+	      (unsigned long long)top, HEAP_STEP_LIMIT);
+	/* N x 1 KiB live (the first HEAP_FIRST_BLOCKS of the call site, tracked
+	 * whole and outside the mix, at most 4 KiB off).  Each block's k
+	 * period has variance <= SIZE x period, so the estimate's sd is at
+	 * most sqrt(40 MB x 256 KiB) ~ 3.3 MB (8%): within 0.5-1.5 of the
+	 * truth is 6 sd. */
+	int64_t mix = heap_mix_total() - mix0, want = (int64_t)N * SIZE;
+	CHECK(__LINE__, mix > want / 2 && mix < want + want / 2, "the mix holds %lld for %lld live",
+	      (long long)mix, (long long)want);
+	CHECK(__LINE__, mix % (int64_t)base == 0, "the mix holds %lld, not a sum of k x period",
+	      (long long)mix);
+	/* Back down: a share always met halves the period each window. */
+	heap_set_budget(4.0, 1e6);
+	for (int i = 0; i < 20 * N && heap_thread_sample_bytes() > base; i++) {
+		void *volatile p = malloc(SIZE); /* (a malloc freed at once is optimized out) */
+		free(p);
+	}
+	CHECK(__LINE__, heap_thread_sample_bytes() == base, "period %llu under a share always met",
+	      (unsigned long long)heap_thread_sample_bytes());
+	for (int i = 0; i < N; i++)
+		free(live[i]);
+	CHECK(__LINE__, heap_mix_total() == mix0, "the mix holds %lld after every free, want %lld",
+	      (long long)heap_mix_total(), (long long)mix0);
+	heap_get_stats(&st);
+	CHECK(__LINE__, st.sample_bytes_max == top && st.track_ns > 0,
+	      "stats: largest period %llu (want %llu), tracking %.0f ns",
+	      (unsigned long long)st.sample_bytes_max, (unsigned long long)top, st.track_ns);
+	heap_set_budget(0, 0);
+	heap_set_sample_bytes(0);
+	printf("budget: %d steps up to %llu, the mix %lld bytes for %lld\n", steps_seen,
+	       (unsigned long long)top, (long long)mix, (long long)want);
+}
+
 int main(void)
 {
 	void *early = malloc(64);
 	struct heap_stats st;
-	heap_set_sample_bytes(0); /* every block, but in test_sampling */
-	int rc = heap_init();
+	heap_set_sample_bytes(0); /* every block, but in test_sampling and test_budget */
+	int rc = cost_init(); /* the TSC rate, for the tracking time */
+	if (rc == 0)
+		rc = heap_init();
 	if (rc < 0) {
-		fprintf(stderr, "heap_init: %s\n", strerror(-rc));
+		fprintf(stderr, "cost_init or heap_init: %s\n", strerror(-rc));
 		return 1;
 	}
 	uint32_t site;
@@ -654,6 +720,7 @@ int main(void)
 	test_threads();
 	test_fork();
 	test_sampling();
+	test_budget();
 	heap_get_stats(&st);
 	CHECK(__LINE__, st.blocks_tracked > 1000 && st.sites >= 10 && st.bytes_reserved > 0 &&
 				st.bytes_reserved < (4u << 20),

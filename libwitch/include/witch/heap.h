@@ -16,10 +16,11 @@
  * used again.  mremap moves the region starting at its old address, site
  * and all; a MAP_FIXED mapping first unmaps what it replaces.
  *
- * Cost: small blocks (< HEAP_SAMPLE_BYTES) past the first
- * HEAP_FIRST_BLOCKS of their call site (per thread) are sampled by bytes:
- * about one in HEAP_SAMPLE_BYTES / size is tracked, and the live ones
- * tell the mix of sites an untracked one is drawn from (heap_mix.h).  The others are decided in the interposer before the C
+ * Cost: small blocks (< the thread's period, HEAP_SAMPLE_BYTES or more
+ * under a budget) past the first HEAP_FIRST_BLOCKS of their call site (per
+ * thread) are sampled by bytes: about one in period / size is tracked,
+ * and the live ones tell the mix of sites an untracked one is drawn from
+ * (heap_mix.h).  The others are decided in the interposer before the C
  * library is called (a countdown addition and the call site's count, six
  * instructions) and their free by one byte of a counting filter (six).  A tracked block's site comes from heap_sites (heap_sites.h: an
  * unwind once per thread, call site, callers and stack depth, a
@@ -30,7 +31,7 @@
  * Memory, preallocated by heap_init (mmap, MAP_NORESERVE): heap_table's
  * block table (256 KiB, ~10,000 live tracked blocks; past that, or when a
  * hash window is full, new blocks are untracked and counted) and filter
- * (256 KiB), heap_sites' tables (576 KiB of sites, 2.1 MiB of thread
+ * (64 KiB), heap_sites' tables (576 KiB of sites, 2.1 MiB of thread
  * caches reserved).  Blocks from new sites past the site table are
  * untracked, counted in sites_dropped.
  *
@@ -53,6 +54,18 @@
  * blocks at 4 KiB, 76,000 of them unwound for their site (~3.5 us each):
  * objects cost it ~12% of its time; at 16 KiB 42,000 and 23,000, ~3%. */
 #define HEAP_SAMPLE_BYTES 16384u
+/* Under a budget (heap_set_budget) each thread has a credit of tracking
+ * time: its share of the thread's CPU time flows in, up to
+ * HEAP_BUDGET_CREDIT_NS (also what it starts with), and tracking spends
+ * it.  Checked every HEAP_BUDGET_BLOCKS tracked blocks, a thread in debt
+ * doubles its period and one with half its credit back halves it, from
+ * the base (HEAP_SAMPLE_BYTES) up to HEAP_STEP_LIMIT steps (1 MiB;
+ * tcmalloc's and Go's heap profilers sample every 512 KiB).  A sampled
+ * block keeps the period it was drawn with.  gcc's cc1: 41,600 blocks
+ * tracked and ~4% of its time at 16 KiB; 1,600 at 1 MiB. */
+#define HEAP_BUDGET_BLOCKS 64u
+#define HEAP_BUDGET_CREDIT_NS 5e6
+#define HEAP_STEP_LIMIT 6u
 
 struct heap_stats {
 	uint64_t blocks_tracked;   /* blocks recorded since heap_init */
@@ -62,6 +75,8 @@ struct heap_stats {
 	uint64_t site_unwinds;     /* sites found by unwinding (cache misses) */
 	uint64_t site_walked;      /* ... of which without libgcc (stepcache.h) */
 	double site_ns;            /* ... the time they took */
+	double track_ns;           /* recording tracked blocks, sites included */
+	uint64_t sample_bytes_max; /* the largest period a thread took */
 	uint64_t bytes_reserved;   /* the tables' mappings */
 };
 
@@ -89,6 +104,13 @@ uint64_t heap_sample_bytes(void);
 /* For tests and settings, before heap_init or while no thread allocates
  * (at most 2^24 - 1: larger is taken as that). */
 void heap_set_sample_bytes(uint64_t bytes);
+/* The calling thread's period now (heap_sample_bytes() << its step). */
+uint64_t heap_thread_sample_bytes(void);
+/* Hold each thread's tracking time to `share` of its CPU time, with a
+ * credit of credit_ns (HEAP_BUDGET_CREDIT_NS), by moving its period;
+ * share 0 (the default): the period is fixed.  Before heap_init, or while
+ * no other thread allocates (tests). */
+void heap_set_budget(double share, double credit_ns);
 /* Blocks allocated from [lo, hi) (the runtime's own code) are not the
  * program's: left untracked.  Before or after heap_init. */
 void heap_set_runtime_text(uint64_t lo, uint64_t hi);

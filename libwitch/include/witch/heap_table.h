@@ -12,7 +12,7 @@
  * Memory, preallocated by heap_table_init (mmap, MAP_NORESERVE):
  * HEAP_BLOCK_SLOTS entries of 16 B (256 KiB; a block has one or two, the
  * granules it touches, so ~10,000 live blocks fit; past that, or when a
- * hash window of 16 is full, an insert fails) and the filter (256 KiB).
+ * hash window of 16 is full, an insert fails) and the filter (64 KiB).
  */
 #ifndef WITCH_HEAP_TABLE_H
 #define WITCH_HEAP_TABLE_H
@@ -28,11 +28,14 @@
 #define HEAP_SAMPLED_BIT (1ull << 38) /* tracked by the byte sampling */
 #define HEAP_SMALL_MASK ((1ull << 24) - 1) /* a sampled block's size */
 #define HEAP_POINTS_SHIFT 24
-#define HEAP_POINTS_MAX ((1ull << 14) - 1)
+#define HEAP_POINTS_MAX ((1ull << 10) - 1)
+#define HEAP_STEP_SHIFT 34 /* a sampled block's period: heap_sample_bytes() << step */
+#define HEAP_STEP_MAX 15
 #define HEAP_PERIOD_MAX HEAP_SMALL_MASK
 #define HEAP_MMAP_BIT (1ull << 39)
 #define HEAP_SITE_SHIFT 40
-#define HEAP_FILTER_BITS 18
+#define HEAP_FILTER_BITS 16 /* counters: 64 KiB */
+#define HEAP_FILTER_GRAIN 10 /* of 1 KiB of address space each */
 
 /* Outside handlers, once: the table and the filter; 0 or -ENOMEM. */
 int heap_table_init(void);
@@ -66,15 +69,17 @@ static inline uint64_t heap_table_val_bits(uint64_t v)
 /* The filter, for heap_table_may_hold; written by the table only. */
 extern uint8_t *heap_table_filter __attribute__((visibility("hidden")));
 
-/* The counting filter: tracked blocks by the cache line of their start,
- * so that most frees (of blocks never tracked) look at one byte.  By
- * address, not by a hash: frees of neighbouring blocks then read one line
- * of the filter.  Hashed, each free read a random line of its 256 KiB:
- * a cache miss that was 1.25% of gcc's cc1 (perf). Lines 16 MiB apart
- * share a counter (a free there looks in the table for nothing). */
+/* The counting filter: tracked blocks by the KiB of their start, so that
+ * most frees (of blocks never tracked) look at one byte.  By address, not
+ * by a hash: frees of neighbouring blocks then read one line of the
+ * filter (64 KiB of heap a line).  Hashed, each free read a random line of
+ * 256 KiB: a cache miss that was 1.25% of gcc's cc1 (perf); by cache line
+ * of the block (4 KiB of heap a filter line, 256 KiB) still 0.9%.  KiBs
+ * 64 MiB apart share a counter, and so do blocks in one KiB (a free there
+ * looks in the table for nothing: tracked blocks are few). */
 static inline uint8_t *heap_table_filter_of(uint64_t start)
 {
-	return &heap_table_filter[(start >> 6) & ((1u << HEAP_FILTER_BITS) - 1)];
+	return &heap_table_filter[(start >> HEAP_FILTER_GRAIN) & ((1u << HEAP_FILTER_BITS) - 1)];
 }
 
 /* 0: no tracked block starts at p (a free may go straight on); 1: it

@@ -67,6 +67,7 @@
 	X(dr_bytes_armed)     /* bytes read and written with watchpoints armed (drcost.h) */ \
 	X(dr_faults_armed)    /* page faults with watchpoints armed */           \
 	X(cost_dr_ns)         /* ... the kernel's slower string work they cost (est.) */ \
+	X(cost_inline_ns)     /* ticks in the runtime's code outside handlers: their time (est.) */ \
 	X(watch_expired)      /* samples let go for that cost (drcost.h) */ \
 	X(handler_faults)     /* handler runs a fault ended (rescue.h): abandoned */ \
 	X(peek_in_place)      /* reads of the program's memory in place (peek.h) */ \
