@@ -105,7 +105,9 @@ static uint64_t heap_text_lo, heap_text_hi;
 static void (*heap_growth_hook)(void); /* heap_set_growth_hook */
 
 #define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
-#define HEAP_PREEMPTED_NS 200000.0 /* a tracked block this long lost the CPU (or more) */
+/* A tracked block that took longer than this, and 8x the thread's mean,
+ * lost the CPU meanwhile (heap_count_time). */
+#define HEAP_PREEMPTED_NS 200000.0
 
 /* A thread's sampling state, one TLS block (one TLS address on a fast
  * path).  The bytes to the next sample byte are fast + rest, fast being
@@ -303,8 +305,9 @@ static void heap_count_time(uint64_t tsc)
 /* Every HEAP_BUDGET_BLOCKS tracked blocks of a thread: the thread's
  * credit gains the budget's share of its CPU time since the last check
  * and loses what tracking took (a token bucket, full at the start, so
- * that a burst of allocations is not what sets the period).  In debt, its period doubles; with half the bucket back, it
- * halves.  Without a budget, only the time is kept. */
+ * that a burst of allocations is not what sets the period).  In debt,
+ * its period doubles; with half the bucket back, it halves.  Without a
+ * budget, only the time is kept. */
 static void heap_budget_check(void)
 {
 	uint64_t tsc = heap_me.window_tsc;
