@@ -126,8 +126,7 @@ struct heap_thread {
 	uint64_t window_tsc;   /* time spent tracking since the last budget check */
 	uint64_t mean_tsc;     /* running mean of a tracked block's time */
 	double window_cpu_ns;  /* the thread's CPU clock at that check */
-	double credit_ns;      /* the budget's tracking time not spent yet */
-	int budget_on;         /* credit_ns holds the thread's (its first check) */
+	double debt_ns;        /* tracking time past the budget's, less the credit (>= 0) */
 	uint8_t seen[256]; /* blocks by call site (its return address's low byte) */
 };
 static __thread struct heap_thread heap_me
@@ -319,18 +318,15 @@ static void heap_budget_check(void)
 		return;
 	double cpu = cost_thread_cpu_ns(), took = cpu - heap_me.window_cpu_ns;
 	heap_me.window_cpu_ns = cpu;
-	if (!heap_me.budget_on) {
-		heap_me.budget_on = 1;
-		heap_me.credit_ns = heap_credit_max;
-	}
 	if (took < 0) /* a fork's child: its clock started again */
 		took = 0;
-	double credit = heap_me.credit_ns + heap_budget * took - cost_tsc_ns(tsc);
-	heap_me.credit_ns = credit < heap_credit_max ? credit : heap_credit_max;
-	if (credit < 0 && heap_me.step < HEAP_STEP_LIMIT &&
+	/* Kept as the bucket's shortfall, so a thread's zeroed TLS is full. */
+	double debt = heap_me.debt_ns + cost_tsc_ns(tsc) - heap_budget * took;
+	heap_me.debt_ns = debt > 0 ? debt : 0;
+	if (debt > heap_credit_max && heap_me.step < HEAP_STEP_LIMIT &&
 	    (heap_period << (heap_me.step + 1u)) <= HEAP_PERIOD_MAX)
 		heap_set_step(heap_me.step + 1u);
-	else if (credit > heap_credit_max / 2 && heap_me.step > 0)
+	else if (debt < heap_credit_max / 2 && heap_me.step > 0)
 		heap_set_step(heap_me.step - 1u);
 }
 
