@@ -8,6 +8,13 @@
  *   regrow   a calloc'd block (site make_block) grown by realloc (site
  *            regrow): the block is the realloc call's     1000 words   8000
  *   gwords   a static array, by its symbol (size 512)       64 words    512
+ *            named "gwords", no module: the test runs this program
+ *            through a symlink, which names another file than the one
+ *            mapped (python3 -> python3.11), and it is still the executable
+ *   cwords   an exported array in a section of its own, as python3's
+ *            _PyRuntime is in .PyRuntime (Valgrind names data in the
+ *            sections it knows only; the runtime, in any loaded segment):
+ *            by its .dynsym symbol (size 256)                32 words    256
  *   twords   a thread-local array: "tls"                    32 words    256
  *   loc      an array in frame_user's frame: "stack of frame_user",
  *            stored by kill(), called from frame_user       32 words    256
@@ -34,6 +41,8 @@
 #define NOTAIL(x) __asm__ volatile("" : "+r"(x))
 
 uint64_t gwords[64];
+/* Exported (the program links with -rdynamic) and in its own section. */
+__attribute__((section(".cwords_section"), used, aligned(64))) uint64_t cwords[32] = { 1 };
 __thread uint64_t twords[32];
 
 __attribute__((noipa)) static uint64_t kill(volatile uint64_t *p, size_t n, size_t stride)
@@ -120,6 +129,7 @@ int main(void)
 	uint64_t *b = regrow(make_block());
 	s += kill(b, 1000, 1);
 	s += kill(gwords, 64, 1);
+	s += kill(cwords, 32, 1);
 	s += kill(twords, 32, 1);
 	s += frame_user();
 	char *m = remap_site(map_site());

@@ -1,5 +1,7 @@
-/* elfsyms: a function's preferred alias from its module's .dynsym; see elfsyms.h. */
+/* elfsyms: a function's preferred alias, and data symbols Valgrind drops,
+ * from a module's .dynsym; see elfsyms.h. */
 #include "elfsyms.h"
+#include "msort.h"
 
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
@@ -15,10 +17,22 @@ struct fsym {
 	UChar bind;
 };
 
+struct load_seg {
+	Off64T offset;
+	Addr vaddr;
+	SizeT filesz;
+};
+
+#define MAX_LOADS 16
+
 struct module_syms {
 	HChar *path;
-	struct fsym *syms;
+	struct fsym *syms; /* STT_FUNC */
 	UInt n;
+	struct fsym *dsyms; /* STT_OBJECT with a size, by value */
+	UInt nd;
+	struct load_seg loads[MAX_LOADS]; /* PT_LOAD: file offset -> vaddr */
+	UInt nloads;
 	HChar *strtab;
 	SizeT strsize;
 };
@@ -40,8 +54,15 @@ static Bool read_at(Int fd, Off64T off, void *buf, SizeT len)
 	return True;
 }
 
-/* The FUNC symbols of path's .dynsym and their names; m->n = 0 when it
- * has none or cannot be read (names are then Valgrind's). */
+static Int fsym_cmp(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* The FUNC and OBJECT symbols of path's .dynsym, their names and its
+ * PT_LOAD segments; m->n = m->nd = 0 when it has none or cannot be read
+ * (names are then Valgrind's). */
 static void load(struct module_syms *m, const HChar *path)
 {
 	m->path = VG_(strdup)("oracle.elfsyms.path", path);
@@ -56,6 +77,15 @@ static void load(struct module_syms *m, const HChar *path)
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
 	    eh.e_shnum == 0 || eh.e_shnum > 4096)
 		goto out;
+	if (eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum > 0 && eh.e_phnum < 256) {
+		Elf64_Phdr ph[256];
+		if (read_at(fd, (Off64T)eh.e_phoff, ph, eh.e_phnum * sizeof(*ph)))
+			for (UInt i = 0; i < eh.e_phnum && m->nloads < MAX_LOADS; i++)
+				if (ph[i].p_type == PT_LOAD)
+					m->loads[m->nloads++] = (struct load_seg){ (Off64T)ph[i].p_offset,
+										   ph[i].p_vaddr,
+										   ph[i].p_filesz };
+	}
 	sh = VG_(malloc)("oracle.elfsyms.sh", eh.e_shnum * sizeof(*sh));
 	if (!read_at(fd, (Off64T)eh.e_shoff, sh, eh.e_shnum * sizeof(*sh)))
 		goto out;
@@ -76,12 +106,20 @@ static void load(struct module_syms *m, const HChar *path)
 		m->strtab[str->sh_size] = 0;
 		m->strsize = str->sh_size;
 		m->syms = VG_(malloc)("oracle.elfsyms.syms", (count + 1) * sizeof(*m->syms));
-		for (UInt k = 0; k < count; k++)
-			if (ELF64_ST_TYPE(raw[k].st_info) == STT_FUNC && raw[k].st_value &&
-			    raw[k].st_name < str->sh_size)
-				m->syms[m->n++] = (struct fsym){ raw[k].st_value, raw[k].st_size,
-								 raw[k].st_name,
-								 ELF64_ST_BIND(raw[k].st_info) };
+		m->dsyms = VG_(malloc)("oracle.elfsyms.dsyms", (count + 1) * sizeof(*m->dsyms));
+		for (UInt k = 0; k < count; k++) {
+			UInt type = ELF64_ST_TYPE(raw[k].st_info);
+			struct fsym f = { raw[k].st_value, raw[k].st_size, raw[k].st_name,
+					  ELF64_ST_BIND(raw[k].st_info) };
+			if (!raw[k].st_value || raw[k].st_name == 0 || raw[k].st_name >= str->sh_size)
+				continue;
+			if (type == STT_FUNC)
+				m->syms[m->n++] = f;
+			else if (type == STT_OBJECT && raw[k].st_size && raw[k].st_shndx != SHN_UNDEF &&
+				 raw[k].st_shndx < SHN_LORESERVE)
+				m->dsyms[m->nd++] = f;
+		}
+		msort(m->dsyms, m->nd, sizeof(*m->dsyms), fsym_cmp);
 		break;
 	}
 out:
@@ -154,4 +192,42 @@ static const struct fsym *global_alias(const struct module_syms *m, Addr vaddr, 
 			return s;
 	}
 	return NULL;
+}
+
+Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_off, SizeT *size)
+{
+	if (!path || !*path)
+		return False;
+	const struct module_syms *m = module(path);
+	if (!m || !m->nd)
+		return False;
+	Addr vaddr = 0;
+	Bool in_load = False;
+	for (UInt i = 0; i < m->nloads && !in_load; i++)
+		if (off >= m->loads[i].offset && off < m->loads[i].offset + (Off64T)m->loads[i].filesz) {
+			vaddr = m->loads[i].vaddr + (Addr)(off - m->loads[i].offset);
+			in_load = True;
+		}
+	if (!in_load)
+		return False;
+	/* The last symbol starting at or below vaddr; aliases share a start, and
+	 * one that ends before vaddr may hide none that holds it (no nesting in
+	 * .dynsym's data worth naming). */
+	UInt lo = 0, hi = m->nd;
+	while (lo < hi) {
+		UInt mid = lo + (hi - lo) / 2;
+		if (m->dsyms[mid].value <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return False;
+	const struct fsym *s = &m->dsyms[lo - 1];
+	if (vaddr >= s->value + s->size)
+		return False;
+	*name = m->strtab + s->name;
+	*sym_off = vaddr - s->value;
+	*size = s->size;
+	return True;
 }

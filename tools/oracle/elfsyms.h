@@ -6,9 +6,20 @@
  * its .dynsym (the aliases are the exported names).
  *
  *   void elfsyms_prefer(const HChar *obj, Addr vaddr, HChar *fn, SizeT size);
+Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_off, SizeT *size);
  *          fn (Valgrind's name of the function at file address vaddr of
  *          module obj) becomes the global alias at the same address, if
  *          fn is a weak one and there is one; else it is left alone
+ *
+ *   Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name,
+ *                     Addr *sym_off, SizeT *size);
+ *          the exported data symbol (.dynsym STT_OBJECT) holding file
+ *          offset off of module path: its name, off's offset in it and its
+ *          size.  Valgrind names data only in the sections it knows
+ *          (.data, .bss, .rodata, ...); the runtime names any symbol in a
+ *          loaded segment, python3's _PyRuntime in its own .PyRuntime
+ *          section among them, so the oracle asks here where Valgrind
+ *          finds nothing.
  */
 #ifndef ORACLE_ELFSYMS_H
 #define ORACLE_ELFSYMS_H
@@ -16,5 +27,6 @@
 #include "pub_tool_basics.h"
 
 void elfsyms_prefer(const HChar *obj, Addr vaddr, HChar *fn, SizeT size);
+Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_off, SizeT *size);
 
 #endif

@@ -2,6 +2,7 @@
 #include "objects.h"
 
 #include "callstack.h"
+#include "elfsyms.h"
 #include "frames.h"
 #include "requests.h"
 
@@ -9,6 +10,7 @@
 #include "pub_tool_clientstate.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
@@ -104,6 +106,47 @@ static const HChar *base_name(const HChar *path)
 {
 	const HChar *s = VG_(strrchr)(path, '/');
 	return s ? s + 1 : path;
+}
+
+/* The executable's file name, its symlinks followed: Valgrind names a
+ * module by the file it mapped (python3.11) where the command may name a
+ * link to it (/usr/bin/python3), and the runtime knows the executable by
+ * /proc/self/exe, the file too.  A bare command name stays as given. */
+static const HChar *exe_file_base(void)
+{
+	static HChar path[1024];
+	static Bool done;
+	if (done)
+		return base_name(path);
+	done = True;
+	const HChar *exe = VG_(args_the_exename);
+	if (!exe)
+		return path;
+	VG_(strncpy)(path, exe, sizeof(path) - 1);
+	HChar link[1024];
+	for (Int hop = 0; hop < 16; hop++) {
+		SSizeT n = VG_(readlink)(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			break;
+		link[n] = 0;
+		HChar *slash = VG_(strrchr)(path, '/');
+		SizeT dir = link[0] == '/' || !slash ? 0 : (SizeT)(slash - path + 1);
+		if (dir + (SizeT)n >= sizeof(path))
+			break;
+		VG_(memcpy)(path + dir, link, (SizeT)n + 1);
+	}
+	return base_name(path);
+}
+
+/* A static symbol's name: SYMBOL in the executable, SYMBOL (MODULE)
+ * elsewhere, as the runtime names it (docs/objects.md). */
+static void static_name(HChar *name, SizeT size, const HChar *sym, const HChar *mod)
+{
+	const HChar *mb = mod ? base_name(mod) : "";
+	if (!*mb || !VG_(strcmp)(mb, exe_file_base()))
+		VG_(snprintf)(name, size, "%s", sym);
+	else
+		VG_(snprintf)(name, size, "%s (%s)", sym, mb);
 }
 
 static ULong hash_str(const HChar *s)
@@ -510,23 +553,36 @@ static UInt static_object(Addr a, Addr *lo, Addr *hi)
 		Addr start = a - (Addr)off;
 		UInt id = object_find(OBJ_STATIC, start);
 		if (!id) {
-			/* A new symbol: its module decides its name. */
-			Bool have_mod = VG_(get_objname)(ep, a, &mod);
-			HChar modc[256] = "";
-			if (have_mod) {
-				VG_(strncpy)(modc, base_name(mod), sizeof(modc) - 1);
-				modc[sizeof(modc) - 1] = 0;
-			}
-			const HChar *exe = VG_(args_the_exename);
-			if (!have_mod || (exe && !VG_(strcmp)(modc, base_name(exe))))
-				VG_(snprintf)(name, sizeof(name), "%s", sym);
-			else
-				VG_(snprintf)(name, sizeof(name), "%s (%s)", sym, modc);
+			/* A new symbol: its module decides its name (get_objname
+			 * knows the mapped files, the section kind .bss too). */
+			if (!VG_(get_objname)(ep, a, &mod) &&
+			    VG_(DebugInfo_sect_kind)(&mod, a) == Vg_SectUnknown)
+				mod = NULL;
+			static_name(name, sizeof(name), sym, mod);
 			id = object_new(OBJ_STATIC, start, name, 0, 0);
 			objs[id].size = symbol_size(ep, start, sym);
 		}
 		*lo = start;
 		*hi = start + (objs[id].size ? objs[id].size : 1);
+		return id;
+	}
+	/* A symbol Valgrind does not name, in a section it does not know (the
+	 * runtime names any symbol in a loaded segment): the module's own. */
+	const NSegment *fseg = VG_(am_find_nsegment)(a);
+	const HChar *ffile = fseg && fseg->kind == SkFileC && !fseg->hasX ? VG_(am_get_filename)(fseg)
+									 : NULL;
+	SizeT dsize;
+	Addr doff;
+	if (ffile && elfsyms_data(ffile, (Off64T)(a - fseg->start) + fseg->offset, &sym, &doff, &dsize)) {
+		Addr start = a - doff;
+		UInt id = object_find(OBJ_STATIC, start);
+		if (!id) {
+			static_name(name, sizeof(name), sym, ffile);
+			id = object_new(OBJ_STATIC, start, name, 0, 0);
+			objs[id].size = dsize;
+		}
+		*lo = start;
+		*hi = start + dsize;
 		return id;
 	}
 	const HChar *dmod;
