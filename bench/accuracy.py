@@ -618,9 +618,14 @@ def summary_cell(o, summaries, seeds):
         got = [s.get("objects") or {} for s in summaries if s["verdicts"]]
         if got:
             names = set(o["objects"]).union(*got)
-            cell["object_diff"] = max(
-                100 * abs(statistics.mean(g.get(k, 0.0) for g in got) - o["objects"].get(k, 0.0))
-                for k in names)
+            worst = max(names, key=lambda k: (abs(statistics.mean(g.get(k, 0.0) for g in got)
+                                                  - o["objects"].get(k, 0.0)), k))
+            mean = statistics.mean(g.get(worst, 0.0) for g in got)
+            cell["object_diff"] = 100 * abs(mean - o["objects"].get(worst, 0.0))
+            # Which object, so the table says where a miss is (a name the
+            # two sides spell differently shows as a pair of misses).
+            cell["object_worst"] = {"name": worst, "oracle": o["objects"].get(worst, 0.0),
+                                    "sampled": mean}
     return cell
 
 
@@ -860,6 +865,14 @@ def markdown(meta, rows, ovh, targets, rates):
         notes = "; ".join(dict.fromkeys(r["notes"]))  # dedupe, keep order
         cells += [mib(counts.get("bytes_stored")), mib(counts.get("bytes_loaded")), notes]
         out.append("| " + " | ".join(cells) + " |")
+    off = [(r, rate_name, r["rates"][rate_name]["object_worst"]) for r in rows
+           for rate_name in rates
+           if r["rates"].get(rate_name, {}).get("object_diff", 0.0) > OBJECT_DIFF_TARGET]
+    if off:
+        out += ["", f"Objects more than {OBJECT_DIFF_TARGET:g} points off (the row's worst "
+                "object: its share of the waste, oracle -> sampled mean):", ""]
+        out += [f"- {r['program']}/{r['client']} {rate_name}: `{w['name']}` "
+                f"{100 * w['oracle']:.1f}% -> {100 * w['sampled']:.1f}%" for r, rate_name, w in off]
     out += ["", "## Overhead", ""]
     if ovh:
         out += ["Default rate, median of the interleaved runs (native, as `witch run` runs "
