@@ -136,6 +136,8 @@ DEFAULT_REPS = {"dead_two_loops": 10, "fig42": 8, "no_dead": 40, "stack_case": 7
                 "load_search": 160, "load_threads": 80}
 
 HIGH_RATE = 2000
+# Functions kept per run for the by-function view (function_shares).
+FUNCTIONS_KEPT = 40
 # The count-based simulation (witch-oracle --simulate): seeds, and its
 # periods for stores and loads; the oracle's defaults, which are libwitch's
 # own PMU sampler's (a sample every ~5M stores, ~10M loads).  --count-period.
@@ -290,6 +292,42 @@ def top_pairs(report, n=10):
     return [[k, w] for k, w in ranked[:n]], len(sums)
 
 
+def function_key(name, module):
+    """A watched leaf's physical function as both sides can name it: the
+    symbol (version and leading underscores dropped: glibc's aliases), or
+    "?? (MODULE)" without one."""
+    name = (name or "??").split("@")[0]
+    if unnamed(name):
+        return f"?? ({os.path.basename(module or '') or '?'})"
+    return name.lstrip("_")
+
+
+def function_shares(report, n=FUNCTIONS_KEPT):
+    """{function: [waste share, decided share]} of all decided bytes, by the
+    watched context's leaf physical function: the n largest by decided
+    bytes.  The oracle lists its sums ("functions": its "pairs" are the
+    largest 1,000 only); a sampled report's pairs are summed here."""
+    total = report["waste"] + report["use"]
+    sums = {}
+    if "functions" in report:
+        for f in report["functions"]:
+            k = function_key(f["function"], f.get("module"))
+            w, d = sums.get(k, (0.0, 0.0))
+            sums[k] = (w + f["waste"], d + f["waste"] + f["use"])
+    else:
+        for pair in report.get("pairs", []):
+            leaf = next((fr for fr in pair["watch"] if not fr.get("inlined")), None)
+            if leaf is None:
+                continue
+            k = function_key(leaf.get("function"), leaf.get("module"))
+            w, d = sums.get(k, (0.0, 0.0))
+            sums[k] = (w + pair["waste"], d + pair["waste"] + pair["use"])
+    if total <= 0:
+        return {}
+    ranked = sorted(sums.items(), key=lambda kv: (-kv[1][1], kv[0]))[:n]
+    return {k: [w / total, d / total] for k, (w, d) in ranked}
+
+
 def summarize(report):
     """What the comparison needs of one report, small enough for accuracy.json.
     verdicts: whether any watched access was decided; without, the report's
@@ -301,6 +339,7 @@ def summarize(report):
             "samples": report.get("samples"), "traps": report.get("traps"),
             "top_pairs": pairs, "waste_keys": waste_keys,
             "objects": object_waste_shares(report),
+            "functions": function_shares(report),
             "oracle": report.get("oracle")}
 
 
@@ -314,6 +353,10 @@ def object_waste_shares(report, n=10):
         # A function without a symbol (stripped programs) is "??" to the
         # oracle and "[unknown in MODULE]" to witch: "stack of ??".
         name = re.sub(r"\[unknown in [^]]*\]", "??", o["name"])
+        # The oracle has no TLS symbols (Valgrind reads none): its TLS is one
+        # "tls" object, so the runtime's "SYMBOL (tls)" are compared as one.
+        if o.get("kind") == "tls":
+            name = "tls"
         if total > 0:
             shares[name] = shares.get(name, 0.0) + o.get("waste", 0) / total
     return dict(sorted(shares.items(), key=lambda kv: -kv[1])[:n])
@@ -626,6 +669,22 @@ def summary_cell(o, summaries, seeds):
             # two sides spell differently shows as a pair of misses).
             cell["object_worst"] = {"name": worst, "oracle": o["objects"].get(worst, 0.0),
                                     "sampled": mean}
+    if o and o.get("functions") and o["fraction"] >= NO_WASTE_FRACTION:
+        # Where the fraction's difference is: the function whose waste, as a
+        # share of all decided bytes, differs most (these sum to the diff).
+        got = [s.get("functions") or {} for s in summaries if s["verdicts"]]
+        if got:
+            of = o["functions"]
+            names = set(of).union(*got)
+            def waste_diff(k):
+                return (statistics.mean(g.get(k, [0.0, 0.0])[0] for g in got)
+                        - of.get(k, [0.0, 0.0])[0])
+            worst = max(names, key=lambda k: (abs(waste_diff(k)), k))
+            cell["function_worst"] = {
+                "name": worst, "waste_diff": 100 * waste_diff(worst),
+                "oracle": of.get(worst, [0.0, 0.0]),
+                "sampled": [statistics.mean(g.get(worst, [0.0, 0.0])[i] for g in got)
+                            for i in (0, 1)]}
     return cell
 
 
@@ -873,6 +932,19 @@ def markdown(meta, rows, ovh, targets, rates):
                 "object: its share of the waste, oracle -> sampled mean):", ""]
         out += [f"- {r['program']}/{r['client']} {rate_name}: `{w['name']}` "
                 f"{100 * w['oracle']:.1f}% -> {100 * w['sampled']:.1f}%" for r, rate_name, w in off]
+    off = [(r, rate_name, r["rates"][rate_name]["function_worst"]) for r in rows
+           for rate_name in rates
+           if abs(r["rates"].get(rate_name, {}).get("diff", 0.0)) > MAX_DIFF_TARGET
+           and "function_worst" in r["rates"][rate_name]]
+    if off:
+        out += ["", f"Rows more than {MAX_DIFF_TARGET:g} points off, and the function that "
+                "moves most (its waste as a share of all decided bytes, oracle -> sampled "
+                "mean, in points; the shares over all functions sum to the fraction; its "
+                "decided bytes' share beside: a weight off or a verdict off):", ""]
+        out += [f"- {r['program']}/{r['client']} {rate_name} ({r['rates'][rate_name]['diff']:+.1f}): "
+                f"`{w['name']}` {100 * w['oracle'][0]:.1f} -> {100 * w['sampled'][0]:.1f} "
+                f"({w['waste_diff']:+.1f}); decided {100 * w['oracle'][1]:.1f}% -> "
+                f"{100 * w['sampled'][1]:.1f}%" for r, rate_name, w in off]
     out += ["", "## Overhead", ""]
     if ovh:
         out += ["Default rate, median of the interleaved runs (native, as `witch run` runs "

@@ -67,12 +67,25 @@ def main():
             print(f"{__file__}:{line}: {name}: kind/size/kill waste/waste {got}, "
                   f"expected {(kind, size, kw, total)}")
             failures += 1
+    # "functions": bytes by the watched leaf's function, all pairs summed.
+    # kill's waste is every row's <kill, kill> waste (each word's first
+    # store killed by its second), and as much use (the load after).
+    kill = [f for f in doc.get("functions", []) if f["function"] == "kill"]
+    want = sum(kw for _, _, _, _, kw, _ in ROWS if kw is not None)
+    if len(kill) != 1 or (kill[0]["waste"], kill[0]["use"]) != (want, want):
+        print(f"{__file__}:{here()}: functions: kill {kill}, expected waste and use {want}")
+        failures += 1
+    if doc.get("functions_total", 0) <= len(doc.get("functions", [])) and (
+            sum(f["waste"] for f in doc["functions"]) != doc["waste"]
+            or sum(f["use"] for f in doc["functions"]) != doc["use"]):
+        print(f"{__file__}:{here()}: functions: their sums are not the totals")
+        failures += 1
     for line, name in ABSENT:
         if any(named(o, name) for o in objects):
             print(f"{__file__}:{line}: {name}: listed, expected absent")
             failures += 1
-    print(f"check_objects: {'FAIL' if failures else 'PASS'} {len(ROWS) + len(ABSENT) - failures}"
-          f" of {len(ROWS) + len(ABSENT)} rows")
+    print(f"check_objects: {'FAIL' if failures else 'PASS'} {len(ROWS) + len(ABSENT) + 2 - failures}"
+          f" of {len(ROWS) + len(ABSENT) + 2} checks")
     return 1 if failures else 0
 
 
