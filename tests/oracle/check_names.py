@@ -35,6 +35,11 @@ def main():
     objects = {o["name"] for o in doc["objects"] if o.get("sampled")}
     heaps = sorted(o for o in objects if o.startswith("heap from"))
     src = os.path.basename(source)
+    # The load client's sums by function: a PLT stub's GOT load is named
+    # "SYMBOL@plt", as witch report names it (Valgrind has no name there).
+    plt = {f["function"]: f["waste"]
+           for f in json.load(open(f"{prefix}.load.json")).get("functions", [])
+           if f["function"].endswith("@plt")}
     fill = [c for c in ctxs if c and c[0][0] == "fill_inl"]
     ret_ctx = [c for c in doc["sampled"] if c["context"][0]["function"] == "where_ret"]
     main_ret = [f for c in ret_ctx for f in c["context"] if f["function"] == "main"]
@@ -62,6 +67,12 @@ def main():
         # start-up frames by their symbols, without a version
         (here(), "below main", "__libc_start_call_main" in below and "(below main)" not in below
          and not any("@" in n for n in below), sorted(below)[:12]),
+        # main's 64 strlen calls load strlen@plt's GOT slot 64 times: the
+        # first before lazy binding stores the slot, the second reads the
+        # new value (use), the other 62 the same again: 62 x 8 bytes of waste;
+        # print_site's 256 snprintf calls 254 x 8
+        (here(), "PLT stub", plt.get("strlen@plt") == 62 * 8
+         and plt.get("snprintf@plt") == 254 * 8, plt),
         # a weak alias (snprintf) by its global symbol, as libdwfl names it
         (here(), "global alias", "__snprintf" in below and "snprintf" not in below,
          sorted(n for n in below if "printf" in n)),

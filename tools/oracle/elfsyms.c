@@ -5,6 +5,7 @@
 
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_vki.h"
 
@@ -24,6 +25,18 @@ struct load_seg {
 };
 
 #define MAX_LOADS 16
+#define MAX_PLTS 4
+
+struct plt_sec {
+	Addr vaddr;
+	SizeT size;
+	Off64T offset;
+};
+
+struct plt_slot {
+	Addr got;  /* the GOT slot's vaddr (the relocation's offset) */
+	UInt name; /* its symbol's name, offset in strtab */
+};
 
 struct module_syms {
 	HChar *path;
@@ -33,6 +46,11 @@ struct module_syms {
 	UInt nd;
 	struct load_seg loads[MAX_LOADS]; /* PT_LOAD: file offset -> vaddr */
 	UInt nloads;
+	struct plt_sec plts[MAX_PLTS]; /* .plt, .plt.sec */
+	UInt nplts;
+	struct plt_slot *slots; /* .rela.plt's JUMP_SLOTs */
+	UInt nslots;
+	UInt nraw; /* .dynsym's count, while loading */
 	HChar *strtab;
 	SizeT strsize;
 };
@@ -58,6 +76,48 @@ static Int fsym_cmp(const void *a, const void *b)
 {
 	const struct fsym *x = a, *y = b;
 	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* The PLT sections and the .rela.plt slots (a relocation's symbol is a
+ * .dynsym index: raw, read already), for naming PLT stubs. */
+static void load_plt(struct module_syms *m, Int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
+		     const Elf64_Sym *raw)
+{
+	if (eh->e_shstrndx == SHN_UNDEF || eh->e_shstrndx >= eh->e_shnum)
+		return;
+	const Elf64_Shdr *names = &sh[eh->e_shstrndx];
+	if (names->sh_size == 0 || names->sh_size > (1 << 20))
+		return;
+	HChar *shstr = VG_(malloc)("oracle.elfsyms.shstr", names->sh_size + 1);
+	if (!read_at(fd, (Off64T)names->sh_offset, shstr, names->sh_size))
+		goto out;
+	shstr[names->sh_size] = 0;
+	for (UInt i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_name >= names->sh_size)
+			continue;
+		const HChar *nm = shstr + sh[i].sh_name;
+		if ((!VG_(strcmp)(nm, ".plt") || !VG_(strcmp)(nm, ".plt.sec")) && m->nplts < MAX_PLTS)
+			m->plts[m->nplts++] = (struct plt_sec){ sh[i].sh_addr, sh[i].sh_size,
+								(Off64T)sh[i].sh_offset };
+		if (sh[i].sh_type == SHT_RELA && !VG_(strcmp)(nm, ".rela.plt") && !m->slots &&
+		    sh[i].sh_entsize == sizeof(Elf64_Rela) && sh[i].sh_size < (64u << 20)) {
+			UInt count = (UInt)(sh[i].sh_size / sizeof(Elf64_Rela));
+			Elf64_Rela *r = VG_(malloc)("oracle.elfsyms.rela", (count + 1) * sizeof(*r));
+			if (read_at(fd, (Off64T)sh[i].sh_offset, r, count * sizeof(*r))) {
+				m->slots = VG_(malloc)("oracle.elfsyms.slots",
+						       (count + 1) * sizeof(*m->slots));
+				for (UInt k = 0; k < count; k++) {
+					UInt sym = (UInt)ELF64_R_SYM(r[k].r_info);
+					if (sym && sym < m->nraw && raw[sym].st_name < m->strsize)
+						m->slots[m->nslots++] = (struct plt_slot){
+							r[k].r_offset, raw[sym].st_name };
+				}
+			}
+			VG_(free)(r);
+		}
+	}
+out:
+	VG_(free)(shstr);
 }
 
 /* The FUNC and OBJECT symbols of path's .dynsym, their names and its
@@ -96,6 +156,7 @@ static void load(struct module_syms *m, const HChar *path)
 		const Elf64_Shdr *str = &sh[sh[i].sh_link];
 		UInt count = (UInt)(sh[i].sh_size / sizeof(Elf64_Sym));
 		raw = VG_(malloc)("oracle.elfsyms.raw", (count + 1) * sizeof(*raw));
+		m->nraw = count;
 		m->strtab = VG_(malloc)("oracle.elfsyms.str", str->sh_size + 1);
 		if (!read_at(fd, (Off64T)sh[i].sh_offset, raw, count * sizeof(*raw)) ||
 		    !read_at(fd, (Off64T)str->sh_offset, m->strtab, str->sh_size)) {
@@ -122,6 +183,8 @@ static void load(struct module_syms *m, const HChar *path)
 		msort(m->dsyms, m->nd, sizeof(*m->dsyms), fsym_cmp);
 		break;
 	}
+	if (m->strtab)
+		load_plt(m, fd, &eh, sh, raw);
 out:
 	if (raw)
 		VG_(free)(raw);
@@ -230,4 +293,59 @@ Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_o
 	*sym_off = vaddr - s->value;
 	*size = s->size;
 	return True;
+}
+
+/* File offset off of module m as a vaddr, through its PT_LOADs. */
+static Bool vaddr_of(const struct module_syms *m, Off64T off, Addr *vaddr)
+{
+	for (UInt i = 0; i < m->nloads; i++)
+		if (off >= m->loads[i].offset && off < m->loads[i].offset + (Off64T)m->loads[i].filesz) {
+			*vaddr = m->loads[i].vaddr + (Addr)(off - m->loads[i].offset);
+			return True;
+		}
+	return False;
+}
+
+Bool elfsyms_plt(const HChar *path, Off64T off, HChar *fn, SizeT size)
+{
+	if (!path || !*path)
+		return False;
+	const struct module_syms *m = module(path);
+	Addr vaddr;
+	if (!m || !m->nslots || !vaddr_of(m, off, &vaddr))
+		return False;
+	const struct plt_sec *p = NULL;
+	for (UInt i = 0; i < m->nplts && !p; i++)
+		if (vaddr >= m->plts[i].vaddr && vaddr < m->plts[i].vaddr + m->plts[i].size)
+			p = &m->plts[i];
+	if (!p)
+		return False;
+	/* The stub's jump through its GOT slot: the pc is the jump itself (the
+	 * GOT load's) or the stub's start ([endbr64] [bnd] jmp *disp32(%rip)). */
+	UChar b[16];
+	Off64T at = p->offset + (Off64T)(vaddr - p->vaddr);
+	SysRes sr = VG_(open)(path, VKI_O_RDONLY, 0);
+	if (sr_isError(sr))
+		return False;
+	Int fd = (Int)sr_Res(sr);
+	Bool got = read_at(fd, at, b, sizeof(b));
+	VG_(close)(fd);
+	if (!got)
+		return False;
+	UInt i = 0;
+	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		i = 4;
+	if (b[i] == 0xf2)
+		i++;
+	if (b[i] != 0xff || b[i + 1] != 0x25)
+		return False;
+	Int disp;
+	VG_(memcpy)(&disp, b + i + 2, sizeof(disp));
+	Addr slot = vaddr + i + 6 + (Addr)(Long)disp;
+	for (UInt k = 0; k < m->nslots; k++)
+		if (m->slots[k].got == slot) {
+			VG_(snprintf)(fn, size, "%s@plt", m->strtab + m->slots[k].name);
+			return True;
+		}
+	return False;
 }

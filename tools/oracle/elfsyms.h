@@ -7,6 +7,7 @@
  *
  *   void elfsyms_prefer(const HChar *obj, Addr vaddr, HChar *fn, SizeT size);
 Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_off, SizeT *size);
+Bool elfsyms_plt(const HChar *path, Off64T off, HChar *fn, SizeT size);
  *          fn (Valgrind's name of the function at file address vaddr of
  *          module obj) becomes the global alias at the same address, if
  *          fn is a weak one and there is one; else it is left alone
@@ -20,6 +21,12 @@ Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_o
  *          loaded segment, python3's _PyRuntime in its own .PyRuntime
  *          section among them, so the oracle asks here where Valgrind
  *          finds nothing.
+ *
+ *   Bool elfsyms_plt(const HChar *path, Off64T off, HChar *fn, SizeT size);
+ *          fn = "SYMBOL@plt" when file offset off of module path is a PLT
+ *          stub (its start or its jump through the GOT slot), named by
+ *          the slot's .rela.plt symbol, as `witch report` and perf name
+ *          it; Valgrind has no name there.
  */
 #ifndef ORACLE_ELFSYMS_H
 #define ORACLE_ELFSYMS_H
@@ -28,5 +35,6 @@ Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_o
 
 void elfsyms_prefer(const HChar *obj, Addr vaddr, HChar *fn, SizeT size);
 Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_off, SizeT *size);
+Bool elfsyms_plt(const HChar *path, Off64T off, HChar *fn, SizeT size);
 
 #endif

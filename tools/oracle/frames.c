@@ -3,6 +3,7 @@
 
 #include "elfsyms.h"
 
+#include "pub_tool_aspacemgr.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcprint.h"
 
@@ -25,11 +26,22 @@ void frames_drop_version(HChar *fn)
 		*at_sign = 0;
 }
 
+/* A PLT stub, which Valgrind leaves unnamed: "SYMBOL@plt" (elfsyms.h). */
+static void plt_function(Addr at, HChar *fn, SizeT size)
+{
+	const NSegment *seg = VG_(am_find_nsegment)(at);
+	if (seg && seg->kind == SkFileC)
+		elfsyms_plt(VG_(am_get_filename)(seg), (Off64T)(at - seg->start) + seg->offset, fn,
+			    size);
+}
+
 void frames_function(DiEpoch ep, Addr at, HChar *fn, SizeT size)
 {
 	const HChar *s, *obj;
-	if (!VG_(get_fnname)(ep, at, &s) || !*s)
+	if (!VG_(get_fnname)(ep, at, &s) || !*s) {
+		plt_function(at, fn, size);
 		return;
+	}
 	copy(fn, s, size);
 	frames_drop_version(fn);
 	DebugInfo *di = VG_(find_DebugInfo)(ep, at);
