@@ -366,7 +366,9 @@ static void w_pairs(struct writer *w, const struct output_client *c)
 /* --- functions: waste and use by the watched context's leaf function ----- */
 
 /* Every pair's bytes by the physical function of its watched leaf, the
- * FUNCTIONS_MAX largest by waste + use.  "pairs" lists the 1,000 largest
+ * FUNCTIONS_MAX largest by waste + use, and (exhaustive file) the bytes
+ * the function accessed, decided or not: a sampler's weights by function
+ * must add up to those (WITCH_WATCHPOINTS=0).  "pairs" lists the 1,000 largest
  * pairs only (python3: 35% of the decided bytes of 2.8 million pairs), so
  * this says where each function's waste is, whole, against a sampled
  * run's pairs summed alike (bench/accuracy.py). */
@@ -375,7 +377,7 @@ static void w_pairs(struct writer *w, const struct output_client *c)
 struct function_total {
 	HChar name[256];
 	const HChar *module; /* Valgrind's path string, lives as its DebugInfo */
-	ULong waste, use;
+	ULong waste, use, bytes;
 };
 
 static Int by_function_bytes(const void *a, const void *b)
@@ -404,38 +406,49 @@ static void w_functions(struct writer *w, const struct output_client *c)
 	WordFM *by_name = VG_(newFM)(VG_(malloc), "oracle.fn_name", VG_(free), by_name_module);
 	UInt n = 0, cap = 1024;
 	struct function_total **all = VG_(malloc)("oracle.fn_all", cap * sizeof(*all));
-	for (UInt i = 0; i < c->pairs->cap; i++) {
-		const struct pair_count *p = pairs_at(c->pairs, i);
-		Addr pc;
-		if (!p->watch || context_frames(objects_key_ctx(p->watch), &pc, 1) < 1)
-			continue;
-		UWord found;
-		struct function_total *f;
-		if (VG_(lookupFM)(by_pc, NULL, &found, pc)) {
-			f = (struct function_total *)found;
-		} else {
-			struct function_total key;
-			VG_(strcpy)(key.name, "??");
-			frames_function(ep, pc, key.name, sizeof(key.name));
-			DebugInfo *di = VG_(find_DebugInfo)(ep, pc);
-			key.module = di ? VG_(DebugInfo_get_filename)(di) : NULL;
-			if (VG_(lookupFM)(by_name, NULL, &found, (UWord)&key)) {
+	/* Pass 0: the pairs (watch: a <context, object> key); pass 1: the bytes
+	 * each context accessed (watch: a context), decided or not. */
+	for (Int pass = 0; pass < 2; pass++) {
+		const struct pairs *in = pass ? c->by_ctx : c->pairs;
+		for (UInt i = 0; in && i < in->cap; i++) {
+			const struct pair_count *p = pairs_at(in, i);
+			Addr pc;
+			if (!p->watch ||
+			    context_frames(pass ? p->watch : objects_key_ctx(p->watch), &pc, 1) < 1)
+				continue;
+			UWord found;
+			struct function_total *f;
+			if (VG_(lookupFM)(by_pc, NULL, &found, pc)) {
 				f = (struct function_total *)found;
 			} else {
-				f = VG_(malloc)("oracle.fn", sizeof(*f));
-				*f = key;
-				f->waste = f->use = 0;
-				VG_(addToFM)(by_name, (UWord)f, (UWord)f);
-				if (n == cap) {
-					cap *= 2;
-					all = VG_(realloc)("oracle.fn_all", all, cap * sizeof(*all));
+				struct function_total key;
+				VG_(strcpy)(key.name, "??");
+				frames_function(ep, pc, key.name, sizeof(key.name));
+				DebugInfo *di = VG_(find_DebugInfo)(ep, pc);
+				key.module = di ? VG_(DebugInfo_get_filename)(di) : NULL;
+				if (VG_(lookupFM)(by_name, NULL, &found, (UWord)&key)) {
+					f = (struct function_total *)found;
+				} else {
+					f = VG_(malloc)("oracle.fn", sizeof(*f));
+					*f = key;
+					f->waste = f->use = f->bytes = 0;
+					VG_(addToFM)(by_name, (UWord)f, (UWord)f);
+					if (n == cap) {
+						cap *= 2;
+						all = VG_(realloc)("oracle.fn_all", all,
+								   cap * sizeof(*all));
+					}
+					all[n++] = f;
 				}
-				all[n++] = f;
+				VG_(addToFM)(by_pc, pc, (UWord)f);
 			}
-			VG_(addToFM)(by_pc, pc, (UWord)f);
+			if (pass)
+				f->bytes += p->waste;
+			else {
+				f->waste += p->waste;
+				f->use += p->use;
+			}
 		}
-		f->waste += p->waste;
-		f->use += p->use;
 	}
 	struct function_total *flat = VG_(malloc)("oracle.fn_flat", (n + 1) * sizeof(*flat));
 	for (UInt i = 0; i < n; i++)
@@ -447,7 +460,10 @@ static void w_functions(struct writer *w, const struct output_client *c)
 		w_string(w, flat[i].name);
 		w_put(w, ",\"module\":", 10);
 		w_string(w, flat[i].module ? flat[i].module : "");
-		w_printf(w, ",\"waste\":%llu,\"use\":%llu}", flat[i].waste, flat[i].use);
+		w_printf(w, ",\"waste\":%llu,\"use\":%llu", flat[i].waste, flat[i].use);
+		if (c->by_ctx)
+			w_printf(w, ",\"bytes\":%llu", flat[i].bytes);
+		w_put(w, "}", 1);
 	}
 	w_printf(w, "],\"functions_total\":%u", n);
 	for (UInt i = 0; i < n; i++)
