@@ -308,20 +308,20 @@ def function_shares(report, n=FUNCTIONS_KEPT):
     bytes.  The oracle lists its sums ("functions": its "pairs" are the
     largest 1,000 only); a sampled report's pairs are summed here."""
     total = report["waste"] + report["use"]
-    sums = {}
     if "functions" in report:
-        for f in report["functions"]:
-            k = function_key(f["function"], f.get("module"))
-            w, d = sums.get(k, (0.0, 0.0))
-            sums[k] = (w + f["waste"], d + f["waste"] + f["use"])
+        rows = [(f["function"], f.get("module"), f["waste"], f["use"])
+                for f in report["functions"]]
     else:
+        rows = []
         for pair in report.get("pairs", []):
             leaf = next((fr for fr in pair["watch"] if not fr.get("inlined")), None)
-            if leaf is None:
-                continue
-            k = function_key(leaf.get("function"), leaf.get("module"))
-            w, d = sums.get(k, (0.0, 0.0))
-            sums[k] = (w + pair["waste"], d + pair["waste"] + pair["use"])
+            if leaf is not None:
+                rows.append((leaf.get("function"), leaf.get("module"), pair["waste"], pair["use"]))
+    sums = {}
+    for fn, module, waste, use in rows:
+        k = function_key(fn, module)
+        w, d = sums.get(k, (0.0, 0.0))
+        sums[k] = (w + waste, d + waste + use)
     if total <= 0:
         return {}
     ranked = sorted(sums.items(), key=lambda kv: (-kv[1][1], kv[0]))[:n]

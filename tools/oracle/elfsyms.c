@@ -257,6 +257,17 @@ static const struct fsym *global_alias(const struct module_syms *m, Addr vaddr, 
 	return NULL;
 }
 
+/* File offset off of module m as a vaddr, through its PT_LOADs. */
+static Bool vaddr_of(const struct module_syms *m, Off64T off, Addr *vaddr)
+{
+	for (UInt i = 0; i < m->nloads; i++)
+		if (off >= m->loads[i].offset && off < m->loads[i].offset + (Off64T)m->loads[i].filesz) {
+			*vaddr = m->loads[i].vaddr + (Addr)(off - m->loads[i].offset);
+			return True;
+		}
+	return False;
+}
+
 Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_off, SizeT *size)
 {
 	if (!path || !*path)
@@ -264,14 +275,8 @@ Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_o
 	const struct module_syms *m = module(path);
 	if (!m || !m->nd)
 		return False;
-	Addr vaddr = 0;
-	Bool in_load = False;
-	for (UInt i = 0; i < m->nloads && !in_load; i++)
-		if (off >= m->loads[i].offset && off < m->loads[i].offset + (Off64T)m->loads[i].filesz) {
-			vaddr = m->loads[i].vaddr + (Addr)(off - m->loads[i].offset);
-			in_load = True;
-		}
-	if (!in_load)
+	Addr vaddr;
+	if (!vaddr_of(m, off, &vaddr))
 		return False;
 	/* The last symbol starting at or below vaddr; aliases share a start, and
 	 * one that ends before vaddr may hide none that holds it (no nesting in
@@ -293,17 +298,6 @@ Bool elfsyms_data(const HChar *path, Off64T off, const HChar **name, Addr *sym_o
 	*sym_off = vaddr - s->value;
 	*size = s->size;
 	return True;
-}
-
-/* File offset off of module m as a vaddr, through its PT_LOADs. */
-static Bool vaddr_of(const struct module_syms *m, Off64T off, Addr *vaddr)
-{
-	for (UInt i = 0; i < m->nloads; i++)
-		if (off >= m->loads[i].offset && off < m->loads[i].offset + (Off64T)m->loads[i].filesz) {
-			*vaddr = m->loads[i].vaddr + (Addr)(off - m->loads[i].offset);
-			return True;
-		}
-	return False;
 }
 
 Bool elfsyms_plt(const HChar *path, Off64T off, HChar *fn, SizeT size)

@@ -590,14 +590,9 @@ static UInt static_object(Addr a, Addr *lo, Addr *hi)
 	/* Any non-code mapping of a file with no symbol on it (.rodata comes
 	 * back as Unknown): [data in FILE], as the runtime names a module's
 	 * unnamed data (datasym.c: every non-executable PT_LOAD). */
-	if (k == Vg_SectUnknown) {
-		const NSegment *seg = VG_(am_find_nsegment)(a);
-		const HChar *fn = seg && seg->kind == SkFileC && !seg->hasX ? VG_(am_get_filename)(seg)
-									      : NULL;
-		if (fn) {
-			k = Vg_SectData;
-			dmod = fn;
-		}
+	if (k == Vg_SectUnknown && ffile) {
+		k = Vg_SectData;
+		dmod = ffile;
 	}
 	if (k == Vg_SectData || k == Vg_SectBSS || k == Vg_SectGOT || k == Vg_SectGOTPLT)
 		return data_in_object(dmod);
