@@ -1,6 +1,7 @@
 /* costmodel: cycles of straight-line code from its instructions (see costmodel.h). */
 #include "witch/costmodel.h"
 #include "witch/log.h"
+#include "witch/memlat.h"
 
 #include <errno.h>
 #include <string.h>
@@ -308,11 +309,18 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 	const struct decode_form *f = &z->form;
 	struct mnem_cost c = mnem_cost_of(in->mnemonic);
 	float start = m->restart, latency = c.latency;
+	float start_missed = m->restart_missed;
 	int vector = f->dep_vector;
 
-	for (uint64_t r = f->dep_reads; r; r &= r - 1)
-		start = max2(start, m->ready[__builtin_ctzll(r)]);
+	for (uint64_t r = f->dep_reads; r; r &= r - 1) {
+		int i = __builtin_ctzll(r);
+		start = max2(start, m->ready[i]);
+		start_missed = max2(start_missed, m->ready_missed[i]);
+	}
+	int loads = 0;
 	for (int i = 0; i < in->n_access; i++) {
+		if (in->access[i].kind & DECODE_LOAD)
+			loads++;
 		if (in->access[i].kind & DECODE_LOAD)
 			latency += vector ? VLOAD_LATENCY : LOAD_LATENCY;
 		if (in->access[i].kind & DECODE_LOAD)
@@ -322,12 +330,22 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 			m->store_bytes += (float)in->access[i].len;
 		}
 	}
-	float done = start + latency;
+	float done = start + latency, done_missed = start_missed + latency;
 	/* rsp aside: the stack engine keeps push/pop chains short */
-	for (uint64_t w = f->dep_writes & ~(1ull << DECODE_RSP); w; w &= w - 1)
+	m->last_writes = f->dep_writes & ~(1ull << DECODE_RSP);
+	for (uint64_t w = m->last_writes; w; w &= w - 1) {
 		m->ready[__builtin_ctzll(w)] = done;
+		m->ready_missed[__builtin_ctzll(w)] = done_missed;
+	}
 	m->chain = max2(m->chain, done);
 	m->last_done = done;
+	/* A load waits on the out-of-order window only for its address: a miss
+	 * whose value feeds arithmetic and stores alone overlaps with the work
+	 * after it (the reorder buffer runs on); one whose value a later load's
+	 * address needs (a chase) delays that load's start. */
+	if (loads)
+		m->chain_missed = max2(m->chain_missed, start_missed);
+	m->last_done_missed = done_missed;
 	m->busy += c.busy;
 	if ((in->flags & DECODE_F_REP) && m->rep_fast && in->n_access > 0)
 		m->busy += (float)(rep_fast_start_cycles +
@@ -371,11 +389,26 @@ static float since_restart(const struct costmodel *m)
 	return m->restart + t;
 }
 
+void costmodel_late(struct costmodel *m, float cycles)
+{
+	float done = m->last_done_missed + cycles;
+	for (uint64_t w = m->last_writes; w; w &= w - 1)
+		m->ready_missed[__builtin_ctzll(w)] = done;
+	m->last_done_missed = done;
+	m->missed += cycles;
+}
+
+void costmodel_late_store(struct costmodel *m, float cycles)
+{
+	m->missed += cycles;
+}
+
 void costmodel_mispredict(struct costmodel *m)
 {
 	/* The instructions before it still run; those after wait for it. */
 	m->before_restart = max2(m->before_restart, since_restart(m));
 	m->restart = max2(m->restart, m->last_done + MISPREDICT_CYCLES);
+	m->restart_missed = max2(m->restart_missed, m->last_done_missed + MISPREDICT_CYCLES);
 	m->insns = 0;
 	m->loads = m->stores = m->store_bytes = 0;
 	m->frontend = 0;
@@ -388,4 +421,17 @@ double costmodel_cycles(const struct costmodel *m)
 	float t = max2(m->chain, m->before_restart);
 	t = max2(t, since_restart(m));
 	return (double)(t + m->busy);
+}
+
+double costmodel_cycles_missed(const struct costmodel *m)
+{
+	double t = costmodel_cycles(m);
+	if (m->missed <= 0)
+		return t;
+	/* A mispredicted branch that waited for a miss: all after it later. */
+	double shifted = t + (m->restart_missed - m->restart);
+	double late = max2(m->chain_missed, m->missed / MEMLAT_PARALLEL) + m->busy;
+	if (shifted > t)
+		t = shifted;
+	return late > t ? late : t;
 }

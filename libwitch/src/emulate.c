@@ -2,6 +2,7 @@
 #include "witch/emulate.h"
 #include "witch/decode_zydis.h"
 #include "witch/emulate_vec.h"
+#include "witch/memlat.h"
 #include "witch/peek.h"
 #include "emulate_operands.h"
 
@@ -19,6 +20,7 @@ void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec)
 	e->n_calls = 0;
 	e->frames_left = 0;
 	e->frame_gen = 0;
+	e->late_ns = 0;
 	e->code_page[0] = e->code_page[1] = pc & CODE_PAGE_MASK;
 }
 
@@ -38,6 +40,19 @@ int emulate_code_readable(struct emulate *e, uint64_t pc)
 	return 1;
 }
 
+/* A first read of the program's bytes at addr, timed there: the loads
+ * after it in the same chunk find their lines as it left them (a stream's
+ * next lines prefetched, or brought in by this read), so only the first
+ * counts (memlat.h). */
+static int read_timed(struct emulate *e, uint64_t base, void *buf, uint32_t len, uint64_t addr)
+{
+	uint32_t ticks;
+	int rc = peek_read_timed(base, buf, len, addr, &ticks);
+	if (rc == 0 && ticks)
+		e->late_ns += (float)memlat_extra_ns(ticks);
+	return rc;
+}
+
 /* One read per 512 bytes, not per load: a vector loop reads 64 bytes an
  * instruction, and a read through the kernel (peek.h: where the bytes are
  * watched, or a fault would not be rescued) costs ~1.3 us on a VM.  The
@@ -48,7 +63,7 @@ int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len)
 	uint8_t *out = buf;
 
 	if (!v)
-		return peek_read(addr, buf, len);
+		return read_timed(e, addr, buf, len, addr);
 	while (len > 0) {
 		uint64_t base = addr & ~(uint64_t)(EMULATE_CHUNK - 1);
 		uint32_t off = (uint32_t)(addr - base), n = EMULATE_CHUNK - off;
@@ -60,7 +75,7 @@ int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len)
 		if (i == EMULATE_CHUNKS) {
 			i = (int)(v->chunk_next++ % EMULATE_CHUNKS);
 			v->chunk_base[i] = 1;
-			if (peek_read(base, v->chunk[i], EMULATE_CHUNK) < 0)
+			if (read_timed(e, base, v->chunk[i], EMULATE_CHUNK, addr) < 0)
 				return -EFAULT; /* a chunk is in one page: all mapped or none */
 			v->chunk_base[i] = base;
 		}
@@ -703,6 +718,7 @@ int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decod
 	 * put back. */
 	struct decode_regs next = *regs;
 	struct emulate saved;
+	e->late_ns = 0;
 	memcpy(&saved, e, offsetof(struct emulate, store_addr));
 	struct emulate_ctx c = {.e = e, .regs = &next, .insn = &z->insn, .ops = z->ops,
 			.next_rip = regs->rip + z->insn.length};

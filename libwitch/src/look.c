@@ -1,5 +1,6 @@
 /* look: from a tick to the access it samples (see look.h). */
 #include "witch/look.h"
+#include "witch/memlat.h"
 #include "witch/bulk.h"
 #include "witch/costmodel.h"
 #include "witch/decode_zydis.h"
@@ -315,7 +316,36 @@ static void trace_settled(const struct look_env *env, const struct look_trace *t
 }
 
 /* Where a window's exact run ended (look_window), for the run past it. */
+/* A store that misses waits in the store buffer, not in a chain: its line
+ * is timed as a load's (memlat.h) the first time the window stores to it,
+ * and its latency overlaps with the others' (costmodel_late_store). */
+#define PROBED_LINES 32
+static void probe_stores(struct costmodel *cm, const struct decode_insn *in, uint64_t *lines,
+			 int *n_lines)
+{
+	if (in->flags & DECODE_F_REP)
+		return;
+	for (int i = 0; i < in->n_access; i++) {
+		const struct decode_access *a = &in->access[i];
+		if (!(a->kind & DECODE_STORE) || (a->flags & DECODE_ACC_UNKNOWN_ADDR))
+			continue;
+		uint64_t line = a->addr & ~63ull;
+		int k;
+		for (k = 0; k < *n_lines && lines[k] != line; k++)
+			;
+		if (k < *n_lines || *n_lines == PROBED_LINES)
+			continue;
+		lines[(*n_lines)++] = line;
+		uint8_t byte;
+		uint32_t ticks;
+		if (peek_read_timed(a->addr, &byte, 1, a->addr, &ticks) == 0 && ticks)
+			costmodel_late_store(cm, (float)(memlat_extra_ns(ticks) *
+							 costmodel_cycles_per_ns()));
+	}
+}
+
 struct window_end {
+	double cycles_missed;    /* its cycles with the loads' measured latencies */
 	int exact;               /* the registers are still known there */
 	int n;                   /* instructions run */
 	struct decode_regs ahead;
@@ -462,6 +492,8 @@ static double look_window(const struct look_env *env, struct look *l,
 	tr->n_frames = 0;
 	tr->complete = UINT32_MAX;
 	decode_zcache_begin(zc);
+	uint64_t lines[PROBED_LINES];
+	int n_lines = 0;
 	int n;
 	for (n = 0; n < LOOK_MAX_INSNS && costmodel_cycles(&cm) < LOOK_WINDOW_CYCLES; n++) {
 		if (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi &&
@@ -526,6 +558,11 @@ static double look_window(const struct look_env *env, struct look *l,
 			trace_insn(tr, &in, n, trace_frame(tr, &emu));
 			if (emulate_insn(&emu, &ahead, &in, z) == 0) {
 				env->stats->emulated++;
+				if (emu.late_ns > 0) {
+					costmodel_late(&cm, emu.late_ns * (float)costmodel_cycles_per_ns());
+					env->stats->loads_late++;
+				}
+				probe_stores(&cm, &in, lines, &n_lines);
 				trace_stored(tr, traced, &emu, stores);
 				int taken = ahead.rip != in.pc + in.len;
 				if (taken)
@@ -564,9 +601,13 @@ static double look_window(const struct look_env *env, struct look *l,
 		end->emu = emu;
 	}
 	double cycles = costmodel_cycles(&cm);
-	log_verbose(2, "look: window %lx: %u mispredicted, %d cycles, %d bytes",
-		    (unsigned long)regs->rip, cm.mispredicts, (int)cycles, (int)bytes);
+	end->cycles_missed = costmodel_cycles_missed(&cm);
+	log_verbose(2, "look: window %lx: %u mispredicted, %d cycles, %d with misses, %d bytes",
+		    (unsigned long)regs->rip, cm.mispredicts, (int)cycles, (int)end->cycles_missed,
+		    (int)bytes);
 	*cycles_out = cycles < MIN_WINDOW_CYCLES ? MIN_WINDOW_CYCLES : cycles;
+	if (end->cycles_missed < *cycles_out)
+		end->cycles_missed = *cycles_out;
 	return bytes;
 }
 
@@ -594,8 +635,10 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	env->stats->pace_measured += pr.measured;
 	env->stats->pace_other_call += pr.other_call;
 	/* The window's bytes per cycle of real time where the loop's progress
-	 * since the last tick measured it, of modelled time elsewhere. */
-	double rate = bytes / (cycles * pr.factor);
+	 * since the last tick measured it (its factor: real time over the
+	 * model's, misses not), of modelled time with the measured misses
+	 * elsewhere. */
+	double rate = pr.measured ? bytes / (cycles * pr.factor) : bytes / end.cycles_missed;
 	l->mean_rate = l->mean_rate > 0 ? l->mean_rate + (rate - l->mean_rate) / 32 : rate;
 	if (bytes <= 0) {
 		env->stats->skip_no_access++; /* a tick that stands for no bytes */

@@ -1,5 +1,6 @@
 /* peek: the handlers read the program's memory (see peek.h). */
 #include "witch/peek.h"
+#include "witch/memlat.h"
 #include "witch/rawsys.h"
 #include "witch/rescue.h"
 #include "witch/stats.h"
@@ -51,16 +52,37 @@ static int peek_watched(uint64_t addr, size_t len)
 	return 0;
 }
 
+/* Read in place: not wrapping, not the kernel's half, not watched, and a
+ * fault there would be rescued. */
+static int peek_in_place(uint64_t addr, size_t len)
+{
+	return addr + len >= addr && addr + len <= 0x800000000000ull && !peek_watched(addr, len) &&
+	       rescue_covers_faults();
+}
+
 int peek_read(uint64_t addr, void *buf, size_t len)
 {
 	if (len == 0)
 		return 0;
-	/* Wrapping ranges and the kernel's half go to the kernel to refuse. */
-	if (addr + len < addr || addr + len > 0x800000000000ull || peek_watched(addr, len) ||
-	    !rescue_covers_faults())
+	if (!peek_in_place(addr, len))
 		return peek_read_remote(addr, buf, len);
 	if (peek_stats)
 		peek_stats->peek_in_place++;
+	memcpy(buf, (const void *)(uintptr_t)addr, len);
+	return 0;
+}
+
+int peek_read_timed(uint64_t addr, void *buf, size_t len, uint64_t probe, uint32_t *ticks)
+{
+	*ticks = 0;
+	if (len == 0)
+		return 0;
+	if (!peek_in_place(addr, len))
+		return peek_read_remote(addr, buf, len);
+	if (peek_stats)
+		peek_stats->peek_in_place++;
+	if (probe >= addr && probe - addr < len)
+		*ticks = memlat_time_load((const void *)(uintptr_t)probe);
 	memcpy(buf, (const void *)(uintptr_t)addr, len);
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include "witch/heap_sites.h"
 #include "witch/heap_table.h"
 #include "witch/log.h"
+#include "witch/memlat.h"
 #include "witch/objects.h"
 #include "witch/phdrs.h"
 #include "witch/pmu_event.h"
@@ -270,6 +271,9 @@ __attribute__((constructor)) static void witch_init(void)
 			 strerror(-rc));
 		return;
 	}
+	/* Without an invariant TSC the cost model takes every load for a hit. */
+	if ((rc = memlat_init()) < 0)
+		log_verbose(1, "no invariant TSC (%s): cache misses are not measured", strerror(-rc));
 	/* The read and write interposers (drcost.h counts their bytes) find
 	 * the C library's at their first call without it. */
 	if ((rc = iocount_init()) < 0)

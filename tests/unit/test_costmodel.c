@@ -2,7 +2,11 @@
  * instruction sequences whose answer follows from the model's rules.
  *
  * Each row is a sequence of instructions added in order; `mispredict`
- * names the one (1-based) the caller finds mispredicted, 0 none.  The
+ * names the one (1-based) the caller finds mispredicted, 0 none; `late_at`
+ * the one whose loads came `late` cycles late (costmodel_late: memlat.h
+ * measured a miss), -1 every one, and `missed` the cycles with them
+ * (costmodel_cycles_missed; 0: as without).  A load's latency is 4 (an L1
+ * hit), a mov's own 0 (renamed), test's and jne's 1.  The
  * expected cycles are derived in the row's comment, W being the issue width
  * measured (costmodel_issue_width): max(ceil(N / round(W)), N / W) for N
  * instructions, the fetch blocks' whole slots and the dispatch bound.
@@ -21,6 +25,9 @@
 #define JNE_0 "\x75\x00"             /* jne to the next instruction */
 #define ADD_RBX "\x48\x83\xc3\x01"   /* add rbx, 1 */
 #define ADD_RCX "\x48\x83\xc1\x01"   /* add rcx, 1 */
+#define LOAD_RAX "\x48\x8b\x00"       /* mov rax, [rax]: a pointer chase */
+#define LOAD_RBX "\x48\x8b\x18"       /* mov rbx, [rax]: loads independent of each other */
+#define LOAD_RBX_4 LOAD_RBX LOAD_RBX LOAD_RBX LOAD_RBX
 
 struct row {
 	int line;
@@ -28,6 +35,9 @@ struct row {
 	int len;
 	int mispredict;      /* the instruction (1-based) mispredicted, 0: none */
 	double cycles;       /* expected; < 0: ceil(-cycles / W) */
+	int late_at;         /* the instruction (1-based) whose loads came late, -1: all */
+	float late;          /* cycles late */
+	double missed;       /* costmodel_cycles_missed expected; 0: as cycles */
 };
 
 #define CODE(s) s, (int)sizeof(s) - 1
@@ -36,24 +46,42 @@ static const struct row rows[] = {
 	/* three dependent imuls (9 cycles), test (10), jne reading the flags
 	 * (11): a mispredicted jne restarts the front end 16 cycles after it
 	 * resolves (27); the add after it is done at 28 */
-	{ __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0 ADD_RBX), 5, 28 },
+	{ __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0 ADD_RBX), 5, 28, 0, 0, 0 },
 	/* the same, predicted: the chain alone, 11 */
-	{ __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0 ADD_RBX), 0, 11 },
+	{ __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0 ADD_RBX), 0, 11, 0, 0, 0 },
 	/* a mispredict on a branch whose flags are ready at once (add rcx: 1):
 	 * jne at 2, restart at 18, the add after it done at 19 */
-	{ __LINE__, CODE(ADD_RCX JNE_0 ADD_RBX), 2, 19 },
+	{ __LINE__, CODE(ADD_RCX JNE_0 ADD_RBX), 2, 19, 0, 0, 0 },
 	/* 8 compares, each fused with its jne: 8 instructions to dispatch,
 	 * not 16: ceil(8 / W) cycles */
 	{ __LINE__, CODE(CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0
 			 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0),
-	  0, -8 },
+	  0, -8, 0, 0, 0 },
 	/* 12 adds to 12 registers, independent: ceil(12 / W) */
 	{ __LINE__, CODE(ADD_RBX ADD_RCX "\x48\x83\xc2\x01\x48\x83\xc6\x01\x48\x83\xc7\x01"
 			 "\x48\x83\xc5\x01\x49\x83\xc0\x01\x49\x83\xc1\x01\x49\x83\xc2\x01"
 			 "\x49\x83\xc3\x01\x49\x83\xc4\x01\x49\x83\xc5\x01"),
-	  0, -12 },
+	  0, -12, 0, 0, 0 },
 	/* 6 adds to rbx: a chain of 6 */
-	{ __LINE__, CODE(ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX), 0, 6 },
+	{ __LINE__, CODE(ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX), 0, 6, 0, 0, 0 },
+	/* a chase of 3 loads: 12 as hits; the second 100 late: the third
+	 * starts at 4 + 104 (a miss whose value no load waits for overlaps
+	 * with what follows: the window counts to the last load's start) */
+	{ __LINE__, CODE(LOAD_RAX LOAD_RAX LOAD_RAX), 0, 12, 2, 100, 108 },
+	/* 3 independent loads, each 160 late: 16 in flight at a time, 3 x 160 /
+	 * 16 = 30 */
+	{ __LINE__, CODE(LOAD_RBX LOAD_RBX LOAD_RBX), 0, 4, -1, 160, 30 },
+	/* 20 independent loads, each 100 late: 16 at a time, 20 x 100 / 16 =
+	 * 125; as hits, 20 loads at 3 a cycle */
+	{ __LINE__, CODE(LOAD_RBX_4 LOAD_RBX_4 LOAD_RBX_4 LOAD_RBX_4 LOAD_RBX_4), 0, 20.0 / 3, -1,
+	  100, 125 },
+	/* a mispredicted branch on a late load: load 4 (104 late), test 5
+	 * (105), jne 6 (106), restart 16 after it, the add done at 23 (123:
+	 * the front end restarts 100 later, all after it with it) */
+	{ __LINE__, CODE(LOAD_RAX TEST_RAX JNE_0 ADD_RBX), 3, 23, 1, 100, 123 },
+	/* a load 5 late off the chain that decides: the imul chain of 9,
+	 * test, jne (11) ends later than 5 / 16 */
+	{ __LINE__, CODE(LOAD_RBX IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0), 0, 11, 1, 5, 11 },
 };
 
 static uint8_t code_buf[256];
@@ -74,6 +102,8 @@ static void run_row(const struct row *w)
 			return;
 		}
 		costmodel_add(&m, &in, &z, 0);
+		if (k == w->late_at || w->late_at < 0)
+			costmodel_late(&m, w->late);
 		if (k == w->mispredict)
 			costmodel_mispredict(&m);
 		regs.rip += in.len;
@@ -89,6 +119,9 @@ static void run_row(const struct row *w)
 	}
 	double got = costmodel_cycles(&m);
 	CHECK(w->line, got > want - 0.01 && got < want + 0.01, "%.2f cycles, want %.2f", got, want);
+	double missed = costmodel_cycles_missed(&m), want_missed = w->missed > 0 ? w->missed : want;
+	CHECK(w->line, missed > want_missed - 0.01 && missed < want_missed + 0.01,
+	      "%.2f cycles with misses, want %.2f", missed, want_missed);
 }
 
 int main(void)

@@ -13,8 +13,13 @@
  * longest chain of dependent instructions through registers and flags.
  * A branch the caller finds mispredicted (bpred.h) restarts the front end
  * after it resolves: the instructions after it start no earlier, and their
- * throughput is counted from there.  Memory dependencies and cache misses
- * are not modelled: that is where the estimate errs.
+ * throughput is counted from there.  Cache misses are measured, not
+ * modelled: the run ahead times its first read of each load's bytes
+ * (memlat.h), and a second chain of dependent instructions carries those
+ * latencies (costmodel_late, costmodel_cycles_missed); the window's length
+ * is still measured without them, so a miss changes what the window's
+ * bytes stand for, not which bytes it sees.  Memory dependencies through
+ * stores are not modelled.
  * `rep` string instructions cost a cycle per element while a debug register
  * is armed (the CPU runs them without its fast-string microcode then,
  * bench/dr_fast_string.c), and their bytes at the fast-string rate
@@ -36,6 +41,12 @@
 struct costmodel {
 	float ready[COSTMODEL_NREGS]; /* cycle each register's value is ready */
 	float chain;                  /* the latest of them: the dependency bound */
+	/* The same with the loads' measured latencies (costmodel_late). */
+	float ready_missed[COSTMODEL_NREGS];
+	float chain_missed;           /* the latest start of a load */
+	float restart_missed, last_done_missed;
+	float missed;                 /* the measured latencies, summed */
+	uint64_t last_writes;         /* the last instruction's registers written */
 	float loads, stores, store_bytes; /* port bounds */
 	float busy;                   /* cycles of units that do not pipeline (div, rep) */
 	float frontend;               /* fetch blocks ended by taken branches, in cycles */
@@ -79,8 +90,19 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 void costmodel_taken(struct costmodel *m, int call_or_ret);
 /* The instruction just added is a branch the CPU mispredicts (bpred.h). */
 void costmodel_mispredict(struct costmodel *m);
-/* Cycles the instructions added so far take. */
+/* Cycles the instructions added so far take, loads as L1 hits. */
 double costmodel_cycles(const struct costmodel *m);
+/* The instruction just added waited cycles longer for its loads than an L1
+ * hit (memlat.h): its results, and what depends on them, come that late. */
+void costmodel_late(struct costmodel *m, float cycles);
+/* A store of the instruction just added found its line cycles away (memlat.h):
+ * it waits in the store buffer, overlapping with the other misses. */
+void costmodel_late_store(struct costmodel *m, float cycles);
+/* Cycles the instructions added so far take, the late loads included: a
+ * load whose address waits for a miss starts that late (a chase: misses
+ * one after another), other misses overlap, MEMLAT_PARALLEL at a time, and
+ * a mispredicted branch that waited for one restarts the front end late. */
+double costmodel_cycles_missed(const struct costmodel *m);
 /* Cycles of work the window does not run instruction by instruction (a
  * counted bulk call, look.c), added as a unit that does not pipeline. */
 void costmodel_add_busy(struct costmodel *m, double cycles);

@@ -33,6 +33,7 @@ struct emulate {
 	/* Counts and scalars first: emulate_insn puts them back when an
 	 * instruction fails (the arrays after them are only appended to). */
 	int n_stores;
+	float late_ns;        /* the last instruction's loads, past an L2 hit (memlat.h) */
 	uint32_t frame_gen;   /* bumped at each emulated call and return */
 	int n_calls;          /* emulated calls not returned from */
 	int frames_left;      /* emulated returns out of the starting frame and its callers */

@@ -27,6 +27,11 @@ void peek_thread_begin(const struct watchpoint_set *wps, struct witch_stats *sta
  * unmapped.  A fault in place does not return: the rescue ends the run. */
 int peek_read(uint64_t addr, void *buf, size_t len);
 
+/* As peek_read, and *ticks: the TSC ticks a one-byte load at probe (in
+ * [addr, addr + len)) took before the read, when read in place (memlat.h);
+ * 0 when read through the kernel. */
+int peek_read_timed(uint64_t addr, void *buf, size_t len, uint64_t probe, uint32_t *ticks);
+
 /* Through the kernel, whatever the run: for bytes a watchpoint may cover,
  * and outside handler runs.  0 or -EFAULT. */
 int peek_read_remote(uint64_t addr, void *buf, size_t len);

@@ -31,6 +31,7 @@
 	X(steps)              /* single steps taken looking for an access */     \
 	X(emulated)           /* instructions run ahead on a register copy */    \
 	X(emulated_ahead)     /* ... past the window, for its picks' verdicts */ \
+	X(loads_late)         /* ... whose loads missed the near caches (memlat.h) */ \
 	X(skip_no_access)     /* no wanted access in the tick's window: 0 bytes */ \
 	X(ticks_bulk)         /* byte-counted samples of memset/memcpy calls */   \
 	X(skip_bulk)          /* ticks in a counted memset/memcpy: 0 bytes */     \

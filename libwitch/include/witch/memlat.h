@@ -1,0 +1,57 @@
+/* memlat: what a load costs beyond an L1 or L2 hit, measured with the TSC.
+ *
+ * The cost model (costmodel.h) knows instructions, not caches: a pointer
+ * chase through DRAM is modelled at a few cycles a step and runs ~185 ns, so
+ * its bytes were weighed ~40x too heavy where no loop pacing (pace.h)
+ * measured it.  The run ahead reads every load's bytes from the program's
+ * memory anyway, in place (peek.h), and is the first to touch them since
+ * the tick: timing that read (rdtsc around a one-byte load) says whether the
+ * line was in a near cache, in L3, or in DRAM, misses in the TLB included.
+ * The handler's own reads and the kernel's signal delivery may push the
+ * program's lines out of L1, not out of the 1 MiB L2: so only what lies
+ * past an L2 hit counts (MEMLAT_MIN_NS).  The read brings the line in for
+ * the program, which then finds it there: the miss is paid once, as it
+ * would have been.
+ *
+ * Everything but memlat_init is async-signal-safe.
+ */
+#ifndef WITCH_MEMLAT_H
+#define WITCH_MEMLAT_H
+
+#include <stdint.h>
+#include <x86intrin.h>
+
+/* Latency below this past the probe's own cost is a near-cache hit: the
+ * cost model's load latency covers it.  Zen 4: L2 hit ~14 cycles (4 ns),
+ * L3 ~50 (14 ns), DRAM ~110-185 ns (measured: a dependent chase through
+ * 16 MiB and 512 MiB). */
+#define MEMLAT_MIN_NS 25.0
+/* Past this, the probe met an interrupt or a page fault, not a cache miss. */
+#define MEMLAT_MAX_NS 400.0
+/* Independent misses overlap: 512 MiB of random loads, 185 ns a load
+ * dependent, 11 ns a load independent, on this EPYC: ~16 in flight. */
+#define MEMLAT_PARALLEL 16.0f
+
+/* Once per process: the TSC's rate against CLOCK_MONOTONIC and the
+ * probe's own cost on a line in L1 (~0.1 ms).  0, or -ENOTSUP where the TSC
+ * is not usable (no invariant TSC): then every load counts as a hit. */
+int memlat_init(void);
+
+/* TSC ticks a one-byte load of p took, the probe's fences included.  p must
+ * be readable (peek.h reads in place under a rescue). */
+static inline uint32_t memlat_time_load(const void *p)
+{
+	_mm_lfence();
+	uint64_t t0 = __rdtsc();
+	_mm_lfence();
+	(void)*(const volatile uint8_t *)p;
+	_mm_lfence();
+	uint64_t t1 = __rdtsc();
+	return (uint32_t)(t1 - t0);
+}
+
+/* Nanoseconds a load that took ticks (memlat_time_load) spent past an L2
+ * hit: 0 for a near hit, an unusable TSC, or a probe an interrupt met. */
+double memlat_extra_ns(uint32_t ticks);
+
+#endif

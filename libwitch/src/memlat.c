@@ -1,0 +1,59 @@
+/* memlat: a load's latency past an L2 hit, from the TSC (see memlat.h). */
+#include "witch/memlat.h"
+
+#include <cpuid.h>
+#include <errno.h>
+#include <time.h>
+
+static double tsc_per_ns;    /* 0: the TSC is not used */
+static double probe_ticks;   /* a probe of a line in L1, fences and all */
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* CPUID 0x80000007 EDX bit 8: the TSC ticks at a constant rate in every
+ * P- and C-state, so ticks are time. */
+static int tsc_invariant(void)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(0x80000007, &a, &b, &c, &d))
+		return 0;
+	return (d >> 8) & 1;
+}
+
+int memlat_init(void)
+{
+	static volatile uint8_t hot[64];
+	if (!tsc_invariant())
+		return -ENOTSUP;
+	double t0 = now_ns();
+	uint64_t c0 = __rdtsc();
+	while (now_ns() - t0 < 100e3)
+		;
+	double t1 = now_ns();
+	uint64_t c1 = __rdtsc();
+	if (t1 <= t0 || c1 <= c0)
+		return -ENOTSUP;
+	/* The fastest of many: an interrupt can only add. */
+	uint32_t best = UINT32_MAX;
+	for (int i = 0; i < 256; i++) {
+		uint32_t t = memlat_time_load((const void *)hot);
+		if (t < best)
+			best = t;
+	}
+	probe_ticks = best;
+	tsc_per_ns = (double)(c1 - c0) / (t1 - t0);
+	return 0;
+}
+
+double memlat_extra_ns(uint32_t ticks)
+{
+	if (tsc_per_ns <= 0 || ticks <= probe_ticks)
+		return 0;
+	double ns = ((double)ticks - probe_ticks) / tsc_per_ns;
+	return ns >= MEMLAT_MIN_NS && ns <= MEMLAT_MAX_NS ? ns : 0;
+}
