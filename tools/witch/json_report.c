@@ -37,7 +37,9 @@ static void json_frames(FILE *out, const struct witch_path *pb)
 
 /* The contexts whose samples stand for the most bytes (`sampled` records):
  * what the sampler saw, apart from what the watchpoints made of it.  At
- * most JSON_SAMPLED_MAX, largest first; the total counts them all. */
+ * most JSON_SAMPLED_MAX, largest first, all of them with --top 0 (weights
+ * by function, against the oracle's bytes: bench/sampled.py); the total
+ * counts them all. */
 #define JSON_SAMPLED_MAX 200
 
 static int json_sampled(FILE *out, const struct witch_view *v, struct witch_path *pb)
@@ -53,7 +55,8 @@ static int json_sampled(FILE *out, const struct witch_view *v, struct witch_path
 	fputs(",\n \"sampled_total\":", out);
 	json_out_num(out, total);
 	fputs(", \"sampled\":[", out);
-	for (size_t k = 0; k < n && k < JSON_SAMPLED_MAX; k++) {
+	size_t listed = v->sampled_all ? n : JSON_SAMPLED_MAX;
+	for (size_t k = 0; k < n && k < listed; k++) {
 		fputs(k ? ",\n  {\"bytes\":" : "\n  {\"bytes\":", out);
 		json_out_num(out, p->nodes[order[k]].sampled);
 		fputs(", \"share\":", out);

@@ -25,7 +25,7 @@
  *                                                allocator); [] for other kinds
  *    "sampled_total":BYTES,                      what all samples stand for
  *    "sampled":[{"bytes":B, "share":S,           S = bytes/sampled_total; the
- *                "context":[FRAME...]}]}         200 largest contexts
+ *                "context":[FRAME...]}]}         200 largest contexts (--top 0: all)
  *   FRAME = {"function":"...", ["raw":"...",] "file":"...", "line":N, "module":"...",
  *            "address":"0x...", "offset":"0x...", ["inlined":true]}
  *   function is the name as people read it (symbolize.h): C++ and Rust

@@ -92,6 +92,7 @@ int witch_report_files(char *const *paths, size_t n,
 	v.objects_shown = o->top_set ? o->top : fmt == WITCH_FORMAT_TEXT ? DEFAULT_TEXT_TOP : 0;
 	if (v.objects_shown == 0 || v.objects_shown > objs.n)
 		v.objects_shown = objs.n;
+	v.sampled_all = o->top_set && o->top == 0;
 	witch_totals_of(&p, &v.t);
 	switch (fmt) {
 	case WITCH_FORMAT_JSON:

@@ -29,6 +29,8 @@ struct witch_view {
 						 * profiles without object records */
 	size_t objects_shown;		/* the first of objects->rows the text
 					 * report lists (--top, as for pairs) */
+	int sampled_all;		/* JSON lists every sampled context
+					 * (--top 0), not the largest 200 */
 };
 
 #endif
