@@ -50,6 +50,18 @@ int memlat_init(void)
 	return 0;
 }
 
+uint32_t memlat_time_probe(const void *p)
+{
+	uint32_t ticks = memlat_time_load(p);
+	if (memlat_extra_ns(ticks) == 0)
+		return ticks;
+	volatile uint8_t hot = 0;
+	(void)hot;
+	if (memlat_extra_ns(memlat_time_load((const void *)&hot)) > 0)
+		return 0;
+	return ticks;
+}
+
 double memlat_extra_ns(uint32_t ticks)
 {
 	if (tsc_per_ns <= 0 || ticks <= probe_ticks)

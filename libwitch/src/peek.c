@@ -82,7 +82,7 @@ int peek_read_timed(uint64_t addr, void *buf, size_t len, uint64_t probe, uint32
 	if (peek_stats)
 		peek_stats->peek_in_place++;
 	if (probe >= addr && probe - addr < len)
-		*ticks = memlat_time_load((const void *)(uintptr_t)probe);
+		*ticks = memlat_time_probe((const void *)(uintptr_t)probe);
 	memcpy(buf, (const void *)(uintptr_t)addr, len);
 	return 0;
 }

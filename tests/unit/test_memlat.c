@@ -5,7 +5,9 @@
  * ns on the machines this runs on: memlat_extra_ns must say at least
  * MEMLAT_MIN_NS for most such loads.  A line loaded a moment ago is in L1:
  * it must say 0 for most.  Medians of 101, so an interrupt in a probe
- * cannot decide.  Skipped (77) without an invariant TSC.
+ * cannot decide.  memlat_time_probe, which times a hot line again after a
+ * slow probe, must keep a flushed line's latency.  Skipped (77) without an
+ * invariant TSC.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,7 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median_extra(volatile uint8_t *line, int flush)
+static double median_extra(volatile uint8_t *line, int flush, int checked)
 {
 	double ns[PROBES];
 	for (int i = 0; i < PROBES; i++) {
@@ -31,7 +33,8 @@ static double median_extra(volatile uint8_t *line, int flush)
 			_mm_clflush((const void *)line);
 			_mm_mfence();
 		}
-		ns[i] = memlat_extra_ns(memlat_time_load((const void *)line));
+		ns[i] = memlat_extra_ns(checked ? memlat_time_probe((const void *)line)
+					       : memlat_time_load((const void *)line));
 	}
 	qsort(ns, PROBES, sizeof ns[0], by_value);
 	return ns[PROBES / 2];
@@ -44,10 +47,14 @@ int main(void)
 		printf("test_memlat: no invariant TSC: skipped\n");
 		return 77;
 	}
-	double hot = median_extra(buf, 0), cold = median_extra(buf + 64, 1);
+	double hot = median_extra(buf, 0, 0), cold = median_extra(buf + 64, 1, 0);
+	double checked = median_extra(buf + 128, 1, 1);
 	CHECK(__LINE__, hot == 0, "a line in L1: %.1f ns past an L2 hit, want 0", hot);
 	CHECK(__LINE__, cold >= MEMLAT_MIN_NS, "a flushed line: %.1f ns past an L2 hit, want >= %g",
 	      cold, MEMLAT_MIN_NS);
+	CHECK(__LINE__, checked >= MEMLAT_MIN_NS,
+	      "a flushed line, probe checked: %.1f ns past an L2 hit, want >= %g", checked,
+	      MEMLAT_MIN_NS);
 	/* What is not a time: a probe slower than any miss (an interrupt). */
 	CHECK(__LINE__, memlat_extra_ns(UINT32_MAX) == 0, "a probe of 2^32 ticks counts");
 	CHECK(__LINE__, memlat_extra_ns(0) == 0, "a probe of 0 ticks counts");
