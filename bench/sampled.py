@@ -233,13 +233,18 @@ def main(argv):
         if ov:
             md += ["", f"- objects, 2000/s: median distance {statistics.median(ov):.3f} over "
                    f"{len(ov)} rows, max {max(ov):.3f}"]
-    text = "\n".join(md) + "\n"
-    with open(os.path.join(args.out, "sampled.md"), "w") as f:
+    write_results(args.out, "sampled", "\n".join(md) + "\n", rows)
+    return 0
+
+
+def write_results(out_dir, stem, text, rows):
+    """OUT/STEM.md (also printed) and OUT/STEM.json."""
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, stem + ".md"), "w") as f:
         f.write(text)
-    with open(os.path.join(args.out, "sampled.json"), "w") as f:
+    with open(os.path.join(out_dir, stem + ".json"), "w") as f:
         json.dump(rows, f, indent=1)
     sys.stdout.write(text)
-    return 0
 
 
 if __name__ == "__main__":

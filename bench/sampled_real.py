@@ -27,7 +27,6 @@ Writes DIR/sampled_real.md (also printed) and .json (default
 ./sampled-real-results).  Exit status 0, 2 on bad usage.
 """
 import argparse
-import glob
 import json
 import os
 import statistics
@@ -80,13 +79,8 @@ def run_witch(build, argv, client, rate, seed, workdir):
     env["WITCH_WATCHPOINTS"] = "0"
     env["GLIBC_TUNABLES"] = accuracy.ORACLE_CPU_TUNABLES
     subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   timeout=3600, cwd=workdir)
-    profs = glob.glob(os.path.join(workdir, "*.prof"))
-    if not profs:
-        return None
-    r = subprocess.run([os.path.join(build, "witch"), "report", "--json", "--top", "0"] + profs,
-                       capture_output=True, text=True)
-    return json.loads(r.stdout) if r.returncode == 0 else None
+                   timeout=3600, cwd=workdir)  # files the program writes stay there
+    return sampled.read_profiles(build, workdir)
 
 
 # ---- model ----
@@ -160,13 +154,7 @@ def main(argv):
     tmp = tempfile.mkdtemp(prefix="witch-sampled-real.")
     rows = [measure(build, odir, p, c, args.seeds, tmp)
             for p in args.programs.split(",") for c in args.clients.split(",")]
-    text = markdown(rows, argv)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "sampled_real.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(args.out, "sampled_real.json"), "w") as f:
-        json.dump(rows, f, indent=1)
-    sys.stdout.write(text)
+    sampled.write_results(args.out, "sampled_real", markdown(rows, argv), rows)
     return 0
 
 
