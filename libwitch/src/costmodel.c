@@ -319,12 +319,11 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 	}
 	int loads = 0;
 	for (int i = 0; i < in->n_access; i++) {
-		if (in->access[i].kind & DECODE_LOAD)
-			loads++;
-		if (in->access[i].kind & DECODE_LOAD)
+		if (in->access[i].kind & DECODE_LOAD) {
 			latency += vector ? VLOAD_LATENCY : LOAD_LATENCY;
-		if (in->access[i].kind & DECODE_LOAD)
 			m->loads += 1;
+			loads++;
+		}
 		if (in->access[i].kind & DECODE_STORE) {
 			m->stores += 1;
 			m->store_bytes += (float)in->access[i].len;

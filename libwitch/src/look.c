@@ -315,7 +315,6 @@ static void trace_settled(const struct look_env *env, const struct look_trace *t
 	}
 }
 
-/* Where a window's exact run ended (look_window), for the run past it. */
 /* A store that misses waits in the store buffer, not in a chain: its line
  * is timed as a load's (memlat.h) the first time the window stores to it,
  * and its latency overlaps with the others' (costmodel_late_store). */
@@ -344,6 +343,7 @@ static void probe_stores(struct costmodel *cm, const struct decode_insn *in, uin
 	}
 }
 
+/* Where a window's exact run ended (look_window), for the run past it. */
 struct window_end {
 	double cycles_missed;    /* its cycles with the loads' measured latencies */
 	int exact;               /* the registers are still known there */
