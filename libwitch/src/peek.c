@@ -60,29 +60,29 @@ static int peek_in_place(uint64_t addr, size_t len)
 	       rescue_covers_faults();
 }
 
-int peek_read(uint64_t addr, void *buf, size_t len)
+/* The one read both ways: ticks NULL, untimed. */
+static int peek_read_at(uint64_t addr, void *buf, size_t len, uint64_t probe, uint32_t *ticks)
 {
+	if (ticks)
+		*ticks = 0;
 	if (len == 0)
 		return 0;
 	if (!peek_in_place(addr, len))
 		return peek_read_remote(addr, buf, len);
 	if (peek_stats)
 		peek_stats->peek_in_place++;
+	if (ticks && probe >= addr && probe - addr < len)
+		*ticks = memlat_time_probe((const void *)(uintptr_t)probe);
 	memcpy(buf, (const void *)(uintptr_t)addr, len);
 	return 0;
 }
 
+int peek_read(uint64_t addr, void *buf, size_t len)
+{
+	return peek_read_at(addr, buf, len, 0, NULL);
+}
+
 int peek_read_timed(uint64_t addr, void *buf, size_t len, uint64_t probe, uint32_t *ticks)
 {
-	*ticks = 0;
-	if (len == 0)
-		return 0;
-	if (!peek_in_place(addr, len))
-		return peek_read_remote(addr, buf, len);
-	if (peek_stats)
-		peek_stats->peek_in_place++;
-	if (probe >= addr && probe - addr < len)
-		*ticks = memlat_time_probe((const void *)(uintptr_t)probe);
-	memcpy(buf, (const void *)(uintptr_t)addr, len);
-	return 0;
+	return peek_read_at(addr, buf, len, probe, ticks);
 }
