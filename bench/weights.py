@@ -2,7 +2,7 @@
 """weights: what the software sampler's weights add up to, on loops whose
 bytes are known (bench/weights.c): the estimator's bias by the way code runs.
 
-    bench/weights.py BUILD [--rate R] [--seeds N] [--out FILE]
+    bench/weights.py BUILD [--rate R] [--seeds N] [--kernels K,...] [--out FILE]
 
 bench/weights.c is compiled (-O2 -g) into a temporary directory; each kernel
 runs natively once for its true bytes, then under LD_PRELOAD=BUILD/libwitch.so
@@ -31,6 +31,7 @@ KERNELS = {
     "sum": ("k_sum", ["load"]),
     "branchy": ("k_branchy", ["dead", "load"]),
     "pattern": ("k_pattern", ["dead", "load"]),
+    "locked": ("k_locked", ["dead", "load"]),
     "chase": ("k_chase", ["dead", "load"]),
     "stream": ("k_stream", ["dead", "load"]),
 }
@@ -41,6 +42,7 @@ WHAT = {
     "sum": "load loop into a sum, 1 cycle an iteration",
     "branchy": "branch on a random bit (mispredicted half the time)",
     "pattern": "branch on 4096 random bytes the CPU learns",
+    "locked": "an atomic add beside each store (a lock, a refcount)",
     "chase": "pointer chase through 64 MiB (DRAM)",
     "stream": "copy of 32 MiB (DRAM bandwidth)",
 }
@@ -76,13 +78,20 @@ def main():
                     help="WITCH_RATE (0: the default budget); default 2000")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--out", default="")
+    ap.add_argument("--kernels", default=",".join(KERNELS), metavar="K,...",
+                    help="the kernels to run (default: all)")
     a = ap.parse_args()
+    unknown = [k for k in a.kernels.split(",") if k not in KERNELS]
+    if unknown:
+        ap.error("unknown kernel(s): " + ", ".join(unknown))
     build = os.path.abspath(a.build)
     with tempfile.TemporaryDirectory(prefix="weights.") as tmp:
         exe = os.path.join(tmp, "weights")
         subprocess.run(["gcc", "-O2", "-g", "-o", exe, os.path.join(HERE, "weights.c")], check=True)
         rows = []
         for kernel, (fn, clients) in KERNELS.items():
+            if kernel not in a.kernels.split(","):
+                continue
             t = truth(exe, kernel)
             for client in clients:
                 ratios = [estimate(build, exe, kernel, client, a.rate, s, tmp) / t[client]

@@ -177,6 +177,11 @@ static uint16_t insn_flags(const ZydisDecodedInstruction *insn,
 	    (insn->meta.category == ZYDIS_CATEGORY_STRINGOP ||
 	     insn->meta.category == ZYDIS_CATEGORY_IOSTRINGOP))
 		f |= DECODE_F_REP;
+	if (insn->attributes & ZYDIS_ATTRIB_HAS_LOCK)
+		f |= DECODE_F_LOCKED;
+	for (i = 0; i < insn->operand_count && insn->mnemonic == ZYDIS_MNEMONIC_XCHG; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY)
+			f |= DECODE_F_LOCKED;
 	/* Zydis lists rsp as a hidden written operand exactly when the
 	 * instruction moves the stack pointer by itself. */
 	for (i = 0; i < insn->operand_count; i++) {

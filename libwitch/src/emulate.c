@@ -185,6 +185,29 @@ static int emulate_alu(struct emulate_ctx *c, ZydisMnemonic m)
 	return 0;
 }
 
+/* rol/ror by a count already masked and not 0 (sqlite's big-endian reads:
+ * rol $8 on a 16-bit register).  Only CF and OF change: CF is the bit that
+ * came round, OF (defined for a count of 1, the same rule for all) the
+ * top bit against its neighbour. */
+static int emulate_rotate(struct emulate_ctx *c, ZydisMnemonic m, uint64_t a, uint64_t n,
+			  unsigned bits)
+{
+	unsigned k = (unsigned)(n % bits);
+	uint64_t r = a;
+	if (k)
+		r = m == ZYDIS_MNEMONIC_ROL ? (a << k) | (a >> (bits - k))
+					    : (a >> k) | (a << (bits - k));
+	r &= mask_of(bits);
+	int top = (r & sign_bit(bits)) != 0;
+	int cf = m == ZYDIS_MNEMONIC_ROL ? (int)(r & 1) : top;
+	int of = m == ZYDIS_MNEMONIC_ROL ? top != cf : top != ((r & (sign_bit(bits) >> 1)) != 0);
+	int rc = op_write(c, 0, r);
+	if (rc < 0)
+		return rc;
+	set_flags(c->regs, RFLAGS_CF | RFLAGS_OF, (cf ? RFLAGS_CF : 0) | (of ? RFLAGS_OF : 0));
+	return 0;
+}
+
 static int emulate_shift(struct emulate_ctx *c, ZydisMnemonic m)
 {
 	unsigned bits = c->insn->operand_width;
@@ -198,9 +221,11 @@ static int emulate_shift(struct emulate_ctx *c, ZydisMnemonic m)
 	n &= bits == 64 ? 63 : 31;
 	if (n == 0) /* flags kept; a 32-bit register still loses its upper half */
 		return bits == 32 ? op_write(c, 0, a) : 0;
+	a &= mask_of(bits);
+	if (m == ZYDIS_MNEMONIC_ROL || m == ZYDIS_MNEMONIC_ROR)
+		return emulate_rotate(c, m, a, n, bits);
 	if (n >= bits)
 		return -ENOTSUP; /* 8/16-bit shifts by their width or more: rare, odd flags */
-	a &= mask_of(bits);
 	int cf;
 	switch (m) {
 	case ZYDIS_MNEMONIC_SHL:
@@ -226,6 +251,42 @@ static int emulate_shift(struct emulate_ctx *c, ZydisMnemonic m)
 		f |= RFLAGS_OF;
 	if ((rc = op_write(c, 0, r)) < 0)
 		return rc;
+	set_flags(c->regs, RFLAGS_ARITH, f);
+	return 0;
+}
+
+/* xadd: dest + src into dest, the old dest into src (src first, so that
+ * xadd r, r ends with the sum).  cmpxchg (memory destinations: the atomic
+ * ones): the accumulator compared with dest as cmp does; equal, src into
+ * dest; else dest into the accumulator, and dest written back unchanged,
+ * as the CPU's locked write does. */
+static int emulate_atomic(struct emulate_ctx *c, ZydisMnemonic m)
+{
+	unsigned bits = c->insn->operand_width;
+	uint64_t a, b, f, r;
+	int rc;
+
+	if ((rc = op_read(c, 0, &a)) < 0 || (rc = op_read(c, 1, &b)) < 0)
+		return rc;
+	if (m == ZYDIS_MNEMONIC_XADD) {
+		r = add_flags(a, b, 0, bits, 0, &f);
+		if ((rc = op_write(c, 1, a)) < 0 || (rc = op_write(c, 0, r)) < 0)
+			return rc;
+		set_flags(c->regs, RFLAGS_ARITH, f);
+		return 0;
+	}
+	if (c->ops[0].type != ZYDIS_OPERAND_TYPE_MEMORY)
+		return -ENOTSUP; /* a register's upper half on failure: rare, odd */
+	uint64_t acc = c->regs->gpr[DECODE_RAX] & mask_of(bits);
+	(void)add_flags(acc, a, 0, bits, 1, &f);
+	int equal = acc == (a & mask_of(bits));
+	if ((rc = op_write(c, 0, equal ? b : a)) < 0)
+		return rc;
+	if (!equal) { /* as a write of al, ax, eax (zero-extended) or rax */
+		uint64_t *rax = &c->regs->gpr[DECODE_RAX];
+		uint64_t keep = bits >= 32 ? 0 : *rax & ~mask_of(bits);
+		*rax = keep | (a & mask_of(bits));
+	}
 	set_flags(c->regs, RFLAGS_ARITH, f);
 	return 0;
 }
@@ -599,8 +660,10 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 	enum cond_kind kind = COND_SET; /* (set by cond_of where it finds a code) */
 	int cc = cond_of(m, &kind);
 
-	if (c->insn->attributes & (ZYDIS_ATTRIB_HAS_LOCK | ZYDIS_ATTRIB_HAS_REP |
-				   ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
+	/* A lock prefix makes the access atomic for other cores; what this
+	 * thread's run sees is the same (a mutex, a reference count). */
+	if (c->insn->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
+				   ZYDIS_ATTRIB_HAS_REPNE))
 		return -ENOTSUP;
 	if (in->flags & DECODE_F_NO_STEP)
 		return -ENOTSUP;
@@ -642,6 +705,7 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 	case ZYDIS_MNEMONIC_NOT:
 		return emulate_alu(c, m);
 	case ZYDIS_MNEMONIC_SHL: case ZYDIS_MNEMONIC_SHR: case ZYDIS_MNEMONIC_SAR:
+	case ZYDIS_MNEMONIC_ROL: case ZYDIS_MNEMONIC_ROR:
 		return emulate_shift(c, m);
 	case ZYDIS_MNEMONIC_IMUL:
 		return emulate_imul(c);
@@ -672,14 +736,13 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 	case ZYDIS_MNEMONIC_XCHG: {
 		uint64_t a, b;
 		int rc;
-		if (c->ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
-		    c->ops[1].type != ZYDIS_OPERAND_TYPE_REGISTER)
-			return -ENOTSUP; /* with memory: a locked read-modify-write */
 		if ((rc = op_read(c, 0, &a)) < 0 || (rc = op_read(c, 1, &b)) < 0 ||
 		    (rc = op_write(c, 0, b)) < 0)
 			return rc;
 		return op_write(c, 1, a);
 	}
+	case ZYDIS_MNEMONIC_XADD: case ZYDIS_MNEMONIC_CMPXCHG:
+		return emulate_atomic(c, m);
 	case ZYDIS_MNEMONIC_CDQE: case ZYDIS_MNEMONIC_CWDE: case ZYDIS_MNEMONIC_CQO:
 	case ZYDIS_MNEMONIC_CDQ:
 		return emulate_sign(c, m);

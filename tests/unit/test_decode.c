@@ -69,6 +69,7 @@ struct row {
 #define REP DECODE_F_REP
 #define NOSTEP DECODE_F_NO_STEP
 #define STK DECODE_F_STACK
+#define LOCKED DECODE_F_LOCKED
 
 /* Register values reused by many rows. */
 #define XA 0x10000ull          /* rax: data pointer */
@@ -198,18 +199,20 @@ static const struct row rows[] = {
 	/* add [rax], ebx */
 	{ __LINE__, CODE(0x01, 0x18), REGS([DECODE_RAX] = XA),
 	  .n_access = 1, ACC({ XA, 4, RMW, INT, 0 }) },
-	/* xchg [rax], rbx */
+	/* xchg [rax], rbx: locked without the prefix */
 	{ __LINE__, CODE(0x48, 0x87, 0x18), REGS([DECODE_RAX] = XA),
-	  .n_access = 1, ACC({ XA, 8, RMW, INT, 0 }) },
+	  .n_access = 1, ACC({ XA, 8, RMW, INT, 0 }), .flags = LOCKED },
+	/* xchg rbx, rax: registers only, not locked */
+	{ __LINE__, CODE(0x48, 0x87, 0xc3), .n_access = 0 },
 	/* lock cmpxchg [rdi], rcx (conditional write of a read operand) */
 	{ __LINE__, CODE(0xf0, 0x48, 0x0f, 0xb1, 0x0f), REGS([DECODE_RDI] = DI),
-	  .n_access = 1, ACC({ DI, 8, RMW, INT, 0 }) },
+	  .n_access = 1, ACC({ DI, 8, RMW, INT, 0 }), .flags = LOCKED },
 	/* lock xadd [rax], ecx */
 	{ __LINE__, CODE(0xf0, 0x0f, 0xc1, 0x08), REGS([DECODE_RAX] = XA),
-	  .n_access = 1, ACC({ XA, 4, RMW, INT, 0 }) },
+	  .n_access = 1, ACC({ XA, 4, RMW, INT, 0 }), .flags = LOCKED },
 	/* lock cmpxchg16b [rax] */
 	{ __LINE__, CODE(0xf0, 0x48, 0x0f, 0xc7, 0x08), REGS([DECODE_RAX] = XA),
-	  .n_access = 1, ACC({ XA, 16, RMW, INT, 0 }) },
+	  .n_access = 1, ACC({ XA, 16, RMW, INT, 0 }), .flags = LOCKED },
 	/* bts [rax], rcx: register bit offset 130 selects qword 2 */
 	{ __LINE__, CODE(0x48, 0x0f, 0xab, 0x08), REGS([DECODE_RAX] = XA, [DECODE_RCX] = 130),
 	  .n_access = 1, ACC({ XA + 16, 8, RMW, INT, 0 }) },

@@ -9,7 +9,7 @@
  *    out by hand in the row's comment.  Failures print the row's line.
  *    On any error the instruction must leave regs and the run unchanged.
  * 2. Flags and results against the CPU running this test: add, sub, adc, sbb,
- *    and, or, xor, cmp, inc, dec, neg, shl/shr/sar by an immediate, imul
+ *    and, or, xor, cmp, inc, dec, neg, shl/shr/sar/rol/ror by an immediate, imul
  *    (2 operands) at each width, on edge values and pseudo-random operands
  *    and carry-in (fixed seed).
  * 3. emulate_context: the calling context rewritten for emulated calls and
@@ -686,8 +686,37 @@ static void test_table(void)
 	{ __LINE__, CODE(0x0f, 0xc8), IN([RAX] = 0xffffffff11223344), OUT(W(RAX, 0x44332211)) },
 	/* xchg rax, rcx */
 	{ __LINE__, CODE(0x48, 0x91), IN([RAX] = 1, [RCX] = 2), OUT(W(RAX, 2), W(RCX, 1)) },
-	/* xchg [rbx], rax: a locked read-modify-write: not emulated */
-	{ __LINE__, CODE(0x48, 0x87, 0x03), IN([RAX] = 1, [RBX] = DA(0)), NOTSUP },
+	/* xchg [rbx], rax: locked without a prefix; the run sees a load and a
+	 * store: rax = data[0], 8 bytes stored there; flags kept */
+	{ __LINE__, CODE(0x48, 0x87, 0x03), IN([RAX] = 1, [RBX] = DA(0)), .fin = CF,
+	  OUT(W(RAX, 0x8877665544332211)), ST(DA(0), 8) },
+
+	/* ---- atomics (the lock prefix changes nothing a run sees) ---------- */
+	/* lock add [rbx], eax: 0x44332211 + 1 = 0x44332212 stored (4 bytes);
+	 * 0x12 has 2 bits: PF */
+	{ __LINE__, CODE(0xf0, 0x01, 0x03), IN([RAX] = 1, [RBX] = DA(0)), FL(PF), ST(DA(0), 4) },
+	/* lock xadd [rbx], rcx: rcx = the old 0x8877665544332211, ...221
+	 * stored; SF (bit 63), 0x21 has 2 bits: PF; no carry, no overflow
+	 * (signs differ) */
+	{ __LINE__, CODE(0xf0, 0x48, 0x0f, 0xc1, 0x0b), IN([RCX] = 0x10, [RBX] = DA(0)),
+	  OUT(W(RCX, 0x8877665544332211)), FL(SF | PF), ST(DA(0), 8) },
+	/* xadd rax, rax: the sum wins (src is written first) */
+	{ __LINE__, CODE(0x48, 0x0f, 0xc1, 0xc0), IN([RAX] = 3), OUT(W(RAX, 6)), FL(PF) },
+	/* lock cmpxchg [rbx], rcx, rax equal to data[0]: rcx stored; ZF and PF
+	 * of the compare's 0 */
+	{ __LINE__, CODE(0xf0, 0x48, 0x0f, 0xb1, 0x0b),
+	  IN([RAX] = 0x8877665544332211, [RCX] = 5, [RBX] = DA(0)), FL(ZF | PF), ST(DA(0), 8) },
+	/* ... rax one more: rax - data[0] = 1 (no flag), rax = data[0], which
+	 * is written back */
+	{ __LINE__, CODE(0xf0, 0x48, 0x0f, 0xb1, 0x0b),
+	  IN([RAX] = 0x8877665544332212, [RCX] = 5, [RBX] = DA(0)), .fin = ZF,
+	  OUT(W(RAX, 0x8877665544332211)), FL(0), ST(DA(0), 8) },
+	/* lock cmpxchg [rbx], ecx, eax 0: 0 - 0x44332211 = 0xbbccddef: SF, CF,
+	 * 0xef has 7 bits (no PF); eax = 0x44332211, the upper half cleared */
+	{ __LINE__, CODE(0xf0, 0x0f, 0xb1, 0x0b), IN([RAX] = 0xffffffff00000000, [RBX] = DA(0)),
+	  OUT(W(RAX, 0x44332211)), FL(SF | CF), ST(DA(0), 4) },
+	/* cmpxchg rcx, rdx: a register destination, not emulated */
+	{ __LINE__, CODE(0x48, 0x0f, 0xb1, 0xd1), IN([RAX] = 1, [RCX] = 2), NOTSUP },
 
 	/* ---- cdqe / cwde / cqo / cdq -------------------------------------- */
 	/* cdqe */
@@ -991,8 +1020,6 @@ static void test_table(void)
 	{ __LINE__, CODE(0x0f, 0x05), IN([RAX] = 39), NOTSUP },
 	/* rep movsb */
 	{ __LINE__, CODE(0xf3, 0xa4), IN([RCX] = 1, [RSI] = DA(0), [RDI] = DA(1)), NOTSUP },
-	/* lock add [rbx], eax */
-	{ __LINE__, CODE(0xf0, 0x01, 0x03), IN([RAX] = 1, [RBX] = DA(0)), NOTSUP },
 	/* cpuid */
 	{ __LINE__, CODE(0x0f, 0xa2), NOTSUP },
 	/* pushfq */
@@ -1084,17 +1111,20 @@ NATIVE_4(neg, "neg %[a]")
 NATIVE_4(shl, "shl %%cl, %[a]") /* by cl: the same flags as by the immediate */
 NATIVE_4(shr, "shr %%cl, %[a]")
 NATIVE_4(sar, "sar %%cl, %[a]")
+NATIVE_4(rol, "rol %%cl, %[a]")
+NATIVE_4(ror, "ror %%cl, %[a]")
 NATIVE_3(imul, "imul %[b], %[a]") /* no 8-bit two-operand imul */
 
 typedef uint64_t (*native_fn)(uint64_t, uint64_t, uint64_t, uint64_t *);
 
-enum diff_kind { D_BIN, D_UN, D_SHIFT, D_IMUL };
+enum diff_kind { D_BIN, D_UN, D_SHIFT, D_ROTATE, D_IMUL };
 
 /* Encodings: [66 for 16 bits] [48 (REX.W) for 64] [0f] opcode modrm [imm8].
  * The 8-bit opcode is the wider one's minus 1 (w bit clear).
  *   modrm c8 = 11 001 000: reg ecx/cl, rm eax/al ("op eax, ecx": 01 /r etc.)
  *   modrm c0/c8/d8 = 11 /0 /1 /3 000: fe/ff /0 inc, /1 dec, f6/f7 /3 neg of eax
  *   modrm e0/e8/f8 = 11 /4 /5 /7 000: c0/c1 /4 shl, /5 shr, /7 sar eax, imm8
+ *   modrm c0/c8 = 11 /0 /1 000: c0/c1 /0 rol, /1 ror eax, imm8
  *   0f af c1 = 11 000 001: imul eax, ecx (reg is the destination) */
 struct diff_op {
 	int line;
@@ -1123,6 +1153,8 @@ static const struct diff_op diff_ops[] = {
 	{ __LINE__, "shl", D_SHIFT, 0, 0, 0xc1, 0xe0, FNS4(shl) }, /* shl eax, n: c1 e0 n */
 	{ __LINE__, "shr", D_SHIFT, 0, 0, 0xc1, 0xe8, FNS4(shr) }, /* shr eax, n: c1 e8 n */
 	{ __LINE__, "sar", D_SHIFT, 0, 0, 0xc1, 0xf8, FNS4(sar) }, /* sar eax, n: c1 f8 n */
+	{ __LINE__, "rol", D_ROTATE, 0, 0, 0xc1, 0xc0, FNS4(rol) }, /* rol eax, n: c1 c0 n */
+	{ __LINE__, "ror", D_ROTATE, 0, 0, 0xc1, 0xc8, FNS4(ror) }, /* ror eax, n: c1 c8 n */
 	{ __LINE__, "imul", D_IMUL, 1, 0, 0xaf, 0xc1,              /* imul eax, ecx: 0f af c1 */
 	  { NULL, native_imul16, native_imul32, native_imul64 } },
 };
@@ -1171,7 +1203,7 @@ static void diff_one(const struct diff_op *op, int wi, uint64_t a, uint64_t b)
 		code_buf[len++] = 0x0f;
 	code_buf[len++] = bits == 8 ? op->opcode - 1 : op->opcode;
 	code_buf[len++] = op->modrm;
-	if (op->kind == D_SHIFT)
+	if (op->kind == D_SHIFT || op->kind == D_ROTATE)
 		code_buf[len++] = (uint8_t)b;
 
 	/* on the CPU */
@@ -1205,6 +1237,8 @@ static void diff_one(const struct diff_op *op, int wi, uint64_t a, uint64_t b)
 	uint64_t mask = ARITH;
 	if (op->kind == D_SHIFT && b > 1)
 		mask &= ~OF; /* undefined for counts above 1 */
+	if (op->kind == D_ROTATE)
+		mask = b == 1 ? CF | OF : CF; /* the others kept (bt left them as it left them) */
 	if (op->kind == D_IMUL)
 		mask = CF | OF; /* SF, ZF, PF undefined */
 	CHECK(op->line, regs.gpr[DECODE_RAX] == want,
@@ -1239,6 +1273,17 @@ static void test_differential(void)
 						diff_one(op, wi, edge[i], n);
 				for (int i = 0; i < 300; i++)
 					diff_one(op, wi, rng_operand(bits), 1 + rng() % (bits - 1));
+				continue;
+			}
+			if (op->kind == D_ROTATE) {
+				/* every count the CPU masks to (5 bits, 6 for 64):
+				 * 8/16-bit rotates by their width and more too */
+				unsigned most = bits == 64 ? 63 : 31;
+				for (int i = 0; i < 5; i++)
+					for (uint64_t n = 1; n <= most; n++)
+						diff_one(op, wi, edge[i], n);
+				for (int i = 0; i < 300; i++)
+					diff_one(op, wi, rng_operand(bits), 1 + rng() % most);
 				continue;
 			}
 			for (int i = 0; i < 5; i++)

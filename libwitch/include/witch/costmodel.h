@@ -20,6 +20,9 @@
  * is still measured without them, so a miss changes what the window's
  * bytes stand for, not which bytes it sees.  Memory dependencies through
  * stores are not modelled.
+ * An atomic read-modify-write (lock prefix, xchg with memory) drains the
+ * store buffer: it costs what costmodel_init measured a `lock add` to take
+ * (~20 cycles here), as a unit that does not pipeline.
  * `rep` string instructions cost a cycle per element while a debug register
  * is armed (the CPU runs them without its fast-string microcode then,
  * bench/dr_fast_string.c), and their bytes at the fast-string rate
@@ -63,8 +66,8 @@ struct costmodel {
 };
 
 /* Once per process, before any other call and before any debug register
- * is armed: the clock's cycles per nanosecond and rep stosb's bytes per
- * cycle (measured: ~0.1 ms).  0 or -errno. */
+ * is armed: the clock's cycles per nanosecond, rep stosb's bytes per cycle
+ * and a locked op's cycles (measured: ~0.1 ms).  0 or -errno. */
 int costmodel_init(void);
 /* Measure the clock and the dispatch width again and follow them (~15 us;
  * from handlers now and then: a VM's core is as fast as its sibling thread

@@ -68,6 +68,8 @@ struct decode_access {
 				   * int/int3/into, syscall, sysenter, ud, hlt, xbegin */
 #define DECODE_F_COND     0x0040u /* conditional branch: jcc, loop*, jrcxz */
 #define DECODE_F_STACK    0x0020u /* changes rsp implicitly: push, pop, call, ret, enter, leave */
+#define DECODE_F_LOCKED   0x0080u /* an atomic read-modify-write of memory: lock prefix, or
+				   * xchg with a memory operand (locked without one) */
 
 #define DECODE_MAX_ACCESS 2
 
