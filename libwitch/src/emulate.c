@@ -258,8 +258,9 @@ static int emulate_shift(struct emulate_ctx *c, ZydisMnemonic m)
 /* xadd: dest + src into dest, the old dest into src (src first, so that
  * xadd r, r ends with the sum).  cmpxchg (memory destinations: the atomic
  * ones): the accumulator compared with dest as cmp does; equal, src into
- * dest; else dest into the accumulator, and dest written back unchanged,
- * as the CPU's locked write does. */
+ * dest; else dest into the accumulator and no store noted (the CPU writes
+ * the old value back, the oracle's Valgrind does not: a failed
+ * compare-and-swap is no silent store either side can report alike). */
 static int emulate_atomic(struct emulate_ctx *c, ZydisMnemonic m)
 {
 	unsigned bits = c->insn->operand_width;
@@ -280,7 +281,7 @@ static int emulate_atomic(struct emulate_ctx *c, ZydisMnemonic m)
 	uint64_t acc = c->regs->gpr[DECODE_RAX] & mask_of(bits);
 	(void)add_flags(acc, a, 0, bits, 1, &f);
 	int equal = acc == (a & mask_of(bits));
-	if ((rc = op_write(c, 0, equal ? b : a)) < 0)
+	if (equal && (rc = op_write(c, 0, b)) < 0)
 		return rc;
 	if (!equal) { /* as a write of al, ax, eax (zero-extended) or rax */
 		uint64_t *rax = &c->regs->gpr[DECODE_RAX];
