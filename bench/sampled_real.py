@@ -21,7 +21,9 @@ before the oracle counted those bytes has none: it is named and skipped.
   functions list), libwitch's every sampled context (witch report --json
   --top 0);
 - per row: the total variation distance between the two shares, mean over
-  seeds, and the functions whose shares differ most (oracle -> sampled).
+  seeds, the whole estimate against the oracle's count of the client's
+  bytes (median over seeds), and the functions whose shares differ most
+  (oracle -> sampled).
 
 Writes DIR/sampled_real.md (also printed) and .json (default
 ./sampled-real-results).  Exit status 0, 2 on bad usage.
@@ -43,12 +45,6 @@ RATES = {"default": None, "2000/s": 2000}
 
 # ---- read ----
 
-def function_key(function, module):
-    if not function or function.strip("?") == "" or function.startswith("[unknown"):
-        return "?? (%s)" % os.path.basename(module or "")
-    return function
-
-
 def oracle_shares(answer):
     """Shares of the accessed bytes by function, or None without them."""
     funcs = answer.get("functions") or []
@@ -57,7 +53,7 @@ def oracle_shares(answer):
     total = sum(f["bytes"] for f in funcs)
     out = {}
     for f in funcs:
-        k = function_key(f["function"], f.get("module"))
+        k = accuracy.function_key(f["function"], f.get("module"))
         out[k] = out.get(k, 0.0) + (f["bytes"] / total if total else 0.0)
     return out
 
@@ -68,7 +64,7 @@ def sampled_shares(report):
     for ctx in report.get("sampled", []):
         frames = [f for f in ctx["context"] if not f.get("inlined")] or ctx["context"]
         leaf = frames[0] if frames else {}
-        k = function_key(leaf.get("function"), leaf.get("module"))
+        k = accuracy.function_key(leaf.get("function"), leaf.get("module"))
         out[k] = out.get(k, 0.0) + (ctx["bytes"] / total if total else 0.0)
     return out
 
@@ -88,7 +84,8 @@ def run_witch(build, argv, client, rate, seed, workdir):
 def measure(build, odir, program, client, seeds, tmp):
     try:
         stamp = json.load(open(os.path.join(odir, f"{program}.run.json")))["stamp"]
-        want = oracle_shares(json.load(open(os.path.join(odir, f"{program}.{client}.json"))))
+        answer = json.load(open(os.path.join(odir, f"{program}.{client}.json")))
+        want = oracle_shares(answer)
     except (OSError, KeyError, ValueError):
         return {"program": program, "client": client, "missing": "no oracle answer"}
     if want is None:
@@ -101,14 +98,16 @@ def measure(build, odir, program, client, seeds, tmp):
             rep = run_witch(build, stamp["argv"], client, rate, s,
                             os.path.join(tmp, f"{program}-{client}-{r.replace('/', '')}-{s}"))
             if rep and rep.get("sampled_total"):
-                got.append((sampled_shares(rep), rep.get("samples", 0)))
+                got.append((sampled_shares(rep), rep.get("samples", 0), rep["sampled_total"]))
         mean = {}
-        for shares, _ in got:
+        for shares, _, _ in got:
             for k, v in shares.items():
                 mean[k] = mean.get(k, 0.0) + v / len(got)
         moved = sorted(set(want) | set(mean), key=lambda k: -abs(want.get(k, 0) - mean.get(k, 0)))
-        row[r] = {"tvd": statistics.mean(sampled.tvd(want, g) for g, _ in got) if got else None,
-                  "samples": statistics.mean(n for _, n in got) if got else 0,
+        truth = answer.get("sampled_total")  # the oracle's count of the client's bytes
+        row[r] = {"tvd": statistics.mean(sampled.tvd(want, g) for g, _, _ in got) if got else None,
+                  "samples": statistics.mean(n for _, n, _ in got) if got else 0,
+                  "total": statistics.median(t / truth for _, _, t in got) if got and truth else None,
                   "moved": [(k, want.get(k, 0.0), mean.get(k, 0.0)) for k in moved[:3]]}
     return row
 
@@ -121,16 +120,20 @@ def markdown(rows, argv):
     md = ["# The sampler's weights by function on real programs, against the oracle", "",
           f"`bench/sampled_real.py {' '.join(argv)}`; libwitch WITCH_WATCHPOINTS=0; distance ="
           " total variation of the shares by leaf function (0 = same)", "",
-          "| program | client | default: distance | samples | 2000/s: distance | samples "
-          "| 2000/s: largest moves (% oracle -> sampled) |", "|---|---|---:|---:|---:|---:|---|"]
+          "estimate = the sampled bytes in all / the oracle's count, median over seeds", "",
+          "| program | client | default: distance | samples | estimate | 2000/s: distance | samples "
+          "| estimate | 2000/s: largest moves (% oracle -> sampled) |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for row in rows:
         if "missing" in row:
-            md.append(f"| {row['program']} | {row['client']} | {row['missing']} | | | | |")
+            md.append(f"| {row['program']} | {row['client']} | {row['missing']} | | | | | | |")
             continue
         cells = [row["program"], row["client"]]
         for r in RATES:
             d = row[r]["tvd"]
-            cells += ["—" if d is None else f"{d:.3f}", f"{row[r]['samples']:.0f}"]
+            t = row[r]["total"]
+            cells += ["—" if d is None else f"{d:.3f}", f"{row[r]['samples']:.0f}",
+                      "—" if t is None else f"{t:.2f}"]
         cells.append(moved(row["2000/s"]["moved"]))
         md.append("| " + " | ".join(cells) + " |")
     return "\n".join(md) + "\n"
