@@ -354,6 +354,21 @@ static void tick_count_inline(struct witch_thread *t, const ucontext_t *uc, doub
 		t->stats.cost_inline_ns += (uint64_t)program_ns;
 }
 
+/* The tick arrived from a page fault (faultlog.h): at the instruction of
+ * the last fault since the last tick, or at the one after it. */
+static int tick_in_fault(struct witch_thread *t, const ucontext_t *uc)
+{
+	uint64_t ip, pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (!faultlog_since_tick(&t->faults, &ip))
+		return 0;
+	if (pc == ip)
+		return 1;
+	struct decode_regs regs;
+	struct decode_insn in;
+	regs_of(t, uc, &regs);
+	return pc > ip && pc - ip <= 15 && decode_at(ip, &regs, &in) == 0 && pc == ip + in.len;
+}
+
 static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs;
@@ -365,6 +380,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		t->stats.ticks_stale++;
 		return;
 	}
+	/* First, before the handler's own first touches fault. */
+	int in_fault = tick_in_fault(t, uc);
 	/* The tick stands for the program's CPU time since the last: the
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;
@@ -389,6 +406,13 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		look_tick_skipped(&t->look);
 		interval_restart(t);
 		bulk_tick_skipped(&t->bulk);
+		return;
+	}
+	/* Its time fell in a page fault: the kernel's, no bytes of the program's. */
+	if (in_fault) {
+		t->stats.ticks_in_fault++;
+		look_tick_skipped(&t->look);
+		interval_next(t);
 		return;
 	}
 	regs_of(t, uc, &regs);

@@ -170,6 +170,10 @@ static int thread_setup(struct witch_thread *t)
 				 "running without profiling", strerror(-rc));
 		return rc;
 	}
+	/* Without it the thread's ticks are weighed as before (faultlog.h). */
+	if ((rc = faultlog_open(&t->faults, t->tid)) < 0)
+		log_verbose(1, "no page-fault log for thread %d (%s): ticks from faults are weighed",
+			    (int)t->tid, strerror(-rc));
 	return 0;
 }
 
@@ -200,6 +204,7 @@ static void thread_release(struct witch_thread *t)
 	if (t->reserved)
 		__atomic_sub_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED);
 	sampler_close(&t->sampler);
+	faultlog_close(&t->faults);
 	watchpoint_set_close(&t->wps);
 	if (t->altstack) {
 		stack_t ss = {.ss_flags = SS_DISABLE};
@@ -227,6 +232,7 @@ struct witch_thread *thread_begin(void)
 	}
 	t->reserved = 1;
 	t->sampler.fd = -1;
+	t->faults.fd = -1;
 	if (thread_setup(t) < 0) {
 		thread_release(t);
 		return NULL;

@@ -19,6 +19,7 @@
 #include "witch/drcost.h"
 #include "witch/decode.h"
 #include "witch/emulate_vec.h"
+#include "witch/faultlog.h"
 #include "witch/look.h"
 #include "witch/pairtab.h"
 #include "witch/reservoir.h"
@@ -48,6 +49,7 @@ struct witch_thread {
 	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	struct cost cost;             /* what the profiler spends here (cost.h) */
 	struct drcost drcost;         /* what armed watchpoints cost its kernel work */
+	struct faultlog faults;       /* its page faults: ticks that arrive from one */
 	uint32_t self_checks;         /* samples that could skip their own trap (sample.c) */
 	struct budget budget;         /* the rate following WITCH_BUDGET (budget.h) */
 	int back_soon;                /* this handler run expects the program back at once */

@@ -1,0 +1,51 @@
+/* faultlog: whether a tick's time fell in a page fault.
+ *
+ * A clock tick whose time runs out while the thread is in a page fault
+ * (the kernel zeroing a fresh page, and on a VM the host behind it) is not
+ * raised there: it arrives as the fault returns, at the instruction that
+ * faulted.  The window that runs from there weighs ordinary code's bytes
+ * for time the thread spent in the kernel, so code that touches fresh
+ * memory weighed several times its bytes (sqlite3: 3.3% of the ticks at
+ * one store of _int_malloc's, the top chunk's size written into a new
+ * page; its allocation path 3-9x its bytes; bench/results/memlat.md).
+ *
+ * Each thread keeps a perf software event on its own page faults, one
+ * record (the faulting instruction) a fault, in a one-page ring the kernel
+ * writes backward and overwrites: the newest record is always at its head,
+ * whatever came before, and nothing needs reading between ticks.  A tick
+ * at the instruction of the last fault since the previous tick, or at the
+ * one after it (the fault's instruction ran again and retired first), is
+ * taken to have arrived from it.  Such a tick stands for kernel time, no
+ * bytes of the program's (handler.c: stat ticks_in_fault).  A tick that
+ * came by chance to an instruction that faulted earlier in its interval is
+ * taken so too: the user time of a loop over fresh pages is a small part
+ * of its time next to its faults'.
+ *
+ * Costs a record a fault (~0.3 us in a fault of several) and 8 KiB of
+ * locked memory a thread.  Where the event cannot be opened or mapped
+ * (perf_event_paranoid, the locked-memory limit) faultlog_open fails and
+ * the thread's ticks are taken as before.
+ */
+#ifndef WITCH_FAULTLOG_H
+#define WITCH_FAULTLOG_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct faultlog {
+	int fd;             /* -1: none */
+	void *map;          /* the header page, then the ring */
+	uint64_t last_head; /* the ring's head at the last look */
+};
+
+/* Open thread tid's fault log.  0 or -errno (then f->fd is -1).  Not
+ * async-signal-safe. */
+int faultlog_open(struct faultlog *f, pid_t tid);
+/* From the thread's tick: 1 and the instruction of the last page fault
+ * since the previous call in *ip, else 0 (none, or no log).
+ * Async-signal-safe. */
+int faultlog_since_tick(struct faultlog *f, uint64_t *ip);
+/* Close it (fd -1 or open). */
+void faultlog_close(struct faultlog *f);
+
+#endif

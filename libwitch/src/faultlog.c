@@ -1,0 +1,77 @@
+/* faultlog: whether a tick's time fell in a page fault (see faultlog.h). */
+#include "witch/faultlog.h"
+#include "witch/perf_fd.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define FAULTLOG_PAGES 2 /* the header page and a one-page ring */
+
+int faultlog_open(struct faultlog *f, pid_t tid)
+{
+	struct perf_event_attr a;
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_PAGE_FAULTS;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_IP;
+	a.exclude_kernel = 1; /* the program's faults, not the kernel's own */
+	a.exclude_hv = 1;
+	a.write_backward = 1; /* newest record at the head, overwriting */
+	int fd = perf_fd_open(&a, tid);
+	if (fd < 0)
+		return fd;
+	long page = sysconf(_SC_PAGESIZE);
+	/* Mapped read-only: the kernel overwrites, nothing is consumed. */
+	void *map = mmap(NULL, (size_t)page * FAULTLOG_PAGES, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	f->fd = fd;
+	f->map = map;
+	return 0;
+}
+
+int faultlog_since_tick(struct faultlog *f, uint64_t *ip)
+{
+	if (f->fd < 0)
+		return 0;
+	const struct perf_event_mmap_page *hdr = f->map;
+	uint64_t head = __atomic_load_n(&hdr->data_head, __ATOMIC_ACQUIRE);
+	if (head == f->last_head)
+		return 0; /* no fault since the last tick */
+	f->last_head = head;
+	uint64_t size = hdr->data_size, off = hdr->data_offset;
+	if (size == 0 || (size & (size - 1)) != 0 || off == 0)
+		return 0;
+	/* The newest record starts at the head; it may wrap the ring's end. */
+	struct {
+		struct perf_event_header h;
+		uint64_t ip;
+	} rec;
+	const unsigned char *ring = (const unsigned char *)f->map + off;
+	uint64_t at = head & (size - 1), first = size - at < sizeof(rec) ? size - at : sizeof(rec);
+	memcpy(&rec, ring + at, first);
+	memcpy((unsigned char *)&rec + first, ring, sizeof(rec) - first);
+	if (rec.h.type != PERF_RECORD_SAMPLE || rec.h.size != sizeof(rec))
+		return 0; /* a throttle or lost record: cannot tell */
+	*ip = rec.ip;
+	return 1;
+}
+
+void faultlog_close(struct faultlog *f)
+{
+	if (f->fd < 0)
+		return;
+	munmap(f->map, (size_t)sysconf(_SC_PAGESIZE) * FAULTLOG_PAGES);
+	close(f->fd);
+	f->fd = -1;
+}
