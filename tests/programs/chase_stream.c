@@ -6,7 +6,7 @@
  *     chase(list)   N times: p->mark = i; p = p->next    one 8-byte store per
  *                   node; nodes in a random cycle over 64 MiB (> L3), so each
  *                   step is a dependent DRAM miss: ~100 ns here
- *     stream(buf)   8N times: buf[i & 1023] = lcg          one 8-byte store per
+ *     ka_stream(buf) 8N times: buf[i & 1023] = lcg          one 8-byte store per
  *                   step into 8 KiB (L1), ~4 cycles each (the LCG chain, ka.h)
  *
  * Bytes stored per repetition: chase 8N, stream 64N.  The list is built
@@ -27,7 +27,6 @@
 #include "ka.h"
 
 #define N (1u << 20)
-#define STREAM_MASK 1023u
 
 struct node {
 	struct node *next;
@@ -36,7 +35,7 @@ struct node {
 };
 
 static struct node *nodes;
-static uint64_t buf[STREAM_MASK + 1];
+static uint64_t buf[KA_STREAM_WORDS];
 
 /* A random cycle through all nodes (Sattolo's shuffle of the order). */
 KA_FN static struct node *build_list(void)
@@ -74,14 +73,6 @@ KA_FN static struct node *chase(struct node *p, uint64_t n)
 	return p;
 }
 
-KA_FN static void stream(uint64_t *b, uint64_t n, uint64_t v)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		KA_LCG(v);
-		b[i & STREAM_MASK] = v;
-	}
-}
-
 int main(int argc, char **argv)
 {
 	long reps = ka_reps(argc, argv, 10);
@@ -90,8 +81,8 @@ int main(int argc, char **argv)
 	uint64_t sum = 0;
 	for (long r = 0; r < reps; r++) {
 		p = chase(p, N);
-		stream(buf, 8 * (uint64_t)N, (uint64_t)r);
-		sum += buf[r & STREAM_MASK] + p->mark;
+		ka_stream(buf, 8 * (uint64_t)N, (uint64_t)r);
+		sum += buf[r & (KA_STREAM_WORDS - 1)] + p->mark;
 	}
 	printf("chase_stream: %llu\n", (unsigned long long)(sum & 0xffff));
 	return 0;

@@ -7,7 +7,7 @@
  *   for r in 1..R:
  *     touch(chunk r)   one 8-byte store into each of its 8192 pages: a
  *                      page fault each (~2-10 us on a VM), 64 KiB stored
- *     stream(buf, n)   n = 16M steps: buf[i & 1023] = lcg, one 8-byte store
+ *     ka_stream(buf, n)   n = 16M steps: buf[i & 1023] = lcg, one 8-byte store
  *                      a step into 8 KiB (L1), ~4 cycles each: 128 MiB
  *
  * Bytes stored per repetition: touch 8 * 8192 = 64 KiB, stream 8 * 16M =
@@ -28,22 +28,13 @@
 #define CHUNK (32ul << 20)
 #define PAGE 4096ul
 #define STREAM_STEPS (16ul << 20)
-#define STREAM_MASK 1023u
 
-static uint64_t buf[STREAM_MASK + 1];
+static uint64_t buf[KA_STREAM_WORDS];
 
 KA_FN static void touch(uint64_t *chunk)
 {
 	for (uint64_t i = 0; i < CHUNK / PAGE; i++)
 		chunk[i * (PAGE / 8)] = i;
-}
-
-KA_FN static void stream(uint64_t *b, uint64_t n, uint64_t v)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		KA_LCG(v);
-		b[i & STREAM_MASK] = v;
-	}
 }
 
 int main(int argc, char **argv)
@@ -59,8 +50,8 @@ int main(int argc, char **argv)
 	uint64_t sum = 0;
 	for (long r = 0; r < reps; r++) {
 		touch((uint64_t *)(region + CHUNK * (size_t)r));
-		stream(buf, STREAM_STEPS, (uint64_t)r);
-		sum += buf[r & STREAM_MASK];
+		ka_stream(buf, STREAM_STEPS, (uint64_t)r);
+		sum += buf[r & (KA_STREAM_WORDS - 1)];
 	}
 	printf("fresh_pages: %llu\n", (unsigned long long)(sum & 0xffff));
 	return 0;

@@ -54,6 +54,19 @@
  * read-modify-write instruction such as `xor %eax,(mem)`). */
 #define KA_LOAD(p, i) (((const volatile uint32_t *)(p))[i])
 
+/* A cache-resident store loop beside the loop a test is about: b[i & 1023]
+ * = an LCG step, one 8-byte store a step into 8 KiB (L1), ~4 cycles each
+ * (the LCG's multiply-add chain): 8n bytes stored.  (chase_stream,
+ * fresh_pages; `unused`: the programs without it build clean.) */
+#define KA_STREAM_WORDS 1024u
+KA_FN __attribute__((unused)) static void ka_stream(uint64_t *b, uint64_t n, uint64_t v)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		KA_LCG(v);
+		b[i & (KA_STREAM_WORDS - 1)] = v;
+	}
+}
+
 static inline void *ka_alloc(size_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
