@@ -16,6 +16,7 @@
 #include "witch/costmodel.h"
 #include "witch/decode.h"
 #include "witch/look.h"
+#include "witch/peek.h"
 #include "witch/phdrs.h"
 #include "witch/precise.h"
 #include "witch/rescue.h"
@@ -363,10 +364,14 @@ static int tick_in_fault(struct witch_thread *t, const ucontext_t *uc)
 		return 0;
 	if (pc == ip)
 		return 1;
+	if (pc <= ip || pc - ip > 15)
+		return 0;
 	struct decode_regs regs;
 	struct decode_insn in;
+	uint8_t byte;
 	regs_of(t, uc, &regs);
-	return pc > ip && pc - ip <= 15 && decode_at(ip, &regs, &in) == 0 && pc == ip + in.len;
+	/* (decode reads in place: its page, the one before pc's maybe, mapped?) */
+	return peek_read(ip, &byte, 1) == 0 && decode_at(ip, &regs, &in) == 0 && pc == ip + in.len;
 }
 
 static void tick_soft(struct witch_thread *t, ucontext_t *uc)
