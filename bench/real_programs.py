@@ -431,8 +431,9 @@ def yield_notes(infos, prof, rate):
         # A tick with no sample still stands for its time where its window
         # found no wanted byte (0 bytes: skip_no_access), kept no pick of a
         # sparse window (in expectation: look.c), fell in a byte-counted
-        # call or arrived from a page fault (kernel time: faultlog.h); a pick lost on the way (LOST_PICKS) is the only time that
-        # goes unrepresented, at most a tick each (issue 12: >= 80%).
+        # call or arrived from a page fault (kernel time: faultlog.h); a
+        # pick lost on the way (LOST_PICKS) is the only time that goes
+        # unrepresented, at most a tick each (issue 12: >= 80%).
         lost = sum(med(skips[k]) for k in LOST_PICKS if k in skips)
         notes.append(f"ticks represented >= {100 * max(0.0, 1 - lost / t):.0f}%")
     if t and sa < 0.5 * t:

@@ -52,7 +52,7 @@ static double rep_fast_bytes_per_cycle = 16.0;
 static double rep_fast_start_cycles = 30.0;
 /* An atomic read-modify-write (lock prefix, xchg with memory) drains the
  * store buffer and does not overlap with its neighbours: measured
- * (measure_locked; ~17 cycles on this EPYC, sqlite3's mutexes around each
+ * (measure_locked; 19-20 cycles on this EPYC, sqlite3's mutexes around each
  * allocation), this when the probe cannot run. */
 static float locked_cycles = 16.0f;
 

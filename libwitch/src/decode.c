@@ -179,9 +179,10 @@ static uint16_t insn_flags(const ZydisDecodedInstruction *insn,
 		f |= DECODE_F_REP;
 	if (insn->attributes & ZYDIS_ATTRIB_HAS_LOCK)
 		f |= DECODE_F_LOCKED;
-	for (i = 0; i < insn->operand_count && insn->mnemonic == ZYDIS_MNEMONIC_XCHG; i++)
-		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY)
-			f |= DECODE_F_LOCKED;
+	if (insn->mnemonic == ZYDIS_MNEMONIC_XCHG) /* with memory: locked without the prefix */
+		for (i = 0; i < insn->operand_count; i++)
+			if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY)
+				f |= DECODE_F_LOCKED;
 	/* Zydis lists rsp as a hidden written operand exactly when the
 	 * instruction moves the stack pointer by itself. */
 	for (i = 0; i < insn->operand_count; i++) {

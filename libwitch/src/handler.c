@@ -370,7 +370,7 @@ static int tick_in_fault(struct witch_thread *t, const ucontext_t *uc)
 	struct decode_insn in;
 	uint8_t byte;
 	regs_of(t, uc, &regs);
-	/* (decode reads in place: its page, the one before pc's maybe, mapped?) */
+	/* decode_at reads in place: ip's page may be the one before pc's */
 	return peek_read(ip, &byte, 1) == 0 && decode_at(ip, &regs, &in) == 0 && pc == ip + in.len;
 }
 
