@@ -69,7 +69,9 @@ def key_of(frames, exe):
         fn = f.get("function") or ""
         if fn.startswith("[unknown") or fn.endswith("@plt") or fn.strip("?") == "":
             continue
-        if f.get("module") and os.path.realpath(f["module"]) == exe:
+        # By file name: the oracle's answers are kept (--oracle-dir) for
+        # builds elsewhere, whose program paths differ.
+        if f.get("module") and os.path.basename(os.path.realpath(f["module"])) == exe:
             return fn
     return (frames[0].get("function") or "??") if frames else "??"
 
@@ -176,7 +178,7 @@ def main(argv):
                 for n, a in progs for c in CLIENTS for r, rate in RATES.items()
                 for s in range(1, args.seeds + 1)}
         for n, a in progs:
-            exe = os.path.realpath(a[0])
+            exe = os.path.basename(os.path.realpath(a[0]))
             orc = oracles[n].result()
             for c in CLIENTS:
                 if c not in orc:
