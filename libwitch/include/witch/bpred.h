@@ -31,7 +31,14 @@
  * a history of one direction (straight-line code's branches) is the same
  * in sync or not.  bench/sampled.py, 11 programs, 6 seeds, 2000/s: median
  * distance 0.059 -> 0.044, stack_case's 0.025 -> 0.011, dense_vector's
- * 0.055 -> 0.025 (bench/results/sampled_bpred.md).
+ * 0.055 -> 0.025 (bench/results/sampled_bpred.md).  Before that rate
+ * stands, which on a real program's sparse branches is mostly (hundreds
+ * of them share the 256 histories: what one finds was left by others),
+ * the path decides once the window's own 12 branches have put it in sync,
+ * else the branch's bias where saturated, else the stale history: that
+ * one alone counted ~2 misses a 64-cycle window in sqlite3, a coin flip
+ * each, and weighed python3's and sqlite3's branchy code at half its
+ * bytes (bench/results/bpred_sync.md).
  * What it cannot learn that a CPU can: long repeating patterns (a CPU's
  * global history reaches thousands of branches; bench/weights.c's
  * `pattern` is weighed at ~0.3 of its bytes) and, by the same token, some
@@ -56,6 +63,7 @@ struct bpred {
 	uint8_t global[BPRED_COUNTERS];   /* the same, by pc and the path's outcomes */
 	uint8_t bias[BPRED_BIASES];       /* the same, by pc: where no history has trained */
 	uint16_t path;                    /* the last 12 outcomes of any branch */
+	uint16_t window_branches;         /* outcomes this window (the path's in sync at 12) */
 	/* Histories the program ran past (below): by history slot. */
 	uint32_t window;                  /* windows begun */
 	uint32_t seen_window[BPRED_HISTORIES]; /* the window seen[] counts in */
