@@ -4,9 +4,14 @@
 
 #include <errno.h>
 
-#define MIX_N HEAP_SITES /* sites are 1..HEAP_SITES; a power of two */
+#define MIX_N HEAP_SITES /* sites are 1..HEAP_SITES */
 
-static int64_t mix_tree[MIX_N + 1]; /* Fenwick: mix_tree[i] sums (i - lowbit(i), i] */
+/* Live sampled bytes by site: one atomic add an update (a Fenwick tree
+ * took 12, each a locked add of ~20 cycles, twice a tracked block), and a
+ * draw sums the sites up to the highest one added (ids are dense, in the
+ * order first seen: heap_sites.h). */
+static int64_t mix_bytes[MIX_N + 1];
+static uint32_t mix_top; /* the highest site added */
 static uint64_t mix_windows[HEAP_MIX_WINDOWS]; /* window number + 1, 0 free */
 static uint32_t mix_n_windows;
 
@@ -41,21 +46,28 @@ void heap_mix_add(uint32_t site, int64_t bytes)
 {
 	if (site == 0 || site > MIX_N || bytes == 0)
 		return;
-	for (uint32_t i = site; i <= MIX_N; i += i & -i)
-		__atomic_fetch_add(&mix_tree[i], bytes, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&mix_bytes[site], bytes, __ATOMIC_RELAXED);
+	uint32_t top = __atomic_load_n(&mix_top, __ATOMIC_RELAXED);
+	while (site > top &&
+	       !__atomic_compare_exchange_n(&mix_top, &top, site, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+/* A site's bytes as a draw counts them: a free racing its block's add on
+ * another thread may leave a counter below 0 for a moment. */
+static int64_t mix_site_bytes(uint32_t s)
+{
+	int64_t v = __atomic_load_n(&mix_bytes[s], __ATOMIC_RELAXED);
+	return v > 0 ? v : 0;
 }
 
 int64_t heap_mix_total(void)
 {
-	return __atomic_load_n(&mix_tree[MIX_N], __ATOMIC_RELAXED);
-}
-
-static int64_t mix_prefix(uint32_t i)
-{
-	int64_t s = 0;
-	for (; i > 0; i -= i & -i)
-		s += __atomic_load_n(&mix_tree[i], __ATOMIC_RELAXED);
-	return s;
+	uint32_t top = __atomic_load_n(&mix_top, __ATOMIC_ACQUIRE);
+	int64_t total = 0;
+	for (uint32_t s = 1; s <= top; s++)
+		total += mix_site_bytes(s);
+	return total;
 }
 
 int heap_mix_draw(uint64_t u, uint32_t *site)
@@ -65,19 +77,14 @@ int heap_mix_draw(uint64_t u, uint32_t *site)
 		return -ENOENT;
 	/* r uniform in [0, total); the site is the first whose prefix sum passes it */
 	int64_t r = (int64_t)(((unsigned __int128)u * (uint64_t)total) >> 64);
-	uint32_t pos = 0;
-	for (uint32_t step = MIX_N; step > 0; step >>= 1) {
-		if (pos + step > MIX_N)
-			continue;
-		int64_t v = __atomic_load_n(&mix_tree[pos + step], __ATOMIC_RELAXED);
-		if (v <= r) {
-			pos += step;
-			r -= v;
+	uint32_t top = __atomic_load_n(&mix_top, __ATOMIC_ACQUIRE);
+	for (uint32_t s = 1; s <= top; s++) {
+		int64_t v = mix_site_bytes(s);
+		if (r < v) {
+			*site = s;
+			return 0;
 		}
+		r -= v;
 	}
-	uint32_t s = pos + 1;
-	if (s > MIX_N || mix_prefix(s) - mix_prefix(s - 1) <= 0)
-		return -ENOENT; /* an update raced the descent */
-	*site = s;
-	return 0;
+	return -ENOENT; /* an update raced the two passes */
 }

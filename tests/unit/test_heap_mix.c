@@ -46,6 +46,9 @@ static const struct row rows[] = {
 	 {{1, 1000}, {HEAP_SITES, 3000}, {HEAP_SITES / 2 + 1, 4000}}},
 	/* all freed: nothing to draw */
 	{__LINE__, {{5, 4096}, {5, -4096}}, {{0}}},
+	/* a free seen before its block's add (another thread's): nothing
+	 * until the add */
+	{__LINE__, {{4, -100}, {6, 200}}, {{6, 200}}},
 	/* sites out of range are ignored */
 	{__LINE__, {{0, 4096}, {HEAP_SITES + 1, 4096}, {3, 100}}, {{3, 100}}},
 };

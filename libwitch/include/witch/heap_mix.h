@@ -20,10 +20,11 @@
  * alike; where one site's blocks are busier than another's, the busier
  * site is under-named (its total as heap is still right).
  *
- * Memory: a Fenwick tree of HEAP_SITES + 1 counters (32 KiB) and 64
- * window slots, static.  Updates are atomic adds (on the allocators'
- * slow path, tracked blocks only); draws are lock-free and
- * async-signal-safe, and a racing update can only make one fail.
+ * Memory: HEAP_SITES + 1 counters (32 KiB) and 64 window slots, static.
+ * An update is one atomic add (on the allocators' slow path, tracked
+ * blocks only); a draw reads the counters of the sites seen so far twice
+ * (a few hundred in python3 or sqlite3), lock-free and async-signal-safe,
+ * and a racing update can only make one fail.
  */
 #ifndef WITCH_HEAP_MIX_H
 #define WITCH_HEAP_MIX_H
