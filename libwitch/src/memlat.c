@@ -3,10 +3,14 @@
 
 #include <cpuid.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <time.h>
 
 static double tsc_per_ns;    /* 0: the TSC is not used */
 static double probe_ticks;   /* a probe of a line in L1, fences and all */
+static double line_ns = MEMLAT_MIN_NS; /* where misses start (memlat_init) */
+
+#define DRAM_PROBES 15
 
 static double now_ns(void)
 {
@@ -23,6 +27,30 @@ static int tsc_invariant(void)
 	if (!__get_cpuid(0x80000007, &a, &b, &c, &d))
 		return 0;
 	return (d >> 8) & 1;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* DRAM's latency past an L2 hit: the median probe of lines just flushed
+ * from every cache (an interrupt in one cannot decide). */
+static double dram_ns(void)
+{
+	static uint8_t lines[DRAM_PROBES * 64] __attribute__((aligned(64)));
+	double ns[DRAM_PROBES];
+	for (int i = 0; i < DRAM_PROBES; i++) {
+		volatile uint8_t *line = lines + 64 * i;
+		(void)*line;
+		_mm_clflush((const void *)line);
+		_mm_mfence();
+		uint32_t t = memlat_time_load((const void *)line);
+		ns[i] = t > probe_ticks ? ((double)t - probe_ticks) / tsc_per_ns : 0;
+	}
+	qsort(ns, DRAM_PROBES, sizeof ns[0], by_value);
+	return ns[DRAM_PROBES / 2];
 }
 
 int memlat_init(void)
@@ -47,7 +75,17 @@ int memlat_init(void)
 	}
 	probe_ticks = best;
 	tsc_per_ns = (double)(c1 - c0) / (t1 - t0);
+	double dram = dram_ns();
+	line_ns = MEMLAT_MIN_NS;
+	if (dram * MEMLAT_LINE_OF_DRAM < line_ns)
+		line_ns = dram * MEMLAT_LINE_OF_DRAM > MEMLAT_LINE_FLOOR_NS ? dram * MEMLAT_LINE_OF_DRAM
+									  : MEMLAT_LINE_FLOOR_NS;
 	return 0;
+}
+
+double memlat_line_ns(void)
+{
+	return line_ns;
 }
 
 uint32_t memlat_time_probe(const void *p)
@@ -67,5 +105,5 @@ double memlat_extra_ns(uint32_t ticks)
 	if (tsc_per_ns <= 0 || ticks <= probe_ticks)
 		return 0;
 	double ns = ((double)ticks - probe_ticks) / tsc_per_ns;
-	return ns >= MEMLAT_MIN_NS && ns <= MEMLAT_MAX_NS ? ns : 0;
+	return ns >= line_ns && ns <= MEMLAT_MAX_NS ? ns : 0;
 }

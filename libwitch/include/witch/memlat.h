@@ -31,16 +31,26 @@
  * programs' and python3's and sqlite3's shares by function were further
  * from the oracle's (bench/results/memlat.md, 2026-12-01, late). */
 #define MEMLAT_MIN_NS 80.0
+/* ... or lower where DRAM is faster than here (a bare-metal part reads
+ * ~80 ns): memlat_init measures it (flushed lines) and the line sits at
+ * no more than this share of it, and no less than the floor, above which
+ * no L1 or L2 hit reads. */
+#define MEMLAT_LINE_OF_DRAM 0.75
+#define MEMLAT_LINE_FLOOR_NS 35.0
 /* Past this, the probe met an interrupt or a page fault, not a cache miss. */
 #define MEMLAT_MAX_NS 400.0
 /* Independent misses overlap: 512 MiB of random loads, 185 ns a load
  * dependent, 11 ns a load independent, on this EPYC: ~16 in flight. */
 #define MEMLAT_PARALLEL 16.0f
 
-/* Once per process: the TSC's rate against CLOCK_MONOTONIC and the
- * probe's own cost on a line in L1 (~0.1 ms).  0, or -ENOTSUP where the TSC
+/* Once per process: the TSC's rate against CLOCK_MONOTONIC, the
+ * probe's own cost on a line in L1 and DRAM's latency (~0.1 ms).  0, or -ENOTSUP where the TSC
  * is not usable (no invariant TSC): then every load counts as a hit. */
 int memlat_init(void);
+
+/* Where a miss starts, in ns past an L2 hit: MEMLAT_MIN_NS, or below it
+ * where memlat_init measured DRAM faster than this VM's. */
+double memlat_line_ns(void);
 
 /* TSC ticks a one-byte load of p took, the probe's fences included.  p must
  * be readable (peek.h reads in place under a rescue). */
