@@ -61,23 +61,28 @@ static int64_t mix_site_bytes(uint32_t s)
 	return v > 0 ? v : 0;
 }
 
-int64_t heap_mix_total(void)
+/* Sites 1..top's bytes. */
+static int64_t mix_sum(uint32_t top)
 {
-	uint32_t top = __atomic_load_n(&mix_top, __ATOMIC_ACQUIRE);
 	int64_t total = 0;
 	for (uint32_t s = 1; s <= top; s++)
 		total += mix_site_bytes(s);
 	return total;
 }
 
+int64_t heap_mix_total(void)
+{
+	return mix_sum(__atomic_load_n(&mix_top, __ATOMIC_ACQUIRE));
+}
+
 int heap_mix_draw(uint64_t u, uint32_t *site)
 {
-	int64_t total = heap_mix_total();
+	uint32_t top = __atomic_load_n(&mix_top, __ATOMIC_ACQUIRE);
+	int64_t total = mix_sum(top);
 	if (total <= 0)
 		return -ENOENT;
 	/* r uniform in [0, total); the site is the first whose prefix sum passes it */
 	int64_t r = (int64_t)(((unsigned __int128)u * (uint64_t)total) >> 64);
-	uint32_t top = __atomic_load_n(&mix_top, __ATOMIC_ACQUIRE);
 	for (uint32_t s = 1; s <= top; s++) {
 		int64_t v = mix_site_bytes(s);
 		if (r < v) {

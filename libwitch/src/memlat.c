@@ -75,11 +75,12 @@ int memlat_init(void)
 	}
 	probe_ticks = best;
 	tsc_per_ns = (double)(c1 - c0) / (t1 - t0);
-	double dram = dram_ns();
-	line_ns = MEMLAT_MIN_NS;
-	if (dram * MEMLAT_LINE_OF_DRAM < line_ns)
-		line_ns = dram * MEMLAT_LINE_OF_DRAM > MEMLAT_LINE_FLOOR_NS ? dram * MEMLAT_LINE_OF_DRAM
-									  : MEMLAT_LINE_FLOOR_NS;
+	double line = dram_ns() * MEMLAT_LINE_OF_DRAM;
+	if (line > MEMLAT_MIN_NS)
+		line = MEMLAT_MIN_NS;
+	if (line < MEMLAT_LINE_FLOOR_NS)
+		line = MEMLAT_LINE_FLOOR_NS;
+	line_ns = line;
 	return 0;
 }
 
