@@ -29,6 +29,12 @@ const char *config_client_name(enum config_client c)
 	return names[c];
 }
 
+const char *config_verdicts_name(enum config_verdicts v)
+{
+	static const char *const names[] = {"traps", "window", "none"};
+	return names[v];
+}
+
 /* Strict decimal: digits only, no sign, no spaces, no overflow. */
 static int parse_u64(const char *s, uint64_t *out)
 {
@@ -115,11 +121,16 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 				   "a whole number of events per sample, at least 1000");
 		cfg->period = v;
 	} else if (!strcmp(name, "WITCH_WATCHPOINTS")) {
-		if (parse_range(value, 0, CONFIG_MAX_WATCHPOINTS, &v) < 0)
+		if (!strcmp(value, "window"))
+			v = 0;
+		else if (parse_range(value, 0, CONFIG_MAX_WATCHPOINTS, &v) < 0)
 			return bad(err, errlen, name, value,
-				   "1 to 4, or 0 to weigh samples without watching them");
+				   "1 to 4, 0 to weigh samples without watching them, or window "
+				   "to decide them by the run-ahead alone");
 		cfg->watchpoints = (uint32_t)v;
-		cfg->sample_only = v == 0;
+		cfg->verdicts = !strcmp(value, "window") ? CONFIG_VERDICTS_WINDOW
+			      : v == 0			 ? CONFIG_VERDICTS_NONE
+							 : CONFIG_VERDICTS_TRAPS;
 	} else if (!strcmp(name, "WITCH_OUTPUT")) {
 		if (!*value || strlen(value) >= sizeof(cfg->output))
 			return bad(err, errlen, name, value,

@@ -251,7 +251,8 @@ static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, int 
 	env->tick_ns = 0;
 	env->rep_fast = rep_fast;
 	env->watch_kinds = sample_watch_kinds();
-	env->decide_kinds = witch_rt.cfg->sample_only ? 0 : witch_rt.craft->traced_kinds;
+	env->decide_kinds =
+		witch_rt.cfg->verdicts == CONFIG_VERDICTS_NONE ? 0 : witch_rt.craft->traced_kinds;
 	env->decide_values = witch_rt.craft->traced_values;
 	context_runtime_text(&env->runtime_lo, &env->runtime_hi);
 }
@@ -336,7 +337,8 @@ static int handler_price_arm(void *ctx, int on)
 static double tick_kernel_cost(struct witch_thread *t, double program_ns)
 {
 	double ns = drcost_tick(&t->drcost, program_ns);
-	if (!drcost_priced() && !witch_rt.cfg->sample_only && !watchpoint_set_armed(&t->wps))
+	if (!drcost_priced() && config_arms_watchpoints(witch_rt.cfg) &&
+	    !watchpoint_set_armed(&t->wps))
 		drcost_price(handler_price_arm, t);
 	if (witch_rt.cfg->budget > 0 && drcost_over(&t->drcost, witch_rt.cfg->budget))
 		sample_expire_lingering(t);

@@ -462,6 +462,7 @@ static int profile_emit(FILE *f)
 	fprintf(f, "sampler %s\n", prof.sampler);
 	if (prof.sampler_why[0])
 		fprintf(f, "sampler_why %s\n", prof.sampler_why);
+	fprintf(f, "verdicts %s\n", config_verdicts_name(witch_rt.cfg->verdicts));
 	fprintf(f, "period %llu\n", (unsigned long long)prof.period);
 	if (witch_rt.cfg->client != CONFIG_CLIENT_DEAD)
 		fprintf(f, "tolerance %.17g\n", witch_rt.cfg->fp_tolerance);

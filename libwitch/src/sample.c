@@ -252,7 +252,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	/* The tick's context, for an access the window traced past the sample. */
 	uint64_t tick_pcs[CONFIG_MAX_DEPTH];
 	int tick_n = 0;
-	if (n > 0 && r->emu && r->trace && witch_rt.craft->on_traced && !witch_rt.cfg->sample_only) {
+	if (n > 0 && r->emu && r->trace && witch_rt.craft->on_traced &&
+	    witch_rt.cfg->verdicts != CONFIG_VERDICTS_NONE) {
 		memcpy(tick_pcs, pcs, sizeof(pcs[0]) * (size_t)n);
 		tick_n = n;
 	}
@@ -290,7 +291,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		t->stats.objects_unknown += obj == 0;
 		t->stats.objects_dropped += (uint64_t)obj_dropped;
 	}
-	if (witch_rt.cfg->sample_only)
+	if (witch_rt.cfg->verdicts == CONFIG_VERDICTS_NONE)
 		return; /* WITCH_WATCHPOINTS=0: the weights alone (the profile's `sampled`) */
 
 	struct watchpoint cand;
@@ -306,6 +307,12 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	/* Decided by the window when it ran to the deciding access already. */
 	if (sample_decide_traced(t, r, &cand, tick_pcs, tick_n))
 		return;
+	/* No watchpoint to wait with: the weight waits in mu for a verdict the
+	 * run-ahead finds on a later sample of this context (4.4.2). */
+	if (witch_rt.cfg->verdicts == CONFIG_VERDICTS_WINDOW) {
+		t->stats.verdicts_unreached++;
+		return;
+	}
 	/* Bytes a watchpoint watches already: its verdict comes at or before
 	 * this sample's own access, and two watchpoints on one word signal on
 	 * one instruction, which SIGTRAP does not queue.  The weight is in mu. */

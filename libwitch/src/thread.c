@@ -125,9 +125,10 @@ static int thread_setup(struct witch_thread *t)
 		return -ENOMEM;
 	t->look.zcache.prev = t->dcache; /* the windows' decodings find traps' pcs */
 
-	/* Sample-only: no debug register is opened; the set stays empty. */
-	rc = cfg->sample_only ? 0
-			      : watchpoint_set_open(&t->wps, cfg->watchpoints, witch_rt.sig, t->tid,
+	/* Verdicts by the run-ahead alone, or none: no debug register is
+	 * opened; the set stays empty. */
+	rc = !config_arms_watchpoints(cfg) ? 0
+					   : watchpoint_set_open(&t->wps, cfg->watchpoints, witch_rt.sig, t->tid,
 						    cfg->slow_rearm, (uint64_t)(uintptr_t)&t->parking);
 	if (rc < 0) {
 		if (!__atomic_exchange_n(&thread_warned_wp, 1, __ATOMIC_RELAXED)) {
@@ -148,7 +149,7 @@ static int thread_setup(struct witch_thread *t)
 	}
 	/* A debugger (or the program) holds some: fewer watchpoints, said once. */
 	uint32_t want = cfg->watchpoints ? cfg->watchpoints : WATCHPOINT_MAX;
-	if (!cfg->sample_only && (uint32_t)rc < want &&
+	if (config_arms_watchpoints(cfg) && (uint32_t)rc < want &&
 	    !__atomic_exchange_n(&thread_warned_fewer, 1, __ATOMIC_RELAXED))
 		log_line("using %d of %u debug registers: the others are in use (a debugger?)", rc,
 			 want);

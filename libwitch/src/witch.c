@@ -258,11 +258,13 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	/* A breakpoint that cannot open is said by the first thread's
 	 * watchpoint_set_open; one that opens and never traps only here. */
-	if (!witch_cfg.sample_only && watchpoint_probe(witch_cfg.sigtrap) == -EOPNOTSUPP) {
+	if (config_arms_watchpoints(&witch_cfg) &&
+	    watchpoint_probe(witch_cfg.sigtrap) == -EOPNOTSUPP) {
 		log_line("hardware watchpoints do not trigger on this machine (its hypervisor drops "
-			 "debug-register traps; gdb's watch is silent too): no waste can be found, "
-			 "running without profiling");
-		return;
+			 "debug-register traps, gdb's watch is silent too): verdicts come from the "
+			 "run-ahead alone, and waste farther than a few hundred instructions from "
+			 "its access is not seen");
+		witch_cfg.verdicts = CONFIG_VERDICTS_WINDOW;
 	}
 	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
 	    (rc = costmodel_init()) < 0 || (rc = xsave_init()) < 0 ||

@@ -12,7 +12,8 @@ usage: check_report.py JSON [--fraction F --tol T] [--fraction-below X]
                        [--trap-fns-for WATCHFN=TRAPFN[,TRAPFN...]]
                        [--trap-path-for WATCHFN=FN/FN...]
                        [--min-samples N] [--min-traps N] [--max-stat NAME=N] [--min-stat NAME=N]
-                       [--client NAME] [--sampler NAME] [--match-depth K] [-v]
+                       [--client NAME] [--sampler NAME] [--verdicts NAME]
+                       [--covered F --tol T] [--match-depth K] [-v]
 
 JSON is the report file ('-' = stdin):
   {"client":..., "sampler":..., "samples":N, "watchpoints_armed":N, "traps":N,
@@ -102,6 +103,10 @@ Checks (each failure prints what was expected and what was found):
                     (repeatable; e.g. traps_spurious=0).  A missing "stats"
                     object or counter is a failure.
   --client NAME, --sampler NAME    the report's client/sampler field
+  --verdicts NAME   the report's verdicts field (traps, window, none)
+  --covered F       the verdicts' part of the sampled bytes, (waste + use) /
+                    sampled_total, within --tol of F (with
+                    WITCH_WATCHPOINTS=window: what the run-ahead reached)
 --tol defaults to 0.1.  Exit status: 0 if every check passed, 1 if any failed
 (or the report is unreadable), 2 on a usage error.  The last line printed is
 a one-line summary starting `check_report: PASS` or `check_report: FAIL`.
@@ -329,6 +334,8 @@ def main(argv):
                     metavar="NAME=N")
     ap.add_argument("--client")
     ap.add_argument("--sampler")
+    ap.add_argument("--verdicts")
+    ap.add_argument("--covered", type=float)
     ap.add_argument("--match-depth", type=int, default=3)
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -458,6 +465,16 @@ def main(argv):
     if args.sampler is not None:
         check("sampler", rep.get("sampler") == args.sampler, repr(args.sampler),
               repr(rep.get("sampler")))
+    if args.verdicts is not None:
+        check("verdicts", rep.get("verdicts") == args.verdicts, repr(args.verdicts),
+              repr(rep.get("verdicts")))
+    if args.covered is not None:
+        total = rep.get("sampled_total")
+        got = ((rep.get("waste", 0) + rep.get("use", 0)) / total
+               if is_num(total) and total > 0 else None)
+        check("covered", got is not None and abs(got - args.covered) <= args.tol,
+              f"(waste + use) / sampled_total {args.covered} +- {args.tol}",
+              "no sampled_total" if got is None else f"{got:.4f}")
     if args.min_samples is not None:
         s = rep.get("samples")
         check("min-samples", is_num(s) and s >= args.min_samples,

@@ -46,8 +46,9 @@ WITCH_RATE|abc|exact|expected a whole number of samples per second from 1 to 100
 WITCH_BUDGET|0|exact|expected a percentage of CPU time from 0.1 to 50 (e.g. 1)
 WITCH_BUDGET|1%|exact|expected a percentage of CPU time from 0.1 to 50 (e.g. 1)
 WITCH_BUDGET|5|ok|
-WITCH_WATCHPOINTS|9|exact|expected 1 to 4, or 0 to weigh samples without watching them
+WITCH_WATCHPOINTS|9|exact|expected 1 to 4, 0 to weigh samples without watching them, or window to decide them by the run-ahead alone
 WITCH_WATCHPOINTS|0|ok|
+WITCH_WATCHPOINTS|window|ok|
 WITCH_OBJECTS|0|ok|
 WITCH_OBJECTS|1|ok|
 WITCH_OBJECTS|2|exact|expected 1 to attribute to data objects, or 0 to track no heap blocks

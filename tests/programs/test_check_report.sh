@@ -277,6 +277,26 @@ case_ fail.sampled-split-leaf 1 "FAIL sampled split copy_rows: expected share 0.
 	--sampled-split "copy_rows=0.5,fill=0.5"
 case_ usage.bad-sampled-split 2 "" -- "$D" --sampled-split copy_rows
 
+# verdicts by the run-ahead alone (WITCH_WATCHPOINTS=window): waste 150 +
+# use 450 of 1000 sampled bytes, so the verdicts cover 0.6.
+cat >"$tmp/window.json" <<EOF
+{"client":"dead","sampler":"soft","verdicts":"window","samples":600,"watchpoints_armed":0,
+ "traps":0,"waste":150,"use":450,"fraction":0.25,"sampled_total":1000,
+ "pairs":[
+  {"waste":150,"use":0,"share":1,"traps":0,
+   "watch":[$(frame step $P),$MAIN],"trap":[$(frame kill $P),$(frame step $P),$MAIN]},
+  {"waste":0,"use":450,"share":0,"traps":0,
+   "watch":[$(frame step $P),$MAIN],"trap":[$(frame look $P),$(frame step $P),$MAIN]}
+ ]}
+EOF
+V="$tmp/window.json"
+case_ pass.verdicts 0 "" -- "$V" --verdicts window --covered 0.6 --tol 0.001
+case_ fail.verdicts 1 "FAIL verdicts: expected 'traps'; found 'window'" -- "$V" --verdicts traps
+case_ fail.covered 1 "FAIL covered: expected (waste + use) / sampled_total 0.8 +- 0.05; found 0.6000" -- "$V" \
+	--covered 0.8 --tol 0.05
+case_ fail.covered-none 1 "FAIL covered: expected (waste + use) / sampled_total 0.8 +- 0.1; found no sampled_total" -- "$G" \
+	--covered 0.8
+
 echo "check_report.selftest: $npass passed, $nfail failed"
 if [ $nfail = 0 ]; then
 	echo "PASS check_report.selftest"

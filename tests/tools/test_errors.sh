@@ -113,6 +113,16 @@ expect 2 "witch: twoclients.prof:3: duplicate 'client' record" report twoclients
 good | sed 's/^client dead/client lazy/' >client.prof
 expect 2 "witch: client.prof:2: unknown client 'lazy' (expected dead, silent or load)" report client.prof
 good | sed '3a\
+verdicts guess' >verdicts.prof
+expect 2 "witch: verdicts.prof:4: unknown verdicts 'guess' (expected traps, window or none)" report verdicts.prof
+good | sed '3a\
+verdicts window\
+verdicts traps' >twoverdicts.prof
+expect 2 "witch: twoverdicts.prof:5: duplicate 'verdicts' record" report twoverdicts.prof
+good | sed '3a\
+verdicts' >verdictsbare.prof
+expect 2 "witch: verdictsbare.prof:4: malformed 'verdicts' record: too few fields (expected 'verdicts traps|window|none')" report verdictsbare.prof
+good | sed '3a\
 module 1 0 0x2000 0x1000 - /bin/true' >modrange.prof
 expect 2 "witch: modrange.prof:4: module 1: start 0x2000 is above end 0x1000" report modrange.prof
 good | sed '3a\

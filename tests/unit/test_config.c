@@ -57,7 +57,7 @@ struct row {
 #define E_SAMPLER "auto, soft or pmu"
 #define E_RATE "a whole number of samples per second from 1 to 10000"
 #define E_PERIOD "a whole number of events per sample, at least 1000"
-#define E_WP "1 to 4, or 0 to weigh samples without watching them"
+#define E_WP "1 to 4, 0 to weigh samples without watching them, or window to decide them by the run-ahead alone"
 #define E_OUTPUT "a file path pattern of 1 to 1023 bytes (%p pid, %e program name)"
 #define E_SEED "a decimal unsigned 64-bit number"
 #define E_VERBOSE "0, 1 or 2"
@@ -135,8 +135,10 @@ static const struct row rows[] = {
 	BAD("WITCH_PERIOD", "-1000", E_PERIOD),
 	BAD("WITCH_PERIOD", "10k", E_PERIOD),
 
-	/* WITCH_WATCHPOINTS: 1 .. 4; 0 samples without watching (sample_only) */
+	/* WITCH_WATCHPOINTS: 1 .. 4; 0 samples without watching (verdicts none);
+	 * window decides by the run-ahead alone (verdicts window, none armed) */
 	OK("WITCH_WATCHPOINTS", "0", F_WATCHPOINTS, 0),
+	OK("WITCH_WATCHPOINTS", "window", F_WATCHPOINTS, 0),
 	OK("WITCH_WATCHPOINTS", "1", F_WATCHPOINTS, 1),
 	OK("WITCH_WATCHPOINTS", "2", F_WATCHPOINTS, 2),
 	OK("WITCH_WATCHPOINTS", "3", F_WATCHPOINTS, 3),
@@ -145,6 +147,8 @@ static const struct row rows[] = {
 	BAD("WITCH_WATCHPOINTS", "-1", E_WP),
 	BAD("WITCH_WATCHPOINTS", "", E_WP),
 	BAD("WITCH_WATCHPOINTS", "all", E_WP),
+	BAD("WITCH_WATCHPOINTS", "Window", E_WP),
+	BAD("WITCH_WATCHPOINTS", "window ", E_WP),
 	BAD("WITCH_WATCHPOINTS", "4294967297", E_WP), /* 1 + 2^32 */
 
 	/* WITCH_OUTPUT: 1 .. 1023 bytes, taken as written (long ones below) */
@@ -288,6 +292,7 @@ static void poison(struct witch_config *c)
 	c->rate = 777777;
 	c->period = 777;
 	c->watchpoints = 77;
+	c->verdicts = (enum config_verdicts)77;
 	strcpy(c->output, "poison");
 	c->seed = 7777;
 	c->seed_set = 0;
@@ -314,7 +319,9 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_PERIOD: c->period = r->want; break;
 	case F_WATCHPOINTS:
 		c->watchpoints = (uint32_t)r->want;
-		c->sample_only = r->want == 0;
+		c->verdicts = !strcmp(r->value, "window") ? CONFIG_VERDICTS_WINDOW
+			    : r->want == 0		 ? CONFIG_VERDICTS_NONE
+							 : CONFIG_VERDICTS_TRAPS;
 		break;
 	case F_OUTPUT: strcpy(c->output, r->value); break;
 	case F_SEED: c->seed = r->want; c->seed_set = 1; break;

@@ -101,6 +101,11 @@ static void page_summary(FILE *out, const struct witch_profile *p,
 	else if (p->period_mixed)
 		fputs(" (periods differ between profiles)", out);
 	fputs("</td></tr>\n", out);
+	if (strcmp(p->verdicts, "traps")) {
+		summary_row(out, "verdicts", "verdicts");
+		html_out_text(out, witch_verdicts_what(p->verdicts));
+		fputs("</td></tr>\n", out);
+	}
 	summary_num_row(out, "samples", "samples",
 			witch_profile_stat(p, "samples"), false);
 	double overhead, rate;
@@ -185,8 +190,9 @@ static int page_pairs(FILE *out, const struct witch_profile *p,
 	int rc = 0;
 
 	if (!p->npairs) {
-		fputs("<p id=\"no-pairs\">no pairs: no watchpoint trap was attributed to a pair of contexts</p>\n",
-		      out);
+		fputs("<p id=\"no-pairs\">no pairs: ", out);
+		html_out_text(out, witch_no_pairs_why(p->verdicts));
+		fputs("</p>\n", out);
 		return 0;
 	}
 	if (n == p->npairs)

@@ -153,6 +153,8 @@ int witch_json_write(FILE *out, const struct witch_view *v)
 		fputs(", \"sampler_why\":", out);
 		json_out_str(out, p->sampler_why);
 	}
+	fputs(", \"verdicts\":", out);
+	json_out_str(out, p->verdicts);
 	fputs(",\n \"samples\":", out);
 	json_out_num(out, witch_profile_stat(p, "samples"));
 	double overhead, rate;

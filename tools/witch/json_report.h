@@ -4,6 +4,9 @@
  *
  * JSON schema (names and meanings are stable; more fields may be added):
  *   {"client":"dead|silent|load", "sampler":"soft|pmu|mixed",
+ *    ["sampler_why":"...",]                      why the PMU sampler did not run
+ *    "verdicts":"traps|window|none|mixed",       what decided the pairs
+ *                                                (docs/profile-format.md)
  *    "samples":N, "watchpoints_armed":N, "traps":N,
  *    "waste":BYTES, "use":BYTES, "fraction":F,   F = waste/(waste+use), 0 if both 0
  *    ["waste_approx":BYTES,]                     when any pair has it

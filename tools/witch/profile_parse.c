@@ -23,6 +23,7 @@ void raw_free(struct raw_profile *r)
 	free(r->sampler);
 	free(r->exe);
 	free(r->sampler_why);
+	free(r->verdicts);
 	for (size_t i = 0; i < r->nstats; i++)
 		free(r->stats[i].name);
 	free(r->stats);

@@ -100,6 +100,7 @@ struct raw_profile {
 	uint64_t pid;
 	char *exe;
 	char *sampler_why;
+	char *verdicts;		/* the `verdicts` record's word, or NULL (traps) */
 
 	struct witch_stat *stats;
 	size_t nstats, capstats;

@@ -416,6 +416,15 @@ static int merge_raw(struct witch_profile *p, struct raw_profile *r,
 		if (!p->sampler_why)
 			return -ENOMEM;
 	}
+	const char *verdicts = r->verdicts ? r->verdicts : "traps";
+	if (p->nfiles == 0 || strcmp(p->verdicts, verdicts)) {
+		char *v = strdup(p->nfiles == 0 ? verdicts : "mixed");
+
+		if (!v)
+			return -ENOMEM;
+		free(p->verdicts);
+		p->verdicts = v;
+	}
 	if (p->nfiles == 0) {
 		p->client = r->client;
 		p->sampler = strdup(r->sampler);
@@ -609,6 +618,7 @@ void witch_profile_free(struct witch_profile *p)
 	free(p->files);
 	free(p->sampler);
 	free(p->sampler_why);
+	free(p->verdicts);
 	free(p->exe);
 	free(p->pids);
 	for (size_t i = 0; i < p->nmodules; i++) {

@@ -101,6 +101,7 @@ struct witch_profile {
 	enum witch_client client;
 	char *sampler;		/* "mixed" when the files disagree */
 	char *sampler_why;	/* why the PMU sampler did not run, or NULL */
+	char *verdicts;		/* "traps" (also when unsaid), "window", "none"; "mixed" */
 	uint64_t period;	/* of the first file with one */
 	bool has_period;
 	bool period_mixed;	/* files with different periods were merged */

@@ -106,6 +106,26 @@ static int rec_sampler_why(struct raw_profile *r, char *cur)
 	return r->sampler_why ? 0 : -ENOMEM;
 }
 
+/* What decided the verdicts (the runtime's config.h): "verdicts traps",
+ * "window" (the run-ahead alone) or "none" (samples weighed only). */
+static int rec_verdicts(struct raw_profile *r, char *cur)
+{
+	char *f[1] = { NULL }, q[64];
+	int rc = raw_fields_exact(r, &cur, f, 1, "verdicts", "verdicts traps|window|none");
+
+	if (rc)
+		return rc;
+	if (r->verdicts)
+		return raw_duplicate(r, "verdicts");
+	if (strcmp(f[0], "traps") && strcmp(f[0], "window") && strcmp(f[0], "none")) {
+		raw_quote(q, sizeof(q), f[0]);
+		return raw_error(r, -EINVAL,
+				 "unknown verdicts '%s' (expected traps, window or none)", q);
+	}
+	r->verdicts = strdup(f[0]);
+	return r->verdicts ? 0 : -ENOMEM;
+}
+
 static int rec_exe(struct raw_profile *r, char *cur)
 {
 	/* The path is the rest of the line and may contain spaces. */
@@ -518,6 +538,7 @@ static const struct {
 	{"client", rec_client},
 	{"sampler", rec_sampler},
 	{"sampler_why", rec_sampler_why},
+	{"verdicts", rec_verdicts},
 	{"period", rec_period},
 	{"tolerance", rec_tolerance},
 	{"stat", rec_stat},

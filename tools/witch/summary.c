@@ -34,6 +34,8 @@ void witch_totals_of(const struct witch_profile *p, struct witch_totals *t)
 			t->has_waste_approx = true;
 		}
 	}
+	for (size_t i = 0; i < p->nnodes; i++)
+		t->sampled += p->nodes[i].sampled;
 }
 
 double witch_fraction(double waste, double use)

@@ -18,6 +18,7 @@ struct witch_totals {
 	double waste, use, waste_approx;
 	bool has_waste_approx;
 	uint64_t traps;		/* traps attributed to pairs */
+	double sampled;		/* bytes the samples stood for (`sampled` records) */
 };
 
 struct witch_path {

@@ -152,6 +152,15 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 			"traps:", witch_profile_stat(p, "traps"), traced);
 	else
 		fprintf(out, "%-19s%.0f\n", "traps:", witch_profile_stat(p, "traps"));
+	/* Without traps a share of the samples found no verdict: say how much
+	 * of the sampled bytes the verdicts stand for. */
+	if (strcmp(p->verdicts, "traps")) {
+		fprintf(out, "%-19s%s", "verdicts:", witch_verdicts_what(p->verdicts));
+		if (t->sampled > 0)
+			fprintf(out, "; they stand for %.1f%% of the sampled bytes",
+				100 * (t->waste + t->use) / t->sampled);
+		fputc('\n', out);
+	}
 	fprintf(out, "%-19s", "waste:");
 	witch_print_bytes(out, t->waste);
 	if (t->has_waste_approx) {
@@ -345,8 +354,7 @@ int witch_text_write(FILE *out, const struct witch_view *v)
 
 	text_summary(out, p, t);
 	if (!p->npairs) {
-		fputs("\nno pairs: no watchpoint trap was attributed to a pair of contexts\n",
-		      out);
+		fprintf(out, "\nno pairs: %s\n", witch_no_pairs_why(p->verdicts));
 		rc = text_sampled(out, v);
 		return rc ? rc : text_objects_sampled(out, v);
 	}

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Bytes for people: exact-ish number, and a binary-unit hint when large. */
 void witch_print_bytes(FILE *out, double v)
@@ -34,6 +35,27 @@ const char *witch_client_what(enum witch_client c)
 		return "redundant loads";
 	}
 	return "?";
+}
+
+const char *witch_verdicts_what(const char *verdicts)
+{
+	if (!strcmp(verdicts, "traps"))
+		return "watchpoint traps";
+	if (!strcmp(verdicts, "window"))
+		return "the run-ahead alone (no watchpoint traps): waste farther than a few "
+		       "hundred instructions from its access is not seen";
+	if (!strcmp(verdicts, "none"))
+		return "none (WITCH_WATCHPOINTS=0: the samples are weighed only)";
+	return "differ between the profiles";
+}
+
+const char *witch_no_pairs_why(const char *verdicts)
+{
+	if (!strcmp(verdicts, "window"))
+		return "no sample's deciding access lay within the run-ahead's reach";
+	if (!strcmp(verdicts, "none"))
+		return "nothing was decided (WITCH_WATCHPOINTS=0)";
+	return "no watchpoint trap was attributed to a pair of contexts";
 }
 
 /* A pair with no waste is a useful access: word it so. */

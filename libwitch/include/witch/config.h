@@ -14,6 +14,11 @@
 
 enum config_client { CONFIG_CLIENT_DEAD, CONFIG_CLIENT_SILENT, CONFIG_CLIENT_LOAD };
 enum config_sampler { CONFIG_SAMPLER_AUTO, CONFIG_SAMPLER_SOFT, CONFIG_SAMPLER_PMU };
+/* What decides a sample's verdict: a watchpoint's trap (Witch 4.4), or the
+ * run-ahead alone (its window and reach, look.h: where debug registers
+ * never trap, or WITCH_WATCHPOINTS=window), or nothing: the samples are
+ * weighed only (WITCH_WATCHPOINTS=0). */
+enum config_verdicts { CONFIG_VERDICTS_TRAPS, CONFIG_VERDICTS_WINDOW, CONFIG_VERDICTS_NONE };
 
 #define CONFIG_DEFAULT_RATE 200      /* samples per CPU-second per thread */
 /* Past this a tick comes before the handlers of the last one are done
@@ -39,7 +44,7 @@ struct witch_config {
 	uint32_t rate;            /* soft sampler: ticks per CPU-second (the start, with a budget) */
 	uint64_t period;          /* pmu sampler: events per sample; 0 = per-client default */
 	uint32_t watchpoints;     /* 0 = all the hardware has */
-	int sample_only;          /* WITCH_WATCHPOINTS=0: weigh samples, arm nothing */
+	enum config_verdicts verdicts; /* WITCH_WATCHPOINTS=0: none; =window: the run-ahead's */
 	char output[CONFIG_PATH_MAX]; /* pattern: %p pid, %e exe basename, %% */
 	uint64_t seed;
 	int seed_set;
@@ -66,5 +71,12 @@ int config_from_env(struct witch_config *cfg, char *err, size_t errlen);
 int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		 char *err, size_t errlen);
 const char *config_client_name(enum config_client c);
+/* "traps", "window" or "none": the profile's `verdicts` record. */
+const char *config_verdicts_name(enum config_verdicts v);
+/* Whether debug registers are opened and armed. */
+static inline int config_arms_watchpoints(const struct witch_config *cfg)
+{
+	return cfg->verdicts == CONFIG_VERDICTS_TRAPS;
+}
 
 #endif

@@ -20,6 +20,7 @@
 	X(traps_early)        /* another access before the sampled one ran */    \
 	X(hits_passed)        /* hits before a sample's own, let by in the kernel */ \
 	X(verdicts_traced)    /* samples the run ahead decided: no watchpoint */ \
+	X(verdicts_unreached) /* WITCH_WATCHPOINTS=window: samples no verdict was found for */ \
 	X(predict_ok)         /* own trap after as many hits as the trace told */ \
 	X(predict_miss)       /* ... after more or fewer */                      \
 	X(traps_kept)         /* no verdict yet: kept watching */                \
