@@ -4,6 +4,7 @@
 usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
                    [--count-period STORES[,LOADS]] [--scale N] [--oracle-dir DIR]
                    [--no-overhead] [--no-real] [--programs P,...]
+                   [--witch-env WITCH_X=V ...]
   BUILD_DIR  has libwitch.so, witch, tests/programs/* and, when built,
              bench/programs/* and tools/oracle/witch-oracle; the real
              programs (REAL_PROGRAMS: gzip, sqlite3, python3 on small
@@ -36,6 +37,9 @@ usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
   --programs P,...
              only these programs, in this order (the oracle's runs at
              scale 6 take hours: this picks which go first)
+  --witch-env WITCH_X=V
+             a setting every profiled run gets (repeatable), e.g.
+             WITCH_WATCHPOINTS=window: the run-ahead alone, no watchpoint
 
 Accuracy.  Every program runs once under the oracle, which writes a
 `witch report --json` style file per client with every load and store
@@ -198,8 +202,14 @@ def clean_env():
             if k != "LD_PRELOAD" and not k.startswith("WITCH_")}
 
 
+# --witch-env: settings every profiled run gets besides its own (e.g.
+# WITCH_WATCHPOINTS=window to measure the run-ahead alone).
+WITCH_ENV = {}
+
+
 def profiled_env(build, client, outdir, rate=None, seed=None):
     env = clean_env()
+    env.update(WITCH_ENV)
     env.update(LD_PRELOAD=os.path.join(build, "libwitch.so"), WITCH_CLIENT=client,
                WITCH_SAMPLER="soft", WITCH_FP_TOLERANCE=FP_TOLERANCE,
                WITCH_OUTPUT=os.path.join(outdir, "p-%p.prof"))
@@ -1120,7 +1130,15 @@ def parse_args(argv):
                     help="only these programs, in this order")
     ap.add_argument("--count-period", metavar="STORES[,LOADS]",
                     help="periods of the count-based simulation (default %d,%d)" % COUNT_PERIODS)
+    ap.add_argument("--witch-env", action="append", default=[], metavar="WITCH_X=V",
+                    help="a setting for every profiled run (repeatable), e.g. "
+                         "WITCH_WATCHPOINTS=window")
     args = ap.parse_args(argv)
+    for kv in args.witch_env:
+        k, eq, v = kv.partition("=")
+        if not eq or not k.startswith("WITCH_"):
+            ap.error(f"--witch-env: expected WITCH_X=VALUE, got {kv!r}")
+        WITCH_ENV[k] = v
     if args.oracle_only and not args.oracle_dir:
         ap.error("--oracle-only keeps its answers: give --oracle-dir")
     if args.count_period:

@@ -6,7 +6,9 @@
 # rate (default 2000); the profiled run is killed after SAME_STATUS_TIMEOUT
 # seconds (default 60), a hang then fails as status 137.  SAME_STATUS_PROFILE=1:
 # the profiled run must also leave exactly one profile that reads back with
-# samples in it (a fatal signal or _exit loses nothing).
+# samples in it (a fatal signal or _exit loses nothing); SAME_STATUS_PROFILE=0:
+# it must leave none.  SAME_STATUS_WITCH="line": the profiled run's stderr
+# must hold exactly that one `witch:` line instead of none.
 set -u
 BUILD=$1 PROGRAM=$2
 shift 2
@@ -25,8 +27,18 @@ prc=$?
 name="$(basename "$PROGRAM") $* (client ${SAME_STATUS_CLIENT:-dead})"
 [ "$nrc" = "$prc" ] || { echo "FAIL $name: profiled status $prc, native $nrc"; cat "$tmp/prof.err"; exit 1; }
 cmp -s "$tmp/native.out" "$tmp/prof.out" || { echo "FAIL $name: stdout differs"; exit 1; }
-if grep -q '^witch: ' "$tmp/prof.err"; then
+if [ -n "${SAME_STATUS_WITCH-}" ]; then
+	got=$(grep '^witch: ' "$tmp/prof.err")
+	[ "$got" = "$SAME_STATUS_WITCH" ] ||
+		{ echo "FAIL $name: runtime lines '$got', expected exactly '$SAME_STATUS_WITCH'"; exit 1; }
+elif grep -q '^witch: ' "$tmp/prof.err"; then
 	echo "FAIL $name: runtime message:"; grep '^witch: ' "$tmp/prof.err"; exit 1
+fi
+if [ "${SAME_STATUS_PROFILE-}" = 0 ]; then
+	set -- "$tmp"/p-*.prof
+	[ ! -e "$1" ] || { echo "FAIL $name: expected no profile, found: $*"; exit 1; }
+	echo "PASS $name: status $prc both ways, same stdout, the one line, no profile"
+	exit 0
 fi
 if [ "${SAME_STATUS_PROFILE-}" = 1 ]; then
 	set -- "$tmp"/p-*.prof

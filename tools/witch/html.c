@@ -448,12 +448,18 @@ static int page_lead(FILE *out, const struct witch_view *v)
 	size_t n = 0;
 	int rc = 0;
 
-	fprintf(out, "<p id=\"answer\"><b>%.1f%%</b> of the sampled accesses were %s (",
-		100 * witch_fraction(v->t.waste, v->t.use), witch_client_what(p->client));
+	int window = !strcmp(p->verdicts, "window");
+	fprintf(out, "<p id=\"answer\"><b>%.1f%%</b> of the %s accesses were %s (",
+		100 * witch_fraction(v->t.waste, v->t.use),
+		window ? "sampled and run-ahead-decided" : "sampled", witch_client_what(p->client));
 	witch_print_bytes(out, v->t.waste);
 	fputs(" of ", out);
 	witch_print_bytes(out, v->t.waste + v->t.use);
 	fputs(").", out);
+	if (window && v->t.sampled > 0)
+		fprintf(out, " Without watchpoint traps the run-ahead decided %.1f%% of the "
+			"sampled bytes, the near part.",
+			100 * (v->t.waste + v->t.use) / v->t.sampled);
 	if (v->shown && p->pairs[v->order[0]].waste > 0)
 		fprintf(out, " The top pair holds <b>%.2f%%</b> of the waste.",
 			100 * witch_share(p->pairs[v->order[0]].waste, v->t.waste));

@@ -174,8 +174,13 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 		fputs(" (FP tolerances differ between profiles)", out);
 	fprintf(out, "\n%-19s", "use:");
 	witch_print_bytes(out, t->use);
-	fprintf(out, "\n%-19s%.4f (waste / (waste + use))\n", "fraction:",
+	fprintf(out, "\n%-19s%.4f (waste / (waste + use)", "fraction:",
 		witch_fraction(t->waste, t->use));
+	/* The run-ahead's verdicts are a part, and not a random one: say so
+	 * where the fraction is read. */
+	if (!strcmp(p->verdicts, "window"))
+		fputs(", of the bytes the run-ahead decided only", out);
+	fputs(")\n", out);
 	for (size_t i = 0; i < p->nstats; i++) {
 		if (is_summary_stat(p->stats[i].name))
 			continue;
