@@ -54,6 +54,14 @@ int craft_set_location(struct watchpoint *w, uint64_t bytes, int shadow)
 	return 0;
 }
 
+void craft_overlay(const struct watchpoint *w, uint8_t *buf, uint64_t addr, uint32_t len,
+		   uint64_t bytes)
+{
+	uint64_t lo = w->own.value_addr, hi = lo + w->own.value_len;
+	for (uint64_t a = addr > lo ? addr : lo; a < addr + len && a < hi; a++)
+		buf[a - lo] = (uint8_t)(bytes >> (8 * (a - addr)));
+}
+
 enum craft_verdict craft_judge(const struct watchpoint *w, const uint8_t *now,
 			       const struct craft_trap *t, int *approx)
 {

@@ -24,7 +24,7 @@ static enum craft_verdict dead_on_trap(struct watchpoint *w, const struct craft_
 	return t->kind == DECODE_STORE ? CRAFT_WASTE : CRAFT_USE;
 }
 
-static enum craft_verdict dead_on_traced(const struct watchpoint *w, const struct craft_traced *t,
+static enum craft_verdict dead_on_traced(struct watchpoint *w, const struct craft_traced *t,
 				       int *approx)
 {
 	(void)w;

@@ -56,14 +56,21 @@ static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_
 	return craft_judge(w, loaded, t, approx);
 }
 
-/* Nothing touched the bytes between the sample and this access: a load (or
- * the load of a read-modify-write) reads what the sample read. */
-static enum craft_verdict load_on_traced(const struct watchpoint *w, const struct craft_traced *t,
+/* The run ahead's next access to the watched bytes: a store whose bytes
+ * it knows is laid over the shadow, as on_trap reads it back, and the
+ * next is shown; a load (or a read-modify-write's load) reads the shadow:
+ * the bytes as the sample read them is waste, changed is use.  w's value
+ * and shadow are the sample's (sample.c sets them before the first). */
+static enum craft_verdict load_on_traced(struct watchpoint *w, const struct craft_traced *t,
 				       int *approx)
 {
-	(void)w;
 	*approx = 0;
-	return (t->trap.kind & DECODE_LOAD) ? CRAFT_WASTE : CRAFT_DROP;
+	if (t->trap.kind & DECODE_LOAD)
+		return craft_judge(w, w->own.shadow, &t->trap, approx);
+	if (!t->value_known || t->trap.len > sizeof(t->value) || w->own.value_len == 0)
+		return CRAFT_DROP;
+	craft_overlay(w, w->own.shadow, t->trap.addr, t->trap.len, t->value);
+	return CRAFT_KEEP;
 }
 
 const struct craft craft_load = {
@@ -78,4 +85,5 @@ const struct craft craft_load = {
 	.on_trap = load_on_trap,
 	.on_traced = load_on_traced,
 	.traced_kinds = DECODE_LOAD,
+	.traced_through = DECODE_STORE,
 };

@@ -42,19 +42,16 @@ static enum craft_verdict silent_on_trap(struct watchpoint *w, const struct craf
 
 /* The next store, run ahead: the location as the sample left it (w->own.value,
  * set from the value the sample stores) with the store's bytes laid over it. */
-static enum craft_verdict silent_on_traced(const struct watchpoint *w,
-					   const struct craft_traced *t, int *approx)
+static enum craft_verdict silent_on_traced(struct watchpoint *w, const struct craft_traced *t,
+					   int *approx)
 {
 	uint8_t now[WATCHPOINT_VALUE_MAX];
-	uint64_t lo = w->own.value_addr, hi = lo + w->own.value_len;
-	uint64_t s_lo = t->trap.addr, s_hi = s_lo + t->trap.len;
 
 	*approx = 0;
 	if (!t->value_known || w->own.value_len == 0 || t->trap.len > sizeof(t->value))
 		return CRAFT_DROP;
 	memcpy(now, w->own.value, w->own.value_len);
-	for (uint64_t a = s_lo > lo ? s_lo : lo; a < s_hi && a < hi; a++)
-		now[a - lo] = (uint8_t)(t->value >> (8 * (a - s_lo)));
+	craft_overlay(w, now, t->trap.addr, t->trap.len, t->value);
 	return craft_judge(w, now, &t->trap, approx);
 }
 

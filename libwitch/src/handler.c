@@ -254,6 +254,7 @@ static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, int 
 	env->decide_kinds =
 		witch_rt.cfg->verdicts == CONFIG_VERDICTS_NONE ? 0 : witch_rt.craft->traced_kinds;
 	env->decide_values = witch_rt.craft->traced_values;
+	env->decide_through = witch_rt.craft->traced_through;
 	context_runtime_text(&env->runtime_lo, &env->runtime_hi);
 }
 

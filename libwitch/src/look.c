@@ -301,6 +301,10 @@ static void trace_settled(const struct look_env *env, const struct look_trace *t
 			uint64_t fresh = touch_bits(a, e) & ~covered[d];
 			if (!e->unsure && !fresh)
 				continue;
+			/* LoadCraft's stores: the next load decides (craft.h) */
+			if (!e->unsure && !(e->kind & env->decide_kinds) &&
+			    (e->kind & env->decide_through) && e->value_known)
+				continue;
 			if (e->unsure || !(e->kind & env->decide_kinds) ||
 			    (env->decide_values && !e->value_known)) {
 				*undecidable |= 1u << d;

@@ -159,6 +159,43 @@ void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_o
 			   v == CRAFT_WASTE && approx ? amount : 0);
 }
 
+/* What a traced LoadCraft verdict starts from: the bytes the sampled load
+ * reads (w's value) and those its instruction leaves (w's shadow: a
+ * read-modify-write's store, which the next load reads back; judging that
+ * load against what the sample loaded without it called a counter's
+ * increments waste).  0, or -EAGAIN when the run ahead does not know them. */
+static int sample_traced_loaded(const struct sample_req *r, struct watchpoint *w)
+{
+	if (!r->emu || witch_rt.craft->on_sample(w) < 0)
+		return -EAGAIN;
+	if (r->a->kind == DECODE_LOAD)
+		return sample_self_known(r, w) ? 0 : -EAGAIN;
+	uint32_t len = r->a->len < WATCHPOINT_VALUE_MAX ? r->a->len : WATCHPOINT_VALUE_MAX;
+	uint64_t loaded;
+	if (emulate_stored(r->emu, r->a->addr, len) &&
+	    (emulate_forwarded(r->emu, r->a->addr, len, &loaded) < 0 ||
+	     craft_set_location(w, loaded, 1) < 0))
+		return -EAGAIN; /* it loads bytes the window stored, not all known */
+	if (!r->stored_known)
+		return -EAGAIN;
+	craft_overlay(w, w->own.shadow, r->a->addr, r->a->len, r->stored);
+	return 0;
+}
+
+/* The access e as the trap it would be on w's bytes. */
+static struct craft_traced sample_traced_access(const struct watchpoint *w,
+						const struct look_trace_access *e)
+{
+	uint64_t o_lo = e->addr > w->addr ? e->addr : w->addr;
+	uint64_t o_hi = e->addr + e->len < w->addr + w->len ? e->addr + e->len : w->addr + w->len;
+	return (struct craft_traced){
+		.trap = {.kind = e->kind, .elem = e->elem, .addr = e->addr, .len = e->len,
+			 .overlap_addr = o_lo, .overlap_len = (uint32_t)(o_hi - o_lo),
+			 .tolerance = witch_rt.cfg->fp_tolerance},
+		.value_known = e->value_known,
+		.value = e->value};
+}
+
 /* The window ran past the sample to the access that decides it: the
  * verdict now, as the trap would have given it, with no watchpoint, no hits
  * let by and no trap (dead: interp 75% of its samples, 150 -> 90 us a
@@ -171,25 +208,31 @@ static int sample_decide_traced(struct witch_thread *t, const struct sample_req 
 	const struct craft *cr = witch_rt.craft;
 	if (!cr->on_traced || !r->trace || tick_n <= 0)
 		return 0;
-	const struct look_trace_access *e = look_trace_next(r->trace, r->trace_pos, cand->addr,
-							    cand->len, sample_watch_kinds());
-	if (!e || e->frame == LOOK_FRAME_UNKNOWN)
+	uint8_t kinds = sample_watch_kinds();
+	const struct look_trace_access *e =
+		look_trace_next(r->trace, r->trace_pos, cand->addr, cand->len, kinds);
+	if (!e)
 		return 0;
 	struct watchpoint w = *cand;
 	/* A client that remembers what the sample stores needs that value. */
 	if (cr->self == CRAFT_SELF_STORED && (!r->stored_known || cr->on_self_value(&w, r->stored) < 0))
 		return 0;
-	uint64_t o_lo = e->addr > w.addr ? e->addr : w.addr;
-	uint64_t o_hi = e->addr + e->len < w.addr + w.len ? e->addr + e->len : w.addr + w.len;
-	struct craft_traced ct = {
-		.trap = {.kind = e->kind, .elem = e->elem, .addr = e->addr, .len = e->len,
-			 .overlap_addr = o_lo, .overlap_len = (uint32_t)(o_hi - o_lo),
-			 .tolerance = witch_rt.cfg->fp_tolerance},
-		.value_known = e->value_known,
-		.value = e->value};
+	if (cr->self == CRAFT_SELF_LOADED && sample_traced_loaded(r, &w) < 0)
+		return 0;
+	/* The accesses to the watched bytes in order, until one decides (a
+	 * client passes those it can follow: craft.h, CRAFT_KEEP). */
+	enum craft_verdict v;
 	int approx = 0;
-	enum craft_verdict v = cr->on_traced(&w, &ct, &approx);
-	if (v != CRAFT_WASTE && v != CRAFT_USE)
+	for (;;) {
+		struct craft_traced ct = sample_traced_access(&w, e);
+		v = cr->on_traced(&w, &ct, &approx);
+		if (v != CRAFT_KEEP)
+			break;
+		e = look_trace_next(r->trace, (uint32_t)(e - r->trace->a), cand->addr, cand->len, kinds);
+		if (!e)
+			return 0;
+	}
+	if ((v != CRAFT_WASTE && v != CRAFT_USE) || e->frame == LOOK_FRAME_UNKNOWN)
 		return 0;
 	memcpy(pcs, tick_pcs, sizeof(pcs[0]) * (size_t)tick_n);
 	int n = emulate_context_frame(&r->trace->frames[e->frame], pcs, tick_n,

@@ -12,10 +12,11 @@
  * only the 4 overlapping bytes.
  *
  * Part 3, on_traced, table-driven: an access the run ahead traced after a
- * sample decides it without a trap, from its kind (dead, load) or from the
- * values (silent: what the sample stored, with the traced store's bytes
- * laid over the overlap).  A verdict needing what the program has not run
- * yet is CRAFT_DROP.
+ * sample decides it without a trap, from its kind (dead) or from the values
+ * (silent: what the sample stored, with the traced store's bytes laid over
+ * the overlap; load: what the sample loaded against what the next load
+ * reads, the traced stores before it laid over the shadow, each CRAFT_KEEP).
+ * A verdict needing what the program has not run yet is CRAFT_DROP.
  */
 #include <stdint.h>
 #include <string.h>
@@ -302,7 +303,7 @@ static void test_unreadable(void)
 static const struct {
 	int line;
 	const struct craft *cr;
-	uint64_t stored;          /* what the sample stored (silent) */
+	uint64_t stored;          /* what the sample stored (silent) or loaded (load) */
 	uint32_t w_off, w_len;    /* the watched word */
 	uint8_t kind, elem;       /* the traced access */
 	int32_t a_off;
@@ -316,10 +317,13 @@ static const struct {
 	{__LINE__, &craft_dead, 0, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 0, 8, 0, 0, CRAFT_WASTE, 0},
 	{__LINE__, &craft_dead, 0, 0, 8, DECODE_LOAD, DECODE_ELEM_INT, 0, 8, 0, 0, CRAFT_USE, 0},
 	{__LINE__, &craft_dead, 0, 0, 8, DECODE_RMW, DECODE_ELEM_INT, 4, 4, 0, 0, CRAFT_USE, 0},
-	/* load: a load (or an RMW's load) reads what the sample read */
-	{__LINE__, &craft_load, 0, 0, 8, DECODE_LOAD, DECODE_ELEM_INT, 0, 4, 0, 0, CRAFT_WASTE, 0},
-	{__LINE__, &craft_load, 0, 0, 8, DECODE_RMW, DECODE_ELEM_INT, 0, 8, 0, 0, CRAFT_WASTE, 0},
-	{__LINE__, &craft_load, 0, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 0, 8, 1, 7, CRAFT_DROP, 0},
+	/* load: a load (or an RMW's load) with nothing stored between reads what
+	 * the sample read; a store is passed (its bytes kept), or, its value
+	 * unknown, the program's to tell */
+	{__LINE__, &craft_load, 5, 0, 8, DECODE_LOAD, DECODE_ELEM_INT, 0, 4, 0, 0, CRAFT_WASTE, 0},
+	{__LINE__, &craft_load, 5, 0, 8, DECODE_RMW, DECODE_ELEM_INT, 0, 8, 0, 0, CRAFT_WASTE, 0},
+	{__LINE__, &craft_load, 5, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 0, 8, 1, 7, CRAFT_KEEP, 0},
+	{__LINE__, &craft_load, 5, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 0, 8, 0, 7, CRAFT_DROP, 0},
 	/* silent: the same value is waste, another use, unknown the program's */
 	{__LINE__, &craft_silent, 0x1122334455667788ull, 0, 8, DECODE_STORE, DECODE_ELEM_INT, 0, 8, 1,
 	 0x1122334455667788ull, CRAFT_WASTE, 0},
@@ -353,7 +357,7 @@ static void test_traced(void)
 		w.own.sample_addr = BASE;
 		w.own.sample_len = 8;
 		w.own.sample_elem = traced[i].elem;
-		if (traced[i].cr == &craft_silent)
+		if (traced[i].cr != &craft_dead)
 			CHECK(traced[i].line, traced[i].cr->on_self_value(&w, traced[i].stored) == 0,
 			      "on_self_value");
 		uint64_t a = BASE + (uint64_t)(int64_t)traced[i].a_off;
@@ -367,9 +371,73 @@ static void test_traced(void)
 			.value = traced[i].value};
 		int approx = -1;
 		enum craft_verdict v = traced[i].cr->on_traced(&w, &t, &approx);
-		CHECK(traced[i].line, v == traced[i].want && (v == CRAFT_DROP || approx == traced[i].want_approx),
+		CHECK(traced[i].line,
+		      v == traced[i].want &&
+			      (v == CRAFT_DROP || v == CRAFT_KEEP || approx == traced[i].want_approx),
 		      "%s on_traced: verdict %d approx %d, want %d approx %d", traced[i].cr->name, (int)v,
 		      approx, (int)traced[i].want, traced[i].want_approx);
+	}
+}
+
+/* LoadCraft followed through the traced stores (sample.c): the sample
+ * loaded 0x1122334455667788 at BASE, watching all 8 bytes; each row's
+ * accesses come in order, all but the last CRAFT_KEEP, the last deciding. */
+#define LOADED 0x1122334455667788ull
+static const struct {
+	int line;
+	int n;
+	struct {
+		uint8_t kind;
+		int32_t off;
+		uint32_t len;
+		int known;
+		uint64_t value;
+	} acc[3];
+	enum craft_verdict want;
+} load_seq[] = {
+	/* the same value stored back: the next load is redundant */
+	{__LINE__, 2, {{DECODE_STORE, 0, 8, 1, LOADED}, {DECODE_LOAD, 0, 8, 0, 0}}, CRAFT_WASTE},
+	/* another value: used */
+	{__LINE__, 2, {{DECODE_STORE, 0, 8, 1, LOADED + 1}, {DECODE_LOAD, 0, 8, 0, 0}}, CRAFT_USE},
+	/* changed and changed back: LoadSpy compares values */
+	{__LINE__, 3,
+	 {{DECODE_STORE, 0, 8, 1, 7}, {DECODE_STORE, 0, 8, 1, LOADED}, {DECODE_LOAD, 0, 8, 0, 0}},
+	 CRAFT_WASTE},
+	/* 4 bytes over the upper half, as they were */
+	{__LINE__, 2, {{DECODE_STORE, 4, 4, 1, 0x11223344u}, {DECODE_LOAD, 0, 8, 0, 0}}, CRAFT_WASTE},
+	/* the lower half changed, the load reads the upper half only */
+	{__LINE__, 2, {{DECODE_STORE, 0, 4, 1, 0}, {DECODE_LOAD, 4, 4, 0, 0}}, CRAFT_WASTE},
+	{__LINE__, 2, {{DECODE_STORE, 0, 4, 1, 0}, {DECODE_LOAD, 0, 4, 0, 0}}, CRAFT_USE},
+	/* a read-modify-write after a store loads the stored bytes */
+	{__LINE__, 2, {{DECODE_STORE, 0, 8, 1, 9}, {DECODE_RMW, 0, 8, 0, 0}}, CRAFT_USE},
+	/* a store whose bytes the run ahead does not know */
+	{__LINE__, 2, {{DECODE_STORE, 0, 8, 1, LOADED}, {DECODE_STORE, 2, 2, 0, 0}}, CRAFT_DROP},
+};
+
+static void test_traced_load(void)
+{
+	for (size_t i = 0; i < sizeof(load_seq) / sizeof(load_seq[0]); i++) {
+		struct watchpoint w;
+		memset(&w, 0, sizeof(w));
+		w.addr = w.own.sample_addr = BASE;
+		w.len = w.own.sample_len = 8;
+		CHECK(load_seq[i].line, craft_load.on_self_value(&w, LOADED) == 0, "on_self_value");
+		enum craft_verdict v = CRAFT_KEEP;
+		for (int k = 0; k < load_seq[i].n; k++) {
+			uint64_t a = BASE + (uint64_t)(int64_t)load_seq[i].acc[k].off;
+			uint32_t len = load_seq[i].acc[k].len;
+			struct craft_traced t = {
+				.trap = {.kind = load_seq[i].acc[k].kind, .elem = DECODE_ELEM_INT,
+					 .addr = a, .len = len, .overlap_addr = a, .overlap_len = len},
+				.value_known = load_seq[i].acc[k].known,
+				.value = load_seq[i].acc[k].value};
+			int approx = -1;
+			v = craft_load.on_traced(&w, &t, &approx);
+			if (k + 1 < load_seq[i].n && v != CRAFT_KEEP)
+				break;
+		}
+		CHECK(load_seq[i].line, v == load_seq[i].want, "load sequence: verdict %d, want %d",
+		      (int)v, (int)load_seq[i].want);
 	}
 }
 
@@ -377,12 +445,15 @@ int main(void)
 {
 	test_rows();
 	test_traced();
+	test_traced_load();
 	test_silent();
 	test_load();
 	test_unreadable();
 	if (check_failures)
 		return 1;
-	printf("test_value: %zu compare rows, %zu traced rows and the silent/load crafts passed\n",
-	       sizeof(rows) / sizeof(rows[0]), sizeof(traced) / sizeof(traced[0]));
+	printf("test_value: %zu compare rows, %zu traced rows, %zu traced load sequences and the "
+	       "silent/load crafts passed\n",
+	       sizeof(rows) / sizeof(rows[0]), sizeof(traced) / sizeof(traced[0]),
+	       sizeof(load_seq) / sizeof(load_seq[0]));
 	return 0;
 }

@@ -75,17 +75,21 @@ struct craft {
 	int (*on_self_value)(struct watchpoint *w, uint64_t bytes);
 	/* *approx is set to 1 when a waste verdict is only approximate (FP). */
 	enum craft_verdict (*on_trap)(struct watchpoint *w, const struct craft_trap *t, int *approx);
-	/* The first access to touch the watched bytes after the sample, as the
-	 * run ahead traced it (it has not run: the bytes are as the sample left
-	 * them; t->overlap_* and t->tolerance as for on_trap): CRAFT_WASTE or
-	 * CRAFT_USE, or CRAFT_DROP when the program must run to tell.  NULL:
-	 * always the program. */
-	enum craft_verdict (*on_traced)(const struct watchpoint *w, const struct craft_traced *t,
+	/* The next access to touch the watched bytes after the sample, as the
+	 * run ahead traced it (it has not run: the bytes are as the sample and
+	 * the accesses passed before left them; t->overlap_* and t->tolerance
+	 * as for on_trap): CRAFT_WASTE or CRAFT_USE; CRAFT_KEEP to be shown the
+	 * next (an access of traced_through kinds, its bytes laid over w's
+	 * shadow); CRAFT_DROP when the program must run to tell.  NULL: always
+	 * the program. */
+	enum craft_verdict (*on_traced)(struct watchpoint *w, const struct craft_traced *t,
 					int *approx);
-	/* The accesses on_traced can judge (enum decode_kind bits), and whether
-	 * it needs the values stored (the trace's and the sample's): how far
-	 * the run ahead goes for a verdict (look.h) follows from them. */
+	/* The accesses on_traced can judge (enum decode_kind bits), those it
+	 * passes when their values are known, and whether it needs the values
+	 * stored (the trace's and the sample's): how far the run ahead goes for
+	 * a verdict (look.h) follows from them. */
 	uint8_t traced_kinds;
+	uint8_t traced_through;
 	uint8_t traced_values;
 };
 
@@ -100,6 +104,10 @@ int craft_read_location(struct watchpoint *w, uint8_t *buf);
  * shadow) to the sampled access's bytes as the run ahead knows them (at
  * most 8, little-endian).  0, or -EINVAL for a wider access. */
 int craft_set_location(struct watchpoint *w, uint64_t bytes, int shadow);
+/* Lay a store's bytes (at most 8, little-endian, at addr) over the
+ * client's copy buf (w->value or w->shadow) where they overlap it. */
+void craft_overlay(const struct watchpoint *w, uint8_t *buf, uint64_t addr, uint32_t len,
+		   uint64_t bytes);
 /* Same value (w->value vs now, over the trap's overlap) is waste,
  * approximately the same (FP) is waste with *approx = 1, else use. */
 enum craft_verdict craft_judge(const struct watchpoint *w, const uint8_t *now,

@@ -157,6 +157,7 @@ struct look_env {
 	 * window; WITCH_WATCHPOINTS=0), and whether it needs their values
 	 * (craft.h). */
 	uint8_t watch_kinds, decide_kinds, decide_values;
+	uint8_t decide_through; /* kinds a verdict waits past, their values known (craft.h) */
 	uint64_t runtime_lo, runtime_hi; /* the runtime's code: a window ends there */
 	struct emulate_vec *vec; /* the thread's vector registers for the run, or NULL */
 	const void *fpregs;      /* the signal frame's XSAVE area (emulate_vec.h) */
