@@ -73,6 +73,8 @@ def one_run(args, seed, client, rate, tally):
                    WITCH_CLIENT=client, WITCH_OUTPUT=os.path.join(prof, "p-%p.prof"))
         if rate:
             env["WITCH_RATE"] = str(rate)
+        if os.environ.get("TEST_WATCHPOINTS"):  # tests/traps_or_window.sh
+            env["WITCH_WATCHPOINTS"] = os.environ["TEST_WATCHPOINTS"]
         profiled = run_soak(prog, seed, env, args.timeout)
         name = f"seed {seed} client {client} " + (f"WITCH_RATE={rate}" if rate else "default budget")
         if native[0] != profiled[0]:
