@@ -9,8 +9,17 @@
 
 int unwind_init(void)
 {
-	/* Per-thread caches avoid the global cache lock in signal handlers. */
-	if (unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) < 0)
+	/* No cache, so no lock.  A per-thread cache is what a signal handler
+	 * wants, but libunwind 1.6 built without --enable-per-thread-cache
+	 * (Debian 12's) makes UNW_CACHE_PER_THREAD the global cache, under a
+	 * mutex held across the reads of unwind tables and stacks; a fault
+	 * there that rescue.h takes the handler out of (a module dlclose
+	 * unmapped under the walk) leaves it held by the thread, whose next
+	 * unwind waits on it forever, and every other thread's after it
+	 * (dl_churn at WITCH_RATE=10000: 3 hangs in ~50 runs, the mutex's
+	 * owner the waiting thread; none in 63 runs without the cache).  The cost: 82-104 -> 89-110
+	 * us a tick on python3 (3 runs each at 500/s, handler time). */
+	if (unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE) < 0)
 		return -EINVAL;
 	return 0;
 }

@@ -9,7 +9,10 @@
  * ticks land there, some inside the lock and unlock of the loader's lock.
  * A handler that unwinds through dl_iterate_phdr, which takes that lock,
  * deadlocks there (the soak test found it); the runtime's own module
- * snapshot (libwitch/src/phdrs.c) must not.  Prints "dl_churn: done" and
+ * snapshot (libwitch/src/phdrs.c) must not.  And a handler run ended by a
+ * fault (a module unmapped under its unwind: rescue.h) must leave no lock
+ * held: libunwind's global cache lock did, and the thread's next tick
+ * waited on itself (about 1 run in 15; unwind.c keeps no cache since).  Prints "dl_churn: done" and
  * exits 0, natively and under the profiler.
  */
 #include <dlfcn.h>
