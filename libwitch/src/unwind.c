@@ -17,8 +17,9 @@ int unwind_init(void)
 	 * unmapped under the walk) leaves it held by the thread, whose next
 	 * unwind waits on it forever, and every other thread's after it
 	 * (dl_churn at WITCH_RATE=10000: 3 hangs in ~50 runs, the mutex's
-	 * owner the waiting thread; none in 63 runs without the cache).  The cost: 82-104 -> 89-110
-	 * us a tick on python3 (3 runs each at 500/s, handler time). */
+	 * owner the waiting thread; none in 63 runs without the cache).  The
+	 * handler's time a tick moved less than this host's spread
+	 * (bench/results/unwind_cache.md). */
 	if (unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE) < 0)
 		return -EINVAL;
 	return 0;
