@@ -17,7 +17,9 @@ Checked per run:
   - every process that logged itself (SOAK_LOG, soak.c) and ran at least
     --min-cpu-ms of CPU left a profile (WITCH_OUTPUT=DIR/p-%p.prof; an image
     that exec'd leaves its own beside the new image's), and each profile
-    reads back with `witch report --json`.
+    reads back with `witch report --json`;
+  - the tree ends within --timeout s; one that does not fails, and the
+    stacks of its processes' threads go to stderr first (gdb).
 Prints a line per failure and a summary: runs, processes, threads, signals
 handled, forks, execs, spawns, crashes, profiles read, differences, lost
 profiles.  Exit 0 when there were no failures.
@@ -40,11 +42,39 @@ def clean_env():
     return env
 
 
+def tree_stacks(sid):
+    """Every thread's stack of the processes in session sid, by gdb when
+    there is one: what a tree that ran out of time was waiting on."""
+    pids = subprocess.run(["pgrep", "-s", str(sid)], capture_output=True, text=True).stdout.split()
+    out = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")[:120]
+            r = subprocess.run(["gdb", "-p", pid, "-batch", "-ex", "thread apply all bt 30"],
+                               capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        out.append(f"--- pid {pid}: {cmd}")
+        out += [l for l in r.stdout.splitlines() if l.startswith(("Thread", "#"))]
+    return "\n".join(out)
+
+
 def run_soak(prog, seed, env, timeout):
-    """(returncode, stdout, stderr) of one soak tree, cores off."""
-    p = subprocess.run(["/bin/sh", "-c", 'ulimit -c 0; exec "$0" "$@"', prog, str(seed)],
-                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
+    """(returncode, stdout, stderr) of one soak tree, cores off.  A tree
+    still running after timeout s: its stacks on stderr, then killed."""
+    p = subprocess.Popen(["/bin/sh", "-c", 'ulimit -c 0; exec "$0" "$@"', prog, str(seed)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"soak: seed {seed} still running after {timeout} s; its stacks:\n"
+              + tree_stacks(p.pid), file=sys.stderr, flush=True)
+        subprocess.run(["pkill", "-9", "-s", str(p.pid)])
+        p.communicate()
+        raise
+    return p.returncode, out, err
 
 
 def read_log(d):
