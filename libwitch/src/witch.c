@@ -260,9 +260,9 @@ __attribute__((constructor)) static void witch_init(void)
 	 * watchpoint_set_open; one that opens and never traps only here. */
 	if (config_arms_watchpoints(&witch_cfg) &&
 	    watchpoint_probe(witch_cfg.sigtrap) == -EOPNOTSUPP) {
-		/* The run-ahead alone answers for near waste only, its fractions
-		 * 15-30 points off on bench/programs (README): asked for, not
-		 * given unasked. */
+		/* The run-ahead alone answers for near waste only: 7-8 points
+		 * off the oracle in the median, the top pair in a third of the
+		 * rows (bench/results/window.md): asked for, not given unasked. */
 		log_line("hardware watchpoints do not trigger on this machine (its hypervisor drops "
 			 "debug-register traps, gdb's watch is silent too): running without "
 			 "profiling (WITCH_WATCHPOINTS=window decides by the run-ahead alone: "
