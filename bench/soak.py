@@ -103,7 +103,7 @@ def one_run(args, seed, client, rate, tally):
                    WITCH_CLIENT=client, WITCH_OUTPUT=os.path.join(prof, "p-%p.prof"))
         if rate:
             env["WITCH_RATE"] = str(rate)
-        if os.environ.get("TEST_WATCHPOINTS"):  # tests/traps_or_window.sh
+        if os.environ.get("TEST_WATCHPOINTS"):  # tests/needs_traps.sh --or-window
             env["WITCH_WATCHPOINTS"] = os.environ["TEST_WATCHPOINTS"]
         profiled = run_soak(prog, seed, env, args.timeout)
         name = f"seed {seed} client {client} " + (f"WITCH_RATE={rate}" if rate else "default budget")

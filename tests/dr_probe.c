@@ -1,9 +1,9 @@
 /* dr_probe: exit 0 if this machine delivers hardware watchpoint traps, 77
  * (ctest's skip) if a breakpoint opens but never traps, 1 if none opens.
  * The runtime asks the same question at startup (watchpoint_probe) and
- * decides by the run-ahead alone where the answer is no; tests that need
- * traps ask first (needs_traps.sh) and report skipped there, not failed or
- * passed, and the tests of that fallback run only there (without_traps.sh). */
+ * runs unprofiled where the answer is no; tests that need traps ask first
+ * (needs_traps.sh) and report skipped there, not failed or passed, and the
+ * test of that fallback runs only there (needs_traps.sh --without). */
 #include "witch/watchpoint.h"
 
 #include <errno.h>

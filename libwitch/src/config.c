@@ -121,16 +121,17 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 				   "a whole number of events per sample, at least 1000");
 		cfg->period = v;
 	} else if (!strcmp(name, "WITCH_WATCHPOINTS")) {
-		if (!strcmp(value, "window"))
+		int window = !strcmp(value, "window");
+		if (window)
 			v = 0;
 		else if (parse_range(value, 0, CONFIG_MAX_WATCHPOINTS, &v) < 0)
 			return bad(err, errlen, name, value,
 				   "1 to 4, 0 to weigh samples without watching them, or window "
 				   "to decide them by the run-ahead alone");
 		cfg->watchpoints = (uint32_t)v;
-		cfg->verdicts = !strcmp(value, "window") ? CONFIG_VERDICTS_WINDOW
-			      : v == 0			 ? CONFIG_VERDICTS_NONE
-							 : CONFIG_VERDICTS_TRAPS;
+		cfg->verdicts = window ? CONFIG_VERDICTS_WINDOW
+			      : v == 0 ? CONFIG_VERDICTS_NONE
+				       : CONFIG_VERDICTS_TRAPS;
 	} else if (!strcmp(name, "WITCH_OUTPUT")) {
 		if (!*value || strlen(value) >= sizeof(cfg->output))
 			return bad(err, errlen, name, value,

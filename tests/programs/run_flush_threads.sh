@@ -14,7 +14,7 @@ tmp=$(mktemp -d /tmp/witch-fthreads.XXXXXX)
 fail() { echo "FAIL flush_threads: $* (files kept in $tmp)"; exit 1; }
 unset LD_PRELOAD
 for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
-# tests/traps_or_window.sh, where watchpoints never trap
+# tests/needs_traps.sh --or-window, where watchpoints never trap
 [ -z "${TEST_WATCHPOINTS-}" ] || export WITCH_WATCHPOINTS="$TEST_WATCHPOINTS"
 
 # line | WITCH_FLUSH ("-" = unset, "native" = no profiler) | expected output

@@ -9,7 +9,7 @@
 # samples in it (a fatal signal or _exit loses nothing); SAME_STATUS_PROFILE=0:
 # it must leave none.  SAME_STATUS_WITCH="line": the profiled run's stderr
 # must hold exactly that one `witch:` line instead of none.
-# TEST_WATCHPOINTS=v (tests/traps_or_window.sh): the profiled run gets
+# TEST_WATCHPOINTS=v (tests/needs_traps.sh --or-window): the profiled run gets
 # WITCH_WATCHPOINTS=v.
 set -u
 BUILD=$1 PROGRAM=$2
@@ -18,7 +18,7 @@ tmp=$(mktemp -d /tmp/witch-status.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 unset LD_PRELOAD
 for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
-# tests/traps_or_window.sh, where watchpoints never trap
+# tests/needs_traps.sh --or-window, where watchpoints never trap
 [ -z "${TEST_WATCHPOINTS-}" ] || export WITCH_WATCHPOINTS="$TEST_WATCHPOINTS"
 
 ( ulimit -c 0; exec "$PROGRAM" "$@" ) >"$tmp/native.out" 2>"$tmp/native.err"

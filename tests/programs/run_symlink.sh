@@ -10,7 +10,7 @@ tmp=$(mktemp -d /tmp/witch-link.XXXXXX)
 fail() { echo "FAIL symlink: $* (files kept in $tmp)"; ls -la "$tmp" | sed 's/^/    /'; exit 1; }
 unset LD_PRELOAD
 for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
-# tests/traps_or_window.sh, where watchpoints never trap
+# tests/needs_traps.sh --or-window, where watchpoints never trap
 [ -z "${TEST_WATCHPOINTS-}" ] || export WITCH_WATCHPOINTS="$TEST_WATCHPOINTS"
 
 for mask in 022 077; do
