@@ -163,18 +163,60 @@ static int sampler_switch(struct sampler *s, int on)
 	return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
 }
 
-int sampler_start(struct sampler *s)
+/* sqrt of y in [P^2/4, 9P^2/4] by Newton from P: six steps are exact to a
+ * double's precision there (no libm in the runtime). */
+static double sampler_sqrt(double y, double p)
+{
+	double x = p;
+	for (int i = 0; i < 6; i++)
+		x = 0.5 * (x + y / x);
+	return x;
+}
+
+/* The interval the start falls in, length-biased (density x on [P/2, 3P/2):
+ * x = sqrt(a^2 + v (b^2 - a^2))), and where in it the start falls (uniform):
+ * returns the time to the first tick, sets head to the time before. */
+static uint64_t sampler_draw_first(const struct sampler *s, uint64_t random, uint64_t *head)
+{
+	double a = (double)s->period_ns / 2, b = 3.0 * (double)s->period_ns / 2;
+	double v = (double)(random >> 32) / 4294967296.0;
+	double u = (double)(random & 0xffffffffu) / 4294967296.0;
+	double x = s->period_ns ? sampler_sqrt(a * a + v * (b * b - a * a), (double)s->period_ns) : 0;
+	uint64_t next = (uint64_t)((1.0 - u) * x);
+	/* Not sooner than a new thread's first handler can end: perf's clock
+	 * ticks again at that period until the handler sets the next one, and
+	 * at 10 us the queued stale ticks (~20 us a signal here) outran it
+	 * (threads_many: 250 stale ticks a short thread).  A thread that ends
+	 * sooner is not ticked: a bias for threads under SAMPLER_FIRST_MIN_NS. */
+	if (next < SAMPLER_FIRST_MIN_NS)
+		next = SAMPLER_FIRST_MIN_NS;
+	*head = (uint64_t)(u * x);
+	return next;
+}
+
+int sampler_start(struct sampler *s, uint64_t random)
 {
 	if (s->clock == SAMPLER_PMU)
 		return pmu_start(&s->pmu);
 	if (s->clock == SAMPLER_NONE)
 		return -EBADF;
+	uint64_t head, next = sampler_draw_first(s, random, &head);
+	/* The first tick arrives as any (current_ns: its stale bound), then
+	 * stands for head more (sampler_tick_arrive), and draws anew: its
+	 * period is only the interval's rest, not one to keep. */
+	s->kept = SAMPLER_KEEP_TICKS;
+	s->arrived_ns = 0;
+	s->arrived_cpu_ns = 0;
+	s->head_ns = head;
+	s->current_ns = next;
+	s->started_ns = monotonic_ns();
 	if (sampler_wants_timer(s)) {
 		s->on_timer = 1;
-		s->current_ns = s->period_ns;
-		return sampler_set_timer(s, thread_cpu_ns(), s->period_ns);
+		return sampler_set_timer(s, thread_cpu_ns(), next);
 	}
 	s->on_timer = 0;
+	if (ioctl(s->fd, PERF_EVENT_IOC_PERIOD, &next) < 0)
+		return -errno;
 	return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
 }
 
@@ -264,7 +306,8 @@ int sampler_tick_arrive(struct sampler *s)
 		uint64_t now = thread_cpu_ns(), ran = now - s->cpu_started_ns;
 		if (ran < s->armed_ns / 2)
 			return 1;
-		s->current_ns = ran;
+		s->current_ns = ran + s->head_ns;
+		s->head_ns = 0;
 		s->arrived_cpu_ns = now;
 		return 0;
 	}
@@ -272,6 +315,8 @@ int sampler_tick_arrive(struct sampler *s)
 	if (s->started_ns && now - s->started_ns < s->current_ns / 2)
 		return 1;
 	s->arrived_ns = now;
+	s->current_ns += s->head_ns;
+	s->head_ns = 0;
 	return 0;
 }
 

@@ -259,7 +259,7 @@ struct witch_thread *thread_begin(void)
 	thread_tls = t;
 	peek_thread_begin(&t->wps, &t->stats);
 	t->active = 1;
-	if (sampler_start(&t->sampler) < 0)
+	if (sampler_start(&t->sampler, rng_next(&t->rng)) < 0)
 		t->active = 0;
 	return t;
 }
@@ -390,7 +390,7 @@ void thread_resume_all(void)
 	pthread_mutex_lock(&thread_lock);
 	for (struct witch_thread *t = thread_list; t; t = t->next) {
 		t->active = 1;
-		if (sampler_start(&t->sampler) < 0)
+		if (sampler_start(&t->sampler, rng_next(&t->rng)) < 0)
 			t->active = 0;
 	}
 	pthread_mutex_unlock(&thread_lock);

@@ -5,12 +5,19 @@
  *      gone before the next batch (the runtime sets up and folds each).
  *   2. 64 detached threads that end on their own.
  *   3. 24 threads alive at once, each running dead_two_loops' work on its
- *      own array of 1 Mi ints (fill, overwrite, sum; 6 repetitions): the
- *      profile's answer, fraction 0.5 and top pair <fill, overwrite>
- *      (derivation in dead_two_loops.c; each thread's samples follow its
- *      own CPU time, so unprofiled threads do not skew it).
+ *      own array of 1 Mi ints (fill, overwrite, sum; 6 repetitions): top
+ *      pair <fill, overwrite> (derivation in dead_two_loops.c).
  *   4. 4 threads still storing when main returns: exit() must not wait for
  *      them or trip over them.
+ * Fraction, in bytes: phase 3 stores 24 x 6 x 4 MiB dead (fill) and as many
+ * used (overwrite, read by sum): 604 MB each; phases 1-2 store 2064 x 256 KiB
+ * = 541 MB, all read: 604 / (604 + 604 + 541) = 0.345 (phase 4's few
+ * stores aside).  Until 2026-12-02 the test asked 0.5: a thread's first
+ * tick came no sooner than half an interval, so phase 1's threads (~0.2 ms
+ * each) were never ticked and their bytes never counted (25 MB of 541 by
+ * the sampler's own estimate at 2000/s); sampler_start now starts each
+ * thread's ticks as a stationary process (222 MB of 541: threads under
+ * 0.1 ms are still not ticked, sampler.h).
  * With WITCH_MEMORY_MB=64 (8 MiB and a bit per profiled thread) at most 7
  * threads are profiled at a time: phase 3 leaves most of its 24 threads
  * unprofiled, counted in stats.threads_unprofiled.

@@ -54,6 +54,8 @@ struct sampler {
 	uint64_t arrived_ns;  /* ... when the last tick arrived (sampler_tick_arrive) */
 	uint64_t arrived_cpu_ns; /* on the timer: the thread's CPU time then */
 	uint32_t kept;        /* ticks the interval in force has been kept for */
+	uint64_t head_ns;     /* the first tick's share of time before the start
+			       * (sampler_start), added to what its timer measures */
 	struct pmu pmu;
 };
 
@@ -62,7 +64,18 @@ struct sampler {
  * the thread's user time, or the timer alone where perf_event_open is
  * refused. Returns 0 or a negative errno.  Not async-signal-safe. */
 int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
-int sampler_start(struct sampler *s);
+/* Start the ticks as a stationary process (renewal theory's equilibrium
+ * start): the thread's start falls at a uniform point of an interval drawn
+ * length-biased from [period/2, 3*period/2), the first tick ends that
+ * interval and stands for the whole of it.  Every tick then weighs the
+ * interval that ends at it, and the expected sum over the ticks in any
+ * stretch of CPU time is that stretch, a thread's first and last pieces
+ * included: a thread that lives less than an interval is ticked with the
+ * probability of its share of one, instead of never (a fresh draw at the
+ * start put no tick in the first period/2), but for threads that end
+ * within SAMPLER_FIRST_MIN_NS. */
+#define SAMPLER_FIRST_MIN_NS 100000
+int sampler_start(struct sampler *s, uint64_t random);
 int sampler_stop(struct sampler *s);
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si);
 /* From a tick: set the time to the next tick to a value drawn uniformly from
