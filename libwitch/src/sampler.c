@@ -183,11 +183,11 @@ static uint64_t sampler_draw_first(const struct sampler *s, uint64_t random, uin
 	double u = (double)(random & 0xffffffffu) / 4294967296.0;
 	double x = s->period_ns ? sampler_sqrt(a * a + v * (b * b - a * a), (double)s->period_ns) : 0;
 	uint64_t next = (uint64_t)((1.0 - u) * x);
-	/* Not sooner than a new thread's first handler can end: perf's clock
-	 * ticks again at that period until the handler sets the next one, and
-	 * at 10 us the queued stale ticks (~20 us a signal here) outran it
-	 * (threads_many: 250 stale ticks a short thread).  A thread that ends
-	 * sooner is not ticked: a bias for threads under SAMPLER_FIRST_MIN_NS. */
+	/* Not sooner than a signal's round trip (~20 us here): perf's clock
+	 * ticks again at that period until the first tick's arrival sets the
+	 * mean one (sampler_tick_arrive), and at the kernel's 10 us floor
+	 * queued stale ticks outran a new thread's handler (threads_many: 250
+	 * stale ticks a short thread).  Draws under the floor tick at it. */
 	if (next < SAMPLER_FIRST_MIN_NS)
 		next = SAMPLER_FIRST_MIN_NS;
 	*head = (uint64_t)(u * x);
@@ -315,6 +315,14 @@ int sampler_tick_arrive(struct sampler *s)
 	if (s->started_ns && now - s->started_ns < s->current_ns / 2)
 		return 1;
 	s->arrived_ns = now;
+	if (s->head_ns) {
+		/* The first tick: its short period would fire again while this
+		 * handler, a new thread's first and cold, runs.  A failure here
+		 * is the handler's next period's too, which counts it. */
+		uint64_t period = s->period_ns;
+		if (ioctl(s->fd, PERF_EVENT_IOC_PERIOD, &period) < 0)
+			s->kept = SAMPLER_KEEP_TICKS;
+	}
 	s->current_ns += s->head_ns;
 	s->head_ns = 0;
 	return 0;

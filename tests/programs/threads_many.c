@@ -16,8 +16,8 @@
  * tick came no sooner than half an interval, so phase 1's threads (~0.2 ms
  * each) were never ticked and their bytes never counted (25 MB of 541 by
  * the sampler's own estimate at 2000/s); sampler_start now starts each
- * thread's ticks as a stationary process (222 MB of 541: threads under
- * 0.1 ms are still not ticked, sampler.h).
+ * thread's ticks as a stationary process (682-772 MB of 541, beside
+ * 1.05-1.1x for phase 3's: bench/results/stationary_start.md).
  * With WITCH_MEMORY_MB=64 (8 MiB and a bit per profiled thread) at most 7
  * threads are profiled at a time: phase 3 leaves most of its 24 threads
  * unprofiled, counted in stats.threads_unprofiled.
