@@ -317,11 +317,11 @@ int sampler_tick_arrive(struct sampler *s)
 	s->arrived_ns = now;
 	if (s->head_ns) {
 		/* The first tick: its short period would fire again while this
-		 * handler, a new thread's first and cold, runs.  A failure here
-		 * is the handler's next period's too, which counts it. */
+		 * handler, a new thread's first and cold, runs.  Unchecked: the
+		 * handler's next period (never a kept one after the first tick,
+		 * sampler_start) sets it again and counts a failure. */
 		uint64_t period = s->period_ns;
-		if (ioctl(s->fd, PERF_EVENT_IOC_PERIOD, &period) < 0)
-			s->kept = SAMPLER_KEEP_TICKS;
+		(void)ioctl(s->fd, PERF_EVENT_IOC_PERIOD, &period);
 	}
 	s->current_ns += s->head_ns;
 	s->head_ns = 0;
