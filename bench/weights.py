@@ -34,6 +34,7 @@ KERNELS = {
     "locked": ("k_locked", ["dead", "load"]),
     "chase": ("k_chase", ["dead", "load"]),
     "stream": ("k_stream", ["dead", "load"]),
+    "syscalls": ("k_syscalls", ["dead"]),
 }
 WHAT = {
     "scalar": "store loop in L1, ~2 cycles an iteration",
@@ -45,6 +46,7 @@ WHAT = {
     "locked": "an atomic add beside each store (a lock, a refcount)",
     "chase": "pointer chase through 64 MiB (DRAM)",
     "stream": "copy of 32 MiB (DRAM bandwidth)",
+    "syscalls": "64 stores after each read() of 64 KiB (most time the kernel's)",
 }
 
 

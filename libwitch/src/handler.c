@@ -23,6 +23,7 @@
 #include "witch/runtime.h"
 #include "witch/sample.h"
 #include "witch/sigguard.h"
+#include "witch/sysret.h"
 #include "witch/thread.h"
 
 #include <errno.h>
@@ -390,6 +391,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	}
 	/* First, before the handler's own first touches fault. */
 	int in_fault = tick_in_fault(t, uc);
+	regs_of(t, uc, &regs);
+	int in_syscall = !in_fault && sysret_tick(&regs);
 	/* The tick stands for the program's CPU time since the last: the
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;
@@ -416,14 +419,15 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		bulk_tick_skipped(&t->bulk);
 		return;
 	}
-	/* Its time fell in a page fault: the kernel's, no bytes of the program's. */
-	if (in_fault) {
-		t->stats.ticks_in_fault++;
+	/* Its time fell in a page fault or a system call: the kernel's, no
+	 * bytes of the program's. */
+	if (in_fault || in_syscall) {
+		t->stats.ticks_in_fault += in_fault;
+		t->stats.ticks_in_syscall += in_syscall;
 		look_tick_skipped(&t->look);
 		interval_next(t);
 		return;
 	}
-	regs_of(t, uc, &regs);
 	look_env_of(t, uc, !armed_before, &env);
 	env.tick_ns = program_ns > 0 ? program_ns : 0;
 	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);

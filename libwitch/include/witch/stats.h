@@ -35,6 +35,7 @@
 	X(loads_late)         /* ... whose loads missed the near caches (memlat.h) */ \
 	X(skip_no_access)     /* no wanted access in the tick's window: 0 bytes */ \
 	X(ticks_in_fault)     /* arrived from a page fault: kernel time, 0 bytes (faultlog.h) */ \
+	X(ticks_in_syscall)   /* arrived as a system call returned: kernel time, 0 bytes */ \
 	X(ticks_bulk)         /* byte-counted samples of memset/memcpy calls */   \
 	X(skip_bulk)          /* ticks in a counted memset/memcpy: 0 bytes */     \
 	X(ticks_stale)        /* raised while a handler ran: dropped (sampler.h) */ \
