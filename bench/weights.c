@@ -140,6 +140,21 @@ NOI static void k_locked(uint64_t *a, uint64_t *counter, long n, long reps)
 	loads += 8 * (uint64_t)(n * reps);
 }
 
+/* Stores down the two edge columns of a 512 x 512 matrix of doubles (4 KiB
+ * rows, stencil's apply_boundary): a power-of-two stride, so the lines
+ * fall in one of L1's sets and a few of L2's and evict each other, ~13 TSC
+ * ticks a store here against ~1 along a row (costmodel.c, CONFLICT_*):
+ * 16 B stored an iteration. */
+NOI static void k_column(double (*g)[512], long reps)
+{
+	for (long r = 0; r < reps; r++)
+		for (int i = 1; i < 511; i++) {
+			g[i][0] = (double)r;
+			g[i][511] = (double)i;
+		}
+	stores += 16 * 510 * (uint64_t)reps;
+}
+
 /* A read of 64 KiB from /dev/zero (the kernel clears it: a few us, most
  * of the kernel's time) and 64 stores of 8 B right after it returns, ~40
  * cycles of the program's own: 512 B stored an iteration.  A tick whose
@@ -205,6 +220,10 @@ int main(int argc, char **argv)
 			nx[j] = t;
 		}
 		k_chase(nx, 20000000, &out);
+	} else if (!strcmp(k, "column")) {
+		double (*g)[512] = calloc(512, sizeof(*g));
+		k_column(g, 40000);
+		out = (uint64_t)g[3][0];
 	} else if (!strcmp(k, "syscalls")) {
 		uint64_t a[64];
 		char *page = malloc(64 << 10);

@@ -34,6 +34,7 @@ KERNELS = {
     "locked": ("k_locked", ["dead", "load"]),
     "chase": ("k_chase", ["dead", "load"]),
     "stream": ("k_stream", ["dead", "load"]),
+    "column": ("k_column", ["dead"]),
     "syscalls": ("k_syscalls", ["dead"]),
 }
 WHAT = {
@@ -46,6 +47,7 @@ WHAT = {
     "locked": "an atomic add beside each store (a lock, a refcount)",
     "chase": "pointer chase through 64 MiB (DRAM)",
     "stream": "copy of 32 MiB (DRAM bandwidth)",
+    "column": "stores down a column of 4 KiB rows (a few cache sets)",
     "syscalls": "64 stores after each read() of 64 KiB (most time the kernel's)",
 }
 

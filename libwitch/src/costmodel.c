@@ -33,6 +33,17 @@
  * load and compare the branch waited for. */
 #define MISPREDICT_CYCLES 16.0f
 
+/* Accesses a power-of-two stride of 1 KiB or more apart (a column of a
+ * row-major array whose rows are 1, 2, 4 KiB...) fall in a few of L1's 64
+ * sets and of L2's, and evict each other before they are used again: each
+ * one a miss that no prefetcher hides, and a store's commits wait on them
+ * in order.  Measured on this EPYC, 1020 accesses at a 4 KiB stride over
+ * what was just written: a store 13 TSC ticks (6.3 ns), a load ~10 (4.8
+ * ns); at 4160 B, a page apart but in other sets, 1.4-1.8, as at 64 B. */
+#define CONFLICT_STRIDE_MIN 1024u
+#define CONFLICT_STORE_NS 6.0f
+#define CONFLICT_LOAD_NS 4.5f
+
 /* Per mnemonic: result latency and cycles the unit is busy (not pipelined). */
 struct mnem_cost {
 	uint8_t latency;
@@ -134,38 +145,80 @@ static double measure_cycles_per_ns(void)
 
 /* Register-to-register moves are renamed away: they cost the core nothing
  * but their dispatch slot, so a loop of them runs at the dispatch width
- * (nops are no measure: Zen 4 fuses them). */
+ * (nops are no measure: Zen 4 fuses them).  How wide depends on where the
+ * loop falls in the 64-byte fetch lines: on this EPYC 6.5 instructions a
+ * cycle starting 0-24 or 56-63 bytes into a line, 8.4 at 32-48.  One probe
+ * loop put wherever the linker left it read 7.9 in one build of the
+ * runtime and 6.2 in the next, and weights.c's store loop read 1.40 and
+ * 0.71 of its bytes.  So the loop runs at each of 8 offsets into a line
+ * and the width is their harmonic mean: the rate a loop placed anywhere
+ * dispatches at on average. */
 #define WIDTH_MOVES 24
+#define WIDTH_OFFSETS 8
 #define STR_(x) #x
 #define STR(x) STR_(x)
-static double time_moves(double cpn)
+#define WIDTH_PROBE(OFF)                                                             \
+	static void width_probe_##OFF(uint64_t n)                                    \
+	{                                                                            \
+		__asm__ volatile("jmp 2f\n\t.p2align 6\n\t.fill " #OFF ", 1, 0x90\n"     \
+				 "2:\n1:\n\t.rept " STR(WIDTH_MOVES) "\n\tmov %%r8, %%r9\n\t" \
+				 ".endr\n\tdec %0\n\tjnz 1b"                          \
+				 : "+r"(n)                                           \
+				 :                                                   \
+				 : "r8", "r9");                                      \
+	}
+WIDTH_PROBE(0)
+WIDTH_PROBE(8)
+WIDTH_PROBE(16)
+WIDTH_PROBE(24)
+WIDTH_PROBE(32)
+WIDTH_PROBE(40)
+WIDTH_PROBE(48)
+WIDTH_PROBE(56)
+static void (*const width_probes[WIDTH_OFFSETS])(uint64_t) = {
+	width_probe_0,  width_probe_8,  width_probe_16, width_probe_24,
+	width_probe_32, width_probe_40, width_probe_48, width_probe_56,
+};
+static float widths[WIDTH_OFFSETS]; /* each offset's, as issue_width is followed */
+static unsigned width_next;         /* the offset costmodel_remeasure runs next */
+
+static double time_moves(double cpn, int offset)
 {
 	struct timespec a, b;
 	uint64_t n = 1u << 12;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	__asm__ volatile("1:\n\t"
-			 ".rept " STR(WIDTH_MOVES) "\n\tmov %%r8, %%r9\n\t.endr\n\t"
-			 "dec %0\n\tjnz 1b"
-			 : "+r"(n)
-			 :
-			 : "r8", "r9");
+	width_probes[offset](n);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
 	return ns > 0 ? (WIDTH_MOVES + 1.0) * (1u << 12) / (ns * cpn) : 0;
+}
+
+static float harmonic_width(void)
+{
+	float inv = 0;
+	for (int k = 0; k < WIDTH_OFFSETS; k++) {
+		float w;
+		__atomic_load(&widths[k], &w, __ATOMIC_RELAXED);
+		inv += 1.0f / w;
+	}
+	return (float)WIDTH_OFFSETS / inv;
 }
 
 /* Not rounded to whole slots: a core shared with its sibling thread
  * dispatches fewer a cycle on average, as measured. */
 static float measure_issue_width(void)
 {
-	double best = 0;
-	for (int run = 0; run < 4; run++) {
-		double width = time_moves(cycles_per_ns);
-		if (width > best)
-			best = width;
+	for (int k = 0; k < WIDTH_OFFSETS; k++) {
+		double best = 0;
+		for (int run = 0; run < 3; run++) {
+			double width = time_moves(cycles_per_ns, k);
+			if (width > best)
+				best = width;
+		}
+		/* a preempted or odd run keeps the default */
+		widths[k] = best >= 1.5 && best < 12.5 ? (float)best : DEFAULT_ISSUE_WIDTH;
 	}
-	/* a preempted or odd run keeps the default */
-	return best >= 1.5 && best < 12.5 ? (float)best : DEFAULT_ISSUE_WIDTH;
+	return harmonic_width();
 }
 
 static struct mnem_cost mnem_cost_of(unsigned m)
@@ -290,10 +343,15 @@ void costmodel_remeasure(void)
 		cpn += (now - cpn) / 4;
 		__atomic_store(&cycles_per_ns, &cpn, __ATOMIC_RELAXED);
 	}
-	float width = costmodel_issue_width();
-	double w = time_moves(cpn);
-	if (w > 0.5 * width && w < 12.5) {
-		width += ((float)w - width) / 4;
+	/* one offset a run, in turn, each followed on its own */
+	int k = (int)(__atomic_fetch_add(&width_next, 1, __ATOMIC_RELAXED) % WIDTH_OFFSETS);
+	float at;
+	__atomic_load(&widths[k], &at, __ATOMIC_RELAXED);
+	double w = time_moves(cpn, k);
+	if (w > 0.5 * at && w < 12.5) {
+		at += ((float)w - at) / 4;
+		__atomic_store(&widths[k], &at, __ATOMIC_RELAXED);
+		float width = harmonic_width();
 		__atomic_store(&issue_width, &width, __ATOMIC_RELAXED);
 	}
 	log_verbose(2, "costmodel: measured %lu cycles a us, %lu instructions in 10 cycles",
@@ -307,11 +365,9 @@ void costmodel_begin(struct costmodel *m, int rep_fast)
 {
 	memset(m, 0, sizeof(*m));
 	m->rep_fast = rep_fast;
+	m->cycles_per_ns = (float)costmodel_cycles_per_ns();
 	float width = costmodel_issue_width();
 	m->inv_width = width > 0 ? 1.0f / width : 1.0f;
-	m->fetch_width = (uint32_t)(width + 0.5f); /* fetch blocks: whole slots */
-	if (m->fetch_width < 1)
-		m->fetch_width = 1;
 }
 
 static int fusable(unsigned mnemonic)
@@ -331,6 +387,30 @@ static float max2(float a, float b)
 	return a > b ? a : b;
 }
 
+/* Whether access i of in lies a power-of-two stride of CONFLICT_STRIDE_MIN
+ * or more from the same operand's last one in this window (the first of a
+ * stream is not known to be one).  Implicit stack slots, string ops and
+ * gathers are not followed. */
+static int conflicting_stride(struct costmodel *m, const struct decode_insn *in, int i)
+{
+	const struct decode_access *a = &in->access[i];
+	if (a->flags & (DECODE_ACC_IMPLICIT | DECODE_ACC_UNKNOWN_ADDR) || (in->flags & DECODE_F_REP))
+		return 0;
+	uint64_t key = in->pc * 2 + (uint64_t)i;
+	for (uint32_t k = 0; k < m->n_streams && k < COSTMODEL_STREAMS; k++) {
+		if (m->streams[k].key != key)
+			continue;
+		uint64_t d = a->addr > m->streams[k].addr ? a->addr - m->streams[k].addr
+							  : m->streams[k].addr - a->addr;
+		m->streams[k].addr = a->addr;
+		return d >= CONFLICT_STRIDE_MIN && (d & (d - 1)) == 0;
+	}
+	uint32_t k = m->n_streams++ % COSTMODEL_STREAMS; /* past 8: the oldest goes */
+	m->streams[k].key = key;
+	m->streams[k].addr = a->addr;
+	return 0;
+}
+
 void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 		   const struct decode_zydis *z, uint64_t rep_elems)
 {
@@ -347,14 +427,17 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 	}
 	int loads = 0;
 	for (int i = 0; i < in->n_access; i++) {
+		int conflict = conflicting_stride(m, in, i);
 		if (in->access[i].kind & DECODE_LOAD) {
 			latency += vector ? VLOAD_LATENCY : LOAD_LATENCY;
 			m->loads += 1;
+			m->conflict_loads += (float)conflict;
 			loads++;
 		}
 		if (in->access[i].kind & DECODE_STORE) {
 			m->stores += 1;
 			m->store_bytes += (float)in->access[i].len;
+			m->conflict_stores += (float)conflict;
 		}
 	}
 	float done = start + latency, done_missed = start_missed + latency;
@@ -390,9 +473,14 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 	m->block_insns++;
 }
 
+/* At the measured width, unrounded: it is an average over where code falls
+ * in the fetch lines (measure_issue_width), and whole slots of it put a
+ * cliff where none is: a 7-instruction loop took 1 cycle at a width read
+ * 6.6 and 2 at 6.4 (weights.c's store loop 1.40 or 0.73 of its bytes from
+ * one run to the next). */
 static float fetch_cycles(const struct costmodel *m, uint32_t insns)
 {
-	return (float)((insns + m->fetch_width - 1) / m->fetch_width);
+	return (float)insns * m->inv_width;
 }
 
 void costmodel_taken(struct costmodel *m, int call_or_ret)
@@ -415,6 +503,8 @@ static float since_restart(const struct costmodel *m)
 	t = max2(t, m->loads / LOADS_PER_CYCLE);
 	t = max2(t, m->stores / STORES_PER_CYCLE);
 	t = max2(t, m->store_bytes / STORE_BYTES_PER_CYCLE);
+	t = max2(t, (m->conflict_stores * CONFLICT_STORE_NS + m->conflict_loads * CONFLICT_LOAD_NS) *
+			    m->cycles_per_ns);
 	return m->restart + t;
 }
 
@@ -440,6 +530,7 @@ void costmodel_mispredict(struct costmodel *m)
 	m->restart_missed = max2(m->restart_missed, m->last_done_missed + MISPREDICT_CYCLES);
 	m->insns = 0;
 	m->loads = m->stores = m->store_bytes = 0;
+	m->conflict_loads = m->conflict_stores = 0;
 	m->frontend = 0;
 	m->block_insns = 0;
 	m->mispredicts++;

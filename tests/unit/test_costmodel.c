@@ -8,8 +8,9 @@
  * (costmodel_cycles_missed; 0: as without).  A load's latency is 4 (an L1
  * hit), a mov's own 0 (renamed), test's and jne's 1.  The
  * expected cycles are derived in the row's comment, W being the issue width
- * measured (costmodel_issue_width): max(ceil(N / round(W)), N / W) for N
- * instructions, the fetch blocks' whole slots and the dispatch bound.
+ * measured (costmodel_issue_width): N / W for N instructions, the fetch
+ * block's bound and the dispatch bound alike (W is an average over where
+ * code falls in the fetch lines, so neither is rounded to whole slots).
  * Locked instructions are checked against their unlocked forms (their
  * cost is measured at start).
  */
@@ -40,7 +41,7 @@ struct row {
 	const char *code;
 	int len;
 	int mispredict;      /* the instruction (1-based) mispredicted, 0: none */
-	double cycles;       /* expected; < 0: ceil(-cycles / W) */
+	double cycles;       /* expected; < 0: -cycles / W */
 	int late_at;         /* the instruction (1-based) whose loads came late, -1: all */
 	float late;          /* cycles late */
 	double missed;       /* costmodel_cycles_missed expected; 0: as cycles */
@@ -60,12 +61,12 @@ static const struct row rows[] = {
 	 * jne at 2, restart at 18, the add after it done at 19 */
 	{ __LINE__, CODE(ADD_RCX JNE_0 ADD_RBX), 2, 19, 0, 0, 0, 0 },
 	/* 8 compares, each fused with its jne: 8 instructions to dispatch,
-	 * not 16: ceil(8 / W) cycles, and no fewer than each jne's wait for
+	 * not 16: 8 / W cycles, and no fewer than each jne's wait for
 	 * its compare's flags (1 + 1: a core measured 8 wide reads 2) */
 	{ __LINE__, CODE(CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0
 			 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0),
 	  0, -8, 0, 0, 0, 2 },
-	/* 12 adds to 12 registers, independent: ceil(12 / W) */
+	/* 12 adds to 12 registers, independent: 12 / W */
 	{ __LINE__, CODE(ADD_RBX ADD_RCX "\x48\x83\xc2\x01\x48\x83\xc6\x01\x48\x83\xc7\x01"
 			 "\x48\x83\xc5\x01\x49\x83\xc0\x01\x49\x83\xc1\x01\x49\x83\xc2\x01"
 			 "\x49\x83\xc3\x01\x49\x83\xc4\x01\x49\x83\xc5\x01"),
@@ -126,12 +127,9 @@ static void run_row(const struct row *w)
 		return;
 	double want = w->cycles;
 	if (want < 0) {
-		/* fetch blocks of whole slots, and the dispatch bound at the
-		 * measured (maybe fractional: a shared core's) width */
-		int n = (int)-want, width = (int)(costmodel_issue_width() + 0.5f);
-		want = (double)((n + width - 1) / width);
-		if (n / costmodel_issue_width() > want)
-			want = n / costmodel_issue_width();
+		/* the fetch block's and the dispatch bound at the measured
+		 * (fractional) width */
+		want = -want / costmodel_issue_width();
 		if (w->chain > want)
 			want = w->chain;
 	}
@@ -140,6 +138,63 @@ static void run_row(const struct row *w)
 	double missed = costmodel_cycles_missed(&m), want_missed = w->missed > 0 ? w->missed : want;
 	CHECK(w->line, missed > want_missed - 0.01 && missed < want_missed + 0.01,
 	      "%.2f cycles with misses, want %.2f", missed, want_missed);
+}
+
+/* Strides (costmodel.c, CONFLICT_*): one store or load instruction run 5
+ * times, its address moved by `stride` between runs.  A power-of-two
+ * stride of 1 KiB or more keeps to a few cache sets: the 4 runs after the
+ * first (whose stride is not known yet) each cost CONFLICT_STORE_NS = 6 ns
+ * (stores) or CONFLICT_LOAD_NS = 4.5 ns (loads) in a bound of their own;
+ * other strides leave 5 independent accesses at the ports' rate, under 5
+ * cycles. */
+#define STORE_RBX "\x48\x89\x18" /* mov [rax], rbx */
+struct stride_row {
+	int line;
+	const char *code;
+	int len;
+	long stride;
+	double ns; /* the conflict bound's ns; 0: none */
+};
+
+static const struct stride_row stride_rows[] = {
+	{ __LINE__, CODE(STORE_RBX), 4096, 4 * 6.0 },  /* a column of 4 KiB rows */
+	{ __LINE__, CODE(STORE_RBX), -4096, 4 * 6.0 }, /* walked up */
+	{ __LINE__, CODE(STORE_RBX), 1024, 4 * 6.0 },
+	{ __LINE__, CODE(STORE_RBX), 65536, 4 * 6.0 },
+	{ __LINE__, CODE(LOAD_RBX), 4096, 4 * 4.5 },
+	{ __LINE__, CODE(STORE_RBX), 4160, 0 },        /* a page apart, other sets */
+	{ __LINE__, CODE(STORE_RBX), 512, 0 },
+	{ __LINE__, CODE(STORE_RBX), 8, 0 },
+	{ __LINE__, CODE(STORE_RBX), 0, 0 },
+	{ __LINE__, CODE(LOAD_RBX), 3 * 1024, 0 },     /* not a power of two */
+};
+
+static void run_stride_row(const struct stride_row *w)
+{
+	struct costmodel m;
+	struct decode_regs regs;
+	memset(&regs, 0, sizeof regs);
+	memcpy(code_buf, w->code, (size_t)w->len);
+	regs.rip = (uint64_t)(uintptr_t)code_buf;
+	regs.gpr[DECODE_RAX] = 1ull << 40;
+	costmodel_begin(&m, 0);
+	for (int k = 0; k < 5; k++) {
+		struct decode_insn in;
+		struct decode_zydis z;
+		if (decode_at_zydis(regs.rip, &regs, &in, &z) < 0) {
+			FAIL(w->line, "does not decode");
+			return;
+		}
+		costmodel_add(&m, &in, &z, 0);
+		regs.gpr[DECODE_RAX] += (uint64_t)w->stride;
+	}
+	double got = costmodel_cycles(&m);
+	if (w->ns > 0) {
+		double want = w->ns * costmodel_cycles_per_ns();
+		CHECK(w->line, got > want - 0.01 && got < want + 0.01, "%.2f cycles, want %.2f", got, want);
+	} else {
+		CHECK(w->line, got < 5, "%.2f cycles, want under 5", got);
+	}
 }
 
 int main(void)
@@ -166,6 +221,8 @@ int main(void)
 	width = costmodel_issue_width();
 	for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
 		run_row(&rows[k]);
+	for (size_t k = 0; k < sizeof stride_rows / sizeof stride_rows[0]; k++)
+		run_stride_row(&stride_rows[k]);
 	/* An atomic read-modify-write costs what costmodel_init measured a
 	 * locked op to take (at least 2 cycles) on top of the same
 	 * instruction unlocked, and xchg with memory is locked without the

@@ -20,6 +20,10 @@
  * is still measured without them, so a miss changes what the window's
  * bytes stand for, not which bytes it sees.  Memory dependencies through
  * stores are not modelled.
+ * Accesses by one instruction a power-of-two stride of 1 KiB or more apart
+ * (a column of 4 KiB rows) keep to a few cache sets and miss each time,
+ * unhidden by prefetchers: each costs a measured few ns in a bound of its
+ * own (costmodel.c, CONFLICT_*).
  * An atomic read-modify-write (lock prefix, xchg with memory) drains the
  * store buffer: it costs what costmodel_init measured a `lock add` to take
  * (~20 cycles here), as a unit that does not pipeline.
@@ -40,6 +44,8 @@
 #include "witch/decode_zydis.h"
 
 #define COSTMODEL_NREGS DECODE_DEP_NREGS /* 16 general, 32 vector, the flags */
+
+#define COSTMODEL_STREAMS 8 /* memory instructions a window follows the strides of */
 
 struct costmodel {
 	float ready[COSTMODEL_NREGS]; /* cycle each register's value is ready */
@@ -62,7 +68,14 @@ struct costmodel {
 	int last_fusable;             /* the last instruction fuses with a jcc after it */
 	int rep_fast;                 /* rep string ops at the fast-string rate */
 	float inv_width;              /* 1 / the issue width, as the run began */
-	uint32_t fetch_width;         /* instructions a fetch block holds, >= 1 */
+	/* Each memory instruction's last address (keyed by pc and operand),
+	 * for the strides that keep to a few cache sets. */
+	struct {
+		uint64_t key, addr;
+	} streams[COSTMODEL_STREAMS];
+	uint32_t n_streams;
+	float conflict_loads, conflict_stores; /* accesses at such a stride */
+	float cycles_per_ns;          /* the clock, as the run began */
 };
 
 /* Once per process, before any other call and before any debug register
