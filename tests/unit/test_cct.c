@@ -409,6 +409,34 @@ static void test_pairtab_random(void)
 	arena_destroy(&a);
 }
 
+/* pairtab_clear zeroes only the buckets its entries hang from: after a
+ * clear every bucket must be empty as after init (a stale one would chain
+ * a new pair to a freed entry), and pairs added again start from zero. */
+static void test_pairtab_clear(void)
+{
+	struct arena a;
+	struct pairtab p;
+	CHECK(__LINE__, arena_init(&a, 1 << 20) == 0, "arena_init");
+	CHECK(__LINE__, pairtab_init(&p, &a, 512) == 0, "pairtab_init");
+	for (int round = 0; round < 3; round++) {
+		for (uint32_t i = 0; i < 300; i++)
+			CHECK(__LINE__, pairtab_add(&p, i * 7 + 1, i % 13 + 1, i % 3, 1.0, 2.0, 0) == 0,
+			      "round %d add %u", round, i);
+		int count;
+		const struct pair_entry *e = pair_find(&p, 8, 2, &count);
+		CHECK(__LINE__, count == 1 && e && e->waste == 1.0 && e->traps == 1,
+		      "round %d: pair <8,2> count %d waste %g", round, count, e ? e->waste : -1);
+		pairtab_clear(&p);
+		CHECK(__LINE__, p.n_entries == 1 && p.dropped == 0, "round %d: n_entries %u", round,
+		      p.n_entries);
+		uint32_t stale = 0;
+		for (uint32_t b = 0; b <= p.bucket_mask; b++)
+			stale += p.buckets[b] != 0;
+		CHECK(__LINE__, stale == 0, "round %d: %u buckets left set", round, stale);
+	}
+	arena_destroy(&a);
+}
+
 int main(void)
 {
 	test_cct_script();
@@ -417,6 +445,7 @@ int main(void)
 	test_pairtab();
 	test_pairtab_objects();
 	test_pairtab_random();
+	test_pairtab_clear();
 	if (check_failures) {
 		fprintf(stderr, "test_cct: %d failure(s)\n", check_failures);
 		return 1;
