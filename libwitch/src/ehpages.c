@@ -5,8 +5,15 @@
 #include "witch/filepages.h"
 
 #include <link.h>
+#include <pthread.h>
 
 static uint64_t eh_due_ns; /* when ehpages_release_due last gave back */
+/* Held around the walk, and by fork's prepare handler (ehpages_prefork):
+ * dl_iterate_phdr holds the loader's module-list lock for the walk, the C
+ * library does not reset that lock in a child, and a child forked while
+ * the flusher walked inherited it held and hung in its first walk (the
+ * soak's timeout: thread_begin -> datasym_refresh -> dl_iterate_phdr). */
+static pthread_mutex_t eh_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The read-only, non-executable PT_LOAD holding the module's unwind table
  * header: its pages from the header on. */
@@ -35,15 +42,45 @@ static int eh_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-int ehpages_release(void)
+/* eh_lock held. */
+static int eh_walk(void)
 {
 	int rc = 0;
 	dl_iterate_phdr(eh_one, &rc);
 	return rc;
 }
 
+int ehpages_release(void)
+{
+	pthread_mutex_lock(&eh_lock);
+	int rc = eh_walk();
+	pthread_mutex_unlock(&eh_lock);
+	return rc;
+}
+
 void ehpages_release_due(void)
 {
-	if (due_claim(&eh_due_ns, EHPAGES_DUE_NS))
-		(void)ehpages_release(); /* pagemap unreadable: the pages stay, as before */
+	if (!due_claim(&eh_due_ns, EHPAGES_DUE_NS))
+		return;
+	/* Never waits: a fork in progress holds it (the next interval will
+	 * do), and the heap's hook may run in a program's signal handler. */
+	if (pthread_mutex_trylock(&eh_lock) != 0)
+		return;
+	(void)eh_walk(); /* pagemap unreadable: the pages stay, as before */
+	pthread_mutex_unlock(&eh_lock);
+}
+
+void ehpages_prefork(void)
+{
+	pthread_mutex_lock(&eh_lock);
+}
+
+void ehpages_postfork_parent(void)
+{
+	pthread_mutex_unlock(&eh_lock);
+}
+
+void ehpages_postfork_child(void)
+{
+	pthread_mutex_init(&eh_lock, NULL);
 }

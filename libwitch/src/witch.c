@@ -88,6 +88,7 @@ static void witch_prefork(void)
 	profile_prefork();
 	phdrs_prefork();
 	datasym_prefork();
+	ehpages_prefork();
 	heap_prefork();
 	heap_sites_prefork();
 	heap_table_prefork();
@@ -99,6 +100,7 @@ static void witch_postfork_parent(void)
 	heap_table_postfork_parent();
 	heap_sites_postfork_parent();
 	heap_postfork_parent();
+	ehpages_postfork_parent();
 	datasym_postfork_parent();
 	phdrs_postfork_parent();
 	profile_postfork_parent();
@@ -114,6 +116,7 @@ static void witch_postfork_child(void)
 	heap_table_postfork_child();
 	heap_sites_postfork_child();
 	heap_postfork_child();
+	ehpages_postfork_child();
 	datasym_postfork_child();
 	phdrs_postfork_child();
 	profile_postfork_child();

@@ -34,4 +34,10 @@ void ehpages_release_due(void);
 /* Every module's pages now: 0, or a negative errno (pagemap unreadable). */
 int ehpages_release(void);
 
+/* fork's handlers: no walk is under way while the process forks (the C
+ * library leaves the loader's module-list lock as it was in the child). */
+void ehpages_prefork(void);
+void ehpages_postfork_parent(void);
+void ehpages_postfork_child(void);
+
 #endif
