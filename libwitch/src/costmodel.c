@@ -179,7 +179,11 @@ static void (*const width_probes[WIDTH_OFFSETS])(uint64_t) = {
 	width_probe_0,  width_probe_8,  width_probe_16, width_probe_24,
 	width_probe_32, width_probe_40, width_probe_48, width_probe_56,
 };
-static float widths[WIDTH_OFFSETS]; /* each offset's, as issue_width is followed */
+/* each offset's, as issue_width is followed (the default until measured) */
+static float widths[WIDTH_OFFSETS] = {
+	DEFAULT_ISSUE_WIDTH, DEFAULT_ISSUE_WIDTH, DEFAULT_ISSUE_WIDTH, DEFAULT_ISSUE_WIDTH,
+	DEFAULT_ISSUE_WIDTH, DEFAULT_ISSUE_WIDTH, DEFAULT_ISSUE_WIDTH, DEFAULT_ISSUE_WIDTH,
+};
 static unsigned width_next;         /* the offset costmodel_remeasure runs next */
 
 static double time_moves(double cpn, int offset)
