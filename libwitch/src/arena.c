@@ -13,7 +13,16 @@ int arena_init(struct arena *a, size_t size)
 	a->base = p;
 	a->size = size;
 	a->used = 0;
+	a->mapped = 1;
 	return 0;
+}
+
+void arena_init_at(struct arena *a, void *mem, size_t size)
+{
+	a->base = mem;
+	a->size = size;
+	a->used = 0;
+	a->mapped = 0;
 }
 
 void *arena_alloc(struct arena *a, size_t size)
@@ -27,7 +36,7 @@ void *arena_alloc(struct arena *a, size_t size)
 
 void arena_destroy(struct arena *a)
 {
-	if (a->base)
+	if (a->base && a->mapped)
 		munmap(a->base, a->size);
 	a->base = NULL;
 	a->size = a->used = 0;

@@ -104,19 +104,12 @@ static int thread_setup(struct witch_thread *t)
 	drcost_begin(&t->drcost);
 
 	/* Handlers run here, never on the program's stack (Witch 4.5). */
-	t->altstack_size = THREAD_ALTSTACK_SIZE;
-	t->altstack = mmap(NULL, t->altstack_size, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (t->altstack == MAP_FAILED) {
-		t->altstack = NULL;
-		return -errno;
-	}
 	stack_t ss = {.ss_sp = t->altstack, .ss_size = t->altstack_size, .ss_flags = 0};
 	if (sigaltstack(&ss, NULL) < 0)
 		return -errno;
+	t->altstack_on = 1;
 
-	if ((rc = arena_init(&t->arena, THREAD_ARENA_SIZE)) < 0 ||
-	    (rc = cct_init(&t->cct, &t->arena, THREAD_MAX_NODES)) < 0 ||
+	if ((rc = cct_init(&t->cct, &t->arena, THREAD_MAX_NODES)) < 0 ||
 	    (rc = pairtab_init(&t->pairs, &t->arena, THREAD_MAX_PAIRS)) < 0)
 		return rc;
 	t->dcache = arena_alloc(&t->arena, sizeof(*t->dcache));
@@ -182,6 +175,13 @@ static int thread_setup(struct witch_thread *t)
  * sigaltstack and state up front, so a thread that would pass the cap runs
  * unprofiled instead (counted, with one `witch:` line the first time). */
 #define THREAD_FOOTPRINT (THREAD_ARENA_SIZE + THREAD_ALTSTACK_SIZE + sizeof(struct witch_thread))
+/* All three in one mapping, signal stack first (an overflow runs off its
+ * bottom into what lies below, as it did alone), then the state, then the
+ * arena: one munmap a thread where there were three, each a TLB
+ * shootdown of the process's other CPUs (~190 us here; threads_many,
+ * bench/results/thread_churn.md). */
+#define THREAD_STATE_SIZE ((sizeof(struct witch_thread) + 4095) & ~(size_t)4095)
+#define THREAD_MAP_SIZE (THREAD_ALTSTACK_SIZE + THREAD_STATE_SIZE + THREAD_ARENA_SIZE)
 static uint64_t thread_reserved;   /* bytes, atomic */
 static uint64_t thread_unprofiled; /* threads the cap turned away since the last fold, atomic */
 static int thread_warned_cap;
@@ -207,14 +207,12 @@ static void thread_release(struct witch_thread *t)
 	sampler_close(&t->sampler);
 	faultlog_close(&t->faults);
 	watchpoint_set_close(&t->wps);
-	if (t->altstack) {
+	if (t->altstack_on && thread_tls == t) {
 		stack_t ss = {.ss_flags = SS_DISABLE};
-		if (thread_tls == t)
-			sigaltstack(&ss, NULL);
-		munmap(t->altstack, t->altstack_size);
+		sigaltstack(&ss, NULL);
 	}
-	arena_destroy(&t->arena);
-	munmap(t, sizeof(*t));
+	arena_destroy(&t->arena); /* (the mapping's: unmapped with it) */
+	munmap(t->altstack, THREAD_MAP_SIZE);
 }
 
 struct witch_thread *thread_begin(void)
@@ -225,12 +223,16 @@ struct witch_thread *thread_begin(void)
 	datasym_refresh();
 	if (thread_reserve() < 0)
 		return NULL;
-	struct witch_thread *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
-				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t == MAP_FAILED) {
+	char *map = mmap(NULL, THREAD_MAP_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (map == MAP_FAILED) {
 		__atomic_sub_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED);
 		return NULL;
 	}
+	struct witch_thread *t = (struct witch_thread *)(void *)(map + THREAD_ALTSTACK_SIZE);
+	t->altstack = map;
+	t->altstack_size = THREAD_ALTSTACK_SIZE;
+	arena_init_at(&t->arena, map + THREAD_ALTSTACK_SIZE + THREAD_STATE_SIZE, THREAD_ARENA_SIZE);
 	t->reserved = 1;
 	t->sampler.fd = -1;
 	t->faults.fd = -1;

@@ -34,8 +34,9 @@ struct witch_thread {
 	uint64_t fs_base, gs_base;
 	uint64_t errno_addr;          /* this thread's errno (the handler saves it) */
 	uint64_t stack_hi;            /* the top of the thread's own stack, 0 when unknown */
-	char *altstack;
+	char *altstack;               /* the start of the thread's one mapping */
 	size_t altstack_size;
+	int altstack_on;              /* sigaltstack set to it */
 	struct arena arena;
 	struct cct cct;
 	struct pairtab pairs;
