@@ -391,8 +391,6 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	}
 	/* First, before the handler's own first touches fault. */
 	int in_fault = tick_in_fault(t, uc);
-	regs_of(t, uc, &regs);
-	int in_syscall = !in_fault && sysret_tick(&regs);
 	/* The tick stands for the program's CPU time since the last: the
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;
@@ -421,6 +419,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	}
 	/* Its time fell in a page fault or a system call: the kernel's, no
 	 * bytes of the program's. */
+	regs_of(t, uc, &regs);
+	int in_syscall = !in_fault && sysret_tick(&regs);
 	if (in_fault || in_syscall) {
 		t->stats.ticks_in_fault += in_fault;
 		t->stats.ticks_in_syscall += in_syscall;

@@ -68,7 +68,7 @@ int thread_owns_address(const struct witch_thread *t, uint64_t addr)
 	       (addr >= t->errno_addr && addr < t->errno_addr + sizeof(int)) ||
 	       arena_contains(&t->arena, addr) ||
 	       (addr >= (uint64_t)(uintptr_t)t->altstack &&
-		addr < (uint64_t)(uintptr_t)t->altstack + t->altstack_size) ||
+		addr < (uint64_t)(uintptr_t)t->altstack + THREAD_ALTSTACK_SIZE) ||
 	       (addr >= (uint64_t)(uintptr_t)t && addr < (uint64_t)(uintptr_t)(t + 1));
 }
 
@@ -104,7 +104,7 @@ static int thread_setup(struct witch_thread *t)
 	drcost_begin(&t->drcost);
 
 	/* Handlers run here, never on the program's stack (Witch 4.5). */
-	stack_t ss = {.ss_sp = t->altstack, .ss_size = t->altstack_size, .ss_flags = 0};
+	stack_t ss = {.ss_sp = t->altstack, .ss_size = THREAD_ALTSTACK_SIZE, .ss_flags = 0};
 	if (sigaltstack(&ss, NULL) < 0)
 		return -errno;
 	t->altstack_on = 1;
@@ -231,7 +231,6 @@ struct witch_thread *thread_begin(void)
 	}
 	struct witch_thread *t = (struct witch_thread *)(void *)(map + THREAD_ALTSTACK_SIZE);
 	t->altstack = map;
-	t->altstack_size = THREAD_ALTSTACK_SIZE;
 	arena_init_at(&t->arena, map + THREAD_ALTSTACK_SIZE + THREAD_STATE_SIZE, THREAD_ARENA_SIZE);
 	t->reserved = 1;
 	t->sampler.fd = -1;

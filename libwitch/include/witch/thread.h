@@ -34,8 +34,7 @@ struct witch_thread {
 	uint64_t fs_base, gs_base;
 	uint64_t errno_addr;          /* this thread's errno (the handler saves it) */
 	uint64_t stack_hi;            /* the top of the thread's own stack, 0 when unknown */
-	char *altstack;               /* the start of the thread's one mapping */
-	size_t altstack_size;
+	char *altstack;               /* the start of the thread's one mapping (thread.c) */
 	int altstack_on;              /* sigaltstack set to it */
 	struct arena arena;
 	struct cct cct;
