@@ -25,16 +25,24 @@ static int mix_window_noted(uint64_t w)
 	return 0;
 }
 
-void heap_mix_note_window(uint64_t addr)
+/* Note window w (number + 1).  Two threads noting one window may both
+ * claim a slot (a duplicate costs a slot, nothing else). */
+static void mix_note(uint64_t w)
 {
-	uint64_t w = (addr >> HEAP_MIX_WINDOW_SHIFT) + 1;
 	if (mix_window_noted(w))
 		return;
-	/* Claim the next slot; two threads noting one window may both add it
-	 * (a duplicate costs a slot, nothing else). */
 	uint32_t i = __atomic_fetch_add(&mix_n_windows, 1, __ATOMIC_ACQ_REL);
 	if (i < HEAP_MIX_WINDOWS)
 		__atomic_store_n(&mix_windows[i], w, __ATOMIC_RELEASE);
+}
+
+void heap_mix_note_window(uint64_t addr)
+{
+	mix_note((addr >> HEAP_MIX_WINDOW_SHIFT) + 1);
+	/* The main arena's brk heap starts anywhere and grows up across a
+	 * window's end: the blocks just past a tracked one, untracked until
+	 * the next is (~16 KiB on), are in the heap too. */
+	mix_note(((addr + HEAP_MIX_REACH) >> HEAP_MIX_WINDOW_SHIFT) + 1);
 }
 
 int heap_mix_holds(uint64_t addr)

@@ -319,6 +319,8 @@ def main(argv):
     ap.add_argument("--object-sampled-share", type=parse_object_share, action="append",
                     default=[], metavar="NAME=S")
     ap.add_argument("--no-object", action="append", default=[], metavar="NAME")
+    ap.add_argument("--max-object-share", type=parse_object_share, action="append",
+                    default=[], metavar="NAME=S")
     ap.add_argument("--approx-fraction", type=float)
     ap.add_argument("--approx-shares", type=parse_approx_shares)
     ap.add_argument("--no-trap-in-module", action="append", default=[], metavar="M")
@@ -585,7 +587,8 @@ def main(argv):
                   f"{share:.4f} of {matched} bytes")
 
     # ---- objects: waste shares and kinds by name ----
-    if args.object_share or args.object_kind or args.object_sampled_share or args.no_object:
+    if (args.object_share or args.object_kind or args.object_sampled_share or args.no_object or
+            args.max_object_share):
         objs = objects if isinstance(objects, list) else []
         total_w = sum(o["waste"] for o in objs)
         listing = ", ".join(f"{o['name']}={o.get('share', 0):.4f}" for o in objs[:6]) or "none"
@@ -612,6 +615,19 @@ def main(argv):
                      f"bytes [top: {listing}]" if objects is not None
                      else "no \"objects\" list in the report")
             check(f"no-object {oname}", objects is not None and not mine, "none", found)
+        # at most S of the waste and at most S of the sampled bytes (an
+        # object a few samples may fall on, where none would be too strict)
+        for oname, most in args.max_object_share:
+            mine = [o for o in objs if object_named(o, oname)]
+            total_s = sum(o["sampled"] for o in objs if is_num(o.get("sampled")))
+            got_s = sum(o["sampled"] for o in mine if is_num(o.get("sampled")))
+            got_s = got_s / total_s if total_s > 0 else 0.0
+            got_w = sum(o["waste"] for o in mine if is_num(o.get("waste")))
+            got_w = got_w / total_w if total_w > 0 else 0.0
+            check(f"max-object-share {oname}", objects is not None and max(got_s, got_w) <= most,
+                  f"waste and sampled shares at most {most:.4f}",
+                  f"waste {got_w:.4f}, sampled {got_s:.4f} from {len(mine)} object(s)"
+                  if objects is not None else "no \"objects\" list in the report")
         for oname, kind in args.object_kind:
             mine = [o for o in objs if object_named(o, oname)]
             kinds = sorted({o.get("kind") for o in mine})

@@ -244,6 +244,12 @@ case_ pass.object-sampled 0 "" -- "$O" --object-sampled-share "heap from alloc_f
 case_ fail.object-sampled-share 1 "FAIL object-sampled-share table: expected share 0.5000 +- 0.1000 of the objects' sampled bytes; found 0.3000 from 1 object(s) of 2000 bytes" -- "$O" \
 	--object-sampled-share table=0.5
 case_ usage.bad-object-sampled-share 2 "" -- "$O" --object-sampled-share table
+# --max-object-share: waste 0.2 and sampled 400/2000 = 0.2 pass at 0.2; at
+# 0.1 fail; a name with no object is 0 of both
+case_ pass.max-object-share 0 "" -- "$O" --max-object-share "stack of work=0.2" \
+	--max-object-share "stack of main=0"
+case_ fail.max-object-share 1 "FAIL max-object-share stack of work: expected waste and sampled shares at most 0.1000; found waste 0.2000, sampled 0.2000 from 1 object(s)" -- "$O" \
+	--max-object-share "stack of work=0.1"
 # --no-object: a name with no object passes; one the report has fails
 case_ pass.no-object 0 "" -- "$O" --no-object "stack of fill" --no-object "heap from alloc"
 case_ fail.no-object 1 "FAIL no-object stack of work: expected none; found 1 object(s), sampled 400 bytes" -- "$O" \

@@ -100,6 +100,13 @@ static void test_windows(void)
 	      "the noted window is not held whole");
 	CHECK(__LINE__, !heap_mix_holds(w - 1) && !heap_mix_holds(w + (64u << 20)),
 	      "a neighbouring window is held");
+	/* A brk heap crossing into the next window: a block within
+	 * HEAP_MIX_REACH of the end holds the next window too. */
+	const uint64_t v = w + (4ull << 26); /* another 64 MiB window */
+	heap_mix_note_window(v + (64u << 20) - (HEAP_MIX_REACH / 2));
+	CHECK(__LINE__, heap_mix_holds(v + (64u << 20)) && heap_mix_holds(v + (128u << 20) - 1),
+	      "the window a block's reach crosses into is not held");
+	CHECK(__LINE__, !heap_mix_holds(v + (128u << 20)), "held two windows on");
 }
 
 int main(void)

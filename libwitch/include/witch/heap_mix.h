@@ -33,8 +33,13 @@
 
 #define HEAP_MIX_WINDOW_SHIFT 26 /* glibc's HEAP_MAX_SIZE on 64-bit: 64 MiB */
 #define HEAP_MIX_WINDOWS 64
+/* How far past a tracked small block its window's note reaches (into the
+ * next window, where a brk heap crosses one): 64 times the ~16 KiB between
+ * tracked blocks. */
+#define HEAP_MIX_REACH (1u << 20)
 
-/* A tracked small block lies at addr: its window holds small blocks. */
+/* A tracked small block lies at addr: its window, and the one
+ * HEAP_MIX_REACH on, hold small blocks. */
 void heap_mix_note_window(uint64_t addr);
 /* addr lies in a window that holds small blocks. */
 int heap_mix_holds(uint64_t addr);
