@@ -1,8 +1,13 @@
 /* log: async-signal-safe formatting of `witch:` lines (see log.h). */
 #include "witch/log.h"
 
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static int log_level;
@@ -109,12 +114,17 @@ int log_snprintf(char *buf, size_t size, const char *fmt, ...)
 	return n;
 }
 
-static void log_emit(const char *fmt, va_list ap)
+/* Format "witch: " + text + "\n" into buf: its length. */
+static int log_compose(char *buf, size_t size, const char *fmt, va_list ap)
 {
-	char buf[512];
 	memcpy(buf, "witch: ", 7);
-	int n = 7 + log_format(buf + 7, sizeof(buf) - 8, fmt, ap);
+	int n = 7 + log_format(buf + 7, size - 8, fmt, ap);
 	buf[n++] = '\n';
+	return n;
+}
+
+static void log_write(const char *buf, int n)
+{
 	for (int off = 0; off < n;) {
 		ssize_t w = write(STDERR_FILENO, buf + off, (size_t)(n - off));
 		if (w <= 0)
@@ -123,20 +133,117 @@ static void log_emit(const char *fmt, va_list ap)
 	}
 }
 
+/* Said once per process tree.  A line is about the machine or the
+ * settings, which a program's children (make's compilers, a script's
+ * commands) share: each would print it again.  The process that prints
+ * a line binds an abstract socket named by its pid and the line's hash
+ * and keeps it while it lives (close-on-exec; the kernel frees the name
+ * at exit, nothing is left behind); a process whose ancestor holds the
+ * name stays quiet.  Sequential runs each still say it. */
+#define LOG_HELD_MAX 8    /* distinct lines a process holds */
+#define LOG_ANCESTORS 64  /* how far up the parents are asked */
+
+static int log_held_fd[LOG_HELD_MAX];
+static unsigned log_held_n;
+
+static uint64_t log_hash(const char *s, int n)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (int i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static socklen_t log_said_name(struct sockaddr_un *a, long pid, uint64_t hash)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	int n = log_snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "witch-said-%ld-%llx", pid,
+			     (unsigned long long)hash);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/* The parent of pid, from /proc/PID/stat ("pid (comm) S ppid ..."; comm
+ * may hold spaces and parentheses: the last ')' ends it), or -1. */
+static long log_parent_of(long pid)
+{
+	char path[40], buf[512];
+	log_snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+		return -1;
+	long ppid = 0;
+	for (p += 4; *p >= '0' && *p <= '9'; p++)
+		ppid = ppid * 10 + (*p - '0');
+	return ppid;
+}
+
+/* An ancestor of this process holds the line: a datagram socket connects
+ * to a bound name and is refused where there is none. */
+static int log_said_above(uint64_t hash)
+{
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	int said = 0;
+	long pid = (long)getppid();
+	for (int i = 0; i < LOG_ANCESTORS && pid > 1 && !said; i++) {
+		struct sockaddr_un a;
+		socklen_t len = log_said_name(&a, pid, hash);
+		said = connect(fd, (struct sockaddr *)&a, len) == 0;
+		pid = log_parent_of(pid);
+	}
+	close(fd);
+	return said;
+}
+
+static void log_hold(uint64_t hash)
+{
+	unsigned i = __atomic_fetch_add(&log_held_n, 1, __ATOMIC_RELAXED);
+	if (i >= LOG_HELD_MAX)
+		return; /* its children say it again: no harm */
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	struct sockaddr_un a;
+	socklen_t len = log_said_name(&a, (long)getpid(), hash);
+	if (bind(fd, (struct sockaddr *)&a, len) < 0) {
+		close(fd); /* held already (a forked copy said it too) */
+		return;
+	}
+	log_held_fd[i] = fd;
+}
+
 void log_line(const char *fmt, ...)
 {
+	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
-	log_emit(fmt, ap);
+	int n = log_compose(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	uint64_t hash = log_hash(buf, n);
+	if (log_said_above(hash))
+		return;
+	log_write(buf, n);
+	log_hold(hash);
 }
 
 void log_verbose(int level, const char *fmt, ...)
 {
 	if (log_level < level)
 		return;
+	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
-	log_emit(fmt, ap);
+	int n = log_compose(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	log_write(buf, n);
 }

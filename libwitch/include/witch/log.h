@@ -11,7 +11,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-/* "witch: " + the formatted text + "\n", in one write(2). */
+/* "witch: " + the formatted text + "\n", in one write(2); once per
+ * process tree: not where an ancestor process printed the same line (a
+ * program's children share its machine and settings). */
 void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, only when WITCH_VERBOSE >= level. */
 void log_verbose(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
