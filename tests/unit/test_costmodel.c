@@ -10,7 +10,10 @@
  * expected cycles are derived in the row's comment, W being the issue width
  * measured (costmodel_issue_width): N / W for N instructions, the fetch
  * block's bound and the dispatch bound alike (W is an average over where
- * code falls in the fetch lines, so neither is rounded to whole slots).
+ * code falls in the fetch lines, so neither is rounded to whole slots),
+ * and A the integer ALU operations a cycle (costmodel_alu_rate): K / A
+ * for K of them (a fused compare and branch is one; a load or a move
+ * none).
  * Locked instructions are checked against their unlocked forms (their
  * cost is measured at start).
  */
@@ -28,6 +31,7 @@
 #define JNE_0 "\x75\x00"             /* jne to the next instruction */
 #define ADD_RBX "\x48\x83\xc3\x01"   /* add rbx, 1 */
 #define ADD_RCX "\x48\x83\xc1\x01"   /* add rcx, 1 */
+#define MOV_RBX_RCX "\x48\x89\xcb"   /* mov rbx, rcx */
 #define LOAD_RAX "\x48\x8b\x00"       /* mov rax, [rax]: a pointer chase */
 #define LOAD_RBX "\x48\x8b\x18"       /* mov rbx, [rax]: loads independent of each other */
 #define LOAD_RBX_4 LOAD_RBX LOAD_RBX LOAD_RBX LOAD_RBX
@@ -46,6 +50,7 @@ struct row {
 	float late;          /* cycles late */
 	double missed;       /* costmodel_cycles_missed expected; 0: as cycles */
 	double chain;        /* with cycles < 0: the dependency bound, if longer */
+	int alu;             /* with cycles < 0: the ALU operations, K / A if longer */
 };
 
 #define CODE(s) s, (int)sizeof(s) - 1
@@ -54,43 +59,49 @@ static const struct row rows[] = {
 	/* three dependent imuls (9 cycles), test (10), jne reading the flags
 	 * (11): a mispredicted jne restarts the front end 16 cycles after it
 	 * resolves (27); the add after it is done at 28 */
-	{ __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0 ADD_RBX), 5, 28, 0, 0, 0, 0 },
+	{ __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0 ADD_RBX), 5, 28, 0, 0, 0, 0, 0 },
 	/* the same, predicted: the chain alone, 11 */
-	{ __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0 ADD_RBX), 0, 11, 0, 0, 0, 0 },
+	{ __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0 ADD_RBX), 0, 11, 0, 0, 0, 0, 0 },
 	/* a mispredict on a branch whose flags are ready at once (add rcx: 1):
 	 * jne at 2, restart at 18, the add after it done at 19 */
-	{ __LINE__, CODE(ADD_RCX JNE_0 ADD_RBX), 2, 19, 0, 0, 0, 0 },
+	{ __LINE__, CODE(ADD_RCX JNE_0 ADD_RBX), 2, 19, 0, 0, 0, 0, 0 },
 	/* 8 compares, each fused with its jne: 8 instructions to dispatch,
-	 * not 16: 8 / W cycles, and no fewer than each jne's wait for
-	 * its compare's flags (1 + 1: a core measured 8 wide reads 2) */
+	 * not 16: 8 / W cycles, 8 ALU operations (8 / A), and no fewer than
+	 * each jne's wait for its compare's flags (1 + 1: a core measured 8
+	 * wide reads 2) */
 	{ __LINE__, CODE(CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0
 			 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0 CMP_RAX_RBX JNE_0),
-	  0, -8, 0, 0, 0, 2 },
-	/* 12 adds to 12 registers, independent: 12 / W */
+	  0, -8, 0, 0, 0, 2, 8 },
+	/* 12 adds to 12 registers, independent: 12 / W, or 12 / A where the
+	 * ALUs are fewer (4 against 6.6 here) */
 	{ __LINE__, CODE(ADD_RBX ADD_RCX "\x48\x83\xc2\x01\x48\x83\xc6\x01\x48\x83\xc7\x01"
 			 "\x48\x83\xc5\x01\x49\x83\xc0\x01\x49\x83\xc1\x01\x49\x83\xc2\x01"
 			 "\x49\x83\xc3\x01\x49\x83\xc4\x01\x49\x83\xc5\x01"),
-	  0, -12, 0, 0, 0, 0 },
+	  0, -12, 0, 0, 0, 0, 12 },
+	/* 12 register moves: renamed away, no ALU operation: 12 / W alone */
+	{ __LINE__, CODE(MOV_RBX_RCX MOV_RBX_RCX MOV_RBX_RCX MOV_RBX_RCX MOV_RBX_RCX MOV_RBX_RCX
+			 MOV_RBX_RCX MOV_RBX_RCX MOV_RBX_RCX MOV_RBX_RCX MOV_RBX_RCX MOV_RBX_RCX),
+	  0, -12, 0, 0, 0, 0, 0 },
 	/* 6 adds to rbx: a chain of 6 */
-	{ __LINE__, CODE(ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX), 0, 6, 0, 0, 0, 0 },
+	{ __LINE__, CODE(ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX), 0, 6, 0, 0, 0, 0, 0 },
 	/* a chase of 3 loads: 12 as hits; the second 100 late: the third
 	 * starts at 4 + 104 (a miss whose value no load waits for overlaps
 	 * with what follows: the window counts to the last load's start) */
-	{ __LINE__, CODE(LOAD_RAX LOAD_RAX LOAD_RAX), 0, 12, 2, 100, 108, 0 },
+	{ __LINE__, CODE(LOAD_RAX LOAD_RAX LOAD_RAX), 0, 12, 2, 100, 108, 0, 0 },
 	/* 3 independent loads, each 160 late: 16 in flight at a time, 3 x 160 /
 	 * 16 = 30 */
-	{ __LINE__, CODE(LOAD_RBX LOAD_RBX LOAD_RBX), 0, 4, -1, 160, 30, 0 },
+	{ __LINE__, CODE(LOAD_RBX LOAD_RBX LOAD_RBX), 0, 4, -1, 160, 30, 0, 0 },
 	/* 20 independent loads, each 100 late: 16 at a time, 20 x 100 / 16 =
 	 * 125; as hits, 20 loads at 3 a cycle */
 	{ __LINE__, CODE(LOAD_RBX_4 LOAD_RBX_4 LOAD_RBX_4 LOAD_RBX_4 LOAD_RBX_4), 0, 20.0 / 3, -1,
-	  100, 125, 0 },
+	  100, 125, 0, 0 },
 	/* a mispredicted branch on a late load: load 4 (104 late), test 5
 	 * (105), jne 6 (106), restart 16 after it, the add done at 23 (123:
 	 * the front end restarts 100 later, all after it with it) */
-	{ __LINE__, CODE(LOAD_RAX TEST_RAX JNE_0 ADD_RBX), 3, 23, 1, 100, 123, 0 },
+	{ __LINE__, CODE(LOAD_RAX TEST_RAX JNE_0 ADD_RBX), 3, 23, 1, 100, 123, 0, 0 },
 	/* a load 5 late off the chain that decides: the imul chain of 9,
 	 * test, jne (11) ends later than 5 / 16 */
-	{ __LINE__, CODE(LOAD_RBX IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0), 0, 11, 1, 5, 11, 0 },
+	{ __LINE__, CODE(LOAD_RBX IMUL_RAX IMUL_RAX IMUL_RAX TEST_RAX JNE_0), 0, 11, 1, 5, 11, 0, 0 },
 };
 
 static uint8_t code_buf[256];
@@ -130,6 +141,8 @@ static void run_row(const struct row *w)
 		/* the fetch block's and the dispatch bound at the measured
 		 * (fractional) width */
 		want = -want / costmodel_issue_width();
+		if (w->alu / costmodel_alu_rate() > want)
+			want = w->alu / costmodel_alu_rate();
 		if (w->chain > want)
 			want = w->chain;
 	}
@@ -227,10 +240,10 @@ int main(void)
 	 * locked op to take (at least 2 cycles) on top of the same
 	 * instruction unlocked, and xchg with memory is locked without the
 	 * prefix; xchg of registers is not. */
-	static const struct row plain = { __LINE__, CODE(ADD_MEM ADD_RBX), 0, 0, 0, 0, 0, 0 },
-				locked = { __LINE__, CODE(LOCK_ADD_MEM ADD_RBX), 0, 0, 0, 0, 0, 0 },
-				xchg_mem = { __LINE__, CODE(XCHG_MEM ADD_RBX), 0, 0, 0, 0, 0, 0 },
-				xchg_reg = { __LINE__, CODE(XCHG_REG ADD_RBX), 0, 0, 0, 0, 0, 0 };
+	static const struct row plain = { __LINE__, CODE(ADD_MEM ADD_RBX), 0, 0, 0, 0, 0, 0, 0 },
+				locked = { __LINE__, CODE(LOCK_ADD_MEM ADD_RBX), 0, 0, 0, 0, 0, 0, 0 },
+				xchg_mem = { __LINE__, CODE(XCHG_MEM ADD_RBX), 0, 0, 0, 0, 0, 0, 0 },
+				xchg_reg = { __LINE__, CODE(XCHG_REG ADD_RBX), 0, 0, 0, 0, 0, 0, 0 };
 	struct costmodel a, b, c, d;
 	if (model_row(&plain, &a) == 0 && model_row(&locked, &b) == 0 &&
 	    model_row(&xchg_mem, &c) == 0 && model_row(&xchg_reg, &d) == 0) {

@@ -9,7 +9,8 @@
  *
  * The estimate is the larger of two bounds, as static loop analysers
  * (llvm-mca, uiCA) bound a loop: the throughput of the core's front end
- * (instructions per cycle, taken branches) and memory ports, and the
+ * (instructions per cycle, taken branches), integer ALUs and memory
+ * ports, and the
  * longest chain of dependent instructions through registers and flags.
  * A branch the caller finds mispredicted (bpred.h) restarts the front end
  * after it resolves: the instructions after it start no earlier, and their
@@ -56,6 +57,7 @@ struct costmodel {
 	float restart_missed, last_done_missed;
 	float missed;                 /* the measured latencies, summed */
 	uint64_t last_writes;         /* the last instruction's registers written */
+	float alu;                    /* integer ALU operations: a port bound */
 	float loads, stores, store_bytes; /* port bounds */
 	float busy;                   /* cycles of units that do not pipeline (div, rep) */
 	float frontend;               /* fetch blocks ended by taken branches, in cycles */
@@ -68,6 +70,7 @@ struct costmodel {
 	int last_fusable;             /* the last instruction fuses with a jcc after it */
 	int rep_fast;                 /* rep string ops at the fast-string rate */
 	float inv_width;              /* 1 / the issue width, as the run began */
+	float inv_alu;                /* 1 / the ALU operations a cycle, the same */
 	/* Each memory instruction's last address (keyed by pc and operand),
 	 * for the strides that keep to a few cache sets. */
 	struct {
@@ -127,5 +130,7 @@ void costmodel_add_busy(struct costmodel *m, double cycles);
 double costmodel_cycles_per_ns(void);
 /* Instructions the core dispatches a cycle, as costmodel_init measured it. */
 float costmodel_issue_width(void);
+/* Integer ALU operations it runs a cycle, the same. */
+float costmodel_alu_rate(void);
 
 #endif
