@@ -36,6 +36,7 @@
 	X(skip_no_access)     /* no wanted access in the tick's window: 0 bytes */ \
 	X(ticks_in_fault)     /* arrived from a page fault: kernel time, 0 bytes (faultlog.h) */ \
 	X(ticks_in_syscall)   /* arrived as a system call returned: kernel time, 0 bytes */ \
+	X(ticks_in_runtime)   /* in the runtime's own code (its wrappers): its time, 0 bytes */ \
 	X(ticks_bulk)         /* byte-counted samples of memset/memcpy calls */   \
 	X(skip_bulk)          /* ticks in a counted memset/memcpy: 0 bytes */     \
 	X(ticks_stale)        /* raised while a handler ran: dropped (sampler.h) */ \
