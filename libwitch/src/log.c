@@ -229,11 +229,13 @@ void log_line(const char *fmt, ...)
 	va_start(ap, fmt);
 	int n = log_compose(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	int saved_errno = errno; /* the sockets' and /proc's calls are not the program's */
 	uint64_t hash = log_hash(buf, n);
-	if (log_said_above(hash))
-		return;
-	log_write(buf, n);
-	log_hold(hash);
+	if (!log_said_above(hash)) {
+		log_write(buf, n);
+		log_hold(hash);
+	}
+	errno = saved_errno;
 }
 
 void log_verbose(int level, const char *fmt, ...)
