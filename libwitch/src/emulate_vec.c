@@ -233,6 +233,37 @@ static void elem_set(uint8_t *b, unsigned j, unsigned es, uint64_t x)
 
 /* --- instructions ------------------------------------------------------------- */
 
+/* A whole vector register stored: its value, where known, is noted in
+ * 8-byte pieces, so that a general load of its bytes later in the window
+ * takes it (a struct's two counters bumped with one paddq, as hashtab's
+ * table_evict_one: the load after the call stopped the window, 4% of
+ * them).  1 (emulate.c notes it as unknown) for a masked or unknown one,
+ * or a wider one. */
+static int vec_store(struct emulate_ctx *c, const struct vargs *a, const struct decode_zop *dst,
+		     const struct decode_zop *src)
+{
+	uint8_t x[64];
+	uint64_t addr;
+	unsigned bytes = dst->size / 8;
+
+	/* xmm only, and only with room: a piece takes a store slot, and the
+	 * ymm stores of libc's copy loops would fill them four at a time */
+	if (a->masked || src->type != ZYDIS_OPERAND_TYPE_REGISTER || emulate_vec_reg(src) < 0 ||
+	    bytes == 0 || bytes > 16 || (bytes & 7) ||
+	    c->e->n_stores + (int)(bytes / 8) > EMULATE_MAX_STORES / 2 || mem_address(c, dst, &addr) < 0)
+		return 1;
+	if (emulate_vec_src(c, a, src, x) != 0)
+		return 1; /* its value is not known */
+	for (unsigned k = 0; k < bytes; k += 8) {
+		uint64_t piece;
+		memcpy(&piece, x + k, 8);
+		int rc = mem_note_store(c, addr + k, 64, 1, piece);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* Element-wise arithmetic, logic and compares.  SSE: dst op= src; VEX and
  * EVEX: dst = src1 op src2 (vpternlog also reads dst).  A compare writes a
  * vector of all-ones elements, or (EVEX) a mask. */
@@ -326,7 +357,7 @@ static int vec_move(struct emulate_ctx *c, const struct vargs *a, enum vop op)
 	if (a->n != 2)
 		return -ENOTSUP;
 	if (dst->type == ZYDIS_OPERAND_TYPE_MEMORY)
-		return 1; /* a store: emulate.c notes it */
+		return op == V_MOV ? vec_store(c, a, dst, src) : 1; /* else emulate.c notes it */
 	if (emulate_vec_reg(dst) < 0) { /* movd/movq to a general register */
 		if (op != V_MOVD || dst->type != ZYDIS_OPERAND_TYPE_REGISTER || emulate_vec_reg(src) < 0)
 			return 1; /* MMX: not ours */
