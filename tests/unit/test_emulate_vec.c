@@ -409,13 +409,31 @@ extern const char seq_add[], seq_mq[], seq_ldmx[];
 extern const char seq_shuf[], seq_msk3[], seq_msk1[], seq_cmp3[], seq_kmov1[], seq_kor[],
 	seq_vzero[], seq_msk3b[], seq_bcast[], seq_msk2[];
 
+/* One instruction of a sequence, and what emulate_insn must return. */
+struct step {
+	int line;
+	const char *at;
+	int rc;
+};
+
+/* Run the step's instruction on regs; an error leaves them as they were. */
+static void run_step(struct emulate *e, struct decode_regs *regs, const struct step *st)
+{
+	struct decode_insn di;
+	struct decode_zydis z;
+	regs->rip = (uint64_t)(uintptr_t)st->at;
+	struct decode_regs before = *regs;
+	int rc = decode_at_zydis(regs->rip, regs, &di, &z);
+	if (rc == 0)
+		rc = emulate_insn(e, regs, &di, &z);
+	CHECK(st->line, rc == st->rc, "emulate_insn %d, want %d", rc, st->rc);
+	if (rc < 0)
+		CHECK(st->line, !memcmp(&before, regs, sizeof(*regs)), "registers changed on an error");
+}
+
 static void test_unknown(void)
 {
-	static const struct {
-		int line;
-		const char *at;
-		int rc;
-	} steps[] = {
+	static const struct step steps[] = {
 		{__LINE__, seq_shuf, 0},          /* not emulated: ymm3 unknown */
 		{__LINE__, seq_msk3, -ENOTSUP},   /* its value into eax: stop */
 		{__LINE__, seq_msk1, 0},          /* ymm1 is still known */
@@ -443,19 +461,8 @@ static void test_unknown(void)
 	memset(&regs, 0, sizeof(regs));
 	memset(&e, 0, sizeof(e));
 	emulate_begin(&e, (uint64_t)(uintptr_t)seq_shuf, &v);
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		struct decode_insn di;
-		struct decode_zydis z;
-		regs.rip = (uint64_t)(uintptr_t)steps[i].at;
-		struct decode_regs before = regs;
-		int rc = decode_at_zydis(regs.rip, &regs, &di, &z);
-		if (rc == 0)
-			rc = emulate_insn(&e, &regs, &di, &z);
-		CHECK(steps[i].line, rc == steps[i].rc, "emulate_insn %d, want %d", rc, steps[i].rc);
-		if (rc < 0)
-			CHECK(steps[i].line, !memcmp(&before, &regs, sizeof(regs)),
-			      "registers changed on an error");
-	}
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		run_step(&e, &regs, &steps[i]);
 	CHECK(__LINE__, regs.gpr[DECODE_RAX] == 0, "vpmovmskb of a zeroed ymm3: %llx",
 	      (unsigned long long)regs.gpr[DECODE_RAX]);
 }
@@ -475,11 +482,7 @@ extern const char fw_st[], fw_ld[], fw_sty[], fw_ldy[];
 
 static void test_store_forward(void)
 {
-	static const struct {
-		int line;
-		const char *at;
-		int rc;
-	} steps[] = {
+	static const struct step steps[] = {
 		{__LINE__, fw_st, 0},
 		{__LINE__, fw_ld, 0},          /* rax = xmm1's bytes 8-15 */
 		{__LINE__, fw_sty, 0},
@@ -502,13 +505,7 @@ static void test_store_forward(void)
 	regs.gpr[DECODE_RDI] = (uint64_t)(uintptr_t)buf;
 	emulate_begin(&e, (uint64_t)(uintptr_t)fw_st, &v);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		struct decode_insn di;
-		struct decode_zydis z;
-		regs.rip = (uint64_t)(uintptr_t)steps[i].at;
-		int rc = decode_at_zydis(regs.rip, &regs, &di, &z);
-		if (rc == 0)
-			rc = emulate_insn(&e, &regs, &di, &z);
-		CHECK(steps[i].line, rc == steps[i].rc, "emulate_insn %d, want %d", rc, steps[i].rc);
+		run_step(&e, &regs, &steps[i]);
 		if (steps[i].at == fw_ld)
 			CHECK(steps[i].line, regs.gpr[DECODE_RAX] == want, "loaded %llx, want %llx",
 			      (unsigned long long)regs.gpr[DECODE_RAX], (unsigned long long)want);
