@@ -1,5 +1,6 @@
 /* small_churn: the runtime's inline code, which no handler times, is
- * seen by the ticks that land in it (handler.c, tick_count_inline).
+ * seen by the ticks that land in it (handler.c, tick_in_runtime), which
+ * stand for none of the program's bytes.
  *
  *   R times (churn_blocks): p = malloc(24) in take_small (a small block:
  *   libwitch's malloc decides in its own fast path that it stays
