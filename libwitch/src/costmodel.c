@@ -118,12 +118,20 @@ static struct mnem_cost classify(const char *name)
 	return (struct mnem_cost){1, 0, 0};
 }
 
+/* Nanoseconds from *a to now, on the clock the probes below time with. */
+static double ns_since(const struct timespec *a)
+{
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a->tv_sec) * 1e9 + (double)(b.tv_nsec - a->tv_nsec);
+}
+
 /* A dependent chain of adds runs one a cycle on every x86 core: time one. */
 #define MEASURE_ITERS (1u << 12) /* of 8 adds: 32k cycles, ~10 us a run */
 
 static double time_add_chain(void)
 {
-	struct timespec a, b;
+	struct timespec a;
 	uint64_t x = 0, n = MEASURE_ITERS;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	__asm__ volatile("1:\n\t"
@@ -131,8 +139,7 @@ static double time_add_chain(void)
 			 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
 			 "dec %1\n\tjnz 1b"
 			 : "+r"(x), "+r"(n));
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	double ns = ns_since(&a);
 	return ns > 0 ? (8.0 * MEASURE_ITERS) / ns : 0;
 }
 
@@ -192,12 +199,11 @@ static unsigned width_next;         /* the offset costmodel_remeasure runs next 
 
 static double time_moves(double cpn, int offset)
 {
-	struct timespec a, b;
+	struct timespec a;
 	uint64_t n = 1u << 12;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	width_probes[offset](n);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	double ns = ns_since(&a);
 	return ns > 0 ? (WIDTH_MOVES + 1.0) * (1u << 12) / (ns * cpn) : 0;
 }
 
@@ -237,7 +243,7 @@ static float measure_issue_width(void)
 #define ALU_ADDS 24
 static double time_alu(double cpn)
 {
-	struct timespec a, b;
+	struct timespec a;
 	uint64_t n = 1u << 10;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	__asm__ volatile(".p2align 6\n1:\n\t.rept " STR(ALU_ADDS) " / 4\n\t"
@@ -246,8 +252,7 @@ static double time_alu(double cpn)
 			 : "+r"(n)
 			 :
 			 : "r8", "r9", "r10", "r11", "cc");
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	double ns = ns_since(&a);
 	return ns > 0 ? (ALU_ADDS + 1.0) * (1u << 10) / (ns * cpn) : 0;
 }
 
@@ -292,15 +297,14 @@ static double time_rep_stos(void *buf, size_t bytes, int times)
 {
 	double best_ns = 0;
 	for (int run = 0; run < 4; run++) {
-		struct timespec a, b;
+		struct timespec a;
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		for (int i = 0; i < times; i++) {
 			void *d = buf;
 			size_t n = bytes / 8;
 			__asm__ volatile("rep stosq" : "+D"(d), "+c"(n) : "a"(0) : "memory");
 		}
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / times;
+		double ns = ns_since(&a) / times;
 		if (ns > 0 && (best_ns == 0 || ns < best_ns))
 			best_ns = ns;
 	}
@@ -331,13 +335,12 @@ static void measure_locked(void)
 	uint64_t word = 0;
 	double best_ns = 0;
 	for (int run = 0; run < 4; run++) {
-		struct timespec a, b;
+		struct timespec a;
 		uint32_t n = LOCKED_ITERS;
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		__asm__ volatile("1:\n\tlock addq $1, %0\n\tdec %1\n\tjnz 1b"
 				 : "+m"(word), "+r"(n));
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+		double ns = ns_since(&a);
 		if (ns > 0 && (best_ns == 0 || ns < best_ns))
 			best_ns = ns;
 	}
@@ -381,6 +384,19 @@ float costmodel_alu_rate(void)
 	return v;
 }
 
+/* A per-cycle rate follows a new measurement by 1/4; 1 if it did (a run
+ * under half the rate, preempted, or past any core's is dropped). */
+static int rate_fold(float *rate, double measured)
+{
+	float r;
+	__atomic_load(rate, &r, __ATOMIC_RELAXED);
+	if (!(measured > 0.5 * r && measured < 12.5))
+		return 0;
+	r += ((float)measured - r) / 4;
+	__atomic_store(rate, &r, __ATOMIC_RELAXED);
+	return 1;
+}
+
 /* One run of each probe (~15 us), each folded in by 1/4: a run cut short
  * by preemption (under half the current value) is dropped.  The values are
  * the process's, written by any thread's handler: a lost update is one
@@ -395,22 +411,13 @@ void costmodel_remeasure(void)
 	}
 	/* one offset a run, in turn, each followed on its own */
 	int k = (int)(__atomic_fetch_add(&width_next, 1, __ATOMIC_RELAXED) % WIDTH_OFFSETS);
-	float at;
-	__atomic_load(&widths[k], &at, __ATOMIC_RELAXED);
 	double w = time_moves(cpn, k);
-	if (w > 0.5 * at && w < 12.5) {
-		at += ((float)w - at) / 4;
-		__atomic_store(&widths[k], &at, __ATOMIC_RELAXED);
+	if (rate_fold(&widths[k], w)) {
 		float width = harmonic_width();
 		__atomic_store(&issue_width, &width, __ATOMIC_RELAXED);
 	}
-	float alu;
-	__atomic_load(&alu_rate, &alu, __ATOMIC_RELAXED);
 	double a = time_alu(cpn);
-	if (a > 0.5 * alu && a < 12.5) {
-		alu += ((float)a - alu) / 4;
-		__atomic_store(&alu_rate, &alu, __ATOMIC_RELAXED);
-	}
+	rate_fold(&alu_rate, a);
 	log_verbose(2, "costmodel: measured %lu cycles a us, %lu instructions and %lu ALU operations in 10 cycles",
 		    (unsigned long)(now * 1000), (unsigned long)(w * 10), (unsigned long)(a * 10));
 }

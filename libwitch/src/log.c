@@ -143,8 +143,7 @@ static void log_write(const char *buf, int n)
 #define LOG_HELD_MAX 8    /* distinct lines a process holds */
 #define LOG_ANCESTORS 64  /* how far up the parents are asked */
 
-static int log_held_fd[LOG_HELD_MAX];
-static unsigned log_held_n;
+static unsigned log_held_n; /* names bound: their sockets stay open, unread */
 
 static uint64_t log_hash(const char *s, int n)
 {
@@ -215,11 +214,8 @@ static void log_hold(uint64_t hash)
 		return;
 	struct sockaddr_un a;
 	socklen_t len = log_said_name(&a, (long)getpid(), hash);
-	if (bind(fd, (struct sockaddr *)&a, len) < 0) {
+	if (bind(fd, (struct sockaddr *)&a, len) < 0)
 		close(fd); /* held already (a forked copy said it too) */
-		return;
-	}
-	log_held_fd[i] = fd;
 }
 
 void log_line(const char *fmt, ...)

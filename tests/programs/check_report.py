@@ -600,11 +600,15 @@ def main(argv):
                      else "no \"objects\" list in the report")
             check(f"object-share {oname}", objects is not None and abs(got - want) <= args.tol,
                   f"share {want:.4f} +- {args.tol:.4f}", found)
+        total_s = sum(o["sampled"] for o in objs if is_num(o.get("sampled")))
+
+        def sampled_share(mine):
+            got = sum(o["sampled"] for o in mine if is_num(o.get("sampled")))
+            return got / total_s if total_s > 0 else 0.0
+
         for oname, want in args.object_sampled_share:
             mine = [o for o in objs if object_named(o, oname)]
-            total_s = sum(o["sampled"] for o in objs if is_num(o.get("sampled")))
-            got = sum(o["sampled"] for o in mine if is_num(o.get("sampled")))
-            got = got / total_s if total_s > 0 else 0.0
+            got = sampled_share(mine)
             check(f"object-sampled-share {oname}", objects is not None and abs(got - want) <= args.tol,
                   f"share {want:.4f} +- {args.tol:.4f} of the objects' sampled bytes",
                   f"{got:.4f} from {len(mine)} object(s) of {num(total_s)} bytes")
@@ -619,9 +623,7 @@ def main(argv):
         # object a few samples may fall on, where none would be too strict)
         for oname, most in args.max_object_share:
             mine = [o for o in objs if object_named(o, oname)]
-            total_s = sum(o["sampled"] for o in objs if is_num(o.get("sampled")))
-            got_s = sum(o["sampled"] for o in mine if is_num(o.get("sampled")))
-            got_s = got_s / total_s if total_s > 0 else 0.0
+            got_s = sampled_share(mine)
             got_w = sum(o["waste"] for o in mine if is_num(o.get("waste")))
             got_w = got_w / total_w if total_w > 0 else 0.0
             check(f"max-object-share {oname}", objects is not None and max(got_s, got_w) <= most,
