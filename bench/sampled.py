@@ -85,6 +85,21 @@ def shares(report, exe):
     return out
 
 
+# An oracle answer lists its largest contexts only (tools/oracle: 200
+# before 2026-12-02, which held 73-83% of strings' and sort's bytes): what
+# it leaves out reads as the sampler's distance, so a row says so.
+LISTED_MIN = 0.995
+
+
+def listed_share(answer):
+    """The share of the answer's bytes its "sampled" list holds."""
+    total = answer.get("sampled_total") or 0
+    listed = answer.get("sampled_listed")
+    if listed is None:
+        listed = sum(c["bytes"] for c in answer.get("sampled", []))
+    return listed / total if total else 1.0
+
+
 def object_shares(report):
     """Shares of the objects' sampled bytes, by name (docs/objects.md); the
     oracle's are exact bytes per object, libwitch's what its samples stand
@@ -185,7 +200,7 @@ def main(argv):
                     continue
                 want = shares(orc[c], exe)
                 want_obj = object_shares(orc[c])
-                row = {"program": n, "client": c,
+                row = {"program": n, "client": c, "oracle_listed": listed_share(orc[c]),
                        "oracle_top": sorted(want.items(), key=lambda kv: -kv[1])[:3],
                        "oracle_objects": sorted(want_obj.items(), key=lambda kv: -kv[1])[:3]}
                 for r in RATES:
@@ -220,6 +235,12 @@ def main(argv):
     vals = {r: [row[r]["tvd"] for row in rows if row[r]["tvd"] is not None] for r in RATES}
     md += [""] + [f"- {r}: median distance {statistics.median(v):.3f} over {len(v)} rows, "
                   f"max {max(v):.3f}" for r, v in vals.items() if v]
+    partial = [f"{row['program']}/{row['client']} {100 * row['oracle_listed']:.1f}%"
+               for row in rows if row["oracle_listed"] < LISTED_MIN]
+    if partial:
+        md += [f"- oracle answers whose context list holds less than {100 * LISTED_MIN:.1f}% of "
+               f"their bytes (the rest counts as distance; rerun the oracle): "
+               + ", ".join(partial)]
     # By object (docs/objects.md): the same distance over the objects'
     # sampled bytes, where the oracle names objects.
     orows = [row for row in rows if row.get("oracle_objects")]
