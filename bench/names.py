@@ -82,28 +82,12 @@ def context_name(frames):
     return " < ".join(frame_name(f) for f in frames)
 
 
-# The oracle lists its sampled contexts cut to their 8 innermost frames
-# (tools/oracle/output.c, SAMPLED_DEPTH): libwitch's are cut alike.
-SAMPLED_DEPTH = 8
-
-
-def context_cut(frames):
-    """The frames of the innermost SAMPLED_DEPTH physical ones (each with
-    the frames inlined into it, listed before it)."""
-    out, physical = [], 0
-    for f in frames:
-        if physical == SAMPLED_DEPTH:
-            break
-        out.append(f)
-        physical += not f.get("inlined")
-    return out
-
-
 def context_shares(report):
+    # Cut as the oracle lists them (sampled.context_cut).
     total = sum(c["bytes"] for c in report.get("sampled", []))
     out = {}
     for c in report.get("sampled", []):
-        k = context_name(context_cut(c["context"]))
+        k = context_name(sampled.context_cut(c["context"]))
         out[k] = out.get(k, 0.0) + (c["bytes"] / total if total else 0.0)
     return out
 

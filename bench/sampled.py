@@ -59,12 +59,31 @@ RATES = {"default": None, "2000/s": 2000}
 NATIVE_LIBC = False  # --native-libc
 
 
+# The oracle lists its sampled contexts cut to their 8 innermost physical
+# frames (tools/oracle/output.c, SAMPLED_DEPTH); libwitch's are cut alike
+# before either is keyed, so that a context deeper than that (qsort's
+# recursion in libc under sort's main) keys the same on both sides.
+SAMPLED_DEPTH = 8
+
+
+def context_cut(frames):
+    """The innermost SAMPLED_DEPTH physical frames, each with the frames
+    inlined into it (listed before it)."""
+    out, physical = [], 0
+    for f in frames:
+        if physical == SAMPLED_DEPTH:
+            break
+        out.append(f)
+        physical += not f.get("inlined")
+    return out
+
+
 def key_of(frames, exe):
     # Physical frames only (an AVX2 intrinsic inlined into bulk counts for
     # bulk on both sides); bench/names.py compares full contexts.
     # Unnamed frames (a PLT stub's GOT load: "memcpy@plt" on one side,
     # "???" on the other) name nothing: the caller does.
-    frames = [f for f in frames if not f.get("inlined")]
+    frames = [f for f in context_cut(frames) if not f.get("inlined")]
     for f in frames:
         fn = f.get("function") or ""
         if fn.startswith("[unknown") or fn.endswith("@plt") or fn.strip("?") == "":
