@@ -140,6 +140,39 @@ NOI static void k_locked(uint64_t *a, uint64_t *counter, long n, long reps)
 	loads += 8 * (uint64_t)(n * reps);
 }
 
+/* A polynomial of degree 12 at each element, by Horner's rule: 8 B loaded
+ * and 8 B stored an iteration, with a chain of 12 dependent multiply-adds
+ * (~70 cycles of FP latency) between them that no later iteration waits
+ * for.  An out-of-order core runs several iterations' chains at once, as it
+ * does a libm exp in a loop; a window of the code ahead that ends with the
+ * first iteration's chain weighs it as if it did not.  The coefficients
+ * stay in registers (objdump: the loop's only memory operands are x[i]
+ * and y[i]). */
+NOI static void k_horner(const double *x, double *y, long n, long reps)
+{
+	const double c[13] = {0.5,   -0.25, 0.125,  -0.0625, 0.03125, -0.015625, 0.0078125,
+			      -0.004, 0.002, -0.001, 0.0005, -0.00025, 0.000125};
+	for (long r = 0; r < reps; r++)
+		for (long i = 0; i < n; i++) {
+			double v = x[i], p = c[0];
+			p = p * v + c[1];
+			p = p * v + c[2];
+			p = p * v + c[3];
+			p = p * v + c[4];
+			p = p * v + c[5];
+			p = p * v + c[6];
+			p = p * v + c[7];
+			p = p * v + c[8];
+			p = p * v + c[9];
+			p = p * v + c[10];
+			p = p * v + c[11];
+			p = p * v + c[12];
+			y[i] = p;
+		}
+	stores += 8 * (uint64_t)(n * reps);
+	loads += 8 * (uint64_t)(n * reps);
+}
+
 /* Stores down the two edge columns of a 512 x 512 matrix of doubles (4 KiB
  * rows, stencil's apply_boundary): a power-of-two stride, so the lines
  * fall in one of L1's sets and a few of L2's and evict each other, ~13 TSC
@@ -220,6 +253,12 @@ int main(int argc, char **argv)
 			nx[j] = t;
 		}
 		k_chase(nx, 20000000, &out);
+	} else if (!strcmp(k, "horner")) {
+		double *x = malloc(1000 * sizeof(double)), *y = malloc(1000 * sizeof(double));
+		for (long i = 0; i < 1000; i++)
+			x[i] = 0.001 * (double)i;
+		k_horner(x, y, 1000, 80000);
+		out = (uint64_t)(y[3] * 1e6);
 	} else if (!strcmp(k, "column")) {
 		double (*g)[512] = calloc(512, sizeof(*g));
 		k_column(g, 40000);

@@ -635,6 +635,16 @@ double costmodel_cycles(const struct costmodel *m)
 	return (double)(t + m->busy);
 }
 
+double costmodel_span(const struct costmodel *m)
+{
+	float through = max2(m->before_restart, since_restart(m));
+	float hidden = COSTMODEL_ROB_ENTRIES * m->inv_width;
+	/* A chain within the reorder buffer's reach of the throughput is what
+	 * the window takes (a loop-carried one: the loop's speed). */
+	float t = m->chain - through > hidden ? m->chain - hidden : max2(m->chain, through);
+	return (double)(t + m->busy);
+}
+
 double costmodel_cycles_missed(const struct costmodel *m)
 {
 	double t = costmodel_cycles(m);

@@ -499,7 +499,7 @@ static double look_window(const struct look_env *env, struct look *l,
 	uint64_t lines[PROBED_LINES];
 	int n_lines = 0;
 	int n;
-	for (n = 0; n < LOOK_MAX_INSNS && costmodel_cycles(&cm) < LOOK_WINDOW_CYCLES; n++) {
+	for (n = 0; n < LOOK_MAX_INSNS && costmodel_span(&cm) < LOOK_WINDOW_CYCLES; n++) {
 		if (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi &&
 		    (!exact || look_past_wrapper(&emu, &cm, &ahead, tr) < 0))
 			break; /* the runtime's own code */

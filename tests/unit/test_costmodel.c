@@ -256,6 +256,30 @@ int main(void)
 		CHECK(xchg_reg.line, costmodel_cycles(&d) < 2.01,
 		      "xchg of registers: %.2f cycles, want 2", costmodel_cycles(&d));
 	}
+	/* A window's span (costmodel_span): where the chain leads the
+	 * throughput by more than R / W (R = COSTMODEL_ROB_ENTRIES), the chain
+	 * less R / W.  30 dependent imuls are a chain of 90 cycles, 30 / W to
+	 * dispatch (a lead of ~85 > 320 / 6.6): span 90 - R / W, cycles 90.
+	 * 6 dependent adds lead by less: their chain, 6. */
+	static const struct row chain30 = { __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX
+		IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX
+		IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX
+		IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX), 0, 90, 0, 0,
+		0, 0, 0 },
+				chain6 = { __LINE__, CODE(ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX), 0, 6,
+					   0, 0, 0, 0, 0 };
+	struct costmodel e, f;
+	if (model_row(&chain30, &e) == 0 && model_row(&chain6, &f) == 0) {
+		double hidden = 90.0 - COSTMODEL_ROB_ENTRIES / width;
+		double want = 30.0 / width > hidden ? 30.0 / width : hidden;
+		CHECK(chain30.line, costmodel_cycles(&e) > 89.99 && costmodel_cycles(&e) < 90.01,
+		      "%.2f cycles, want 90", costmodel_cycles(&e));
+		CHECK(chain30.line, costmodel_span(&e) > want - 0.01 && costmodel_span(&e) < want + 0.01,
+		      "span %.2f, want %.2f", costmodel_span(&e), want);
+		want = 6;
+		CHECK(chain6.line, costmodel_span(&f) > want - 0.01 && costmodel_span(&f) < want + 0.01,
+		      "span %.2f, want %.2f", costmodel_span(&f), want);
+	}
 	printf("test_costmodel: %zu rows, issue width %g\n", sizeof rows / sizeof rows[0], width);
 	return check_failures != 0;
 }

@@ -111,6 +111,20 @@ void costmodel_taken(struct costmodel *m, int call_or_ret);
 void costmodel_mispredict(struct costmodel *m);
 /* Cycles the instructions added so far take, loads as L1 hits. */
 double costmodel_cycles(const struct costmodel *m);
+/* How far a window has come, for where it ends: costmodel_cycles, but
+ * where the dependency chain leads the throughput bounds by more than
+ * R / W cycles, the chain less those.  An out-of-order core runs a chain
+ * that no later iteration waits for (a libm exp per call: ~60 cycles of FP
+ * latency, ~15 a call measured in a loop) under the calls after it, as far
+ * as its reorder buffer reaches (R = COSTMODEL_ROB_ENTRIES instructions
+ * dispatched at the width W); a window of one call weighed exp's loads
+ * 0.2x.  So such a window runs on until a longer chain or the instruction
+ * limit ends it, and the chain it ends with, counted whole, is spread over
+ * the calls it ran.  A chain that leads by less (a loop-carried one a
+ * little slower than the loop's dispatch) ends it as before: a longer
+ * window would cost the handler time for the same answer. */
+#define COSTMODEL_ROB_ENTRIES 320.0f /* Zen 4's (Zen 3: 256; Golden Cove: 512) */
+double costmodel_span(const struct costmodel *m);
 /* The instruction just added waited cycles longer for its loads than an L1
  * hit (memlat.h): its results, and what depends on them, come that late. */
 void costmodel_late(struct costmodel *m, float cycles);
