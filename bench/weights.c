@@ -145,9 +145,9 @@ NOI static void k_locked(uint64_t *a, uint64_t *counter, long n, long reps)
  * (~70 cycles of FP latency) between them that no later iteration waits
  * for.  An out-of-order core runs several iterations' chains at once, as it
  * does a libm exp in a loop; a window of the code ahead that ends with the
- * first iteration's chain weighs it as if it did not.  The coefficients
- * stay in registers (objdump: the loop's only memory operands are x[i]
- * and y[i]). */
+ * first iteration's chain weighs it as if it did not.  The inner loop is
+ * unrolled whole and the coefficients stay in registers (objdump: the
+ * loop's only memory operands are x[i] and y[i]). */
 NOI static void k_horner(const double *x, double *y, long n, long reps)
 {
 	const double c[13] = {0.5,   -0.25, 0.125,  -0.0625, 0.03125, -0.015625, 0.0078125,
@@ -155,18 +155,9 @@ NOI static void k_horner(const double *x, double *y, long n, long reps)
 	for (long r = 0; r < reps; r++)
 		for (long i = 0; i < n; i++) {
 			double v = x[i], p = c[0];
-			p = p * v + c[1];
-			p = p * v + c[2];
-			p = p * v + c[3];
-			p = p * v + c[4];
-			p = p * v + c[5];
-			p = p * v + c[6];
-			p = p * v + c[7];
-			p = p * v + c[8];
-			p = p * v + c[9];
-			p = p * v + c[10];
-			p = p * v + c[11];
-			p = p * v + c[12];
+#pragma GCC unroll 12
+			for (int k = 1; k <= 12; k++)
+				p = p * v + c[k];
 			y[i] = p;
 		}
 	stores += 8 * (uint64_t)(n * reps);
