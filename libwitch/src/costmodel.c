@@ -70,6 +70,12 @@ static double rep_fast_start_cycles = 30.0;
  * (measure_locked; 19-20 cycles on this EPYC, sqlite3's mutexes around each
  * allocation), this when the probe cannot run. */
 static float locked_cycles = 16.0f;
+/* A load that needs bytes a store wrote only in part (a byte stored, a word
+ * or a vector loaded over it): the store's data to the load's, the forward
+ * failed (measure_forward_fail; ~14 cycles on this EPYC), this when the
+ * probe cannot run. */
+static float forward_fail_cycles = 14.0f;
+#define FORWARD_REACH_INSNS 64u /* a store further back has reached the cache */
 
 static int has_prefix(const char *s, const char *p)
 {
@@ -349,6 +355,30 @@ static void measure_locked(void)
 		locked_cycles = (float)cycles;
 }
 
+/* A byte stored and a quadword loaded over it, the load's value the next
+ * store's: each trip a failed forward (the best of four runs). */
+#define FORWARD_ITERS 512u
+static void measure_forward_fail(void)
+{
+	uint64_t word[2] = {0, 0}, x = 0;
+	double best_ns = 0;
+	for (int run = 0; run < 4; run++) {
+		struct timespec a;
+		uint32_t n = FORWARD_ITERS;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		__asm__ volatile("1:\n\tmovb %%al, (%2)\n\tmovq (%2), %%rax\n\tdec %1\n\tjnz 1b"
+				 : "+a"(x), "+r"(n)
+				 : "r"(word)
+				 : "memory");
+		double ns = ns_since(&a);
+		if (ns > 0 && (best_ns == 0 || ns < best_ns))
+			best_ns = ns;
+	}
+	double cycles = best_ns * cycles_per_ns / FORWARD_ITERS;
+	if (cycles >= 2 && cycles < 100)
+		forward_fail_cycles = (float)cycles;
+}
+
 int costmodel_init(void)
 {
 	cycles_per_ns = measure_cycles_per_ns();
@@ -356,10 +386,12 @@ int costmodel_init(void)
 	alu_rate = measure_alu_rate();
 	measure_rep_fast();
 	measure_locked();
-	log_verbose(1, "costmodel: %lu cycles a us, %lu instructions in 10 cycles, %lu ALU operations in 10 cycles, rep %lu bytes in 10 cycles, a locked op %lu cycles",
+	measure_forward_fail();
+	log_verbose(1, "costmodel: %lu cycles a us, %lu instructions in 10 cycles, %lu ALU operations in 10 cycles, rep %lu bytes in 10 cycles, a locked op %lu cycles, a failed forward %lu",
 		    (unsigned long)(cycles_per_ns * 1000), (unsigned long)(issue_width * 10),
 		    (unsigned long)(alu_rate * 10),
-		    (unsigned long)(rep_fast_bytes_per_cycle * 10), (unsigned long)locked_cycles);
+		    (unsigned long)(rep_fast_bytes_per_cycle * 10), (unsigned long)locked_cycles,
+		    (unsigned long)forward_fail_cycles);
 	return 0;
 }
 
@@ -509,6 +541,8 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 	float start_missed = m->restart_missed;
 	int vector = f->dep_vector;
 
+	m->added++;
+
 	for (uint64_t r = f->dep_reads; r; r &= r - 1) {
 		int i = __builtin_ctzll(r);
 		start = max2(start, m->ready[i]);
@@ -597,6 +631,52 @@ static float since_restart(const struct costmodel *m)
 	t = max2(t, (m->conflict_stores * CONFLICT_STORE_NS + m->conflict_loads * CONFLICT_LOAD_NS) *
 			    m->cycles_per_ns);
 	return m->restart + t;
+}
+
+/* The last instruction's results no sooner than t. */
+static void wait_until(struct costmodel *m, float t)
+{
+	for (uint64_t w = m->last_writes; w; w &= w - 1) {
+		int r = __builtin_ctzll(w);
+		m->ready[r] = max2(m->ready[r], t);
+		m->ready_missed[r] = max2(m->ready_missed[r], t);
+	}
+	m->chain = max2(m->chain, t);
+	m->last_done = max2(m->last_done, t);
+	m->last_done_missed = max2(m->last_done_missed, t);
+}
+
+int costmodel_forward(struct costmodel *m, const struct decode_insn *in)
+{
+	int failed = 0;
+	if (in->flags & DECODE_F_REP)
+		return 0; /* its accesses are one element's */
+	for (int i = 0; i < in->n_access; i++) {
+		const struct decode_access *a = &in->access[i];
+		if (!(a->kind & DECODE_LOAD) || (a->flags & DECODE_ACC_UNKNOWN_ADDR))
+			continue;
+		uint32_t n = m->n_stored < COSTMODEL_STORES ? m->n_stored : COSTMODEL_STORES;
+		for (uint32_t k = 0; k < n; k++) {
+			const uint64_t sa = m->stored[k].addr, sl = m->stored[k].len;
+			if (m->added - m->stored[k].added > FORWARD_REACH_INSNS ||
+			    a->addr >= sa + sl || sa >= a->addr + a->len ||
+			    (a->addr >= sa && a->addr + a->len <= sa + sl))
+				continue; /* long gone, elsewhere, or forwarded whole */
+			wait_until(m, m->stored[k].done + forward_fail_cycles);
+			failed = 1;
+		}
+	}
+	for (int i = 0; i < in->n_access; i++) {
+		const struct decode_access *a = &in->access[i];
+		if (!(a->kind & DECODE_STORE) || (a->flags & DECODE_ACC_UNKNOWN_ADDR))
+			continue;
+		uint32_t k = m->n_stored++ % COSTMODEL_STORES;
+		m->stored[k].addr = a->addr;
+		m->stored[k].len = a->len;
+		m->stored[k].added = m->added;
+		m->stored[k].done = (float)costmodel_cycles(m);
+	}
+	return failed;
 }
 
 void costmodel_late(struct costmodel *m, float cycles)

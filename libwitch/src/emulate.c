@@ -143,6 +143,25 @@ int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len)
 	return 0;
 }
 
+int emulate_overlay(const struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
+{
+	if (e->spill_hi && addr < e->spill_hi && e->spill_lo < addr + len)
+		return -1;
+	for (int i = 0; i < e->n_stores; i++) {
+		uint64_t sa = e->store_addr[i], lo, hi;
+		uint32_t sl = e->store_len[i];
+		if (!(addr < sa + sl && sa < addr + len))
+			continue;
+		if (!e->store_known[i])
+			return -1;
+		lo = addr > sa ? addr : sa;
+		hi = addr + len < sa + sl ? addr + len : sa + sl;
+		for (uint64_t b = lo; b < hi; b++) /* little-endian: byte k of the value at sa + k */
+			buf[b - addr] = (uint8_t)(e->store_value[i] >> (8 * (b - sa)));
+	}
+	return 0;
+}
+
 /* --- instructions ---------------------------------------------------------- */
 
 static int emulate_alu(struct emulate_ctx *c, ZydisMnemonic m)

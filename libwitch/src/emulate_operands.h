@@ -129,11 +129,14 @@ static inline int mem_load(const struct emulate_ctx *c, uint64_t addr, unsigned 
 {
 	uint32_t len = bits / 8;
 	int rc = mem_forward(c->e, addr, len, v);
-	if (rc <= 0)
-		return rc;
+	if (rc == 0)
+		return 0;
 	*v = 0;
 	if (emulate_read(c->e, addr, v, len) < 0)
 		return -EFAULT;
+	/* covered in part, or by several stores: their bytes over memory's */
+	if (rc < 0 && (len > 8 || emulate_overlay(c->e, addr, (uint8_t *)v, len) < 0))
+		return -ENOTSUP;
 	return 0;
 }
 

@@ -179,9 +179,10 @@ int emulate_vec_src(struct emulate_ctx *c, const struct vargs *a, const struct d
 		if (!mask_span(a->wmask, hi / a->es, a->es, &lo, &hi))
 			return 0;
 	}
-	if (emulate_stored(c->e, addr + lo, hi - lo))
-		return 1; /* bytes this run stored: their values are not kept */
-	return emulate_read(c->e, addr + lo, out + lo, hi - lo) < 0 ? -EFAULT : 0;
+	if (emulate_read(c->e, addr + lo, out + lo, hi - lo) < 0)
+		return -EFAULT;
+	/* bytes this run stored: their values where kept */
+	return emulate_overlay(c->e, addr + lo, out + lo, hi - lo) < 0 ? 1 : 0;
 }
 
 /* Write a vector result: the writemask merges or zeroes elements; VEX and

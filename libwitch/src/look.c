@@ -512,6 +512,8 @@ static double look_window(const struct look_env *env, struct look *l,
 			break; /* a syscall */
 		uint64_t rep = (in.flags & DECODE_F_REP) ? ahead.gpr[DECODE_RCX] : 0;
 		costmodel_add(&cm, &in, z, rep);
+		if (exact && costmodel_forward(&cm, &in))
+			env->stats->loads_unforwarded++;
 		const struct decode_access *a = env->wanted(&in);
 		if (a && (a->flags & DECODE_ACC_UNKNOWN_ADDR))
 			a = NULL;

@@ -957,9 +957,15 @@ static void test_table(void)
 	{ __LINE__, CODE(0x48, 0x89, 0x03, 0x8b, 0x4b, 0x02), N(2),
 	  IN([RAX] = 0x1122334455667788, [RBX] = DA(1)), OUT(W(RCX, 0x33445566)), TO(6),
 	  ST(DA(1), 8) },
-	/* mov [rbx+7], al; mov rcx, [rbx]: one stored byte in the loaded eight */
-	{ __LINE__, CODE(0x88, 0x43, 0x07, 0x48, 0x8b, 0x0b), N(2), IN([RBX] = DA(1)), NOTSUP, TO(3),
-	  ST(DA(1) + 7, 1) },
+	/* mov [rbx+7], al; mov rcx, [rbx]: one stored byte in the loaded eight,
+	 * put over data[1]'s (0x0123456789abcdef) top byte */
+	{ __LINE__, CODE(0x88, 0x43, 0x07, 0x48, 0x8b, 0x0b), N(2), IN([RAX] = 0x5a, [RBX] = DA(1)),
+	  OUT(W(RCX, 0x5a23456789abcdef)), TO(6), ST(DA(1) + 7, 1) },
+	/* mov [rbx], al; mov [rbx+1], ax; mov rcx, [rbx]: two stores, the later
+	 * beside the earlier, both over data[1]'s low bytes */
+	{ __LINE__, CODE(0x88, 0x03, 0x66, 0x89, 0x43, 0x01, 0x48, 0x8b, 0x0b), N(3),
+	  IN([RAX] = 0x7711, [RBX] = DA(1)), OUT(W(RCX, 0x0123456789771111)), TO(9),
+	  ST(DA(1), 3) },
 	/* mov [rbx], eax; mov ecx, [rbx+4]: the next four bytes are not stored,
 	 * the load reads data[1]'s upper half */
 	{ __LINE__, CODE(0x89, 0x03, 0x8b, 0x4b, 0x04), N(2), IN([RBX] = DA(1), [RCX] = M1),

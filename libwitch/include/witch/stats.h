@@ -33,6 +33,7 @@
 	X(emulated)           /* instructions run ahead on a register copy */    \
 	X(emulated_ahead)     /* ... past the window, for its picks' verdicts */ \
 	X(loads_late)         /* ... whose loads missed the near caches (memlat.h) */ \
+	X(loads_unforwarded)  /* ... whose loads waited for a store to reach the cache (costmodel.h) */ \
 	X(skip_no_access)     /* no wanted access in the tick's window: 0 bytes */ \
 	X(ticks_in_fault)     /* arrived from a page fault: kernel time, 0 bytes (faultlog.h) */ \
 	X(ticks_in_syscall)   /* arrived as a system call returned: kernel time, 0 bytes */ \
