@@ -334,47 +334,51 @@ static void measure_rep_fast(void)
 		rep_fast_start_cycles = start;
 }
 
-/* lock add on a private word, back to back: the best of four runs. */
-#define LOCKED_ITERS 512u
-static void measure_locked(void)
+/* The cycles one trip of a probe loop takes: the best of four runs of
+ * `iters` trips (the first may touch a page, a run may be preempted). */
+static double best_trip_cycles(void (*run)(uint32_t iters), uint32_t iters)
 {
-	uint64_t word = 0;
 	double best_ns = 0;
-	for (int run = 0; run < 4; run++) {
+	for (int k = 0; k < 4; k++) {
 		struct timespec a;
-		uint32_t n = LOCKED_ITERS;
 		clock_gettime(CLOCK_MONOTONIC, &a);
-		__asm__ volatile("1:\n\tlock addq $1, %0\n\tdec %1\n\tjnz 1b"
-				 : "+m"(word), "+r"(n));
+		run(iters);
 		double ns = ns_since(&a);
 		if (ns > 0 && (best_ns == 0 || ns < best_ns))
 			best_ns = ns;
 	}
-	double cycles = best_ns * cycles_per_ns / LOCKED_ITERS;
+	return best_ns * cycles_per_ns / iters;
+}
+
+/* lock add on a private word, back to back. */
+static void run_locked(uint32_t n)
+{
+	uint64_t word = 0;
+	__asm__ volatile("1:\n\tlock addq $1, %0\n\tdec %1\n\tjnz 1b" : "+m"(word), "+r"(n));
+}
+
+/* A byte stored and a quadword loaded over it, the load's value the next
+ * store's: each trip a failed forward. */
+static void run_forward_fail(uint32_t n)
+{
+	uint64_t word[2] = {0, 0}, x = 0;
+	__asm__ volatile("1:\n\tmovb %%al, (%2)\n\tmovq (%2), %%rax\n\tdec %1\n\tjnz 1b"
+			 : "+a"(x), "+r"(n)
+			 : "r"(word)
+			 : "memory");
+}
+
+#define PROBE_TRIPS 512u
+static void measure_locked(void)
+{
+	double cycles = best_trip_cycles(run_locked, PROBE_TRIPS);
 	if (cycles >= 2 && cycles < 200)
 		locked_cycles = (float)cycles;
 }
 
-/* A byte stored and a quadword loaded over it, the load's value the next
- * store's: each trip a failed forward (the best of four runs). */
-#define FORWARD_ITERS 512u
 static void measure_forward_fail(void)
 {
-	uint64_t word[2] = {0, 0}, x = 0;
-	double best_ns = 0;
-	for (int run = 0; run < 4; run++) {
-		struct timespec a;
-		uint32_t n = FORWARD_ITERS;
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		__asm__ volatile("1:\n\tmovb %%al, (%2)\n\tmovq (%2), %%rax\n\tdec %1\n\tjnz 1b"
-				 : "+a"(x), "+r"(n)
-				 : "r"(word)
-				 : "memory");
-		double ns = ns_since(&a);
-		if (ns > 0 && (best_ns == 0 || ns < best_ns))
-			best_ns = ns;
-	}
-	double cycles = best_ns * cycles_per_ns / FORWARD_ITERS;
+	double cycles = best_trip_cycles(run_forward_fail, PROBE_TRIPS);
 	if (cycles >= 2 && cycles < 100)
 		forward_fail_cycles = (float)cycles;
 }
