@@ -413,6 +413,11 @@ float costmodel_issue_width(void)
 	return v;
 }
 
+float costmodel_forward_fail_cycles(void)
+{
+	return forward_fail_cycles;
+}
+
 float costmodel_alu_rate(void)
 {
 	float v;

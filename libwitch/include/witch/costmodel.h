@@ -148,6 +148,8 @@ double costmodel_span(const struct costmodel *m);
  * (its loads weighed 1.7x).  Then notes the instruction's stores.
  * 1 if a load waited so. */
 int costmodel_forward(struct costmodel *m, const struct decode_insn *in);
+/* The failed forward's cycles costmodel_init measured (or its default). */
+float costmodel_forward_fail_cycles(void);
 /* The instruction just added waited cycles longer for its loads than an L1
  * hit (memlat.h): its results, and what depends on them, come that late. */
 void costmodel_late(struct costmodel *m, float cycles);
