@@ -133,29 +133,35 @@ int emulate_forwarded(const struct emulate *e, uint64_t addr, uint32_t len, uint
 	return len <= 8 && mem_forward(e, addr, len, v) == 0 ? 0 : -1;
 }
 
+static int stored_overlaps(const struct emulate *e, int i, uint64_t addr, uint32_t len)
+{
+	return addr < e->store_addr[i] + e->store_len[i] && e->store_addr[i] < addr + len;
+}
+
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len)
 {
 	if (e->spill_hi && addr < e->spill_hi && e->spill_lo < addr + len)
 		return 1;
 	for (int i = 0; i < e->n_stores; i++)
-		if (addr < e->store_addr[i] + e->store_len[i] && e->store_addr[i] < addr + len)
+		if (stored_overlaps(e, i, addr, len))
 			return 1;
 	return 0;
 }
 
-int emulate_overlay(const struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
+int emulate_read_stored(struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
 {
 	if (e->spill_hi && addr < e->spill_hi && e->spill_lo < addr + len)
-		return -1;
+		return -ENOTSUP;
+	for (int i = 0; i < e->n_stores; i++)
+		if (stored_overlaps(e, i, addr, len) && !e->store_known[i])
+			return -ENOTSUP;
+	if (emulate_read(e, addr, buf, len) < 0)
+		return -EFAULT;
 	for (int i = 0; i < e->n_stores; i++) {
-		uint64_t sa = e->store_addr[i], lo, hi;
-		uint32_t sl = e->store_len[i];
-		if (!(addr < sa + sl && sa < addr + len))
+		if (!stored_overlaps(e, i, addr, len))
 			continue;
-		if (!e->store_known[i])
-			return -1;
-		lo = addr > sa ? addr : sa;
-		hi = addr + len < sa + sl ? addr + len : sa + sl;
+		uint64_t sa = e->store_addr[i], sl = e->store_len[i];
+		uint64_t lo = addr > sa ? addr : sa, hi = addr + len < sa + sl ? addr + len : sa + sl;
 		for (uint64_t b = lo; b < hi; b++) /* little-endian: byte k of the value at sa + k */
 			buf[b - addr] = (uint8_t)(e->store_value[i] >> (8 * (b - sa)));
 	}

@@ -132,12 +132,9 @@ static inline int mem_load(const struct emulate_ctx *c, uint64_t addr, unsigned 
 	if (rc == 0)
 		return 0;
 	*v = 0;
-	if (emulate_read(c->e, addr, v, len) < 0)
-		return -EFAULT;
-	/* covered in part, or by several stores: their bytes over memory's */
-	if (rc < 0 && (len > 8 || emulate_overlay(c->e, addr, (uint8_t *)v, len) < 0))
-		return -ENOTSUP;
-	return 0;
+	if (rc < 0) /* covered in part, or by several stores: their bytes over memory's */
+		return emulate_read_stored(c->e, addr, (uint8_t *)v, len);
+	return emulate_read(c->e, addr, v, len) < 0 ? -EFAULT : 0;
 }
 
 static inline int mem_note_store(struct emulate_ctx *c, uint64_t addr, unsigned bits, int known,

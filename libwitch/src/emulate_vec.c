@@ -179,10 +179,8 @@ int emulate_vec_src(struct emulate_ctx *c, const struct vargs *a, const struct d
 		if (!mask_span(a->wmask, hi / a->es, a->es, &lo, &hi))
 			return 0;
 	}
-	if (emulate_read(c->e, addr + lo, out + lo, hi - lo) < 0)
-		return -EFAULT;
-	/* bytes this run stored: their values where kept */
-	return emulate_overlay(c->e, addr + lo, out + lo, hi - lo) < 0 ? 1 : 0;
+	int rc = emulate_read_stored(c->e, addr + lo, out + lo, hi - lo);
+	return rc == -ENOTSUP ? 1 : rc; /* bytes this run stored, their values not kept */
 }
 
 /* Write a vector result: the writemask merges or zeroes elements; VEX and

@@ -106,13 +106,17 @@ static const struct row rows[] = {
 
 static uint8_t code_buf[256];
 
-/* The row's instructions added to m in order.  0, or -1 (failed). */
+/* The row's instructions added to m in order, each with its accesses
+ * (costmodel_forward), as look.c adds them; rax points at 0x1000.  1 if a
+ * load waited for a store, 0, or -1 (failed). */
 static int model_row(const struct row *w, struct costmodel *m)
 {
 	struct decode_regs regs;
+	int waited = 0;
 	memset(&regs, 0, sizeof regs);
 	memcpy(code_buf, w->code, (size_t)w->len);
 	regs.rip = (uint64_t)(uintptr_t)code_buf;
+	regs.gpr[DECODE_RAX] = 0x1000;
 	costmodel_begin(m, 0);
 	for (int k = 1; regs.rip < (uint64_t)(uintptr_t)code_buf + (uint64_t)w->len; k++) {
 		struct decode_insn in;
@@ -122,13 +126,14 @@ static int model_row(const struct row *w, struct costmodel *m)
 			return -1;
 		}
 		costmodel_add(m, &in, &z, 0);
+		waited |= costmodel_forward(m, &in);
 		if (k == w->late_at || w->late_at < 0)
 			costmodel_late(m, w->late);
 		if (k == w->mispredict)
 			costmodel_mispredict(m);
 		regs.rip += in.len;
 	}
-	return 0;
+	return waited;
 }
 
 static void run_row(const struct row *w)
@@ -245,8 +250,8 @@ int main(void)
 				xchg_mem = { __LINE__, CODE(XCHG_MEM ADD_RBX), 0, 0, 0, 0, 0, 0, 0 },
 				xchg_reg = { __LINE__, CODE(XCHG_REG ADD_RBX), 0, 0, 0, 0, 0, 0, 0 };
 	struct costmodel a, b, c, d;
-	if (model_row(&plain, &a) == 0 && model_row(&locked, &b) == 0 &&
-	    model_row(&xchg_mem, &c) == 0 && model_row(&xchg_reg, &d) == 0) {
+	if (model_row(&plain, &a) >= 0 && model_row(&locked, &b) >= 0 &&
+	    model_row(&xchg_mem, &c) >= 0 && model_row(&xchg_reg, &d) >= 0) {
 		CHECK(locked.line, costmodel_cycles(&b) >= costmodel_cycles(&a) + 2,
 		      "lock add: %.2f cycles, add: %.2f", costmodel_cycles(&b), costmodel_cycles(&a));
 		CHECK(xchg_mem.line, costmodel_cycles(&c) >= costmodel_cycles(&a) + 2,
@@ -269,7 +274,7 @@ int main(void)
 				chain6 = { __LINE__, CODE(ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX ADD_RBX), 0, 6,
 					   0, 0, 0, 0, 0 };
 	struct costmodel e, f;
-	if (model_row(&chain30, &e) == 0 && model_row(&chain6, &f) == 0) {
+	if (model_row(&chain30, &e) >= 0 && model_row(&chain6, &f) >= 0) {
 		double hidden = 90.0 - COSTMODEL_ROB_ENTRIES / width;
 		double want = 30.0 / width > hidden ? 30.0 / width : hidden;
 		CHECK(chain30.line, costmodel_cycles(&e) > 89.99 && costmodel_cycles(&e) < 90.01,
@@ -286,38 +291,22 @@ int main(void)
 	 * cycles (14 here, against an L1 hit's 4); mov [rax], rbx;
 	 * mov ecx, [rax] (inside the store) and mov [rax+8], bl;
 	 * mov rcx, [rax] (beside it) do not wait. */
+#define FWD(bytes, w) {.row = {.line = __LINE__, .code = bytes, .len = sizeof(bytes) - 1}, .waits = w}
 	static const struct {
-		int line;
-		const char *code;
-		int len;
-		int waits;
+		struct row row;
+		int waits; /* the load waits for the store */
 	} fwd_rows[] = {
-		{ __LINE__, CODE("\x88\x18\x48\x8b\x08"), 1 },
-		{ __LINE__, CODE("\x48\x89\x18\x8b\x08"), 0 },
-		{ __LINE__, CODE("\x88\x58\x08\x48\x8b\x08"), 0 },
+		FWD("\x88\x18\x48\x8b\x08", 1),
+		FWD("\x48\x89\x18\x8b\x08", 0),
+		FWD("\x88\x58\x08\x48\x8b\x08", 0),
 	};
+#undef FWD
 	for (size_t k = 0; k < sizeof fwd_rows / sizeof fwd_rows[0]; k++) {
 		struct costmodel m;
-		struct decode_regs regs;
-		memset(&regs, 0, sizeof regs);
-		memcpy(code_buf, fwd_rows[k].code, (size_t)fwd_rows[k].len);
-		regs.rip = (uint64_t)(uintptr_t)code_buf;
-		regs.gpr[DECODE_RAX] = 0x1000;
-		costmodel_begin(&m, 0);
-		int waited = 0;
-		while (regs.rip < (uint64_t)(uintptr_t)code_buf + (uint64_t)fwd_rows[k].len) {
-			struct decode_insn in;
-			struct decode_zydis z;
-			if (decode_at_zydis(regs.rip, &regs, &in, &z) < 0)
-				break;
-			costmodel_add(&m, &in, &z, 0);
-			waited |= costmodel_forward(&m, &in);
-			regs.rip += in.len;
-		}
-		CHECK(fwd_rows[k].line, waited == fwd_rows[k].waits, "waited %d, want %d", waited,
-		      fwd_rows[k].waits);
-		CHECK(fwd_rows[k].line,
-		      !fwd_rows[k].waits || costmodel_cycles(&m) >= costmodel_forward_fail_cycles(),
+		int waited = model_row(&fwd_rows[k].row, &m), waits = fwd_rows[k].waits;
+		int line = fwd_rows[k].row.line;
+		CHECK(line, waited == waits, "waited %d, want %d", waited, waits);
+		CHECK(line, !waits || costmodel_cycles(&m) >= costmodel_forward_fail_cycles(),
 		      "%.2f cycles, a failed forward %.2f", costmodel_cycles(&m),
 		      costmodel_forward_fail_cycles());
 	}

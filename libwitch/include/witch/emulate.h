@@ -87,12 +87,14 @@ int emulate_read(struct emulate *e, uint64_t addr, void *buf, uint32_t len);
 int emulate_forwarded(const struct emulate *e, uint64_t addr, uint32_t len, uint64_t *v);
 /* Whether an emulated store touched [addr, addr + len). */
 int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
-/* buf holds the program's bytes [addr, addr + len): put over them what the
- * emulated stores to any of them wrote, in their order.  0, or -1 when one
- * of those stores' values is not known (buf then half done).  A load
- * partly covered by stores of known values (strlen's 32-byte compare over
- * the byte its caller just stored) reads what the program would. */
-int emulate_overlay(const struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len);
+/* What a load of [addr, addr + len) reads after the emulated stores: the
+ * program's bytes (emulate_read) with what the stores to any of them wrote
+ * put over them in their order, so a load partly covered by stores of
+ * known values (strlen's 32-byte compare over the byte its caller just
+ * stored) reads what the program would.  0, -ENOTSUP when one of those
+ * stores' values is not known (checked before anything is read), or
+ * -EFAULT. */
+int emulate_read_stored(struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len);
 /* The frame the run is in now; the context of pcs[0..n) (the starting
  * context, leaf first) at frame f, as emulate_context. */
 void emulate_frame_of(const struct emulate *e, struct emulate_frame *f);
