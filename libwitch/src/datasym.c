@@ -2,6 +2,7 @@
 #include "witch/datasym.h"
 #include "witch/due.h"
 #include "witch/elfdata.h"
+#include "witch/log.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -239,8 +240,8 @@ static void ds_module(struct dl_phdr_info *info, int is_main, struct ds_walk *w)
 	struct ds_body b;
 	memset(&b, 0, sizeof(b));
 	int fd = open(open_path, O_RDONLY | O_CLOEXEC);
-	struct elfdata_image img = {info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum};
-	const struct elfdata_file *f = fd >= 0 ? elfdata_file_get(fd, name, &img) : NULL;
+	struct elfdata_image img = {info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, w->initial};
+	const struct elfdata_file *f = fd >= 0 ? elfdata_file_get(fd, name, is_main ? open_path : NULL, &img) : NULL;
 	if (fd >= 0)
 		close(fd);
 	if (f && ds_image_matches(info, f)) {
@@ -445,6 +446,25 @@ void datasym_refresh_due(void)
 
 /* ---- lookups (async-signal-safe) ---- */
 
+/* f's symbols, read now if they were not: the first lookup in a module
+ * pays for them, once, in whatever runs it (a handler, mostly), and a
+ * process that never samples a module's data never reads them.  The lock
+ * is only tried, never waited for: its holder may be this very thread (a
+ * handler that interrupted a walk).  0, or -EAGAIN: another is writing. */
+static int ds_symbols_ready(const struct elfdata_file *f)
+{
+	if (elfdata_file_symbols_done(f))
+		return 0;
+	if (pthread_mutex_trylock(&ds_lock) != 0)
+		return -EAGAIN;
+	int rc = elfdata_file_symbols(f);
+	pthread_mutex_unlock(&ds_lock);
+	if (rc < 0)
+		log_verbose(2, "datasym: the symbols of %s are unreadable (%d): its data is unnamed",
+			    f->real, rc);
+	return 0;
+}
+
 /* The last of n entries, stride bytes apart and sorted by the uint64_t
  * each starts with (elfdata_sym's value, elfdata_sec's addr), that is
  * <= key, or -1. */
@@ -512,6 +532,8 @@ int datasym_static(uint64_t addr, struct datasym_hit *hit)
 			if (addr < b.range[r][0] || addr >= b.range[r][1])
 				continue;
 			const struct elfdata_file *f = (const struct elfdata_file *)(uintptr_t)b.file;
+			if (ds_symbols_ready(f) < 0)
+				return -EAGAIN;
 			hit->module = f->real;
 			if (ds_find(f->syms, f->nsyms, f->secs, f->nsecs, addr - b.base, hit) == 0) {
 				hit->start += b.base;
@@ -541,6 +563,8 @@ int datasym_tls(uint64_t addr, uint64_t tp, struct datasym_hit *hit)
 		if (off >= b.tls_size)
 			continue;
 		const struct elfdata_file *f = (const struct elfdata_file *)(uintptr_t)b.file;
+		if (ds_symbols_ready(f) < 0)
+			return -EAGAIN;
 		hit->module = f->real;
 		if (ds_find(f->tsyms, f->ntsyms, f->tsecs, f->ntsecs, off, hit) < 0) {
 			hit->name = NULL;

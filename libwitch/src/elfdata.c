@@ -523,9 +523,41 @@ static int ds_read_sections(const struct ds_elf *e, uint64_t tls_vaddr, struct e
 	return 0;
 }
 
-/* The file at fd into f: PT_LOADs, sections, symbols (.symtab, else the
- * debug file's, else .dynsym). */
-static int ds_read_file(int fd, const struct elfdata_image *img, struct elfdata_file *f)
+/* Where f's symbols are: table sym and strings str of the file open at fd
+ * (opened as path), or of the image (msym, mstr non-NULL). */
+static int ds_symsrc_set(struct elfdata_file *f, int fd, const char *path, const Elf64_Shdr *sym,
+			 const Elf64_Shdr *str, const void *msym, const void *mstr)
+{
+	struct stat st;
+	if (!msym && fstat(fd, &st) < 0)
+		return -errno;
+	struct elfdata_symsrc *src = &f->src;
+	if (!msym) {
+		size_t len = strlen(path) + 1;
+		char *p = ds_alloc(len);
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, path, len);
+		src->open_path = p;
+		src->dev = st.st_dev;
+		src->ino = st.st_ino;
+		src->fsize = (uint64_t)st.st_size;
+		src->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	}
+	src->sym_off = sym->sh_offset;
+	src->sym_size = sym->sh_size;
+	src->str_off = str->sh_offset;
+	src->str_size = str->sh_size;
+	src->msym = msym;
+	src->mstr = mstr;
+	f->syms_state = ELFDATA_SYMS_UNREAD;
+	return 0;
+}
+
+/* The file at fd (opened as open_path) into f: PT_LOADs, sections, and
+ * where its symbols are (.symtab, else the debug file's, else .dynsym). */
+static int ds_read_file(int fd, const char *open_path, const struct elfdata_image *img,
+			struct elfdata_file *f)
 {
 	struct ds_elf e, dbg;
 	Elf64_Phdr ph[DS_PHDRS_MAX];
@@ -548,9 +580,12 @@ static int ds_read_file(int fd, const struct elfdata_image *img, struct elfdata_
 	if ((rc = ds_elf_shdrs(&e)) < 0 || (rc = ds_read_sections(&e, tls_vaddr, f)) < 0)
 		return rc;
 
+	f->syms_state = ELFDATA_SYMS_NONE;
 	Elf64_Shdr sym, str;
+	if (!open_path)
+		open_path = f->real; /* not the link it was loaded by, which may go */
 	if (ds_pick_symtab(&e, SHT_SYMTAB, &sym, &str) == 0)
-		return ds_read_symbols(fd, &sym, &str, NULL, NULL, f);
+		return ds_symsrc_set(f, fd, open_path, &sym, &str, NULL, NULL);
 	int have_dyn = ds_pick_symtab(&e, SHT_DYNSYM, &sym, &str) == 0;
 	char dpath[256];
 	if (ds_debug_path(&e, ph, dpath, sizeof(dpath)) == 0) {
@@ -558,7 +593,7 @@ static int ds_read_file(int fd, const struct elfdata_image *img, struct elfdata_
 		Elf64_Shdr dsym, dstr;
 		if (dfd >= 0 && ds_elf_open(dfd, &dbg) == 0 && ds_elf_shdrs(&dbg) == 0 &&
 		    ds_pick_symtab(&dbg, SHT_SYMTAB, &dsym, &dstr) == 0) {
-			rc = ds_read_symbols(dfd, &dsym, &dstr, NULL, NULL, f);
+			rc = ds_symsrc_set(f, dfd, dpath, &dsym, &dstr, NULL, NULL);
 			close(dfd);
 			return rc;
 		}
@@ -569,8 +604,64 @@ static int ds_read_file(int fd, const struct elfdata_image *img, struct elfdata_
 		return 0;
 	if (img && !ds_image_is_file(img, ph, e.eh.e_phnum))
 		img = NULL;
-	return ds_read_symbols(fd, &sym, &str, ds_in_image(img, ph, e.eh.e_phnum, &sym),
-			       ds_in_image(img, ph, e.eh.e_phnum, &str), f);
+	const void *msym = ds_in_image(img, ph, e.eh.e_phnum, &sym);
+	const void *mstr = ds_in_image(img, ph, e.eh.e_phnum, &str);
+	if (!msym || !mstr)
+		return ds_symsrc_set(f, fd, open_path, &sym, &str, NULL, NULL);
+	/* An image that may be unloaded is read now, while the loader
+	 * holds it (a stripped library dlopen'd later: its .dynsym only). */
+	if (!img->stays) {
+		if ((rc = ds_read_symbols(fd, &sym, &str, msym, mstr, f)) < 0)
+			return rc;
+		f->syms_state = ELFDATA_SYMS_READ;
+		return 0;
+	}
+	return ds_symsrc_set(f, fd, open_path, &sym, &str, msym, mstr);
+}
+
+int elfdata_file_symbols_done(const struct elfdata_file *f)
+{
+	return __atomic_load_n(&f->syms_state, __ATOMIC_ACQUIRE) != ELFDATA_SYMS_UNREAD;
+}
+
+/* The file src names, if it is still the one indexed: an fd, or -errno. */
+static int ds_symsrc_open(const struct elfdata_symsrc *src)
+{
+	struct stat st;
+	int fd = open(src->open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_dev != src->dev || st.st_ino != src->ino ||
+	    (uint64_t)st.st_size != src->fsize ||
+	    (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec != src->mtime_ns) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+int elfdata_file_symbols(const struct elfdata_file *cf)
+{
+	struct elfdata_file *f = (struct elfdata_file *)(uintptr_t)cf; /* ours, in the arena */
+	if (f->syms_state != ELFDATA_SYMS_UNREAD)
+		return 0;
+	const struct elfdata_symsrc *src = &f->src;
+	Elf64_Shdr sym = {.sh_offset = src->sym_off, .sh_size = src->sym_size};
+	Elf64_Shdr str = {.sh_offset = src->str_off, .sh_size = src->str_size};
+	int fd = -1, rc = 0;
+	if (!src->msym && (fd = rc = ds_symsrc_open(src)) < 0)
+		fd = -1;
+	if (rc >= 0)
+		rc = ds_read_symbols(fd, &sym, &str, src->msym, src->mstr, f);
+	if (fd >= 0)
+		close(fd);
+	elfdata_scratch_release();
+	if (rc == 0)
+		__atomic_add_fetch(&ds_nsymbols, f->nsyms + f->ntsyms, __ATOMIC_RELAXED);
+	__atomic_store_n(&ds_bytes, ds_arena.used, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->syms_state, rc == 0 ? ELFDATA_SYMS_READ : ELFDATA_SYMS_NONE,
+			 __ATOMIC_RELEASE);
+	return rc;
 }
 
 int elfdata_fd_path(int fd, char *out, size_t size)
@@ -590,7 +681,8 @@ int elfdata_fd_path(int fd, char *out, size_t size)
 
 /* The index of the file open at fd (cached by identity and path), or NULL
  * (unreadable, not ELF, the arena full). */
-const struct elfdata_file *elfdata_file_get(int fd, const char *path, const struct elfdata_image *img)
+const struct elfdata_file *elfdata_file_get(int fd, const char *path, const char *open_path,
+					    const struct elfdata_image *img)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
@@ -624,7 +716,7 @@ const struct elfdata_file *elfdata_file_get(int fd, const char *path, const stru
 	f->ino = st.st_ino;
 	f->fsize = (uint64_t)st.st_size;
 	f->mtime_ns = mt;
-	if (ds_read_file(fd, img, f) < 0) {
+	if (ds_read_file(fd, open_path, img, f) < 0) {
 		ds_arena.used = mark;
 		return NULL;
 	}

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -634,6 +635,41 @@ static void test_race(void)
 		(unsigned long long)race_lookups, (unsigned long long)race_hits);
 }
 
+/* The index reads headers only; a module's symbols wait for the first
+ * lookup in its data, which a signal handler makes as a rule (elfdata.h:
+ * libc's debug symbols were most of every process's start-up). */
+static struct datasym_hit lazy_hit;
+static int lazy_rc = 1;
+
+static void lazy_handler(int sig)
+{
+	(void)sig;
+	lazy_rc = datasym_static(u(&ds_data[3]), &lazy_hit);
+}
+
+static void test_lazy(void)
+{
+	struct datasym_stats st;
+	datasym_stats(&st);
+	CHECK(__LINE__, st.files > 0 && st.symbols == 0,
+	      "symbols read before any lookup: %llu files, %llu symbols",
+	      (unsigned long long)st.files, (unsigned long long)st.symbols);
+	struct sigaction sa = {.sa_handler = lazy_handler}, old;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, &old) < 0) {
+		FAIL(__LINE__, "sigaction");
+		return;
+	}
+	raise(SIGUSR1);
+	sigaction(SIGUSR1, &old, NULL);
+	CHECK(__LINE__, lazy_rc == 0 && lazy_hit.name && strcmp(lazy_hit.name, "ds_data") == 0 &&
+				lazy_hit.start == u(ds_data),
+	      "first lookup, in a handler: rc %d name %s", lazy_rc,
+	      lazy_rc == 0 && lazy_hit.name ? lazy_hit.name : "-");
+	datasym_stats(&st);
+	CHECK(__LINE__, st.symbols > 0, "the executable's symbols not read by its first lookup");
+}
+
 int main(void)
 {
 	ssize_t len = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
@@ -646,6 +682,7 @@ int main(void)
 	CHECK(__LINE__, rc == 0, "datasym_init: %d", rc);
 	if (rc != 0)
 		return 1;
+	test_lazy();
 
 	/* Loaded after the index: unknown until datasym_refresh. */
 	void *lib = dlopen(DATASYM_LIB, RTLD_NOW | RTLD_LOCAL);

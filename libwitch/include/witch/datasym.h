@@ -9,7 +9,10 @@
  * the load gives no names), its sections and one symbol table: .symtab
  * when the file has it, else the .symtab of its separate debug file
  * (/usr/lib/debug/.build-id/xx/yyyy.debug, e.g. libc6-dbg's), else .dynsym
- * (read where the loader mapped it, elfdata.h).
+ * (read where the loader mapped it, elfdata.h).  The symbol table itself
+ * is read at the first lookup in the module's data (elfdata_file_symbols):
+ * most short processes never sample a module's data, and libc's debug
+ * symbols were most of every process's start-up.
  * Hand-parsed, not libelf: ~150 lines, and libwitch.so, preloaded into
  * every program, gains no library and calls no malloc at all (libelf
  * mallocs, and the heap module interposes malloc).
@@ -34,10 +37,13 @@
  * of the largest symbol table read (its strings and data symbols too),
  * unmapped when the walk ends.
  *
- * Cost (this project's VM): datasym_init ~2.5 ms CPU in a C program (most
- * of it libc's 15000-entry debug symbol table), ~5 ms in python3 at
- * start, ~7 ms with 60 modules imported; a refresh with no module loaded
- * or unloaded since ~1 us (the loader's add/sub counts compared).
+ * Cost (this project's VM): reading the symbols was ~2.5 ms CPU in a C
+ * program (most of it libc's 15000-entry debug symbol table), ~5 ms in
+ * python3 at start, ~7 ms with 60 modules imported; now datasym_init
+ * reads headers only and each module's first lookup pays for its table
+ * (the handler's time, which the budget counts).  A refresh with no
+ * module loaded or unloaded since ~1 us (the loader's add/sub counts
+ * compared).
  *
  * Lookups are lock-free and async-signal-safe: a lookup reads only this
  * module's memory, never a module's.  A new module's slot is filled, then
@@ -103,12 +109,14 @@ void datasym_refresh(void);
 void datasym_refresh_due(void);
 /* Static data (.data, .bss, .rodata and the like: any PT_LOAD that is not
  * executable, and the non-code sections of one that is): 0 and *hit when
- * addr is in some module's data; -ENOENT otherwise.  Async-signal-safe,
- * lock-free. */
+ * addr is in some module's data; -ENOENT otherwise; -EAGAIN while another
+ * thread reads the module's symbols (this lookup's object is unknown).
+ * Async-signal-safe; the first lookup in a module reads its symbol table
+ * under the index's lock, tried, never waited for. */
 int datasym_static(uint64_t addr, struct datasym_hit *hit);
 /* Static TLS: addr in the calling thread's static TLS block; tp is the
- * thread pointer (fs base).  0 and *hit, or -ENOENT.  Async-signal-safe,
- * lock-free. */
+ * thread pointer (fs base).  0 and *hit, -ENOENT or -EAGAIN, as
+ * datasym_static. */
 int datasym_tls(uint64_t addr, uint64_t tp, struct datasym_hit *hit);
 /* Counts so far (for the profile's stat lines).  Async-signal-safe. */
 void datasym_stats(struct datasym_stats *st);
