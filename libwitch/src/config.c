@@ -12,7 +12,7 @@ void config_defaults(struct witch_config *cfg)
 	cfg->client = CONFIG_CLIENT_DEAD;
 	cfg->sampler = CONFIG_SAMPLER_AUTO;
 	cfg->rate = CONFIG_DEFAULT_RATE;
-	strcpy(cfg->output, "witch-%e-%p.prof");
+	strcpy(cfg->output, CONFIG_DEFAULT_OUTPUT);
 	cfg->max_steps = CONFIG_DEFAULT_MAX_STEPS;
 	cfg->budget = CONFIG_DEFAULT_BUDGET;
 	cfg->depth = CONFIG_DEFAULT_DEPTH;

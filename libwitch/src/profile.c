@@ -7,6 +7,7 @@
 #include "witch/runtime.h"
 #include "witch/log.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -534,6 +535,48 @@ int profile_path(const char *exe, char *path, size_t size)
 	if (!exe)
 		exe = profile_exe_name(own, sizeof(own));
 	return profile_expand_path(witch_rt.cfg->output, pid, exe, pid != prof.first_pid, path, size);
+}
+
+/* Whether the pattern has a %p (not a %%p). */
+static int profile_pattern_has_pid(const char *pattern)
+{
+	for (const char *p = pattern; *p; p++) {
+		if (p[0] != '%' || !p[1])
+			continue;
+		if (p[1] == 'p')
+			return 1;
+		p++; /* %%, %e or another: its second character is not a conversion */
+	}
+	return 0;
+}
+
+int profile_path_after_exec(const char *exe, char *path, size_t size)
+{
+	const char *pattern = getenv("WITCH_OUTPUT");
+	if (!pattern || !*pattern || strlen(pattern) >= CONFIG_PATH_MAX)
+		pattern = CONFIG_DEFAULT_OUTPUT; /* as config.c reads it there */
+	return profile_expand_path(pattern, getpid(), exe, 0, path, size);
+}
+
+int profile_name_descendants(void)
+{
+	const char *pattern = witch_rt.cfg->output;
+	char apart[CONFIG_PATH_MAX];
+	if (profile_pattern_has_pid(pattern))
+		return 0;
+	size_t len = strlen(pattern);
+	if (len + sizeof(".%p") > sizeof(apart))
+		return -ENAMETOOLONG;
+	memcpy(apart, pattern, len);
+	memcpy(apart + len, ".%p", sizeof(".%p"));
+	/* The C library's: a program may define its own (bash does, over its
+	 * variable table, which it fills from the C library's environment at
+	 * main and exports to what it runs). */
+	int (*libc_setenv)(const char *, const char *, int) =
+		(int (*)(const char *, const char *, int))dlsym(RTLD_NEXT, "setenv");
+	if (!libc_setenv)
+		return -ENOSYS;
+	return libc_setenv("WITCH_OUTPUT", apart, 1) < 0 ? -errno : 0;
 }
 
 int profile_write_suffixed(const char *suffix)

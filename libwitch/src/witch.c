@@ -173,7 +173,7 @@ static int witch_before_exec(const char *file)
 	const char *base = strrchr(file, '/');
 	base = base ? base + 1 : file;
 	int clash = profile_path(NULL, mine, sizeof(mine)) == 0 &&
-		    profile_path(base, next, sizeof(next)) == 0 && strcmp(mine, next) == 0;
+		    profile_path_after_exec(base, next, sizeof(next)) == 0 && strcmp(mine, next) == 0;
 	witch_exec_suffix = clash ? ".exec" : "";
 	profile_write_suffixed(witch_exec_suffix);
 	return 1;
@@ -302,6 +302,9 @@ __attribute__((constructor)) static void witch_init(void)
 		log_line("cannot allocate the profile (%s); running without profiling", strerror(-rc));
 		return;
 	}
+	if ((rc = profile_name_descendants()) < 0)
+		log_line("cannot set WITCH_OUTPUT for child processes (%s): a program this one "
+			 "execs may replace its profile; put %%p in WITCH_OUTPUT", strerror(-rc));
 	/* Data-centric attribution (docs/objects.md); without the table every
 	 * sample's object is unknown and the rest runs as before. */
 	if (witch_cfg.objects && (rc = objects_init()) < 0)

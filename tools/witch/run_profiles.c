@@ -260,10 +260,10 @@ static int collect(const char *pat, pid_t pid, bool own,
 
 /*
  * The profiles of this run, the program's own first, then those of its
- * descendants. Without %p in the pattern, every exec'd process writes
- * the pattern's name itself, and libwitch appends ".<pid>" for a process
- * forked without exec (libwitch/src/profile.c), so those are looked for
- * too.
+ * descendants. Without %p in the pattern, the program writes the
+ * pattern's name itself and every process below it the name with
+ * ".<pid>" appended (libwitch adds ".%p" to WITCH_OUTPUT for them:
+ * libwitch/src/profile.c), so those are looked for too.
  */
 int run_find_profiles(const char *pat, pid_t pid,
 			 const struct timespec *start, struct run_found *f)

@@ -20,6 +20,7 @@ enum config_sampler { CONFIG_SAMPLER_AUTO, CONFIG_SAMPLER_SOFT, CONFIG_SAMPLER_P
  * weighed only (WITCH_WATCHPOINTS=0). */
 enum config_verdicts { CONFIG_VERDICTS_TRAPS, CONFIG_VERDICTS_WINDOW, CONFIG_VERDICTS_NONE };
 
+#define CONFIG_DEFAULT_OUTPUT "witch-%e-%p.prof"
 #define CONFIG_DEFAULT_RATE 200      /* samples per CPU-second per thread */
 /* Past this a tick comes before the handlers of the last one are done
  * (10-30 us each here): the signals queue up until the kernel gives up. */

@@ -25,6 +25,17 @@ int profile_write_suffixed(const char *suffix);
 /* The path this process's profile gets if its executable is named exe
  * (basename; NULL: its own).  0 or -ENAMETOOLONG. */
 int profile_path(const char *exe, char *path, size_t size);
+/* The path a new image exec'd by this process as exe (basename) writes:
+ * the WITCH_OUTPUT it will read, expanded with this pid.  0 or
+ * -ENAMETOOLONG. */
+int profile_path_after_exec(const char *exe, char *path, size_t size);
+/* Every process started below this one names its profile apart: where
+ * WITCH_OUTPUT has no %p, ".%p" is added to it in the environment (an
+ * exec'd image, whose own pid starts its profile, wrote the pattern's
+ * very name: two programs a shell pipeline ran, and then the shell,
+ * replaced each other's profiles).  This process's own name is unchanged.
+ * 0 or -errno. */
+int profile_name_descendants(void);
 /* %p pid, %e executable basename, %% percent; add_pid appends ".<pid>" when
  * the pattern has no %p (a forked child must not overwrite its parent's
  * profile).  0 or -ENAMETOOLONG. */

@@ -1,0 +1,69 @@
+#!/bin/bash
+# run_tree_names.sh: every process of a profiled tree keeps its own profile.
+#
+# usage: run_tree_names.sh BUILD_DIR EXIT7
+#
+# With a WITCH_OUTPUT that has no %p, the tree's first process writes the
+# pattern's name; every process below it must write a name of its own.  An
+# exec'd image starts its profile as a new process does, so it wrote the
+# pattern's very name too: a shell pipeline's two programs and then the
+# shell replaced each other's finished profiles (rename over them), and
+# one file was left for three processes.  The runtime now adds ".%p" to
+# WITCH_OUTPUT for what the first process starts (profile.h).
+#
+# Each row: a command (run by bash -c, under LD_PRELOAD and WITCH_OUTPUT
+# DIR/t.prof) and the profiles it must leave, by the executable each names
+# (its `exe` record): "name=N" exactly N, "name+" at least one (a shell's
+# forked children write their own before they exec, as a shell may or may
+# not fork, vfork or exec in place).  Every exit7 that ran (its stdout
+# line) must have its profile.  No traps needed: WITCH_WATCHPOINTS=0
+# samples and writes profiles on any machine.  EXIT7 prints a line and
+# exits 7.
+set -u
+build=$1
+exit7=$2
+lib=$build/libwitch.so
+tmp=$(mktemp -d /tmp/witch-tree.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+export exit7
+
+rows=(
+	# bash, its pipeline's two programs, then bash execs exit7 (its own
+	# pid: the shell's profile before, exit7's after)
+	"bash+ sed=1 grep=1 exit7=1|echo x | sed s/x/y/ | grep -c y; exec \$exit7"
+	# dash running two exit7s, one through a grandchild shell
+	"bash+ dash+ exit7=2|dash -c '\$exit7; sh -c \$exit7'"
+	# exec with no fork: two images of one process
+	"bash=1 exit7=1|exec \$exit7"
+)
+for row in "${rows[@]}"; do
+	want=${row%%|*}
+	cmd=${row#*|}
+	rm -f "$tmp"/t.prof*
+	env LD_PRELOAD="$lib" WITCH_WATCHPOINTS=0 WITCH_OUTPUT="$tmp/t.prof" bash -c "$cmd" \
+		>"$tmp/out" 2>"$tmp/err"
+	# executables named by the profiles, one a line
+	grep -h '^exe ' "$tmp"/t.prof* 2>/dev/null | sed 's|.*/||' >"$tmp/exes"
+	bad=""
+	for w in $want; do
+		name=${w%[=+]*}
+		got=$(grep -cx "$name" "$tmp/exes")
+		case $w in
+		*+) [ "$got" -ge 1 ] || bad="$bad $name:$got" ;;
+		*) [ "$got" = "${w#*=}" ] || bad="$bad $name:$got" ;;
+		esac
+	done
+	ran=$(grep -c '^exit7' "$tmp/out")
+	[ "$(grep -cx exit7 "$tmp/exes")" = "$ran" ] || bad="$bad exit7-ran:$ran"
+	if [ -n "$bad" ] || [ -s "$tmp/err" ]; then
+		echo "FAIL [$cmd]: want $want; wrong:$bad; profiles of: $(sort "$tmp/exes" | tr '\n' ' ')"
+		sed 's/^/    /' "$tmp/err" | head -n 4
+		fails=$((fails + 1))
+	else
+		echo "ok   [$cmd]: $(sort "$tmp/exes" | tr '\n' ' ')"
+	fi
+done
+[ "$fails" = 0 ] && { echo "PASS tree_names"; exit 0; }
+echo "FAIL tree_names: $fails of ${#rows[@]} rows"
+exit 1
