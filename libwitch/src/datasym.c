@@ -38,6 +38,8 @@ struct ds_body {
 	uint64_t tls_static;
 	uint64_t tls_off; /* int64_t: the block's start minus tp */
 	uint64_t tls_size;
+	uint64_t pending; /* a module loaded at start whose file is not read yet:
+			     lo, hi its PT_LOADs' bounds, no ranges (ds_read_pending) */
 };
 
 struct ds_slot {
@@ -45,7 +47,10 @@ struct ds_slot {
 	struct ds_body b;
 	/* The writer's only. */
 	const void *phdr;
-	uint64_t seen; /* the last walk that found the module */
+	uint64_t seen;     /* the last walk that found the module */
+	const char *name;  /* a pending module's dlpi_name (the loader's, kept: never
+			      unloaded); NULL: the main program */
+	uint32_t phnum;
 };
 
 static struct ds_slot *ds_slots;
@@ -184,6 +189,30 @@ static void ds_body_fill(const struct dl_phdr_info *info, const struct elfdata_f
 		ds_tls_at(info, b);
 }
 
+/* A module loaded at start, before its file is read: its bounds, and its
+ * static TLS block, found in the thread that walks (ds_tls_at). */
+static void ds_body_pending(const struct dl_phdr_info *info, struct ds_body *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->live = 1;
+	b->pending = 1;
+	b->base = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (ph->p_type == PT_TLS)
+			b->tls_size = ph->p_memsz;
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (!b->lo || lo < b->lo)
+			b->lo = lo;
+		if (hi > b->hi)
+			b->hi = hi;
+	}
+	if (b->tls_size)
+		ds_tls_at(info, b);
+}
+
 struct ds_walk {
 	int initial;     /* datasym_init's walk: the modules loaded at start */
 	int index;
@@ -239,6 +268,20 @@ static void ds_module(struct dl_phdr_info *info, int is_main, struct ds_walk *w)
 	}
 	struct ds_body b;
 	memset(&b, 0, sizeof(b));
+	s->phdr = info->dlpi_phdr;
+	s->phnum = info->dlpi_phnum;
+	s->seen = ds_gen;
+	if (w->initial) {
+		/* Read at the first lookup in it (ds_read_pending): most
+		 * processes never sample most modules' data, and reading each
+		 * file's headers and sections was ~0.9 ms of every start here. */
+		ds_body_pending(info, &b);
+		s->name = is_main ? NULL : info->dlpi_name;
+		ds_slot_write(s, &b);
+		if (append)
+			__atomic_store_n(&ds_nslots, ds_nslots + 1, __ATOMIC_RELEASE);
+		return;
+	}
 	int fd = open(open_path, O_RDONLY | O_CLOEXEC);
 	struct elfdata_image img = {info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, w->initial};
 	const struct elfdata_file *f = fd >= 0 ? elfdata_file_get(fd, name, is_main ? open_path : NULL, &img) : NULL;
@@ -252,8 +295,6 @@ static void ds_module(struct dl_phdr_info *info, int is_main, struct ds_walk *w)
 		b.live = 1;
 		ds_count(&ds_st.unindexed, 1);
 	}
-	s->phdr = info->dlpi_phdr;
-	s->seen = ds_gen;
 	ds_slot_write(s, &b);
 	if (!w->initial && b.tls_size && w->npending < DS_PROBE_MAX)
 		w->pending[w->npending++] = s;
@@ -446,6 +487,59 @@ void datasym_refresh_due(void)
 
 /* ---- lookups (async-signal-safe) ---- */
 
+/* A pending module's file read now and its slot filled in, as a walk
+ * would have (its TLS block as the walk found it).  Under ds_lock. */
+static void ds_fill_pending(struct ds_slot *s, const struct ds_body *was)
+{
+	struct dl_phdr_info info;
+	char exe[4096];
+	memset(&info, 0, sizeof(info));
+	info.dlpi_addr = was->base;
+	info.dlpi_phdr = s->phdr;
+	info.dlpi_phnum = (ElfW(Half))s->phnum;
+	info.dlpi_name = s->name;
+	const char *open_path = s->name;
+	if (!s->name) {
+		ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[len > 0 ? len : 0] = 0;
+		info.dlpi_name = exe;
+		open_path = "/proc/self/exe";
+	}
+	struct ds_body b;
+	memset(&b, 0, sizeof(b));
+	int fd = info.dlpi_name[0] ? open(open_path, O_RDONLY | O_CLOEXEC) : -1;
+	struct elfdata_image img = {info.dlpi_addr, info.dlpi_phdr, info.dlpi_phnum, 1};
+	const struct elfdata_file *f =
+		fd >= 0 ? elfdata_file_get(fd, info.dlpi_name, s->name ? NULL : open_path, &img) : NULL;
+	if (fd >= 0)
+		close(fd);
+	elfdata_scratch_release();
+	if (f && ds_image_matches(&info, f)) {
+		ds_body_fill(&info, f, 0, &b);
+		b.tls_static = was->tls_static;
+		b.tls_off = was->tls_off;
+		ds_count(&ds_st.modules, 1);
+	} else {
+		b.live = 1; /* no ranges: nothing to name, looked at once */
+		ds_count(&ds_st.unindexed, 1);
+	}
+	ds_slot_write(s, &b);
+}
+
+/* The slot's module read if it is pending; 0 and *b current, or -EAGAIN
+ * (another is writing: the lock is only tried, as below). */
+static int ds_read_pending(struct ds_slot *s, struct ds_body *b)
+{
+	if (!b->pending)
+		return 0;
+	if (pthread_mutex_trylock(&ds_lock) != 0)
+		return -EAGAIN;
+	if (ds_slot_read(s, b) == 0 && b->pending)
+		ds_fill_pending(s, b);
+	pthread_mutex_unlock(&ds_lock);
+	return ds_slot_read(s, b) == 0 ? 0 : -EAGAIN;
+}
+
 /* f's symbols, read now if they were not: the first lookup in a module
  * pays for them, once, in whatever runs it (a handler, mostly), and a
  * process that never samples a module's data never reads them.  The lock
@@ -522,12 +616,14 @@ int datasym_static(uint64_t addr, struct datasym_hit *hit)
 	struct ds_body b;
 
 	for (uint32_t i = 0; slots && i < n; i++) {
-		const struct ds_slot *s = &slots[i];
+		struct ds_slot *s = &slots[i];
 		if (addr < __atomic_load_n(&s->b.lo, __ATOMIC_RELAXED) ||
 		    addr >= __atomic_load_n(&s->b.hi, __ATOMIC_RELAXED))
 			continue;
 		if (ds_slot_read(s, &b) < 0)
 			continue;
+		if (ds_read_pending(s, &b) < 0)
+			return -EAGAIN;
 		for (uint64_t r = 0; r < b.nranges && r < DS_RANGES; r++) {
 			if (addr < b.range[r][0] || addr >= b.range[r][1])
 				continue;
@@ -555,13 +651,17 @@ int datasym_tls(uint64_t addr, uint64_t tp, struct datasym_hit *hit)
 	struct ds_body b;
 
 	for (uint32_t i = 0; slots && i < n; i++) {
-		const struct ds_slot *s = &slots[i];
+		struct ds_slot *s = &slots[i];
 		if (!__atomic_load_n(&s->b.tls_static, __ATOMIC_RELAXED) || ds_slot_read(s, &b) < 0 ||
 		    !b.tls_static)
 			continue;
 		uint64_t block = tp + b.tls_off, off = addr - block;
 		if (off >= b.tls_size)
 			continue;
+		if (ds_read_pending(s, &b) < 0)
+			return -EAGAIN;
+		if (!b.file)
+			return -ENOENT; /* its file unreadable */
 		const struct elfdata_file *f = (const struct elfdata_file *)(uintptr_t)b.file;
 		if (ds_symbols_ready(f) < 0)
 			return -EAGAIN;

@@ -9,10 +9,14 @@
  * the load gives no names), its sections and one symbol table: .symtab
  * when the file has it, else the .symtab of its separate debug file
  * (/usr/lib/debug/.build-id/xx/yyyy.debug, e.g. libc6-dbg's), else .dynsym
- * (read where the loader mapped it, elfdata.h).  The symbol table itself
- * is read at the first lookup in the module's data (elfdata_file_symbols):
- * most short processes never sample a module's data, and libc's debug
- * symbols were most of every process's start-up.
+ * (read where the loader mapped it, elfdata.h).  Lazily: a module loaded
+ * at start is read at the first lookup in its bounds (its PT_LOADs'), and
+ * any module's symbol table at the first lookup in its data
+ * (elfdata_file_symbols): most processes never sample most modules' data,
+ * and reading them was most of every process's start-up (libc's debug
+ * symbols ~2 ms, the files' headers and sections ~0.4-0.9 ms here).  A
+ * module dlopen'd later is read by the walk that finds it, while the
+ * loader holds it.
  * Hand-parsed, not libelf: ~150 lines, and libwitch.so, preloaded into
  * every program, gains no library and calls no malloc at all (libelf
  * mallocs, and the heap module interposes malloc).
@@ -40,8 +44,8 @@
  * Cost (this project's VM): reading the symbols was ~2.5 ms CPU in a C
  * program (most of it libc's 15000-entry debug symbol table), ~5 ms in
  * python3 at start, ~7 ms with 60 modules imported; now datasym_init
- * reads headers only and each module's first lookup pays for its table
- * (the handler's time, which the budget counts).  A refresh with no
+ * reads no file and each module's first lookup pays for it (the
+ * handler's time, which the budget counts).  A refresh with no
  * module loaded or unloaded since ~1 us (the loader's add/sub counts
  * compared).
  *
