@@ -537,6 +537,14 @@ int profile_path(const char *exe, char *path, size_t size)
 	return profile_expand_path(witch_rt.cfg->output, pid, exe, pid != prof.first_pid, path, size);
 }
 
+int profile_has_ticks(void)
+{
+	pthread_mutex_lock(&prof.lock);
+	int any = prof.stats.ticks > 0 || prof.stats.samples > 0;
+	pthread_mutex_unlock(&prof.lock);
+	return any;
+}
+
 /* Whether the pattern has a %p (not a %%p). */
 static int profile_pattern_has_pid(const char *pattern)
 {

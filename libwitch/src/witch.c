@@ -46,6 +46,7 @@ static struct pmu_event witch_pmu_ev;
 static int witch_running;
 static pid_t witch_pid;                 /* the process the runtime's state is for */
 static const char *witch_exec_suffix = "";
+static int witch_exec_wrote; /* the image wrote its profile before the exec */
 
 /* The runtime's own code range, so handlers can tell its accesses apart. */
 static int witch_text_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -155,9 +156,12 @@ static void witch_child_start(void)
 
 /* exec runs no destructors: write what this image measured first.  Not in
  * a vfork child (it shares the parent's memory and runtime state, which
- * are the parent's to write), nor when not profiling.  The new image
- * writes its own profile; when its name would be this one's (the pattern
- * has no %e, or the program execs itself) this one gets ".exec" added. */
+ * are the parent's to write), nor when not profiling, nor when the image
+ * took no tick (a shell's fork that execs at once: its write was ~1.8 ms
+ * of each command a script ran here, in copy-on-write faults mostly).
+ * The new image writes its own profile; when its name would be this
+ * one's (the pattern has no %e, or the program execs itself) this one
+ * gets ".exec" added. */
 static void witch_end(void);
 
 static int witch_before_exec(const char *file)
@@ -170,12 +174,15 @@ static int witch_before_exec(const char *file)
 	witch_rt.off = 1;
 	witch_running = 0;
 	thread_end_all();
+	witch_exec_wrote = 0;
+	if (!profile_has_ticks())
+		return 1;
 	const char *base = strrchr(file, '/');
 	base = base ? base + 1 : file;
 	int clash = profile_path(NULL, mine, sizeof(mine)) == 0 &&
 		    profile_path_after_exec(base, next, sizeof(next)) == 0 && strcmp(mine, next) == 0;
 	witch_exec_suffix = clash ? ".exec" : "";
-	profile_write_suffixed(witch_exec_suffix);
+	witch_exec_wrote = profile_write_suffixed(witch_exec_suffix) == 0;
 	return 1;
 }
 
@@ -185,7 +192,7 @@ static void witch_exec_failed(void)
 {
 	char path[CONFIG_PATH_MAX + 64];
 
-	if (profile_path(NULL, path, sizeof(path)) == 0 &&
+	if (witch_exec_wrote && profile_path(NULL, path, sizeof(path)) == 0 &&
 	    strlen(path) + strlen(witch_exec_suffix) < sizeof(path)) {
 		strcat(path, witch_exec_suffix);
 		unlink(path);

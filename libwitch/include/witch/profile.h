@@ -22,6 +22,10 @@ int profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stat
 int profile_write(void);
 /* The same, to the path with suffix appended (".exec": see witch.c). */
 int profile_write_suffixed(const char *suffix);
+/* Whether the threads folded so far took any tick or sample: a forked
+ * shell that execs at once took none, and its profile would say nothing
+ * the exec'd image's does not. */
+int profile_has_ticks(void);
 /* The path this process's profile gets if its executable is named exe
  * (basename; NULL: its own).  0 or -ENAMETOOLONG. */
 int profile_path(const char *exe, char *path, size_t size);
