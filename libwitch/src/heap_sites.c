@@ -138,7 +138,12 @@ static _Unwind_Word (*hs_get_cfa)(struct _Unwind_Context *);
 
 static int hs_unwinder_init(void)
 {
-	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	/* libgcc's, not libunwind's of the same names: by its handle.  Loaded
+	 * with libwitch.so (CMakeLists.txt); opened here only where it is not
+	 * (the unit tests' executables). */
+	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (!gcc)
+		gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!gcc)
 		return -ENOENT;
 	hs_get_ip_info = (_Unwind_Ptr(*)(struct _Unwind_Context *, int *))dlsym(gcc, "_Unwind_GetIPInfo");
