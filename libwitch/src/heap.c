@@ -102,6 +102,7 @@ static double heap_credit_max;                    /* ... and credit */
 static uint64_t heap_track_tsc;                   /* closed windows' tracking time */
 static uint8_t heap_step_top;                     /* the largest step a thread took */
 static uint64_t heap_text_lo, heap_text_hi;
+static int heap_paused; /* heap_pause: the runtime's own allocations at exit and exec */
 static void (*heap_growth_hook)(void); /* heap_set_growth_hook */
 
 #define HEAP_RET() ((uint64_t)(uintptr_t)__builtin_return_address(0))
@@ -181,7 +182,7 @@ static inline int64_t heap_mix_bytes(uint64_t bits)
 static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
 			    uint64_t cfa, uint64_t bits)
 {
-	if (heap_me.busy || size == 0)
+	if (heap_me.busy || size == 0 || __atomic_load_n(&heap_paused, __ATOMIC_RELAXED))
 		return;
 	if (ret >= heap_text_lo && ret < heap_text_hi)
 		return; /* the runtime's own */
@@ -204,6 +205,7 @@ static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
 static void heap_pending_begin(uint64_t size, uint64_t ret, uint64_t cfa)
 {
 	if (size < heap_thread_period() || heap_me.busy ||
+	    __atomic_load_n(&heap_paused, __ATOMIC_RELAXED) ||
 	    (ret >= heap_text_lo && ret < heap_text_hi))
 		return;
 	heap_me.busy = 1;
@@ -729,6 +731,11 @@ void heap_set_sample_bytes(uint64_t bytes)
 void heap_set_growth_hook(void (*every_16_blocks)(void))
 {
 	heap_growth_hook = every_16_blocks;
+}
+
+void heap_pause(int paused)
+{
+	__atomic_store_n(&heap_paused, paused, __ATOMIC_RELAXED);
 }
 
 void heap_set_runtime_text(uint64_t lo, uint64_t hi)

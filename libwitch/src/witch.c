@@ -173,6 +173,7 @@ static int witch_before_exec(const char *file)
 	flush_stop();
 	witch_rt.off = 1;
 	witch_running = 0;
+	heap_pause(1);
 	thread_end_all();
 	witch_exec_wrote = 0;
 	if (!profile_has_ticks())
@@ -197,6 +198,7 @@ static void witch_exec_failed(void)
 		strcat(path, witch_exec_suffix);
 		unlink(path);
 	}
+	heap_pause(0);
 	thread_resume_all();
 	witch_rt.off = 0;
 	witch_running = 1;
@@ -369,6 +371,7 @@ static void witch_end(void)
 		return;
 	witch_rt.off = 1;
 	witch_running = 0;
+	heap_pause(1);
 	profile_exit_begins();
 	flush_stop();
 	thread_end_all();

@@ -114,6 +114,12 @@ void heap_set_budget(double share, double credit_ns);
 /* Blocks allocated from [lo, hi) (the runtime's own code) are not the
  * program's: left untracked.  Before or after heap_init. */
 void heap_set_runtime_text(uint64_t lo, uint64_t hi);
+/* paused: no new block is recorded (frees still are): the runtime's own
+ * work at exit and before an exec, whose allocations (the profile's
+ * FILE, its module list) come through the C library, not from the
+ * runtime's text, and cost a site's unwind and fresh table pages each
+ * (~0.3 ms of every process's exit here). */
+void heap_pause(int paused);
 /* Called at every 16th tracked block of a thread, outside the C library's
  * allocator: a program that allocates is growing, and its new modules'
  * data symbols may be due (witch.c sets datasym_refresh_due, which reads
