@@ -3,6 +3,7 @@
 
 #include <cpuid.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -81,6 +82,32 @@ int memlat_init(void)
 	if (line < MEMLAT_LINE_FLOOR_NS)
 		line = MEMLAT_LINE_FLOOR_NS;
 	line_ns = line;
+	return 0;
+}
+
+int memlat_probes_format(char *out, size_t size)
+{
+	if (tsc_per_ns <= 0)
+		return -ENOTSUP;
+	int n = snprintf(out, size, "%a %a %a", tsc_per_ns, probe_ticks, line_ns);
+	return n >= 0 && (size_t)n < size ? n : -ENAMETOOLONG;
+}
+
+int memlat_probes_parse(const char *in)
+{
+	double v[3];
+	char *end;
+	for (int i = 0; i < 3; i++) {
+		v[i] = strtod(in, &end);
+		if (end == in)
+			return -EINVAL;
+		in = end;
+	}
+	if (*in || !(v[0] > 0) || !(v[1] > 0) || !(v[2] > 0) || !tsc_invariant())
+		return -EINVAL;
+	tsc_per_ns = v[0];
+	probe_ticks = v[1];
+	line_ns = v[2];
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 #include "witch/objects.h"
 #include "witch/phdrs.h"
 #include "witch/pmu_event.h"
+#include "witch/probes.h"
 #include "witch/profile.h"
 #include "witch/runtime.h"
 #include "witch/sigguard.h"
@@ -281,16 +282,22 @@ __attribute__((constructor)) static void witch_init(void)
 			 "near waste only)");
 		return;
 	}
+	/* The machine's measurements, from the process that started this one
+	 * if it took them on this machine (probes.h), else taken here. */
+	int inherited = probes_take_inherited() == 0;
 	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
-	    (rc = costmodel_init()) < 0 || (rc = xsave_init()) < 0 ||
+	    (!inherited && (rc = costmodel_init()) < 0) || (rc = xsave_init()) < 0 ||
 	    (rc = cost_init()) < 0) {
 		log_line("cannot initialize the decoder or unwinder (%s); running without profiling",
 			 strerror(-rc));
 		return;
 	}
 	/* Without an invariant TSC the cost model takes every load for a hit. */
-	if ((rc = memlat_init()) < 0)
+	if (!inherited && (rc = memlat_init()) < 0)
 		log_verbose(1, "no invariant TSC (%s): cache misses are not measured", strerror(-rc));
+	if (!inherited && (rc = probes_hand_down()) < 0)
+		log_verbose(1, "cannot hand the machine's measurements down (%s): child processes "
+			    "measure them again", strerror(-rc));
 	/* The read and write interposers (drcost.h counts their bytes) find
 	 * the C library's at their first call without it. */
 	if ((rc = iocount_init()) < 0)

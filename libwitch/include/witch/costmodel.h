@@ -40,6 +40,7 @@
 #ifndef WITCH_COSTMODEL_H
 #define WITCH_COSTMODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "witch/decode.h"
@@ -97,6 +98,12 @@ struct costmodel {
  * a locked op's cycles and a failed store forward's (measured: ~0.1 ms).
  * 0 or -errno. */
 int costmodel_init(void);
+/* What costmodel_init measured, as one line of text for a child process
+ * (probes.h): its length, or -ENAMETOOLONG. */
+int costmodel_probes_format(char *out, size_t size);
+/* Instead of costmodel_init: a line costmodel_probes_format wrote on this
+ * machine.  0, or -EINVAL (nothing taken: measure). */
+int costmodel_probes_parse(const char *in);
 /* Measure the clock and the dispatch width again and follow them (~15 us;
  * from handlers now and then: a VM's core is as fast as its sibling thread
  * leaves it, and that moves). */

@@ -18,6 +18,7 @@
 #ifndef WITCH_MEMLAT_H
 #define WITCH_MEMLAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <x86intrin.h>
 
@@ -47,6 +48,11 @@
  * probe's own cost on a line in L1 and DRAM's latency (~0.1 ms).  0, or -ENOTSUP where the TSC
  * is not usable (no invariant TSC): then every load counts as a hit. */
 int memlat_init(void);
+/* What memlat_init measured, as text for a child (probes.h): its length,
+ * or -ENAMETOOLONG; -ENOTSUP when it measured nothing. */
+int memlat_probes_format(char *out, size_t size);
+/* Instead of memlat_init: memlat_probes_format's line.  0 or -EINVAL. */
+int memlat_probes_parse(const char *in);
 
 /* Where a miss starts, in ns past an L2 hit: MEMLAT_MIN_NS, or below it
  * where memlat_init measured DRAM faster than this VM's. */

@@ -1,0 +1,31 @@
+/* probes: the machine's measurements, handed from a profiled process to
+ * the processes it starts.
+ *
+ * costmodel_init and memlat_init time the core (its clock, dispatch width,
+ * ALU rate, rep stos, a locked op, a failed store forward) and the caches
+ * (the TSC, a DRAM miss): ~0.8 ms of every process's start here, the same
+ * answers for every process of a tree on one machine.  The first process
+ * measures and puts the results in its environment, WITCH_PROBES (through
+ * the C library's setenv, as profile.h's WITCH_OUTPUT: a shell exports
+ * its own copy); a process that finds them there, written on this machine
+ * since its boot (the kernel's boot_id) by this format, takes them and
+ * measures nothing.  A value that is not that is ignored: the process
+ * measures, and hands down its own.  The measures a long run takes again
+ * (costmodel_remeasure) go on as before.
+ *
+ * At start-up only (getenv, setenv, open): not in a signal handler.
+ */
+#ifndef WITCH_PROBES_H
+#define WITCH_PROBES_H
+
+#define PROBES_ENV "WITCH_PROBES"
+
+/* The parent's measurements, if WITCH_PROBES holds this machine's: 0 and
+ * costmodel and memlat set (memlat only if the parent had a TSC to use),
+ * else -EINVAL or -ENOENT and nothing set. */
+int probes_take_inherited(void);
+/* This process's measurements into its environment for what it starts.
+ * 0 or -errno. */
+int probes_hand_down(void);
+
+#endif

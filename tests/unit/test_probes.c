@@ -1,0 +1,154 @@
+/* test_probes: the machine's measurements handed to child processes
+ * (probes.h).
+ *
+ * 1. Measure (costmodel_init, memlat_init), hand down: WITCH_PROBES holds
+ *    them; a process that takes them back has exactly the same values
+ *    (formatted again: the same text).
+ * 2. Rows of values that must be refused, each leaving the caller to
+ *    measure: another format, another boot, a number out of the probes'
+ *    ranges, a cut line, trailing junk, an empty variable.
+ * 3. A child process started with a valid WITCH_PROBES measures nothing
+ *    (costmodel_init says its line at WITCH_VERBOSE=1; the child's runtime
+ *    is libwitch.so itself, given as argv[1]) and one with a refused value
+ *    measures.
+ */
+#include "check.h"
+#include "witch/costmodel.h"
+#include "witch/memlat.h"
+#include "witch/probes.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char handed[1024];
+
+static void test_round_trip(void)
+{
+	char cm[512], cm2[512], ml[128], ml2[128];
+	CHECK(__LINE__, costmodel_init() == 0, "costmodel_init");
+	int have_tsc = memlat_init() == 0;
+	CHECK(__LINE__, probes_hand_down() == 0, "probes_hand_down");
+	const char *v = getenv(PROBES_ENV);
+	CHECK(__LINE__, v && strncmp(v, "p1 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
+	if (!v)
+		return;
+	snprintf(handed, sizeof(handed), "%s", v);
+	CHECK(__LINE__, costmodel_probes_format(cm, sizeof(cm)) > 0, "costmodel_probes_format");
+	int mlen = memlat_probes_format(ml, sizeof(ml));
+	CHECK(__LINE__, have_tsc ? mlen > 0 : mlen == -ENOTSUP, "memlat_probes_format: %d", mlen);
+	/* Other values in between, then the handed ones back. */
+	CHECK(__LINE__, costmodel_probes_parse("0x1p+1 6 6 6 6 6 6 6 6 6 4 32 30 16 14") == 0,
+	      "a valid costmodel line refused");
+	CHECK(__LINE__, probes_take_inherited() == 0, "the handed-down line refused: %s", handed);
+	CHECK(__LINE__, costmodel_probes_format(cm2, sizeof(cm2)) > 0 && strcmp(cm, cm2) == 0,
+	      "costmodel values changed through the environment:\n  %s\n  %s", cm, cm2);
+	if (have_tsc)
+		CHECK(__LINE__, memlat_probes_format(ml2, sizeof(ml2)) > 0 && strcmp(ml, ml2) == 0,
+		      "memlat values changed through the environment:\n  %s\n  %s", ml, ml2);
+}
+
+/* The handed-down line with the text after its first `skip` bytes
+ * replaced by `tail` (NULL: kept), cut to `cut` bytes (0: not). */
+static void variant(char *out, size_t size, size_t skip, const char *tail, size_t cut)
+{
+	snprintf(out, size, "%.*s%s", (int)skip, handed, tail ? tail : handed + skip);
+	if (cut && cut < strlen(out))
+		out[cut] = '\0';
+}
+
+static void test_refused(void)
+{
+	char boot_bad[1024], fmt_bad[1024], range_bad[1024], cut[1024], junk[1024];
+	size_t len = strlen(handed);
+	const char *bar = strstr(handed, " | ");
+	if (!bar)
+		return;
+	/* another boot: its first hex digit changed */
+	variant(boot_bad, sizeof(boot_bad), 0, NULL, 0);
+	boot_bad[3] = boot_bad[3] == '0' ? '1' : '0';
+	variant(fmt_bad, sizeof(fmt_bad), 0, NULL, 0);
+	fmt_bad[1] = '9'; /* "p9" */
+	/* the clock at 100 cycles a ns: past the probe's range */
+	variant(range_bad, sizeof(range_bad), (size_t)(bar - handed) + 3, "0x1.9p+6", 0);
+	strncat(range_bad, strchr(bar + 3, ' '), sizeof(range_bad) - strlen(range_bad) - 1);
+	variant(cut, sizeof(cut), 0, NULL, len - 8);
+	snprintf(junk, sizeof(junk), "%s x", handed);
+	struct {
+		int line;
+		const char *value;
+	} rows[] = {
+		{__LINE__, boot_bad},
+		{__LINE__, fmt_bad},
+		{__LINE__, range_bad},
+		{__LINE__, cut},
+		{__LINE__, junk},
+		{__LINE__, ""},
+		{__LINE__, "p1"},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		setenv(PROBES_ENV, rows[i].value, 1);
+		CHECK(rows[i].line, probes_take_inherited() < 0, "taken: '%s'", rows[i].value);
+	}
+	unsetenv(PROBES_ENV);
+	CHECK(__LINE__, probes_take_inherited() == -ENOENT, "taken with no variable");
+}
+
+/* Whether /bin/true under lib with WITCH_PROBES=value (NULL: unset) said
+ * costmodel's line: 1, 0, or -1 when it could not run. */
+static int child_measured(const char *lib, const char *value)
+{
+	int fd[2];
+	if (pipe(fd) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 2);
+		close(fd[0]);
+		setenv("LD_PRELOAD", lib, 1);
+		setenv("WITCH_WATCHPOINTS", "0", 1);
+		setenv("WITCH_VERBOSE", "1", 1);
+		setenv("WITCH_OUTPUT", "/dev/null/none", 1); /* no profile to keep */
+		if (value)
+			setenv(PROBES_ENV, value, 1);
+		else
+			unsetenv(PROBES_ENV);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	char buf[8192];
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof(buf) - 1 && (r = read(fd[0], buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = '\0';
+	close(fd[0]);
+	int st;
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -1;
+	return strstr(buf, "witch: costmodel:") != NULL;
+}
+
+static void test_child(const char *lib)
+{
+	CHECK(__LINE__, child_measured(lib, handed) == 0, "a child given this machine's line measured");
+	CHECK(__LINE__, child_measured(lib, "p1 junk") == 1, "a child given junk did not measure");
+	CHECK(__LINE__, child_measured(lib, NULL) == 1, "a child given nothing did not measure");
+}
+
+int main(void)
+{
+	const char *lib = getenv("WITCH_TEST_LIB");
+	test_round_trip();
+	if (handed[0]) {
+		test_refused();
+		if (lib && access(lib, R_OK) == 0)
+			test_child(lib);
+		else
+			FAIL(__LINE__, "WITCH_TEST_LIB (libwitch.so) not readable: %s", lib ? lib : "unset");
+	}
+	return check_failures != 0;
+}
