@@ -2,7 +2,7 @@
 """compare_builds.py: two libwitch builds against the native run, interleaved.
 
 usage: compare_builds.py OLD_BUILD NEW_BUILD [--programs lz,sort,...] [--client dead]
-                         [--runs 5] [--scale 6] [--real]
+                         [--runs 5] [--scale 6] [--real] [--env K=V,...]
 
 For each program of bench/programs (built in NEW_BUILD): RUNS rounds of
 native, OLD, NEW (in that order, so drift hits all three alike), with the
@@ -16,6 +16,10 @@ after" (what 1% of overhead buys).  Profiles are read with NEW_BUILD's witch.
 sqlite, gzip, gcc, xz, pigz; inputs from bench/real/gen_inputs.py in a
 temporary directory), their CPU time (user + system of the process tree)
 and wall time as ratios to native; no profile columns (gcc writes five).
+
+--env: settings for the profiled runs (the environment's WITCH_* are not
+passed), e.g. WITCH_WATCHPOINTS=0 on a machine whose debug registers never
+trap, where the runtime would otherwise run unprofiled.
 """
 import argparse
 import glob
@@ -77,8 +81,9 @@ def compare_real(a, builds, base):
             for v in res:
                 env = dict(base, PYTHONHASHSEED="0")
                 if v != "native":
-                    env.update(LD_PRELOAD=os.path.join(builds[v], "libwitch.so"), WITCH_CLIENT=a.client,
-                               WITCH_OUTPUT=os.path.join(tmp, "p-%p.prof"), WITCH_SEED=str(r + 1))
+                    env.update(a.extra, LD_PRELOAD=os.path.join(builds[v], "libwitch.so"),
+                               WITCH_CLIENT=a.client, WITCH_OUTPUT=os.path.join(tmp, "p-%p.prof"),
+                               WITCH_SEED=str(r + 1))
                 cpu, wall = run_real(argv, stdin, tmp, env)
                 res[v][0].append(cpu)
                 res[v][1].append(wall)
@@ -123,7 +128,10 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--scale", default="6")
     ap.add_argument("--real", action="store_true")
+    ap.add_argument("--env", default="",
+                    help="K=V,... for the profiled runs (WITCH_WATCHPOINTS=0 where no trap comes)")
     a = ap.parse_args()
+    a.extra = dict(kv.split("=", 1) for kv in a.env.split(",") if kv)
     builds = {"old": os.path.abspath(a.old), "new": os.path.abspath(a.new)}
     for name, b in builds.items():
         if not os.path.exists(os.path.join(b, "libwitch.so")):
@@ -142,7 +150,7 @@ def main():
                 env = dict(base)
                 out = os.path.join(tmp, "%s-%s.prof" % (prog, v))
                 if v != "native":
-                    env.update(LD_PRELOAD=os.path.join(builds[v], "libwitch.so"),
+                    env.update(a.extra, LD_PRELOAD=os.path.join(builds[v], "libwitch.so"),
                                WITCH_CLIENT=a.client, WITCH_OUTPUT=out, WITCH_SEED=str(r + 1))
                     if os.path.exists(out):
                         os.unlink(out)
