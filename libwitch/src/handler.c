@@ -630,6 +630,12 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 		return;
 	}
 	uint32_t watch_ctx = w->own.ctx, watch_obj = w->own.obj;
+	/* Every verdict, for a machine where the answers look wrong (which
+	 * hits went by, what decided). */
+	log_verbose(2, "verdict %s: sample %lx watch %lx+%u passed %u armed at tick %lu, trap %lx kind %d",
+		    v == CRAFT_WASTE ? "waste" : "use", (unsigned long)w->own.sample_pc,
+		    (unsigned long)w->addr, w->len, w->pass, (unsigned long)w->own.armed_tick,
+		    (unsigned long)p.pc, p.kind);
 	/* Decided: released before the unwind, which would otherwise pause and
 	 * resume it (two ioctls) if it watches the stack. */
 	sample_release_trapped(t, slot);
