@@ -4,8 +4,6 @@
 #include "witch/memlat.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -401,36 +399,27 @@ int costmodel_init(void)
 	return 0;
 }
 
-/* Fourteen numbers in C's hexadecimal floats (exact both ways). */
-int costmodel_probes_format(char *out, size_t size)
+void costmodel_probes_get(double v[COSTMODEL_PROBES])
 {
-	int n = snprintf(out, size, "%a %a %a %a %a %a %a %a %a %a %a %a %a %a", cycles_per_ns,
-			 (double)issue_width, (double)widths[0], (double)widths[1], (double)widths[2],
-			 (double)widths[3], (double)widths[4], (double)widths[5], (double)widths[6],
-			 (double)widths[7], (double)alu_rate, rep_fast_bytes_per_cycle,
-			 rep_fast_start_cycles, (double)locked_cycles);
-	int m = n >= 0 && (size_t)n < size
-			? snprintf(out + n, size - (size_t)n, " %a", (double)forward_fail_cycles)
-			: -1;
-	return m >= 0 && (size_t)(n + m) < size ? n + m : -ENAMETOOLONG;
+	v[0] = cycles_per_ns;
+	v[1] = issue_width;
+	for (int k = 0; k < WIDTH_OFFSETS; k++)
+		v[2 + k] = widths[k];
+	v[10] = alu_rate;
+	v[11] = rep_fast_bytes_per_cycle;
+	v[12] = rep_fast_start_cycles;
+	v[13] = locked_cycles;
+	v[14] = forward_fail_cycles;
 }
 
-int costmodel_probes_parse(const char *in)
+int costmodel_probes_set(const double v[COSTMODEL_PROBES])
 {
-	double v[15];
-	char *end;
-	for (int i = 0; i < 15; i++) {
-		v[i] = strtod(in, &end);
-		if (end == in)
-			return -EINVAL;
-		in = end;
-	}
 	/* The ranges the probes themselves accept. */
-	if (*in || !(v[0] > 0.3 && v[0] < 10) || !(v[10] >= 1.5 && v[10] < 12.5) ||
+	if (!(v[0] > 0.3 && v[0] < 10) || !(v[10] >= 1.5 && v[10] < 12.5) ||
 	    !(v[11] > 1 && v[11] < 256) || !(v[12] >= 0 && v[12] < 1000) ||
 	    !(v[13] > 0 && v[13] < 1000) || !(v[14] > 0 && v[14] < 1000))
 		return -EINVAL;
-	for (int k = 1; k <= 9; k++)
+	for (int k = 1; k <= 1 + WIDTH_OFFSETS; k++)
 		if (!(v[k] >= 1.5 && v[k] < 12.5))
 			return -EINVAL;
 	cycles_per_ns = v[0];

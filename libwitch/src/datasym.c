@@ -38,8 +38,8 @@ struct ds_body {
 	uint64_t tls_static;
 	uint64_t tls_off; /* int64_t: the block's start minus tp */
 	uint64_t tls_size;
-	uint64_t pending; /* a module loaded at start whose file is not read yet:
-			     lo, hi its PT_LOADs' bounds, no ranges (ds_read_pending) */
+	uint64_t pending; /* a module loaded at start whose file is not read yet
+			     (ds_body_fill, ds_read_pending) */
 };
 
 struct ds_slot {
@@ -110,6 +110,15 @@ static int ds_slot_read(const struct ds_slot *s, struct ds_body *out)
 	return out->live ? 0 : -ENOENT;
 }
 
+/* The bounds, a lookup's first filter, grown to hold [lo, hi). */
+static void ds_widen(struct ds_body *b, uint64_t lo, uint64_t hi)
+{
+	if (!b->lo || lo < b->lo)
+		b->lo = lo;
+	if (hi > b->hi)
+		b->hi = hi;
+}
+
 static void ds_add_range(struct ds_body *b, uint64_t lo, uint64_t hi)
 {
 	if (hi <= lo)
@@ -124,10 +133,7 @@ static void ds_add_range(struct ds_body *b, uint64_t lo, uint64_t hi)
 		b->range[b->nranges][1] = hi;
 		b->nranges++;
 	}
-	if (!b->lo || lo < b->lo)
-		b->lo = lo;
-	if (hi > b->hi)
-		b->hi = hi;
+	ds_widen(b, lo, hi);
 }
 
 /* The loaded image is the file's: the same PT_LOADs. */
@@ -158,12 +164,15 @@ static int ds_tls_at(const struct dl_phdr_info *info, struct ds_body *b)
 	return 0;
 }
 
-/* The body of a module's slot: its data ranges and static TLS block. */
+/* The body of a module's slot: its data ranges and its static TLS block.
+ * f NULL: a module loaded at start whose file is not read yet (pending,
+ * ds_read_pending): its PT_LOADs' bounds only, no ranges. */
 static void ds_body_fill(const struct dl_phdr_info *info, const struct elfdata_file *f, int initial,
 			 struct ds_body *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->live = 1;
+	b->pending = f == NULL;
 	b->base = info->dlpi_addr;
 	b->file = (uint64_t)(uintptr_t)f;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -173,6 +182,10 @@ static void ds_body_fill(const struct dl_phdr_info *info, const struct elfdata_f
 			b->tls_size = ph->p_memsz;
 		if (ph->p_type != PT_LOAD)
 			continue;
+		if (!f) {
+			ds_widen(b, lo, hi);
+			continue;
+		}
 		if (!(ph->p_flags & PF_X)) {
 			ds_add_range(b, lo, hi);
 			continue;
@@ -186,30 +199,6 @@ static void ds_body_fill(const struct dl_phdr_info *info, const struct elfdata_f
 	}
 	/* A later module's block: ds_probe_tls, in a new thread. */
 	if (b->tls_size && initial)
-		ds_tls_at(info, b);
-}
-
-/* A module loaded at start, before its file is read: its bounds, and its
- * static TLS block, found in the thread that walks (ds_tls_at). */
-static void ds_body_pending(const struct dl_phdr_info *info, struct ds_body *b)
-{
-	memset(b, 0, sizeof(*b));
-	b->live = 1;
-	b->pending = 1;
-	b->base = info->dlpi_addr;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-		if (ph->p_type == PT_TLS)
-			b->tls_size = ph->p_memsz;
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (!b->lo || lo < b->lo)
-			b->lo = lo;
-		if (hi > b->hi)
-			b->hi = hi;
-	}
-	if (b->tls_size)
 		ds_tls_at(info, b);
 }
 
@@ -275,7 +264,7 @@ static void ds_module(struct dl_phdr_info *info, int is_main, struct ds_walk *w)
 		/* Read at the first lookup in it (ds_read_pending): most
 		 * processes never sample most modules' data, and reading each
 		 * file's headers and sections was ~0.9 ms of every start here. */
-		ds_body_pending(info, &b);
+		ds_body_fill(info, NULL, 1, &b);
 		s->name = is_main ? NULL : info->dlpi_name;
 		ds_slot_write(s, &b);
 		if (append)

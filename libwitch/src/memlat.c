@@ -3,7 +3,6 @@
 
 #include <cpuid.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -85,25 +84,19 @@ int memlat_init(void)
 	return 0;
 }
 
-int memlat_probes_format(char *out, size_t size)
+int memlat_probes_get(double v[MEMLAT_PROBES])
 {
 	if (tsc_per_ns <= 0)
 		return -ENOTSUP;
-	int n = snprintf(out, size, "%a %a %a", tsc_per_ns, probe_ticks, line_ns);
-	return n >= 0 && (size_t)n < size ? n : -ENAMETOOLONG;
+	v[0] = tsc_per_ns;
+	v[1] = probe_ticks;
+	v[2] = line_ns;
+	return 0;
 }
 
-int memlat_probes_parse(const char *in)
+int memlat_probes_set(const double v[MEMLAT_PROBES])
 {
-	double v[3];
-	char *end;
-	for (int i = 0; i < 3; i++) {
-		v[i] = strtod(in, &end);
-		if (end == in)
-			return -EINVAL;
-		in = end;
-	}
-	if (*in || !(v[0] > 0) || !(v[1] > 0) || !(v[2] > 0) || !tsc_invariant())
+	if (!(v[0] > 0) || !(v[1] > 0) || !(v[2] > 0) || !tsc_invariant())
 		return -EINVAL;
 	tsc_per_ns = v[0];
 	probe_ticks = v[1];

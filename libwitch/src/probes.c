@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Bump when a field is added, removed or reordered. */
-#define PROBES_FORMAT "p1"
+/* Bump when a number is added, removed or reordered. */
+#define PROBES_FORMAT "p2"
 #define BOOT_ID_LEN 36 /* 8-4-4-4-12 hex digits and dashes */
 
 /* This boot's id, the kernel's: the machine and its boot, as a line. */
@@ -29,43 +29,54 @@ static int probes_boot_id(char out[BOOT_ID_LEN + 1])
 	return 0;
 }
 
-/* PROBES_FORMAT " " boot_id " | " costmodel's " | " memlat's or "-" */
+/* The numbers: costmodel's, then memlat's (all 0 where it measured
+ * nothing), in C's hexadecimal floats (exact both ways). */
+#define PROBES_N (COSTMODEL_PROBES + MEMLAT_PROBES)
+
+/* PROBES_FORMAT " " boot_id, then the PROBES_N numbers, a space before each */
 int probes_take_inherited(void)
 {
 	const char *v = getenv(PROBES_ENV);
-	char boot[BOOT_ID_LEN + 1], part[512];
+	char boot[BOOT_ID_LEN + 1], *end;
+	double n[PROBES_N];
 	if (!v)
 		return -ENOENT;
 	size_t flen = strlen(PROBES_FORMAT);
 	if (strncmp(v, PROBES_FORMAT " ", flen + 1) != 0 || probes_boot_id(boot) < 0 ||
-	    strncmp(v + flen + 1, boot, BOOT_ID_LEN) != 0 ||
-	    strncmp(v + flen + 1 + BOOT_ID_LEN, " | ", 3) != 0)
+	    strncmp(v + flen + 1, boot, BOOT_ID_LEN) != 0)
 		return -EINVAL;
-	const char *cm = v + flen + 1 + BOOT_ID_LEN + 3, *bar = strstr(cm, " | ");
-	if (!bar || (size_t)(bar - cm) >= sizeof(part))
+	const char *at = v + flen + 1 + BOOT_ID_LEN;
+	for (int i = 0; i < PROBES_N; i++, at = end) {
+		if (*at != ' ')
+			return -EINVAL;
+		n[i] = strtod(at, &end);
+		if (end == at)
+			return -EINVAL;
+	}
+	if (*at)
 		return -EINVAL;
-	memcpy(part, cm, (size_t)(bar - cm));
-	part[bar - cm] = '\0';
-	const char *ml = bar + 3;
-	/* Where one part is refused after the other was taken, the caller
-	 * measures both, which overwrites it. */
-	if (costmodel_probes_parse(part) < 0 || (strcmp(ml, "-") != 0 && memlat_probes_parse(ml) < 0))
+	/* Where memlat's are refused after costmodel's were taken, the caller
+	 * measures both, which overwrites them. */
+	if (costmodel_probes_set(n) < 0 ||
+	    (n[COSTMODEL_PROBES] != 0 && memlat_probes_set(n + COSTMODEL_PROBES) < 0))
 		return -EINVAL;
 	return 0;
 }
 
 int probes_hand_down(void)
 {
-	char boot[BOOT_ID_LEN + 1], cm[512], ml[128], line[700];
+	char boot[BOOT_ID_LEN + 1], line[1024];
+	double n[PROBES_N] = {0};
 	int rc = probes_boot_id(boot);
 	if (rc < 0)
 		return rc;
-	if ((rc = costmodel_probes_format(cm, sizeof(cm))) < 0)
-		return rc;
-	if (memlat_probes_format(ml, sizeof(ml)) < 0)
-		strcpy(ml, "-");
-	int n = snprintf(line, sizeof(line), PROBES_FORMAT " %s | %s | %s", boot, cm, ml);
-	if (n < 0 || (size_t)n >= sizeof(line))
+	costmodel_probes_get(n);
+	if (memlat_probes_get(n + COSTMODEL_PROBES) < 0)
+		memset(n + COSTMODEL_PROBES, 0, MEMLAT_PROBES * sizeof(double));
+	size_t len = (size_t)snprintf(line, sizeof(line), PROBES_FORMAT " %s", boot);
+	for (int i = 0; i < PROBES_N && len < sizeof(line); i++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " %a", n[i]);
+	if (len >= sizeof(line))
 		return -ENAMETOOLONG;
 	/* The C library's: a shell's own setenv would keep it from its children
 	 * (profile.c, profile_name_descendants). */

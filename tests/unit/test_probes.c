@@ -2,14 +2,14 @@
  * (probes.h).
  *
  * 1. Measure (costmodel_init, memlat_init), hand down: WITCH_PROBES holds
- *    them; a process that takes them back has exactly the same values
- *    (formatted again: the same text).
+ *    them; a process that takes them back has the same numbers, bit for
+ *    bit (hexadecimal floats).
  * 2. Rows of values that must be refused, each leaving the caller to
  *    measure: another format, another boot, a number out of the probes'
  *    ranges, a cut line, trailing junk, an empty variable.
  * 3. A child process started with a valid WITCH_PROBES measures nothing
  *    (costmodel_init says its line at WITCH_VERBOSE=1; the child's runtime
- *    is libwitch.so itself, given as argv[1]) and one with a refused value
+ *    is libwitch.so itself, WITCH_TEST_LIB) and one with a refused value
  *    measures.
  */
 #include "check.h"
@@ -27,27 +27,28 @@ static char handed[1024];
 
 static void test_round_trip(void)
 {
-	char cm[512], cm2[512], ml[128], ml2[128];
+	double cm[COSTMODEL_PROBES], cm2[COSTMODEL_PROBES], ml[MEMLAT_PROBES], ml2[MEMLAT_PROBES];
+	double other[COSTMODEL_PROBES] = {2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 4, 32, 30, 16, 14};
 	CHECK(__LINE__, costmodel_init() == 0, "costmodel_init");
 	int have_tsc = memlat_init() == 0;
 	CHECK(__LINE__, probes_hand_down() == 0, "probes_hand_down");
 	const char *v = getenv(PROBES_ENV);
-	CHECK(__LINE__, v && strncmp(v, "p1 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
+	CHECK(__LINE__, v && strncmp(v, "p2 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
 	if (!v)
 		return;
 	snprintf(handed, sizeof(handed), "%s", v);
-	CHECK(__LINE__, costmodel_probes_format(cm, sizeof(cm)) > 0, "costmodel_probes_format");
-	int mlen = memlat_probes_format(ml, sizeof(ml));
-	CHECK(__LINE__, have_tsc ? mlen > 0 : mlen == -ENOTSUP, "memlat_probes_format: %d", mlen);
+	costmodel_probes_get(cm);
+	int mrc = memlat_probes_get(ml);
+	CHECK(__LINE__, have_tsc ? mrc == 0 : mrc == -ENOTSUP, "memlat_probes_get: %d", mrc);
 	/* Other values in between, then the handed ones back. */
-	CHECK(__LINE__, costmodel_probes_parse("0x1p+1 6 6 6 6 6 6 6 6 6 4 32 30 16 14") == 0,
-	      "a valid costmodel line refused");
+	CHECK(__LINE__, costmodel_probes_set(other) == 0, "valid costmodel numbers refused");
 	CHECK(__LINE__, probes_take_inherited() == 0, "the handed-down line refused: %s", handed);
-	CHECK(__LINE__, costmodel_probes_format(cm2, sizeof(cm2)) > 0 && strcmp(cm, cm2) == 0,
-	      "costmodel values changed through the environment:\n  %s\n  %s", cm, cm2);
+	costmodel_probes_get(cm2);
+	CHECK(__LINE__, memcmp(cm, cm2, sizeof(cm)) == 0,
+	      "costmodel's numbers changed through the environment: %s", handed);
 	if (have_tsc)
-		CHECK(__LINE__, memlat_probes_format(ml2, sizeof(ml2)) > 0 && strcmp(ml, ml2) == 0,
-		      "memlat values changed through the environment:\n  %s\n  %s", ml, ml2);
+		CHECK(__LINE__, memlat_probes_get(ml2) == 0 && memcmp(ml, ml2, sizeof(ml)) == 0,
+		      "memlat's numbers changed through the environment: %s", handed);
 }
 
 /* The handed-down line with the text after its first `skip` bytes
@@ -63,17 +64,19 @@ static void test_refused(void)
 {
 	char boot_bad[1024], fmt_bad[1024], range_bad[1024], cut[1024], junk[1024];
 	size_t len = strlen(handed);
-	const char *bar = strstr(handed, " | ");
-	if (!bar)
+	/* "p2 " and the 36-character boot id, then " number" each */
+	const char *first = strlen(handed) > 40 ? handed + 3 + 36 : NULL;
+	if (!first || *first != ' ')
 		return;
 	/* another boot: its first hex digit changed */
 	variant(boot_bad, sizeof(boot_bad), 0, NULL, 0);
 	boot_bad[3] = boot_bad[3] == '0' ? '1' : '0';
 	variant(fmt_bad, sizeof(fmt_bad), 0, NULL, 0);
 	fmt_bad[1] = '9'; /* "p9" */
-	/* the clock at 100 cycles a ns: past the probe's range */
-	variant(range_bad, sizeof(range_bad), (size_t)(bar - handed) + 3, "0x1.9p+6", 0);
-	strncat(range_bad, strchr(bar + 3, ' '), sizeof(range_bad) - strlen(range_bad) - 1);
+	/* the clock (the first number, after the boot id) at 100 cycles a ns:
+	 * past the probe's range */
+	variant(range_bad, sizeof(range_bad), (size_t)(first - handed) + 1, "0x1.9p+6", 0);
+	strncat(range_bad, strchr(first + 1, ' '), sizeof(range_bad) - strlen(range_bad) - 1);
 	variant(cut, sizeof(cut), 0, NULL, len - 8);
 	snprintf(junk, sizeof(junk), "%s x", handed);
 	struct {

@@ -98,12 +98,15 @@ struct costmodel {
  * a locked op's cycles and a failed store forward's (measured: ~0.1 ms).
  * 0 or -errno. */
 int costmodel_init(void);
-/* What costmodel_init measured, as one line of text for a child process
- * (probes.h): its length, or -ENAMETOOLONG. */
-int costmodel_probes_format(char *out, size_t size);
-/* Instead of costmodel_init: a line costmodel_probes_format wrote on this
- * machine.  0, or -EINVAL (nothing taken: measure). */
-int costmodel_probes_parse(const char *in);
+/* What costmodel_init measured, as numbers, for the processes this one
+ * starts (probes.h): the clock, the dispatch width and its 8 offsets'
+ * widths, the ALU rate, rep stos's bytes a cycle and start, a locked op's
+ * cycles, a failed forward's. */
+#define COSTMODEL_PROBES 15
+void costmodel_probes_get(double v[COSTMODEL_PROBES]);
+/* Instead of costmodel_init: numbers costmodel_probes_get gave on this
+ * machine.  0, or -EINVAL (one outside its probe's range: none set). */
+int costmodel_probes_set(const double v[COSTMODEL_PROBES]);
 /* Measure the clock and the dispatch width again and follow them (~15 us;
  * from handlers now and then: a VM's core is as fast as its sibling thread
  * leaves it, and that moves). */

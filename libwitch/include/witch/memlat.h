@@ -48,11 +48,14 @@
  * probe's own cost on a line in L1 and DRAM's latency (~0.1 ms).  0, or -ENOTSUP where the TSC
  * is not usable (no invariant TSC): then every load counts as a hit. */
 int memlat_init(void);
-/* What memlat_init measured, as text for a child (probes.h): its length,
- * or -ENAMETOOLONG; -ENOTSUP when it measured nothing. */
-int memlat_probes_format(char *out, size_t size);
-/* Instead of memlat_init: memlat_probes_format's line.  0 or -EINVAL. */
-int memlat_probes_parse(const char *in);
+/* What memlat_init measured, as numbers for the processes this one starts
+ * (probes.h): the TSC's ticks a ns, a probe's ticks, where misses start.
+ * 0, or -ENOTSUP when it measured nothing (no invariant TSC). */
+#define MEMLAT_PROBES 3
+int memlat_probes_get(double v[MEMLAT_PROBES]);
+/* Instead of memlat_init: numbers memlat_probes_get gave on this machine.
+ * 0, or -EINVAL (not usable here: none set). */
+int memlat_probes_set(const double v[MEMLAT_PROBES]);
 
 /* Where a miss starts, in ns past an L2 hit: MEMLAT_MIN_NS, or below it
  * where memlat_init measured DRAM faster than this VM's. */
