@@ -649,9 +649,11 @@ int elfdata_file_symbols(const struct elfdata_file *cf)
 	Elf64_Shdr sym = {.sh_offset = src->sym_off, .sh_size = src->sym_size};
 	Elf64_Shdr str = {.sh_offset = src->str_off, .sh_size = src->str_size};
 	int fd = -1, rc = 0;
-	if (!src->msym && (fd = rc = ds_symsrc_open(src)) < 0)
-		fd = -1;
-	if (rc >= 0)
+	if (!src->msym) { /* from the file: the same one still */
+		fd = ds_symsrc_open(src);
+		rc = fd < 0 ? fd : 0;
+	}
+	if (rc == 0)
 		rc = ds_read_symbols(fd, &sym, &str, src->msym, src->mstr, f);
 	if (fd >= 0)
 		close(fd);
