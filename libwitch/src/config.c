@@ -2,6 +2,7 @@
 #include "witch/config.h"
 #include "witch/log.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,4 +227,13 @@ int config_from_env(struct witch_config *cfg, char *err, size_t errlen)
 			return rc;
 	}
 	return 0;
+}
+
+int config_env_hand_down(const char *name, const char *value)
+{
+	int (*libc_setenv)(const char *, const char *, int) =
+		(int (*)(const char *, const char *, int))dlsym(RTLD_NEXT, "setenv");
+	if (!libc_setenv)
+		return -ENOSYS;
+	return libc_setenv(name, value, 1) < 0 ? -errno : 0;
 }

@@ -149,6 +149,15 @@ static double time_add_chain(void)
 	return ns > 0 ? (8.0 * MEASURE_ITERS) / ns : 0;
 }
 
+/* What each probe accepts as a measure (else a run was preempted or
+ * odd); costmodel_probes_set takes a handed-down value by the same rule. */
+static int cpn_plausible(double v) { return v > 0.3 && v < 10; }
+static int rate_plausible(double v) { return v >= 1.5 && v < 12.5; } /* a cycle's instructions or ALU ops */
+static int rep_rate_plausible(double v) { return v > 1 && v < 256; }
+static int rep_start_plausible(double v) { return v >= 0 && v < 1000; }
+static int locked_plausible(double v) { return v >= 2 && v < 200; }
+static int forward_plausible(double v) { return v >= 2 && v < 100; }
+
 static double measure_cycles_per_ns(void)
 {
 	double best = 0;
@@ -157,7 +166,7 @@ static double measure_cycles_per_ns(void)
 		if (cpn > best)
 			best = cpn;
 	}
-	return best > 0.3 && best < 10 ? best : 3.0; /* a preempted run: a plain 3 GHz */
+	return cpn_plausible(best) ? best : 3.0; /* a preempted run: a plain 3 GHz */
 }
 
 /* Register-to-register moves are renamed away: they cost the core nothing
@@ -236,7 +245,7 @@ static float measure_issue_width(void)
 				best = width;
 		}
 		/* a preempted or odd run keeps the default */
-		widths[k] = best >= 1.5 && best < 12.5 ? (float)best : DEFAULT_ISSUE_WIDTH;
+		widths[k] = rate_plausible(best) ? (float)best : DEFAULT_ISSUE_WIDTH;
 	}
 	return harmonic_width();
 }
@@ -270,7 +279,7 @@ static float measure_alu_rate(void)
 		if (r > best)
 			best = r;
 	}
-	return best >= 1.5 && best < 12.5 ? (float)best : DEFAULT_ALU_RATE;
+	return rate_plausible(best) ? (float)best : DEFAULT_ALU_RATE;
 }
 
 static struct mnem_cost mnem_cost_of(unsigned m)
@@ -327,10 +336,10 @@ static void measure_rep_fast(void)
 	double short_ns = time_rep_stos(buf, REP_SHORT_BYTES, REP_SHORT_RUNS);
 	munmap(buf, REP_PROBE_BYTES);
 	double rate = long_ns > 0 ? REP_PROBE_BYTES / (long_ns * cycles_per_ns) : 0;
-	if (rate > 1 && rate < 256)
+	if (rep_rate_plausible(rate))
 		rep_fast_bytes_per_cycle = rate;
 	double start = short_ns * cycles_per_ns - REP_SHORT_BYTES / rep_fast_bytes_per_cycle;
-	if (start >= 0 && start < 1000)
+	if (rep_start_plausible(start))
 		rep_fast_start_cycles = start;
 }
 
@@ -372,14 +381,14 @@ static void run_forward_fail(uint32_t n)
 static void measure_locked(void)
 {
 	double cycles = best_trip_cycles(run_locked, PROBE_TRIPS);
-	if (cycles >= 2 && cycles < 200)
+	if (locked_plausible(cycles))
 		locked_cycles = (float)cycles;
 }
 
 static void measure_forward_fail(void)
 {
 	double cycles = best_trip_cycles(run_forward_fail, PROBE_TRIPS);
-	if (cycles >= 2 && cycles < 100)
+	if (forward_plausible(cycles))
 		forward_fail_cycles = (float)cycles;
 }
 
@@ -414,13 +423,11 @@ void costmodel_probes_get(double v[COSTMODEL_PROBES])
 
 int costmodel_probes_set(const double v[COSTMODEL_PROBES])
 {
-	/* The ranges the probes themselves accept. */
-	if (!(v[0] > 0.3 && v[0] < 10) || !(v[10] >= 1.5 && v[10] < 12.5) ||
-	    !(v[11] > 1 && v[11] < 256) || !(v[12] >= 0 && v[12] < 1000) ||
-	    !(v[13] > 0 && v[13] < 1000) || !(v[14] > 0 && v[14] < 1000))
+	if (!cpn_plausible(v[0]) || !rate_plausible(v[10]) || !rep_rate_plausible(v[11]) ||
+	    !rep_start_plausible(v[12]) || !locked_plausible(v[13]) || !forward_plausible(v[14]))
 		return -EINVAL;
 	for (int k = 1; k <= 1 + WIDTH_OFFSETS; k++)
-		if (!(v[k] >= 1.5 && v[k] < 12.5))
+		if (!rate_plausible(v[k]))
 			return -EINVAL;
 	cycles_per_ns = v[0];
 	issue_width = (float)v[1];

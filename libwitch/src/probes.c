@@ -1,9 +1,9 @@
 /* probes: the machine's measurements handed down a process tree (see probes.h). */
 #include "witch/probes.h"
+#include "witch/config.h"
 #include "witch/costmodel.h"
 #include "witch/memlat.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -78,11 +78,5 @@ int probes_hand_down(void)
 		len += (size_t)snprintf(line + len, sizeof(line) - len, " %a", n[i]);
 	if (len >= sizeof(line))
 		return -ENAMETOOLONG;
-	/* The C library's: a shell's own setenv would keep it from its children
-	 * (profile.c, profile_name_descendants). */
-	int (*libc_setenv)(const char *, const char *, int) =
-		(int (*)(const char *, const char *, int))dlsym(RTLD_NEXT, "setenv");
-	if (!libc_setenv)
-		return -ENOSYS;
-	return libc_setenv(PROBES_ENV, line, 1) < 0 ? -errno : 0;
+	return config_env_hand_down(PROBES_ENV, line);
 }

@@ -7,7 +7,6 @@
 #include "witch/runtime.h"
 #include "witch/log.h"
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -577,14 +576,7 @@ int profile_name_descendants(void)
 		return -ENAMETOOLONG;
 	memcpy(apart, pattern, len);
 	memcpy(apart + len, ".%p", sizeof(".%p"));
-	/* The C library's: a program may define its own (bash does, over its
-	 * variable table, which it fills from the C library's environment at
-	 * main and exports to what it runs). */
-	int (*libc_setenv)(const char *, const char *, int) =
-		(int (*)(const char *, const char *, int))dlsym(RTLD_NEXT, "setenv");
-	if (!libc_setenv)
-		return -ENOSYS;
-	return libc_setenv("WITCH_OUTPUT", apart, 1) < 0 ? -errno : 0;
+	return config_env_hand_down("WITCH_OUTPUT", apart);
 }
 
 int profile_write_suffixed(const char *suffix)

@@ -68,6 +68,11 @@ void config_defaults(struct witch_config *cfg);
  * err holding the one-line message (without "witch: ") naming the variable,
  * its value and what is expected. */
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen);
+/* Set a variable for the processes this one starts, through the C
+ * library's setenv: a program may define its own (bash does, over its
+ * variable table, which it fills from the C library's environment at main
+ * and exports to what it runs).  Before main.  0 or -errno. */
+int config_env_hand_down(const char *name, const char *value);
 /* Parse one variable (used by config_from_env and the unit test). */
 int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		 char *err, size_t errlen);
