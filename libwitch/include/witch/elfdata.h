@@ -90,8 +90,8 @@ const struct elfdata_file *elfdata_file_get(int fd, const char *path, const char
 					    const struct elfdata_image *img);
 /* Reads f's symbols if not yet (async-signal-safe: open, pread, mmap;
  * the writer's lock held, as for elfdata_file_get); 0 once they are in
- * (none is not an error), or -errno (f gets none).  Then
- * elfdata_scratch_release. */
+ * (none is not an error), or -errno (f gets none).  Gives the scratch
+ * buffer back itself. */
 int elfdata_file_symbols(const struct elfdata_file *f);
 /* Whether f's symbols were read (or found absent): acquire, for readers. */
 int elfdata_file_symbols_done(const struct elfdata_file *f);
