@@ -68,6 +68,7 @@ or a missing build.
 
 import argparse
 import concurrent.futures
+import contextlib
 import datetime
 import functools
 import hashlib
@@ -81,6 +82,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import matplotlib
@@ -118,6 +120,9 @@ TOP1_TIE = 0.20
 TOP1_LEAD = 0.20
 REAL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real")
 BENCH_PROGRAMS = ["lz", "sort", "hashtab", "stencil", "interp", "strings"]
+# Programs that keep more than one CPU busy, and how many: run side by side
+# they hold that many of the jobs' CPUs (CpuSlots).
+BUSY_THREADS = {"hashtab": 2, "dead_threads": 4, "load_threads": 4}
 # Real Debian programs (issue 12), as Debian ships them (stripped: frames
 # without a symbol are keyed by module and offset), on inputs sized by the
 # scale: ~0.5 s natively a unit, as bench/programs (so at the default 6 each
@@ -554,12 +559,57 @@ def native_reference(prog, workdir, argv=None):
         return {"wall_s": wall, "rc": rc, "rss_kib": rss, "stdout": f.read()}
 
 
+class CpuSlots:
+    """The CPUs jobs run side by side on, held by each job for as many
+    threads as its program keeps busy, first come first served.  A
+    two-thread program run beside another job shares its CPUs with it: its
+    threads are switched out and back in and find their caches cold, and the
+    sampler's weights move (hashtab/load at 2000/s, four runs each way
+    interleaved: libm's exp 0.56 of its bytes beside two busy loops in the
+    median, 0.81 alone; bench/results/contention.md).
+    Accuracy is measured on CPUs the program has to itself."""
+
+    def __init__(self, n):
+        self.n, self.free = n, n
+        self.next_ticket = self.serving = 0
+        self.cv = threading.Condition()
+
+    @contextlib.contextmanager
+    def hold(self, threads):
+        k = max(1, min(threads, self.n))
+        with self.cv:
+            ticket = self.next_ticket
+            self.next_ticket += 1
+            self.cv.wait_for(lambda: self.serving == ticket and self.free >= k)
+            self.serving += 1
+            self.free -= k
+            self.cv.notify_all()
+        try:
+            yield
+        finally:
+            with self.cv:
+                self.free += k
+                self.cv.notify_all()
+
+
+def busy_threads(name):
+    """How many CPUs a program keeps busy (BUSY_THREADS), 1 if not listed."""
+    return BUSY_THREADS.get(name, 1)
+
+
 def run_parallel(jobs, n_workers):
-    """Run (label, fn, args) jobs on n_workers threads; results in job order."""
+    """Run (label, fn, args[, threads]) jobs on n_workers CPUs, each holding
+    threads of them (CpuSlots); results in job order."""
     results = [None] * len(jobs)
     t0 = time.perf_counter()
+    slots = CpuSlots(n_workers)
+
+    def held(job):
+        with slots.hold(job[3] if len(job) > 3 else 1):
+            return job[1](*job[2])
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=n_workers) as pool:
-        futures = {pool.submit(fn, *args): i for i, (_, fn, args) in enumerate(jobs)}
+        futures = {pool.submit(held, job): i for i, job in enumerate(jobs)}
         for done, fut in enumerate(concurrent.futures.as_completed(futures), 1):
             i = futures[fut]
             results[i] = fut.result()
@@ -1228,7 +1278,8 @@ def main(argv):
                         os.makedirs(wd)
                         jobs.append((f"{p['name']} {client} {rate_name} seed {seed}",
                                      sampled_job, (build, p, client, rate_name, rate, seed,
-                                                   wd, refs[p["name"]])))
+                                                   wd, refs[p["name"]]),
+                                     busy_threads(p["name"])))
         results = run_parallel(jobs, args.jobs)
         oracles, sampled = results[:len(programs)], results[len(programs):]
         if args.oracle_only:
