@@ -3,7 +3,7 @@
 overhead, at a budget high enough to stand above this VM's noise.
 
 usage: bench/estimate.py BUILD_DIR [--budget 5] [--runs 5] [--scale 6]
-                         [--programs lz,sort,...] [--client dead]
+                         [--programs lz,sort,...] [--client dead] [--env K=V,...]
 
 At the default 1% budget the measured overhead of one run is within the
 run-to-run noise of these VMs (native runs of one program move by 5-15%),
@@ -46,13 +46,17 @@ def main(argv):
     ap.add_argument("--scale", default="6")
     ap.add_argument("--programs", default=",".join(PROGRAMS))
     ap.add_argument("--client", default="dead")
+    ap.add_argument("--env", default="",
+                    help="more settings for the profiled runs, K=V,... (WITCH_WATCHPOINTS=0 "
+                         "where watchpoints never trap)")
     a = ap.parse_args(argv)
     build = os.path.abspath(a.build)
     lib, witch = os.path.join(build, "libwitch.so"), os.path.join(build, "witch")
     base = {k: v for k, v in os.environ.items() if not k.startswith("WITCH_") and k != "LD_PRELOAD"}
     tmp = tempfile.mkdtemp(prefix="witch-estimate.")
     print(f"# The runtime's estimate against the measured overhead: WITCH_BUDGET={a.budget}, "
-          f"{a.client} client, bench/programs at scale {a.scale}, {a.runs} interleaved runs\n")
+          f"{a.client} client, bench/programs at scale {a.scale}, {a.runs} interleaved runs"
+          + (f", {a.env}" if a.env else "") + "\n")
     print("| program | native CPU s | profiled CPU s | measured % | estimate % | estimate / measured |")
     print("|---|---:|---:|---:|---:|---:|")
     for prog in a.programs.split(","):
@@ -60,6 +64,7 @@ def main(argv):
         out = os.path.join(tmp, prog + ".witch")
         env = dict(base, LD_PRELOAD=lib, WITCH_CLIENT=a.client, WITCH_BUDGET=a.budget,
                    WITCH_OUTPUT=out)
+        env.update(kv.split("=", 1) for kv in a.env.split(",") if kv)
         nat, prof, est = [], [], []
         for _ in range(a.runs):
             nat.append(cpu_of(exe, base))

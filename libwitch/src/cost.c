@@ -67,6 +67,7 @@ double cost_thread_cpu_ns(void)
 void cost_enter(struct cost *c)
 {
 	c->entry_tsc = __rdtsc();
+	c->entries++;
 	if (c->measuring) {
 		/* On the thread's CPU clock, as the sampler's clock counts: the
 		 * TSC would also count time the host takes for the VM. */
@@ -85,7 +86,10 @@ void cost_leave(struct cost *c, int soon, enum cost_entry entry)
 {
 	c->exit_tsc = __rdtsc();
 	double handler = (double)(c->exit_tsc - c->entry_tsc) * ns_per_tsc;
-	double trip = entry == COST_TRIP ? c->round_trip_ns : entry == COST_SIGNAL ? COST_SIGNAL_NS : 0;
+	double trip = entry == COST_TRIP     ? c->round_trip_ns
+		      : entry == COST_TICK   ? cost_tick_ns(c)
+		      : entry == COST_SIGNAL ? COST_SIGNAL_NS
+					     : 0;
 	double in_interval = handler;
 	if (c->restart_tsc) {
 		in_interval = (double)(c->exit_tsc - c->restart_tsc) * ns_per_tsc;
@@ -115,6 +119,38 @@ void cost_leave(struct cost *c, int soon, enum cost_entry entry)
 		c->measuring = 1;
 		c->exit_cpu_ns = cost_thread_cpu_ns();
 	}
+}
+
+void cost_tick_from(struct cost *c, double period_ns)
+{
+	c->tick_from_entry = 0;
+	if (!(period_ns > 0) || ++c->tick_sets % COST_TICK_EVERY)
+		return;
+	c->tick_from_cpu_ns = cost_thread_cpu_ns();
+	c->tick_period_ns = period_ns;
+	c->tick_from_entry = c->entries;
+}
+
+void cost_tick_arrived(struct cost *c)
+{
+	if (!c->tick_from_entry)
+		return;
+	int next_run = c->entries == c->tick_from_entry + 1;
+	c->tick_from_entry = 0;
+	if (!next_run)
+		return; /* a trap or a step between: their time is in the gap */
+	double past = cost_thread_cpu_ns() - c->tick_from_cpu_ns - c->tick_period_ns;
+	if (!(past > 0 && past < c->tick_period_ns))
+		return; /* past a whole period: one ended in the kernel, unticked */
+	/* Running mean over the last ~16 measurements, as the round trip's. */
+	c->tick_trip_ns += (past - c->tick_trip_ns) /
+			   (c->tick_trip_samples < 16 ? c->tick_trip_samples + 1 : 16);
+	c->tick_trip_samples++;
+}
+
+double cost_tick_ns(const struct cost *c)
+{
+	return c->tick_trip_samples ? c->tick_trip_ns : c->round_trip_ns;
 }
 
 void cost_add_kernel(struct cost *c, double ns)

@@ -144,7 +144,10 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 	if (witch_rt.off || !t || !t->active || !handler_enter(t))
 		return 1;
 	/* (before the run: the tick may hand the clock to the other kind) */
-	enum cost_entry entry = tick && sampler_on_timer(&t->sampler) ? COST_SIGNAL : COST_TRIP;
+	enum cost_entry entry = !tick				      ? COST_TRIP
+				: sampler_on_timer(&t->sampler)	      ? COST_SIGNAL
+				: t->sampler.clock == SAMPLER_PERF_TASK_CLOCK ? COST_TICK
+									      : COST_TRIP;
 	struct signal_run s = {si, tick};
 	handler_run_signal(t, ucv, run_signal, &s, entry);
 	return 1;
@@ -276,13 +279,23 @@ static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct loo
 	sample_take(t, uc, &r);
 }
 
+/* The interval just set, when the perf clock counts it (cost_tick_from). */
+static double interval_perf_ns(const struct witch_thread *t)
+{
+	if (t->sampler.clock != SAMPLER_PERF_TASK_CLOCK || sampler_on_timer(&t->sampler))
+		return 0;
+	return (double)t->sampler.current_ns;
+}
+
 /* The sampler's next interval starts as this handler ends: a handler that
  * costs more than an interval must not starve the program of ticks' time. */
 static void interval_restart(struct witch_thread *t)
 {
-	if (sampler_next_period(&t->sampler, rng_next(&t->rng)) < 0)
+	int rc = sampler_next_period(&t->sampler, rng_next(&t->rng));
+	if (rc < 0)
 		t->stats.clock_errors++;
 	cost_restart_interval(&t->cost);
+	cost_tick_from(&t->cost, rc < 0 ? 0 : interval_perf_ns(t));
 }
 
 /* At a tick's end: or, when this handler took under a quarter of the
@@ -299,10 +312,13 @@ static void interval_next(struct witch_thread *t)
 					     (uint64_t)in_handler_ns);
 	if (rc < 0)
 		t->stats.clock_errors++;
-	if (rc == SAMPLER_FROM_ARRIVAL)
+	if (rc == SAMPLER_FROM_ARRIVAL) {
 		cost_restart_interval_at_entry(&t->cost);
-	else
+		cost_tick_from(&t->cost, 0);
+	} else {
 		cost_restart_interval(&t->cost); /* it began at the call */
+		cost_tick_from(&t->cost, rc < 0 ? 0 : interval_perf_ns(t));
+	}
 }
 
 /* Step on, or not.  Single steps run on the thread's CPU clock: restart the
@@ -392,6 +408,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		t->stats.ticks_stale++;
 		return;
 	}
+	cost_tick_arrived(&t->cost);
 	/* First, before the handler's own first touches fault. */
 	int in_fault = tick_in_fault(t, uc);
 	/* The tick stands for the program's CPU time since the last: the

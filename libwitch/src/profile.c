@@ -101,8 +101,11 @@ int profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stat
 	pthread_mutex_lock(&prof.lock);
 	uint64_t trip = prof.stats.round_trip_ns > st->round_trip_ns ? prof.stats.round_trip_ns
 								      : st->round_trip_ns;
+	uint64_t tick = prof.stats.tick_trip_ns > st->tick_trip_ns ? prof.stats.tick_trip_ns
+								   : st->tick_trip_ns;
 	stats_add(&prof.stats, st);
-	prof.stats.round_trip_ns = trip; /* a gauge, not a count: the largest thread's */
+	prof.stats.round_trip_ns = trip; /* gauges, not counts: the largest thread's */
+	prof.stats.tick_trip_ns = tick;
 	prof.stats.skip_cct_full += cct->dropped;
 	prof.stats.skip_pairs_full += pairs->dropped;
 	/* The bytes the samples stand for, by context, since the last fold:

@@ -1,4 +1,5 @@
-/* test_cost: a handler run that lost the CPU counts at the thread's mean.
+/* test_cost: a handler run that lost the CPU counts at the thread's mean;
+ * a perf clock's tick is priced at what it was timed to cost.
  *
  * cost.c times handler runs with the TSC, which counts wall time; a run
  * preempted by another task would count that task's slice as profiler time
@@ -7,6 +8,12 @@
  * handler's own work) and checks the handler time cost_fold reports and the
  * runs taken as preempted.  Lengths are far apart (50 us against 3 ms), so a
  * slow or loaded machine does not move a row across the rule.
+ *
+ * Tick rows: sets periods as the handler does (cost_tick_from, one handler
+ * run each), spins the thread's CPU clock through the last period and a
+ * known time past it (the kernel's part of a tick, stood in for), and lets
+ * the tick arrive (cost_tick_arrived): the price of a COST_TICK run is that
+ * time past, or the round trip's while nothing valid was timed.
  */
 #include "witch/cost.h"
 #include "check.h"
@@ -69,6 +76,77 @@ static struct run one_run(struct cost *c, double ns)
 	return r;
 }
 
+static double cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void spin_cpu_ns(double ns)
+{
+	double t0 = cpu_ns();
+	while (cpu_ns() - t0 < ns)
+		;
+}
+
+#define ROUND_TRIP_GUESS 10000.0 /* cost.c's until a round trip is measured */
+#define PERIOD 300e3
+
+static const struct {
+	int line;
+	int sets;        /* periods set at a call, the last one the tick ends */
+	double period;   /* what the last was set to (0: not the perf clock) */
+	int between;     /* handler runs between it and the tick (traps, steps) */
+	double past;     /* CPU time past the period before the tick arrives */
+	int timed;       /* is the tick's price what was past? */
+} tick_rows[] = {
+	/* One set in COST_TICK_EVERY is timed: the 4th, 40 us past its period. */
+	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 40e3, 1},
+	/* The 3rd is not: the round trip's price stays. */
+	{__LINE__, COST_TICK_EVERY - 1, PERIOD, 0, 40e3, 0},
+	/* A trap between: its time is in the gap, nothing is timed. */
+	{__LINE__, COST_TICK_EVERY, PERIOD, 1, 40e3, 0},
+	/* 200 us past a 300 us period: a dear tick, timed. */
+	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 200e3, 1},
+	/* More than a period past: a period ended in the kernel, unticked. */
+	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 400e3, 0},
+	/* Not the perf clock (the timer's interval: 0). */
+	{__LINE__, COST_TICK_EVERY, 0, 0, 40e3, 0},
+};
+
+static void tick_row(int i)
+{
+	int line = tick_rows[i].line;
+	struct cost c;
+	uint64_t handler_ns = 0, kernel_ns = 0, trips = 0, preempted = 0;
+	cost_begin(&c);
+	for (int k = 0; k < tick_rows[i].sets; k++) {
+		cost_enter(&c);
+		cost_tick_from(&c, k + 1 < tick_rows[i].sets ? PERIOD : tick_rows[i].period);
+		cost_leave(&c, 0, COST_TICK);
+	}
+	for (int k = 0; k < tick_rows[i].between; k++) {
+		cost_enter(&c);
+		cost_leave(&c, 0, COST_TRIP);
+	}
+	spin_cpu_ns(PERIOD + tick_rows[i].past);
+	cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
+	cost_enter(&c);
+	cost_tick_arrived(&c);
+	cost_leave(&c, 0, COST_TICK);
+	kernel_ns = 0; /* this run's alone */
+	cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
+	double want = tick_rows[i].timed ? tick_rows[i].past : ROUND_TRIP_GUESS;
+	/* Timed: the spin's past, and the clock reads and runs around it (a few
+	 * us; under ctest -j2 the spin itself stays exact in CPU time). */
+	double slack = tick_rows[i].timed ? 30e3 : 0;
+	CHECK(line, cost_tick_ns(&c) >= want && cost_tick_ns(&c) <= want + slack,
+	      "a tick priced %.1f us, want %.1f us", cost_tick_ns(&c) / 1e3, want / 1e3);
+	CHECK(line, kernel_ns == (uint64_t)cost_tick_ns(&c),
+	      "the tick's run counted %llu ns of kernel, want its price", (unsigned long long)kernel_ns);
+}
+
 int main(void)
 {
 	if (cost_init() < 0) {
@@ -107,6 +185,8 @@ int main(void)
 			      "long run counted %.0f us, want its %.0f us", l.handler_ns / 1e3,
 			      l.wall_ns / 1e3);
 	}
+	for (size_t i = 0; i < sizeof(tick_rows) / sizeof(tick_rows[0]); i++)
+		tick_row((int)i);
 	if (check_failures)
 		fprintf(stderr, "test_cost: %d failures\n", check_failures);
 	return check_failures != 0;

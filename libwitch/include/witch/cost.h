@@ -4,12 +4,13 @@
  * TSC times far above the thread's mean lost the CPU meanwhile, and counts
  * at the mean), and the
  * kernel's round trip around each handler run (signal delivery and
- * sigreturn, a #DB exception), which no clock in the handler sees.  The
+ * sigreturn, a #DB exception), which no clock in the handler sees; a perf
+ * clock's tick, dearer, is timed apart (COST_TICK).  The
  * round trip is measured, on the thread's CPU clock, for every handler run
  * after which the program runs only a few instructions before the next (a
  * single step; the sampled instruction's own trap right after the tick
  * that armed it, where no hits go by first): the gap is then nearly all
- * kernel.  Its running estimate prices every handler run.  Hits a
+ * kernel.  Its running estimate prices the other handler runs.  Hits a
  * watchpoint lets by cost what watchpoint_probe measured (cost_add_kernel).
  *
  * The software sampler's clock counts the thread's user-mode CPU time (a
@@ -33,6 +34,13 @@ struct cost {
 	double handler_ns, kernel_ns; /* spent since the last cost_fold */
 	uint64_t round_trips;
 	uint64_t round_trip_samples;
+	uint64_t entries;        /* handler runs begun */
+	double tick_from_cpu_ns; /* a perf clock's period was set here (CPU clock), */
+	double tick_period_ns;   /* ... to this, */
+	uint64_t tick_from_entry; /* ... in this run: 0, none being timed */
+	uint32_t tick_sets;      /* periods set at a call, to time one in COST_TICK_EVERY */
+	double tick_trip_ns;     /* running estimate of a perf clock's tick */
+	uint64_t tick_trip_samples;
 	double handler_mean_ns;  /* running mean of the runs not preempted */
 	uint64_t handler_runs;
 	uint64_t preempted;      /* runs taken as preempted, counted at the mean */
@@ -51,14 +59,42 @@ void cost_enter(struct cost *c);
 /* How the run was entered, which prices the kernel's part of it. */
 enum cost_entry {
 	COST_CALL,   /* a call from the program (bulk.c): nothing */
-	COST_TRIP,   /* a signal from an interrupt or exception (a perf tick, a
-		      * trap, a step): the measured round trip */
+	COST_TRIP,   /* a signal from an interrupt or exception (a trap, a
+		      * step, a PMU overflow): the measured round trip */
 	COST_SIGNAL, /* a signal riding an interrupt that came anyway (a timer
 		      * tick, sampler.h): its delivery and return only */
+	COST_TICK,   /* a perf clock's tick: its own interrupts and signal, as
+		      * timed (cost_tick_from); the round trip until then */
 };
 /* A timer tick's signal, over the program's own time: 1-21 us here, median
  * 8 over 7 runs (bench/tick_cost.c; a tgkill to self, hot, 2.6 us). */
+/* Not timed in the handler (the timer fires at a scheduler tick, a jiffy's
+ * uncertainty past its value); tick_cost.c read 12-33 us a timer tick on
+ * 2026-12-02: this price is low by that much on such a day. */
 #define COST_SIGNAL_NS 8000.0
+/* What a perf clock's tick costs the thread past its interval, which no
+ * clock in the handler sees: the clock's hrtimer interrupt, the irq_work
+ * self-IPI that raises the signal, the signal's delivery and return.  On
+ * this VM 67-75 us a tick (a task clock set in the handler, the thread's
+ * CPU clock read there and on the next tick's arrival: the time past the
+ * period), the whole of what bench/tick_cost.c measures a tick (71 us
+ * there, 33 us on 2026-11-27), where a single step's round trip, which
+ * priced every tick before, is ~15-20 us.  Timed on one period in
+ * COST_TICK_EVERY set at a call (a kept one runs from the last overflow,
+ * which no clock saw), two reads of the CPU clock (a system call each). */
+#define COST_TICK_EVERY 4
+/* The sampler's next interval was just set at this call: on the perf
+ * clock to period_ns, now and then read the CPU clock to time the tick
+ * ending it; 0: not on the perf clock (nothing is timed). */
+void cost_tick_from(struct cost *c, double period_ns);
+/* A perf clock's tick arrived, before its handler reads any other clock:
+ * when the period it ends was being timed and no other handler run came
+ * between, the CPU time past the period since cost_tick_from is the
+ * tick's.  A time past a whole period is not a tick's (a period ended in
+ * the kernel, where the clock raises none, and the next one ticked). */
+void cost_tick_arrived(struct cost *c);
+/* The price of a perf clock's tick: as timed, else the round trip's. */
+double cost_tick_ns(const struct cost *c);
 /* At exit.  soon: the program is expected back at once (a step, a pending
  * self-trap). */
 void cost_leave(struct cost *c, int soon, enum cost_entry entry);

@@ -6,9 +6,10 @@
  *
  * The software clock is two clocks of the thread's CPU time.  A
  * perf task-clock event ends any interval, but each of its ticks costs
- * ~33 us on these VMs (its own hrtimer, reprogrammed, and the irq_work
- * self-IPI that sends the signal: VM exits), against ~8 us for a timer
- * tick (bench/tick_cost.c).  A POSIX timer on the thread's user-time clock
+ * ~33 us on these VMs (2026-11-27; 46-88 us on 2026-12-02: the runtime
+ * times it, cost.h's COST_TICK) (its own hrtimer, reprogrammed, and the
+ * irq_work self-IPI that sends the signal: VM exits), against ~8 us for a
+ * timer tick (12-33 us on 2026-12-02; bench/tick_cost.c).  A POSIX timer on the thread's user-time clock
  * (CPUCLOCK_VIRT) is checked at the scheduler's tick, which interrupts
  * anyway, and its signal rides that interrupt's return: but it ends an
  * interval only at a scheduler tick (4 ms at HZ=250).  So intervals of at
