@@ -20,17 +20,24 @@
 
 #include <time.h>
 
-static double mono_ns(void)
+static double clock_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static void spin_ns(double ns)
+static double mono_ns(void)
 {
-	double t0 = mono_ns();
-	while (mono_ns() - t0 < ns)
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* Busy for ns on a clock: wall time (a handler's own work, as the TSC
+ * counts it) or the thread's CPU time (what a tick's period counts). */
+static void spin_on(clockid_t clock, double ns)
+{
+	double t0 = clock_ns(clock);
+	while (clock_ns(clock) - t0 < ns)
 		;
 }
 
@@ -69,25 +76,11 @@ static struct run one_run(struct cost *c, double ns)
 	uint64_t kernel_ns = 0, trips = 0;
 	double t0 = mono_ns();
 	cost_enter(c);
-	spin_ns(ns);
+	spin_on(CLOCK_MONOTONIC, ns);
 	cost_leave(c, 0, COST_TRIP);
 	r.wall_ns = mono_ns() - t0;
 	cost_fold(c, &r.handler_ns, &kernel_ns, &trips, &r.preempted);
 	return r;
-}
-
-static double cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static void spin_cpu_ns(double ns)
-{
-	double t0 = cpu_ns();
-	while (cpu_ns() - t0 < ns)
-		;
 }
 
 #define ROUND_TRIP_GUESS 10000.0 /* cost.c's until a round trip is measured */
@@ -130,7 +123,7 @@ static void tick_row(int i)
 		cost_enter(&c);
 		cost_leave(&c, 0, COST_TRIP);
 	}
-	spin_cpu_ns(PERIOD + tick_rows[i].past);
+	spin_on(CLOCK_THREAD_CPUTIME_ID, PERIOD + tick_rows[i].past);
 	cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
 	cost_enter(&c);
 	cost_tick_arrived(&c);
