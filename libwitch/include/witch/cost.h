@@ -67,19 +67,20 @@ enum cost_entry {
 		      * timed (cost_tick_from); the round trip until then */
 };
 /* A timer tick's signal, over the program's own time: 1-21 us here, median
- * 8 over 7 runs (bench/tick_cost.c; a tgkill to self, hot, 2.6 us). */
-/* Not timed in the handler (the timer fires at a scheduler tick, a jiffy's
- * uncertainty past its value); tick_cost.c read 12-33 us a timer tick on
- * 2026-12-02: this price is low by that much on such a day. */
+ * 8 over 7 runs (bench/tick_cost.c, 2026-11-27; a tgkill to self, hot, 2.6
+ * us).  Not timed in the handler: the timer fires at the scheduler tick
+ * after its value, a jiffy's uncertainty.  On 2026-12-02 tick_cost.c read
+ * 12-33 us: this price was that much low then. */
 #define COST_SIGNAL_NS 8000.0
 /* What a perf clock's tick costs the thread past its interval, which no
  * clock in the handler sees: the clock's hrtimer interrupt, the irq_work
  * self-IPI that raises the signal, the signal's delivery and return.  On
- * this VM 67-75 us a tick (a task clock set in the handler, the thread's
- * CPU clock read there and on the next tick's arrival: the time past the
- * period), the whole of what bench/tick_cost.c measures a tick (71 us
- * there, 33 us on 2026-11-27), where a single step's round trip, which
- * priced every tick before, is ~15-20 us.  Timed on one period in
+ * this VM 51-88 us a tick on 2026-12-02 (bench/tick_latency.c: a task
+ * clock set in the handler, the thread's CPU clock read there and on the
+ * next tick's arrival, the time past the period), the whole of what
+ * bench/tick_cost.c measures a tick (46-71 us that day, 33 on 2026-11-27),
+ * where a single step's round trip, which priced every tick before, is
+ * ~15-20 us (bench/results/tick_price.md).  Timed on one period in
  * COST_TICK_EVERY set at a call (a kept one runs from the last overflow,
  * which no clock saw), two reads of the CPU clock (a system call each). */
 #define COST_TICK_EVERY 4
