@@ -591,6 +591,11 @@ class CpuSlots:
                 self.free += k
                 self.cv.notify_all()
 
+    def run(self, threads, fn, *args):
+        """fn(*args) holding threads CPUs."""
+        with self.hold(threads):
+            return fn(*args)
+
 
 def busy_threads(name):
     """How many CPUs a program keeps busy (BUSY_THREADS), 1 if not listed."""
@@ -603,13 +608,9 @@ def run_parallel(jobs, n_workers):
     results = [None] * len(jobs)
     t0 = time.perf_counter()
     slots = CpuSlots(n_workers)
-
-    def held(job):
-        with slots.hold(job[3] if len(job) > 3 else 1):
-            return job[1](*job[2])
-
     with concurrent.futures.ThreadPoolExecutor(max_workers=n_workers) as pool:
-        futures = {pool.submit(held, job): i for i, job in enumerate(jobs)}
+        futures = {pool.submit(slots.run, job[3] if len(job) > 3 else 1, job[1], *job[2]): i
+                   for i, job in enumerate(jobs)}
         for done, fut in enumerate(concurrent.futures.as_completed(futures), 1):
             i = futures[fut]
             results[i] = fut.result()

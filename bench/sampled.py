@@ -207,16 +207,11 @@ def main(argv):
     rows = []
     # Two CPUs, a program keeping two busy runs alone (accuracy.CpuSlots).
     slots = accuracy.CpuSlots(2)
-
-    def held(threads, fn, *fargs):
-        with slots.hold(threads):
-            return fn(*fargs)
-
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        oracles = {n: pool.submit(held, 1, run_oracle, build, a, os.path.join(odir, n))
+        oracles = {n: pool.submit(slots.run, 1, run_oracle, build, a, os.path.join(odir, n))
                    for n, a in progs}
-        runs = {(n, c, r, s): pool.submit(held, accuracy.busy_threads(n), run_witch, build, a,
-                                          c, rate, s,
+        runs = {(n, c, r, s): pool.submit(slots.run, accuracy.busy_threads(n), run_witch, build,
+                                          a, c, rate, s,
                                           os.path.join(tmp, f"{n}-{c}-{r.replace('/', '')}-{s}"))
                 for n, a in progs for c in CLIENTS for r, rate in RATES.items()
                 for s in range(1, args.seeds + 1)}

@@ -144,10 +144,10 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 	if (witch_rt.off || !t || !t->active || !handler_enter(t))
 		return 1;
 	/* (before the run: the tick may hand the clock to the other kind) */
-	enum cost_entry entry = !tick				      ? COST_TRIP
-				: sampler_on_timer(&t->sampler)	      ? COST_SIGNAL
-				: t->sampler.clock == SAMPLER_PERF_TASK_CLOCK ? COST_TICK
-									      : COST_TRIP;
+	enum cost_entry entry = !tick				       ? COST_TRIP
+				: sampler_on_timer(&t->sampler)	       ? COST_SIGNAL
+				: sampler_perf_interval_ns(&t->sampler) ? COST_TICK
+									: COST_TRIP;
 	struct signal_run s = {si, tick};
 	handler_run_signal(t, ucv, run_signal, &s, entry);
 	return 1;
@@ -279,14 +279,6 @@ static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct loo
 	sample_take(t, uc, &r);
 }
 
-/* The interval just set, when the perf clock counts it (cost_tick_from). */
-static double interval_perf_ns(const struct witch_thread *t)
-{
-	if (t->sampler.clock != SAMPLER_PERF_TASK_CLOCK || sampler_on_timer(&t->sampler))
-		return 0;
-	return (double)t->sampler.current_ns;
-}
-
 /* The sampler's next interval starts as this handler ends: a handler that
  * costs more than an interval must not starve the program of ticks' time. */
 static void interval_restart(struct witch_thread *t)
@@ -295,7 +287,7 @@ static void interval_restart(struct witch_thread *t)
 	if (rc < 0)
 		t->stats.clock_errors++;
 	cost_restart_interval(&t->cost);
-	cost_tick_from(&t->cost, rc < 0 ? 0 : interval_perf_ns(t));
+	cost_tick_from(&t->cost, rc < 0 ? 0 : (double)sampler_perf_interval_ns(&t->sampler));
 }
 
 /* At a tick's end: or, when this handler took under a quarter of the
@@ -313,11 +305,10 @@ static void interval_next(struct witch_thread *t)
 	if (rc < 0)
 		t->stats.clock_errors++;
 	if (rc == SAMPLER_FROM_ARRIVAL) {
-		cost_restart_interval_at_entry(&t->cost);
-		cost_tick_from(&t->cost, 0);
+		cost_restart_interval_at_entry(&t->cost); /* kept: no period set to time */
 	} else {
 		cost_restart_interval(&t->cost); /* it began at the call */
-		cost_tick_from(&t->cost, rc < 0 ? 0 : interval_perf_ns(t));
+		cost_tick_from(&t->cost, rc < 0 ? 0 : (double)sampler_perf_interval_ns(&t->sampler));
 	}
 }
 

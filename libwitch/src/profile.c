@@ -93,18 +93,22 @@ static int64_t profile_reroot(struct cct *from, uint32_t node)
 	return cct_insert_path(&prof.cct, pcs, n);
 }
 
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
 int profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stats *st)
 {
 	int rc = 0;
 	if (!prof.ready)
 		return -ENODEV;
 	pthread_mutex_lock(&prof.lock);
-	uint64_t trip = prof.stats.round_trip_ns > st->round_trip_ns ? prof.stats.round_trip_ns
-								      : st->round_trip_ns;
-	uint64_t tick = prof.stats.tick_trip_ns > st->tick_trip_ns ? prof.stats.tick_trip_ns
-								   : st->tick_trip_ns;
+	/* Gauges, not counts: the largest thread's. */
+	uint64_t trip = max_u64(prof.stats.round_trip_ns, st->round_trip_ns);
+	uint64_t tick = max_u64(prof.stats.tick_trip_ns, st->tick_trip_ns);
 	stats_add(&prof.stats, st);
-	prof.stats.round_trip_ns = trip; /* gauges, not counts: the largest thread's */
+	prof.stats.round_trip_ns = trip;
 	prof.stats.tick_trip_ns = tick;
 	prof.stats.skip_cct_full += cct->dropped;
 	prof.stats.skip_pairs_full += pairs->dropped;

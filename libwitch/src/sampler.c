@@ -237,6 +237,11 @@ int sampler_on_timer(const struct sampler *s)
 	return s->on_timer;
 }
 
+uint64_t sampler_perf_interval_ns(const struct sampler *s)
+{
+	return s->clock == SAMPLER_PERF_TASK_CLOCK && !s->on_timer ? s->current_ns : 0;
+}
+
 /* The next interval, drawn uniformly from [period/2, 3*period/2). */
 static uint64_t sampler_draw(struct sampler *s, uint64_t random)
 {

@@ -104,6 +104,9 @@ int sampler_next_period_or_keep(struct sampler *s, uint64_t random, uint64_t sin
 /* 1 when the ticks in force come from the timer (a tick then costs the
  * kernel a signal, not a round of interrupts: cost.h prices it so). */
 int sampler_on_timer(const struct sampler *s);
+/* The interval in force when the perf clock counts it (its tick is timed:
+ * cost.h, COST_TICK); 0 on the timer or the PMU. */
+uint64_t sampler_perf_interval_ns(const struct sampler *s);
 /* A tick arrived: 1 when it is stale, one that came sooner after the last
  * next_period than any interval can end (the clock raised it while the
  * handler ran: perf_event signals queue, F_SETSIG with a real-time signal,
