@@ -33,12 +33,15 @@ static double mono_ns(void)
 }
 
 /* Busy for ns on a clock: wall time (a handler's own work, as the TSC
- * counts it) or the thread's CPU time (what a tick's period counts). */
-static void spin_on(clockid_t clock, double ns)
+ * counts it) or the thread's CPU time (what a tick's period counts).
+ * Returns the time it took: an interrupt in its last read overshoots
+ * (this VM's scheduler tick costs ~50 us of the thread's CPU time). */
+static double spin_on(clockid_t clock, double ns)
 {
-	double t0 = clock_ns(clock);
-	while (clock_ns(clock) - t0 < ns)
+	double t0 = clock_ns(clock), t;
+	while ((t = clock_ns(clock)) - t0 < ns)
 		;
+	return t - t0;
 }
 
 /* cost.c converts TSC ticks with a rate calibrated over 2 x 25 us at start:
@@ -108,9 +111,10 @@ static const struct {
 	{__LINE__, COST_TICK_EVERY, 0, 0, 40e3, 0},
 };
 
-static void tick_row(int i)
+/* One try of row i: 1 when the tick was priced as the row wants; *got,
+ * *want, *kernel: what it read. */
+static int tick_try(int i, double *got, double *want, uint64_t *kernel)
 {
-	int line = tick_rows[i].line;
 	struct cost c;
 	uint64_t handler_ns = 0, kernel_ns = 0, trips = 0, preempted = 0;
 	cost_begin(&c);
@@ -123,21 +127,39 @@ static void tick_row(int i)
 		cost_enter(&c);
 		cost_leave(&c, 0, COST_TRIP);
 	}
-	spin_on(CLOCK_THREAD_CPUTIME_ID, PERIOD + tick_rows[i].past);
+	double past = spin_on(CLOCK_THREAD_CPUTIME_ID, PERIOD + tick_rows[i].past) - PERIOD;
 	cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
 	cost_enter(&c);
 	cost_tick_arrived(&c);
 	cost_leave(&c, 0, COST_TICK);
 	kernel_ns = 0; /* this run's alone */
 	cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
-	double want = tick_rows[i].timed ? tick_rows[i].past : ROUND_TRIP_GUESS;
-	/* Timed: the spin's past, and the clock reads and runs around it (a few
-	 * us; under ctest -j2 the spin itself stays exact in CPU time). */
+	*want = tick_rows[i].timed ? past : ROUND_TRIP_GUESS;
+	*got = cost_tick_ns(&c);
+	*kernel = kernel_ns;
+	/* Timed: the spin's past as it came out, and the clock reads and runs
+	 * around it (a few us). */
 	double slack = tick_rows[i].timed ? 30e3 : 0;
-	CHECK(line, cost_tick_ns(&c) >= want && cost_tick_ns(&c) <= want + slack,
-	      "a tick priced %.1f us, want %.1f us", cost_tick_ns(&c) / 1e3, want / 1e3);
-	CHECK(line, kernel_ns == (uint64_t)cost_tick_ns(&c),
-	      "the tick's run counted %llu ns of kernel, want its price", (unsigned long long)kernel_ns);
+	return *got >= *want && *got <= *want + slack && kernel_ns == (uint64_t)*got;
+}
+
+/* A row passes in one of TICK_TRIES: this VM stalls a thread ~50-100 us
+ * now and then (its scheduler tick; 1 try in ~100 here on 2026-12-02), and
+ * a stall between the two clock reads outside the spin reads as the tick's
+ * cost, or pushes the 200 us row past its period.  A wrong mechanism fails
+ * every try. */
+#define TICK_TRIES 3
+
+static void tick_row(int i)
+{
+	double got = 0, want = 0;
+	uint64_t kernel = 0;
+	int ok = 0;
+	for (int t = 0; t < TICK_TRIES && !ok; t++)
+		ok = tick_try(i, &got, &want, &kernel);
+	CHECK(tick_rows[i].line, ok,
+	      "a tick priced %.1f us, want %.1f us; its run counted %llu ns of kernel, want its price",
+	      got / 1e3, want / 1e3, (unsigned long long)kernel);
 }
 
 int main(void)
