@@ -132,19 +132,23 @@ static double ns_since(const struct timespec *a)
 	return (double)(b.tv_sec - a->tv_sec) * 1e9 + (double)(b.tv_nsec - a->tv_nsec);
 }
 
-/* A dependent chain of adds runs one a cycle on every x86 core: time one. */
+/* A dependent chain of register adds runs one a cycle on every x86 core:
+ * time one.  Not adds of an immediate: Golden Cove and its successors fold
+ * those at rename, several a cycle (an Emerald Rapids VM read 6-8
+ * "cycles"/ns at 2.9 GHz, and the probe fell back to its 3 GHz guess). */
 #define MEASURE_ITERS (1u << 12) /* of 8 adds: 32k cycles, ~10 us a run */
 
 static double time_add_chain(void)
 {
 	struct timespec a;
-	uint64_t x = 0, n = MEASURE_ITERS;
+	uint64_t x = 0, one = 1, n = MEASURE_ITERS;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	__asm__ volatile("1:\n\t"
-			 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-			 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+			 "add %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\t"
+			 "add %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\t"
 			 "dec %1\n\tjnz 1b"
-			 : "+r"(x), "+r"(n));
+			 : "+r"(x), "+r"(n)
+			 : "r"(one));
 	double ns = ns_since(&a);
 	return ns > 0 ? (8.0 * MEASURE_ITERS) / ns : 0;
 }
@@ -254,7 +258,9 @@ static float measure_issue_width(void)
  * dispatch width (here 3.85 a cycle against 6.6): a loop of scalar
  * arithmetic is bound by its ALU operations, not its instruction count
  * (weights.c's store loop: 5 ALU operations in 7 slots, 1.4 cycles a
- * pass measured, 1.06 as 7 / W).  The loop's dec/jnz is one more. */
+ * pass measured, 1.06 as 7 / W).  The loop's dec/jnz is one more.  Adds
+ * of a register, as time_add_chain's, so that rename-time folding of
+ * immediates on newer Intel cores does not read as ALUs. */
 #define ALU_ADDS 24
 static double time_alu(double cpn)
 {
@@ -262,10 +268,10 @@ static double time_alu(double cpn)
 	uint64_t n = 1u << 10;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	__asm__ volatile(".p2align 6\n1:\n\t.rept " STR(ALU_ADDS) " / 4\n\t"
-			 "add $1, %%r8\n\tadd $1, %%r9\n\tadd $1, %%r10\n\tadd $1, %%r11\n\t"
+			 "add %1, %%r8\n\tadd %1, %%r9\n\tadd %1, %%r10\n\tadd %1, %%r11\n\t"
 			 ".endr\n\tdec %0\n\tjnz 1b"
 			 : "+r"(n)
-			 :
+			 : "r"((uint64_t)1)
 			 : "r8", "r9", "r10", "r11", "cc");
 	double ns = ns_since(&a);
 	return ns > 0 ? (ALU_ADDS + 1.0) * (1u << 10) / (ns * cpn) : 0;

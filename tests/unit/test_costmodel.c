@@ -263,8 +263,9 @@ int main(void)
 	}
 	/* A window's span (costmodel_span): where the chain leads the
 	 * throughput by more than R / W (R = COSTMODEL_ROB_ENTRIES), the chain
-	 * less R / W.  30 dependent imuls are a chain of 90 cycles, 30 / W to
-	 * dispatch (a lead of ~85 > 320 / 6.6): span 90 - R / W, cycles 90.
+	 * less R / W, else the chain.  30 dependent imuls are a chain of 90
+	 * cycles, 30 / W to dispatch (a lead of ~85 > 320 / 6.6): span 90 - R / W,
+	 * cycles 90.
 	 * 6 dependent adds lead by less: their chain, 6. */
 	static const struct row chain30 = { __LINE__, CODE(IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX
 		IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX IMUL_RAX
@@ -275,8 +276,10 @@ int main(void)
 					   0, 0, 0, 0, 0 };
 	struct costmodel e, f;
 	if (model_row(&chain30, &e) >= 0 && model_row(&chain6, &f) >= 0) {
-		double hidden = 90.0 - COSTMODEL_ROB_ENTRIES / width;
-		double want = 30.0 / width > hidden ? 30.0 / width : hidden;
+		/* at a narrow measured width (a busy machine: 3.1) the lead is
+		 * within reach and the span is the chain's 90 */
+		double reach = COSTMODEL_ROB_ENTRIES / width, through = 30.0 / width;
+		double want = 90.0 - through > reach ? 90.0 - reach : (through > 90.0 ? through : 90.0);
 		CHECK(chain30.line, costmodel_cycles(&e) > 89.99 && costmodel_cycles(&e) < 90.01,
 		      "%.2f cycles, want 90", costmodel_cycles(&e));
 		CHECK(chain30.line, costmodel_span(&e) > want - 0.01 && costmodel_span(&e) < want + 0.01,
