@@ -718,6 +718,12 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 	case ZYDIS_MNEMONIC_NOP:
 	case ZYDIS_MNEMONIC_ENDBR64:
 		return 0;
+	case ZYDIS_MNEMONIC_XTEST:
+		/* A signal aborts any transaction before its handler runs, so a
+		 * run never starts inside one: ZF set, the other flags clear
+		 * (glibc's *_rtm string functions test this before returning). */
+		set_flags(c->regs, RFLAGS_ARITH, RFLAGS_ZF);
+		return 0;
 	case ZYDIS_MNEMONIC_MOV:
 	case ZYDIS_MNEMONIC_MOVZX:
 	case ZYDIS_MNEMONIC_MOVSX:

@@ -679,6 +679,9 @@ static void test_table(void)
 	/* bsr rax, rcx: 0x8100 -> 15 */
 	{ __LINE__, CODE(0x48, 0x0f, 0xbd, 0xc1), IN([RCX] = 0x8100), OUT(W(RAX, 15)), FL(0),
 	  IGN(CF | OF | SF | PF) },
+	/* xtest outside a transaction (a run never starts in one): ZF, the
+	 * other arithmetic flags cleared */
+	{ __LINE__, CODE(0x0f, 0x01, 0xd6), .fin = CF | SF | OF, FL(ZF) },
 	/* bswap rax */
 	{ __LINE__, CODE(0x48, 0x0f, 0xc8), IN([RAX] = 0x0102030405060708),
 	  OUT(W(RAX, 0x0807060504030201)) },
