@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 /* Bump when a number is added, removed or reordered. */
-#define PROBES_FORMAT "p2"
+#define PROBES_FORMAT "p3"
 #define BOOT_ID_LEN 36 /* 8-4-4-4-12 hex digits and dashes */
 
 /* This boot's id, the kernel's: the machine and its boot, as a line. */

@@ -28,12 +28,12 @@ static char handed[1024];
 static void test_round_trip(void)
 {
 	double cm[COSTMODEL_PROBES], cm2[COSTMODEL_PROBES], ml[MEMLAT_PROBES], ml2[MEMLAT_PROBES];
-	double other[COSTMODEL_PROBES] = {2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 4, 32, 30, 16, 14};
+	double other[COSTMODEL_PROBES] = {2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 4, 32, 30, 16, 14, 24};
 	CHECK(__LINE__, costmodel_init() == 0, "costmodel_init");
 	int have_tsc = memlat_init() == 0;
 	CHECK(__LINE__, probes_hand_down() == 0, "probes_hand_down");
 	const char *v = getenv(PROBES_ENV);
-	CHECK(__LINE__, v && strncmp(v, "p2 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
+	CHECK(__LINE__, v && strncmp(v, "p3 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
 	if (!v)
 		return;
 	snprintf(handed, sizeof(handed), "%s", v);
@@ -64,7 +64,7 @@ static void test_refused(void)
 {
 	char boot_bad[1024], fmt_bad[1024], range_bad[1024], cut[1024], junk[1024];
 	size_t len = strlen(handed);
-	/* "p2 " and the 36-character boot id, then " number" each */
+	/* "p3 " and the 36-character boot id, then " number" each */
 	const char *first = strlen(handed) > 40 ? handed + 3 + 36 : NULL;
 	if (!first || *first != ' ')
 		return;

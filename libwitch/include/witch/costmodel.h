@@ -95,14 +95,15 @@ struct costmodel {
 
 /* Once per process, before any other call and before any debug register
  * is armed: the clock's cycles per nanosecond, rep stosb's bytes per cycle,
- * a locked op's cycles and a failed store forward's (measured: ~0.1 ms).
+ * a vector store loop's, a locked op's cycles and a failed store forward's
+ * (measured: ~0.1 ms).
  * 0 or -errno. */
 int costmodel_init(void);
 /* What costmodel_init measured, as numbers, for the processes this one
  * starts (probes.h): the clock, the dispatch width and its 8 offsets'
  * widths, the ALU rate, rep stos's bytes a cycle and start, a locked op's
- * cycles, a failed forward's. */
-#define COSTMODEL_PROBES 15
+ * cycles, a failed forward's, a vector store loop's bytes a cycle. */
+#define COSTMODEL_PROBES 16
 void costmodel_probes_get(double v[COSTMODEL_PROBES]);
 /* Instead of costmodel_init: numbers costmodel_probes_get gave on this
  * machine.  0, or -EINVAL (one outside its probe's range: none set). */
