@@ -498,6 +498,19 @@ def oracle_identity(build):
     return h.hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=None)
+def program_identity(path):
+    """A digest of the program's file: answers kept for the same argv are
+    not reused once the program is rebuilt (other flags, other code)."""
+    h = hashlib.sha256()
+    try:
+        with open(shutil.which(path) or path, "rb") as f:
+            h.update(f.read())
+    except OSError:
+        h.update(b"missing " + path.encode())
+    return h.hexdigest()[:16]
+
+
 def oracle_job(oracle, build, prog, oracle_dir, workdir, ref, reuse=False):
     """The oracle's answers for prog: run it, or with reuse take the answers
     an earlier run left in oracle_dir for the same argv, periods and oracle
@@ -506,7 +519,7 @@ def oracle_job(oracle, build, prog, oracle_dir, workdir, ref, reuse=False):
     prefix = os.path.join(oracle_dir, prog["name"])
     stamp = {"argv": prog["argv"], "count_periods": list(COUNT_PERIODS),
              "count_seeds": COUNT_SEEDS, "tolerance": FP_TOLERANCE,
-             "oracle": oracle_identity(build)}
+             "oracle": oracle_identity(build), "program": program_identity(prog["argv"][0])}
     try:
         with open(prefix + ".run.json") as f:
             kept = json.load(f)
