@@ -68,6 +68,7 @@ static uint64_t stack[8];
 struct row {
 	int line;
 	uint64_t rip, rdi, rsi, rax, rbx, rcx, rsp;
+	uint64_t rflags;  /* DF (0x400) for a string instruction run down */
 	uint64_t watch;
 	uint32_t watch_len;
 	int rc;           /* 0 or -ENOENT */
@@ -89,6 +90,7 @@ static void run(const struct row *r)
 
 	memset(&regs, 0, sizeof(regs));
 	regs.rip = r->rip;
+	regs.rflags = r->rflags;
 	regs.gpr[DECODE_RDI] = r->rdi;
 	regs.gpr[DECODE_RSI] = r->rsi;
 	regs.gpr[DECODE_RAX] = r->rax;
@@ -162,6 +164,26 @@ int main(void)
 		{__LINE__, A(pr_rep), .rsi = D(4) + 6, .rdi = D(1) + 6, .rcx = 3, .watch = D(1) + 5,
 		 .watch_len = 1, .pc = A(pr_rep), .kind = DECODE_STORE, .len = 1,
 		 .overlap = D(1) + 5, .overlap_len = 1},
+		/* ... reported after a group of fast-string iterations (Intel):
+		 * rsi 40 bytes past the watched source byte, the load */
+		{__LINE__, A(pr_rep), .rsi = D(4) + 45, .rdi = D(0), .rcx = 3, .watch = D(4) + 5,
+		 .watch_len = 1, .pc = A(pr_rep), .kind = DECODE_LOAD, .len = 1,
+		 .overlap = D(4) + 5, .overlap_len = 1},
+		/* ... both pointers past it (rdi 16 bytes, rsi 40): the nearer, the
+		 * store, touched it last */
+		{__LINE__, A(pr_rep), .rsi = D(4) + 45, .rdi = D(1) + 45, .rcx = 3, .watch = D(4) + 5,
+		 .watch_len = 1, .pc = A(pr_rep), .kind = DECODE_STORE, .len = 1,
+		 .overlap = D(4) + 5, .overlap_len = 1},
+		/* ... run down (DF): rdi 40 bytes below the watched byte, the store */
+		{__LINE__, A(pr_rep), .rflags = 0x400, .rsi = D(7), .rdi = D(1) + 5 - 40, .rcx = 3,
+		 .watch = D(1) + 5, .watch_len = 1, .pc = A(pr_rep), .kind = DECODE_STORE, .len = 1,
+		 .overlap = D(1) + 5, .overlap_len = 1},
+		/* ... more than a group (4 KiB) behind both pointers: not this */
+		{__LINE__, A(pr_rep), .rsi = D(4) + 5000, .rdi = D(1) + 5000, .rcx = 3, .watch = D(4) + 5,
+		 .watch_len = 1, .rc = -ENOENT},
+		/* ... ahead of the pointers (not reached yet): not this */
+		{__LINE__, A(pr_rep), .rsi = D(4), .rdi = D(1), .rcx = 3, .watch = D(4) + 5,
+		 .watch_len = 1, .rc = -ENOENT},
 		/* the call's push of its return address traps on the callee's first
 		 * instruction: the call is the leaf, the callee's frame is dropped */
 		{__LINE__, A(pr_callee), .rsp = S(4), .watch = S(4), .watch_len = 8,
