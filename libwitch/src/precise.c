@@ -80,9 +80,9 @@ static int may_be_rep_string(uint64_t pc)
  * its pointers have moved past the access: one element on AMD and where
  * fast strings are off; on Intel cores with fast strings a breakpoint is
  * reported once the current group of iterations is done (SDM vol. 3,
- * 18.3.1.2), the pointers up to a group past it (an Emerald Rapids VM's
- * realloc copy, rep movsb, missed 52 of 311 loads of watched bytes and took
- * the next store for a dead one).  group = 0 asks for the element just
+ * 18.3.1.2), the pointers up to a group past it (on an Emerald Rapids VM
+ * realloc's rep movsb went unmatched, and 52 of 312 watches on the bytes
+ * it copied were decided by the next store instead: dead).  group = 0 asks for the element just
  * done; else the element, within `group` bytes behind the pointer, that
  * last touched the watched bytes. */
 #define REP_GROUP_BYTES 4096u
