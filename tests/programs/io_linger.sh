@@ -4,9 +4,9 @@
 #  1. WITCH_RATE=2000 (a fixed rate: nothing is let go): phase C's 4 GB of
 #     preads run with watchpoints armed; the profile counts them
 #     (dr_bytes_armed >= 2e9: at least half of C) and prices them
-#     (cost_dr_ns > 0), and watch_expired is 0.  Each round's B re-arms the
-#     slots its C then waits on: 4.02-4.10e9 over 8 runs of 2026-11-27's
-#     build (one B and one C read 1.83-4.10e9).
+#     (cost_dr_ns, checked in 2), and watch_expired is 0.  Each round's B
+#     re-arms the slots its C then waits on: 4.02-4.10e9 over 8 runs of
+#     2026-11-27's build (one B and one C read 1.83-4.10e9).
 #  2. WITCH_BUDGET=20 (many ticks, the budget's rules): the armed reads cost
 #     far over 20% of the program's user time, so ticks let the waiting
 #     samples go (watch_expired >= 1), and the armed bytes are fewer than
@@ -38,8 +38,19 @@ run() { # NAME VAR=VALUE
 }
 run fixed WITCH_RATE=2000
 read -r bytes cost expired <<<"$(stats "$tmp/fixed.prof")"
-[ "$bytes" -ge 2000000000 ] && [ "$cost" -gt 0 ] && [ "$expired" -eq 0 ] ||
-	{ echo "FAIL: fixed rate: armed bytes $bytes (want >= 2e9), cost $cost ns (> 0), expired $expired (0)"; exit 1; }
+[ "$bytes" -ge 2000000000 ] && [ "$expired" -eq 0 ] ||
+	{ echo "FAIL: fixed rate: armed bytes $bytes (want >= 2e9), expired $expired (0)"; exit 1; }
+# The budget half needs armed copies to cost something.  Intel cores keep
+# fast strings with a breakpoint armed (they report it after a group of
+# iterations): on an Emerald Rapids VM drcost priced 3e9 armed bytes at
+# 0.6 us-3 ms (its probe's noise), under 1% of the run, nothing for the
+# budget to let go of, where the EPYC's ~0.1-0.5 ns a byte prices them at
+# seconds (and so priced above 0, which the check below implies).  Under
+# 0.01 ns a byte: skipped.
+if [ $((cost * 100)) -lt "$bytes" ]; then
+	echo "SKIP io_linger budget: armed copies cost nothing on this CPU ($cost ns for $bytes bytes; fixed rate passed)"
+	exit 77
+fi
 # Whether one of B's samples is still armed when its C starts is chance
 # (one run in ~8 let none go when B and C ran once: a fresh clone's CI read
 # none twice in a row); four rounds give four chances.  16 runs of
