@@ -242,7 +242,8 @@ static void regs_of(const struct witch_thread *t, const ucontext_t *uc, struct d
 /* --- tick path: sample -> look -> context -> client -> watchpoint ---------- */
 
 /* rep_fast: no watchpoint was armed in the stretch the look stands for
- * (armed ones slow the program's rep string instructions, costmodel.h). */
+ * (armed ones slow the program's rep string instructions on AMD,
+ * costmodel.h; not on Intel, drcost.h). */
 static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, int rep_fast,
 			struct look_env *env)
 {
@@ -253,7 +254,7 @@ static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, int 
 	env->stats = (struct witch_stats *)&t->stats;
 	env->max_steps = witch_rt.cfg->max_steps;
 	env->tick_ns = 0;
-	env->rep_fast = rep_fast;
+	env->rep_fast = rep_fast || drcost_armed_strings_fast();
 	env->watch_kinds = sample_watch_kinds();
 	env->decide_kinds =
 		witch_rt.cfg->verdicts == CONFIG_VERDICTS_NONE ? 0 : witch_rt.craft->traced_kinds;

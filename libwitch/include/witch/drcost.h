@@ -66,6 +66,11 @@ int drcost_priced(void);
 /* The prices in use (ns). */
 double drcost_fault_ns(void);
 double drcost_byte_ns(void);
+/* Whether the price found rep movs/stos as fast with a breakpoint armed as
+ * without: Intel cores keep fast-string operation and report a breakpoint
+ * after a group of iterations (1.0-1.35x, bench/results/
+ * dr_fast_string_intel.md), AMD's give it up (16-27x). */
+int drcost_armed_strings_fast(void);
 /* A thread starts: no stretch yet. */
 void drcost_begin(struct drcost *d);
 /* At every handler entry: the stretch since the last exit goes to s
