@@ -110,7 +110,11 @@ def one_run(args, seed, client, rate, tally):
         if native[0] != profiled[0]:
             fails.append(f"{name}: exit status {profiled[0]}, native {native[0]}")
         if native[1] != profiled[1]:
-            fails.append(f"{name}: stdout differs")
+            diff = next((f"{a!r} natively, {b!r} profiled" for a, b in
+                         zip(native[1].splitlines(), profiled[1].splitlines()) if a != b),
+                        f"{len(native[1].splitlines())} lines natively, "
+                        f"{len(profiled[1].splitlines())} profiled")
+            fails.append(f"{name}: stdout differs: {diff}")
         if native[2] != profiled[2]:
             fails.append(f"{name}: stderr differs: {profiled[2][:200]!r}")
         procs = read_log(plog)
