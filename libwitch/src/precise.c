@@ -82,9 +82,9 @@ static int may_be_rep_string(uint64_t pc)
  * reported once the current group of iterations is done (SDM vol. 3,
  * 18.3.1.2), the pointers up to a group past it (on an Emerald Rapids VM
  * realloc's rep movsb went unmatched, and 52 of 312 watches on the bytes
- * it copied were decided by the next store instead: dead).  group = 0 asks for the element just
- * done; else the element, within `group` bytes behind the pointer, that
- * last touched the watched bytes. */
+ * it copied were decided by the next store instead: dead).  group = 0
+ * asks for the element just done; else the element, within `group` bytes
+ * behind the pointer, that last touched the watched bytes. */
 #define REP_GROUP_BYTES 4096u
 static int resolve_rep_in_flight(const struct decode_regs *regs, const struct watched *w,
 				 uint32_t group, struct precise_access *out)

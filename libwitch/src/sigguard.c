@@ -4,6 +4,7 @@
 #include "witch/fatal.h"
 #include "witch/handler.h"
 #include "witch/rescue.h"
+#include "witch/watchpoint.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -82,12 +83,11 @@ static void guard_on_rt(int sig, siginfo_t *si, void *uc)
 		guard_chain(1, sig, si, uc);
 }
 
-#define GUARD_TRAP_PERF 6       /* si_code of a perf SIGTRAP (asm-generic/siginfo.h) */
 #define GUARD_EFLAGS_TF 0x100ull
 
-/* A perf breakpoint's SIGTRAP, or a single step's, that no profiled thread
- * claims (a thread between its end and its last trap, a fork's child
- * before its thread begins), where the program keeps SIGTRAP's default:
+/* A SIGTRAP of one of the runtime's watchpoints (its tag), or a single
+ * step's, that no profiled thread claims (a thread between its end and its
+ * last trap, a fork's child before its thread begins), where the program keeps SIGTRAP's default:
  * only the runtime can have raised it, and the default would end the
  * program (the soak test's forked children died of signal 5 on a machine
  * whose watchpoints trap, 2 runs in 30).  Dropped, the trap flag cleared.
@@ -98,7 +98,7 @@ static int guard_stray_trap(const siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 	if ((a->sa_flags & SA_SIGINFO) || a->sa_handler != SIG_DFL)
 		return 0;
-	if (si->si_code == GUARD_TRAP_PERF)
+	if (watchpoint_trap_is_ours(si))
 		return 1;
 	if (si->si_code == TRAP_TRACE && (uc->uc_mcontext.gregs[REG_EFL] & (greg_t)GUARD_EFLAGS_TF)) {
 		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)GUARD_EFLAGS_TF;

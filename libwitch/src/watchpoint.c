@@ -251,17 +251,29 @@ uint32_t watchpoint_set_armed(const struct watchpoint_set *s)
 	return m;
 }
 
-int watchpoint_slot_of_trap(const struct watchpoint_set *s, const siginfo_t *si)
+/* The slot a perf SIGTRAP of ours carries, or -1 (not a perf trap, or not
+ * tagged by the runtime).  glibc 2.36's siginfo_t lacks the kernel's _perf
+ * fields: si_perf_data is the word after si_addr (uapi asm-generic/siginfo.h). */
+static int tagged_slot(const siginfo_t *si)
 {
-	/* glibc 2.36's siginfo_t lacks the kernel's _perf fields: si_perf_data
-	 * is the word after si_addr (uapi asm-generic/siginfo.h). */
 	uint64_t data;
 	if (si->si_code != TRAP_PERF_CODE)
 		return -1;
 	memcpy(&data, (const char *)si + offsetof(siginfo_t, si_addr) + sizeof(void *), sizeof(data));
-	if ((data & ~SIG_DATA_SLOT_MASK) != SIG_DATA_TAG || (int)(data & SIG_DATA_SLOT_MASK) >= s->n)
+	if ((data & ~SIG_DATA_SLOT_MASK) != SIG_DATA_TAG)
 		return -1;
 	return (int)(data & SIG_DATA_SLOT_MASK);
+}
+
+int watchpoint_slot_of_trap(const struct watchpoint_set *s, const siginfo_t *si)
+{
+	int slot = tagged_slot(si);
+	return slot < s->n ? slot : -1;
+}
+
+int watchpoint_trap_is_ours(const siginfo_t *si)
+{
+	return tagged_slot(si) >= 0;
 }
 
 int watchpoint_uses_sigtrap(void)

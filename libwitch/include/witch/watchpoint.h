@@ -99,6 +99,9 @@ int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd);
 /* The slot a SIGTRAP of ours stands for (TRAP_PERF, its sig_data tagged
  * with the slot), or -1: another SIGTRAP (a single step, the program's). */
 int watchpoint_slot_of_trap(const struct watchpoint_set *s, const siginfo_t *si);
+/* Whether si is a perf SIGTRAP of one of the runtime's watchpoints, any
+ * thread's (its sig_data tag), whether or not a set still holds it. */
+int watchpoint_trap_is_ours(const siginfo_t *si);
 /* 1 when traps come as SIGTRAPs (watchpoint_probe chose them), 0 when as
  * the set's signal. */
 int watchpoint_uses_sigtrap(void);
