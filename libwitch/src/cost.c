@@ -18,6 +18,7 @@
 #define PREEMPT_TIMES_MEAN 6.0
 
 static double ns_per_tsc = 1.0 / 3.0;
+static double hit_price_ns = ROUND_TRIP_GUESS_NS; /* until cost_price_hit */
 
 static double now_ns(void)
 {
@@ -44,6 +45,12 @@ int cost_init(void)
 	if (best > 0.01 && best < 10)
 		ns_per_tsc = best;
 	return 0;
+}
+
+void cost_price_hit(double hit_ns)
+{
+	if (hit_ns > 0)
+		hit_price_ns = hit_ns;
 }
 
 double cost_tsc_ns(uint64_t tsc)
@@ -82,17 +89,20 @@ void cost_enter(struct cost *c)
 	}
 }
 
-void cost_leave(struct cost *c, int soon, enum cost_entry entry)
+void cost_leave(struct cost *c, int soon, enum cost_entry entry, uint64_t covered_from_tsc)
 {
 	c->exit_tsc = __rdtsc();
 	double handler = (double)(c->exit_tsc - c->entry_tsc) * ns_per_tsc;
 	double trip = entry == COST_TRIP     ? c->round_trip_ns
 		      : entry == COST_TICK   ? cost_tick_ns(c)
 		      : entry == COST_SIGNAL ? COST_SIGNAL_NS
+		      : entry == COST_WATCH  ? hit_price_ns + COST_SIGNAL_RETURN_NS
 					     : 0;
 	double in_interval = handler;
+	uint64_t from_tsc = c->entry_tsc;
 	if (c->restart_tsc) {
 		in_interval = (double)(c->exit_tsc - c->restart_tsc) * ns_per_tsc;
+		from_tsc = c->restart_tsc;
 		c->restart_tsc = 0;
 	}
 	if (handler > PREEMPT_MIN_NS && c->handler_runs >= 16 &&
@@ -107,14 +117,23 @@ void cost_leave(struct cost *c, int soon, enum cost_entry entry)
 				      (c->handler_runs < 64 ? c->handler_runs + 1 : 64);
 		c->handler_runs++;
 	}
-	c->since_ns += in_interval; /* the clock skips kernel time (exclude_kernel) */
+	if (covered_from_tsc && covered_from_tsc < c->exit_tsc) {
+		uint64_t from = covered_from_tsc > from_tsc ? covered_from_tsc : from_tsc;
+		in_interval -= (double)(c->exit_tsc - from) * ns_per_tsc;
+		if (in_interval < 0)
+			in_interval = 0;
+	}
+	c->since_ns += in_interval;
+	/* A trap's or a step's round trip falls inside the interval (cost.h);
+	 * a tick's comes before the interval it starts. */
+	if ((entry == COST_TRIP || entry == COST_WATCH) && !(covered_from_tsc && covered_from_tsc <= c->entry_tsc))
+		c->since_kernel_ns += trip;
 	c->since_all_ns += handler + trip;
 	c->handler_ns += handler;
 	c->kernel_ns += trip;
 	c->round_trips += entry != COST_CALL;
 	/* Measure every round trip that is expected right back (two clock
-	 * reads, ~1 us): single steps, and the own traps of one sample in
-	 * SELF_CHECK_EVERY (sample.c), the rest let by in the kernel. */
+	 * reads, ~1 us): single steps. */
 	if (soon) {
 		c->measuring = 1;
 		c->exit_cpu_ns = cost_thread_cpu_ns();
@@ -155,6 +174,7 @@ double cost_tick_ns(const struct cost *c)
 
 void cost_add_kernel(struct cost *c, double ns)
 {
+	c->since_kernel_ns += ns;
 	c->since_all_ns += ns;
 	c->kernel_ns += ns;
 }
@@ -162,13 +182,14 @@ void cost_add_kernel(struct cost *c, double ns)
 void cost_restart_interval(struct cost *c)
 {
 	c->restart_tsc = __rdtsc();
-	c->since_ns = 0;
+	c->since_ns = c->since_kernel_ns = 0;
 }
 
-void cost_restart_interval_at_entry(struct cost *c)
+void cost_restart_interval_at_entry(struct cost *c, double before_ns)
 {
 	c->restart_tsc = c->entry_tsc;
 	c->since_ns = 0;
+	c->since_kernel_ns = before_ns;
 }
 
 double cost_in_handler_ns(const struct cost *c)
@@ -178,9 +199,9 @@ double cost_in_handler_ns(const struct cost *c)
 
 double cost_take_interval(struct cost *c, double *all_ns)
 {
-	double s = c->since_ns;
+	double s = c->since_ns + c->since_kernel_ns;
 	*all_ns = c->since_all_ns;
-	c->since_ns = c->since_all_ns = 0;
+	c->since_ns = c->since_kernel_ns = c->since_all_ns = 0;
 	return s;
 }
 

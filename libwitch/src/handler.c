@@ -53,7 +53,7 @@ static int handler_enter(struct witch_thread *t)
 	t->stats.dr_bytes_armed += dr.bytes_armed;
 	t->stats.dr_faults_armed += dr.faults_armed;
 	t->stats.cost_dr_ns += dr.cost_ns;
-	t->back_soon = 0;
+	t->back_soon = t->back_step = 0;
 	if (!__atomic_load_n(&t->paused, __ATOMIC_SEQ_CST))
 		return 1;
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
@@ -62,7 +62,7 @@ static int handler_enter(struct witch_thread *t)
 
 static void handler_leave(struct witch_thread *t, enum cost_entry entry)
 {
-	cost_leave(&t->cost, t->back_soon, entry);
+	cost_leave(&t->cost, t->back_step, entry, t->bulk.active ? t->bulk.enter_tsc : 0);
 	drcost_leave(&t->drcost, watchpoint_set_armed(&t->wps) != 0, t->back_soon);
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 }
@@ -75,7 +75,7 @@ static void handler_rescued(struct witch_thread *t, ucontext_t *uc)
 	t->stats.handler_faults++;
 	phdrs_rescue();
 	look_end(&t->look);
-	t->back_soon = 0;
+	t->back_soon = t->back_step = 0;
 	if (uc)
 		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 }
@@ -170,7 +170,7 @@ static int handler_on_perf_trap(struct witch_thread *t, siginfo_t *si, ucontext_
 	if (r.slot < 0)
 		return 0;
 	if (!witch_rt.off && t->active && handler_enter(t))
-		handler_run_signal(t, uc, run_trap, &r, COST_TRIP);
+		handler_run_signal(t, uc, run_trap, &r, COST_WATCH);
 	return 1;
 }
 
@@ -306,7 +306,10 @@ static void interval_next(struct witch_thread *t)
 	if (rc < 0)
 		t->stats.clock_errors++;
 	if (rc == SAMPLER_FROM_ARRIVAL) {
-		cost_restart_interval_at_entry(&t->cost); /* kept: no period set to time */
+		/* kept: no period set to time; a perf clock's ran on from the
+		 * tick's own period, its delivery in it */
+		double tick_ns = sampler_perf_interval_ns(&t->sampler) ? cost_tick_ns(&t->cost) : 0;
+		cost_restart_interval_at_entry(&t->cost, tick_ns);
 	} else {
 		cost_restart_interval(&t->cost); /* it began at the call */
 		cost_tick_from(&t->cost, rc < 0 ? 0 : (double)sampler_perf_interval_ns(&t->sampler));
@@ -321,7 +324,7 @@ static void look_apply(struct witch_thread *t, ucontext_t *uc, enum look_next ne
 {
 	if (next == LOOK_STEP) {
 		uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)EFLAGS_TF;
-		t->back_soon = 1;
+		t->back_soon = t->back_step = 1;
 		return;
 	}
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;

@@ -107,9 +107,11 @@ int profile_fold(struct cct *cct, struct pairtab *pairs, const struct witch_stat
 	/* Gauges, not counts: the largest thread's. */
 	uint64_t trip = max_u64(prof.stats.round_trip_ns, st->round_trip_ns);
 	uint64_t tick = max_u64(prof.stats.tick_trip_ns, st->tick_trip_ns);
+	uint64_t hit = max_u64(prof.stats.hit_ns, st->hit_ns);
 	stats_add(&prof.stats, st);
 	prof.stats.round_trip_ns = trip;
 	prof.stats.tick_trip_ns = tick;
+	prof.stats.hit_ns = hit;
 	prof.stats.skip_cct_full += cct->dropped;
 	prof.stats.skip_pairs_full += pairs->dropped;
 	/* The bytes the samples stand for, by context, since the last fold:

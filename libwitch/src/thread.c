@@ -325,6 +325,7 @@ static void thread_fold(struct witch_thread *t)
 		  &t->stats.round_trips, &t->stats.cost_preempted);
 	t->stats.round_trip_ns = (uint64_t)t->cost.round_trip_ns;
 	t->stats.tick_trip_ns = t->cost.tick_trip_samples ? (uint64_t)t->cost.tick_trip_ns : 0;
+	t->stats.hit_ns = (uint64_t)watchpoint_hit_ns();
 	t->stats.threads_unprofiled += __atomic_exchange_n(&thread_unprofiled, 0, __ATOMIC_RELAXED);
 	profile_fold(&t->cct, &t->pairs, &t->stats);
 	memset(&t->stats, 0, sizeof(t->stats));

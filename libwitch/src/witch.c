@@ -292,6 +292,7 @@ __attribute__((constructor)) static void witch_init(void)
 			 strerror(-rc));
 		return;
 	}
+	cost_price_hit(watchpoint_hit_ns());
 	/* Without an invariant TSC the cost model takes every load for a hit. */
 	if (!inherited && (rc = memlat_init()) < 0)
 		log_verbose(1, "no invariant TSC (%s): cache misses are not measured", strerror(-rc));

@@ -14,11 +14,17 @@
  * known time past it (the kernel's part of a tick, stood in for), and lets
  * the tick arrive (cost_tick_arrived): the price of a COST_TICK run is that
  * time past, or the round trip's while nothing valid was timed.
+ *
+ * Interval rows: what a tick's interval leaves out as the profiler's
+ * (cost_take_interval): the handler runs in it and the round trips of
+ * traps and steps, not a tick's own (it comes before the interval it
+ * starts), nor what a timed counted call already left out (bulk.h).
  */
 #include "witch/cost.h"
 #include "check.h"
 
 #include <time.h>
+#include <x86intrin.h>
 
 static double clock_ns(clockid_t clock)
 {
@@ -80,7 +86,7 @@ static struct run one_run(struct cost *c, double ns)
 	double t0 = mono_ns();
 	cost_enter(c);
 	spin_on(CLOCK_MONOTONIC, ns);
-	cost_leave(c, 0, COST_TRIP);
+	cost_leave(c, 0, COST_TRIP, 0);
 	r.wall_ns = mono_ns() - t0;
 	cost_fold(c, &r.handler_ns, &kernel_ns, &trips, &r.preempted);
 	return r;
@@ -121,17 +127,17 @@ static int tick_try(int i, double *got, double *want, uint64_t *kernel)
 	for (int k = 0; k < tick_rows[i].sets; k++) {
 		cost_enter(&c);
 		cost_tick_from(&c, k + 1 < tick_rows[i].sets ? PERIOD : tick_rows[i].period);
-		cost_leave(&c, 0, COST_TICK);
+		cost_leave(&c, 0, COST_TICK, 0);
 	}
 	for (int k = 0; k < tick_rows[i].between; k++) {
 		cost_enter(&c);
-		cost_leave(&c, 0, COST_TRIP);
+		cost_leave(&c, 0, COST_TRIP, 0);
 	}
 	double past = spin_on(CLOCK_THREAD_CPUTIME_ID, PERIOD + tick_rows[i].past) - PERIOD;
 	cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
 	cost_enter(&c);
 	cost_tick_arrived(&c);
-	cost_leave(&c, 0, COST_TICK);
+	cost_leave(&c, 0, COST_TICK, 0);
 	kernel_ns = 0; /* this run's alone */
 	cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
 	*want = tick_rows[i].timed ? past : ROUND_TRIP_GUESS;
@@ -160,6 +166,74 @@ static void tick_row(int i)
 	CHECK(tick_rows[i].line, ok,
 	      "a tick priced %.1f us, want %.1f us; its run counted %llu ns of kernel, want its price",
 	      got / 1e3, want / 1e3, (unsigned long long)kernel);
+}
+
+#define HIT_NS 25000.0 /* cost_price_hit's, in interval rows */
+#define RUN_NS 40000.0 /* the handler run inside the interval */
+
+enum covered { NOT_COVERED, COVERED_BEFORE, COVERED_MID };
+
+static const struct {
+	int line;
+	int kept;              /* the interval began at the tick's entry (kept) */
+	double before_ns;      /* ... and this much of the kernel's before it */
+	enum cost_entry entry; /* the run inside the interval */
+	enum covered covered;  /* a counted call's window: none, begun before the
+				* run, begun in its middle */
+	double want_trip_ns;   /* the run's round trip the interval leaves out */
+	double want_run;       /* the part of the run it leaves out */
+} interval_rows[] = {
+	/* A watchpoint's trap: its run and a hit and a signal. */
+	{__LINE__, 0, 0, COST_WATCH, NOT_COVERED, HIT_NS + COST_SIGNAL_RETURN_NS, 1},
+	/* A step: its run and the round trip (unmeasured: the guess). */
+	{__LINE__, 0, 0, COST_TRIP, NOT_COVERED, ROUND_TRIP_GUESS, 1},
+	/* A tick (a stale one, say): its run only. */
+	{__LINE__, 0, 0, COST_TICK, NOT_COVERED, 0, 1},
+	/* A trap inside a timed counted call: the call's time holds it all. */
+	{__LINE__, 0, 0, COST_WATCH, COVERED_BEFORE, 0, 0},
+	/* A call's window that began in the run's middle: the first half and
+	 * the trip, which came before it. */
+	{__LINE__, 0, 0, COST_WATCH, COVERED_MID, HIT_NS + COST_SIGNAL_RETURN_NS, 0.5},
+	/* A kept perf interval: the tick's own delivery, 30 us, is in it. */
+	{__LINE__, 1, 30e3, COST_WATCH, NOT_COVERED, HIT_NS + COST_SIGNAL_RETURN_NS, 1},
+};
+
+static void interval_row(int i)
+{
+	int line = interval_rows[i].line;
+	struct cost c;
+	double all_ns;
+	cost_begin(&c);
+	cost_price_hit(HIT_NS);
+	/* The tick that starts the interval. */
+	cost_enter(&c);
+	if (interval_rows[i].kept)
+		cost_restart_interval_at_entry(&c, interval_rows[i].before_ns);
+	else
+		cost_restart_interval(&c);
+	cost_leave(&c, 0, COST_TICK, 0);
+	double tick_part = cost_take_interval(&c, &all_ns);
+	/* The run inside it. */
+	uint64_t covered = interval_rows[i].covered == COVERED_BEFORE ? __rdtsc() : 0;
+	double t0 = mono_ns();
+	cost_enter(&c);
+	spin_on(CLOCK_MONOTONIC, RUN_NS / 2);
+	if (interval_rows[i].covered == COVERED_MID)
+		covered = __rdtsc();
+	spin_on(CLOCK_MONOTONIC, RUN_NS / 2);
+	cost_leave(&c, 0, interval_rows[i].entry, covered);
+	double run_wall = mono_ns() - t0;
+	double got = cost_take_interval(&c, &all_ns);
+	if (interval_rows[i].kept)
+		got += tick_part; /* the tick's run and what came before its entry */
+	double want = interval_rows[i].want_trip_ns + interval_rows[i].want_run * RUN_NS +
+		      (interval_rows[i].kept ? interval_rows[i].before_ns : 0);
+	/* The run's wall time over RUN_NS (the clock reads, an interrupt) and,
+	 * kept, the tick's own short run. */
+	double slack = (run_wall - RUN_NS) * interval_rows[i].want_run + 10e3;
+	CHECK(line, got >= want - 2e3 && got <= want + slack,
+	      "the interval left out %.1f us, want %.1f us (+ up to %.1f)", got / 1e3, want / 1e3,
+	      slack / 1e3);
 }
 
 int main(void)
@@ -202,6 +276,8 @@ int main(void)
 	}
 	for (size_t i = 0; i < sizeof(tick_rows) / sizeof(tick_rows[0]); i++)
 		tick_row((int)i);
+	for (size_t i = 0; i < sizeof(interval_rows) / sizeof(interval_rows[0]); i++)
+		interval_row((int)i);
 	if (check_failures)
 		fprintf(stderr, "test_cost: %d failures\n", check_failures);
 	return check_failures != 0;

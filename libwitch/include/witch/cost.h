@@ -8,15 +8,31 @@
  * clock's tick, dearer, is timed apart (COST_TICK).  The
  * round trip is measured, on the thread's CPU clock, for every handler run
  * after which the program runs only a few instructions before the next (a
- * single step; the sampled instruction's own trap right after the tick
- * that armed it, where no hits go by first): the gap is then nearly all
- * kernel.  Its running estimate prices the other handler runs.  Hits a
- * watchpoint lets by cost what watchpoint_probe measured (cost_add_kernel).
+ * single step): the gap is then nearly all kernel.  Its running estimate
+ * prices the other handler runs.  A watchpoint's trap costs a hit as
+ * watchpoint_probe timed it and a signal (COST_WATCH); hits a watchpoint
+ * lets by cost the hit alone (cost_add_kernel).  The sampled instruction's
+ * own trap right after the tick that armed it timed a round trip too,
+ * until 2026-12-03: that gap read 36-76 us on an Emerald Rapids VM, where
+ * a trap costs 28 (hit 26-27, single step 28: the first kernel entry after
+ * an arm there costs ~25 us more, a price of the arm, not of the trap),
+ * and dense_memset's estimate of its kernel time was 1.37x what its CPU
+ * time showed.
  *
- * The software sampler's clock counts the thread's user-mode CPU time (a
- * tick due in the kernel is skipped), the profiler's handlers included: a
- * tick stands for the program's time since the last one, which is the
- * clock's interval less the handler time in it (cost_take_interval).
+ * The software sampler's clocks count the thread's CPU time, the
+ * profiler's handlers included and, in practice, the kernel round trips
+ * it causes: a perf clock skips a tick due while the kernel runs with
+ * interrupts on (a system call), but a #DB exception and a signal's
+ * delivery run with them off, and the tick comes at the first user
+ * instruction after (realloc_copy at 2000/s: 2351 ticks for 1.17 s of
+ * intervals in 1.34 s of CPU, 0.3-0.5 s of it the kernel's round trips);
+ * the timer's interval is the CPU clock's, kernel and all.  So a tick
+ * stands for the program's time since the last one: the clock's interval
+ * less the handler time and the priced round trips of traps and steps in
+ * it (cost_take_interval).  Before (2026-12-03) the round trips were not
+ * taken out, and on an Emerald Rapids VM, where a trap costs 28-38 us
+ * (bench/trap_trip.c), realloc_copy's scalar fills weighed 0.37-0.41 of
+ * its sampled bytes for 0.33.
  */
 #ifndef WITCH_COST_H
 #define WITCH_COST_H
@@ -30,7 +46,8 @@ struct cost {
 	double exit_cpu_ns;    /* the thread's CPU clock at that exit */
 	double round_trip_ns;  /* running estimate of one kernel round trip */
 	double since_ns;       /* handler time inside the sampler's interval */
-	double since_all_ns;   /* ... with the kernel round trips */
+	double since_kernel_ns; /* the profiler's kernel round trips inside it */
+	double since_all_ns;   /* handler time and round trips since cost_take_interval */
 	double handler_ns, kernel_ns; /* spent since the last cost_fold */
 	uint64_t round_trips;
 	uint64_t round_trip_samples;
@@ -65,7 +82,16 @@ enum cost_entry {
 		      * tick, sampler.h): its delivery and return only */
 	COST_TICK,   /* a perf clock's tick: its own interrupts and signal, as
 		      * timed (cost_tick_from); the round trip until then */
+	COST_WATCH,  /* a watchpoint's SIGTRAP: a hit (cost_price_hit) and a
+		      * signal's delivery and return (COST_SIGNAL_RETURN_NS) */
 };
+/* What a signal adds to a hit: a trap with an empty handler less a hit let
+ * by, 1.0-2.7 us on an Emerald Rapids VM (2026-12-03, 3 x 20,000 each),
+ * a tgkill to self and its delivery 1.5 there. */
+#define COST_SIGNAL_RETURN_NS 2000.0
+/* Once, after watchpoint_probe: the price of a hit the kernel handles
+ * (a #DB; ~26 us in these VMs, ~1 us on bare metal). */
+void cost_price_hit(double hit_ns);
 /* A timer tick's signal, over the program's own time: 1-21 us here, median
  * 8 over 7 runs (bench/tick_cost.c, 2026-11-27; a tgkill to self, hot, 2.6
  * us).  Not timed in the handler: the timer fires at the scheduler tick
@@ -96,9 +122,11 @@ void cost_tick_from(struct cost *c, double period_ns);
 void cost_tick_arrived(struct cost *c);
 /* The price of a perf clock's tick: as timed, else the round trip's. */
 double cost_tick_ns(const struct cost *c);
-/* At exit.  soon: the program is expected back at once (a step, a pending
- * self-trap). */
-void cost_leave(struct cost *c, int soon, enum cost_entry entry);
+/* At exit.  soon: the program is expected back at once by a single step.  covered_from_tsc: from this TSC on, time is already left
+ * out of the interval by another (a timed counted call the run came
+ * inside, bulk.h), so the run's time after it, and its round trip when it
+ * all came after, are not counted in the interval again; 0: none. */
+void cost_leave(struct cost *c, int soon, enum cost_entry entry, uint64_t covered_from_tsc);
 /* Kernel time the profiler caused outside any handler run (hits a
  * watchpoint let by, watchpoint_arm_after). */
 void cost_add_kernel(struct cost *c, double ns);
@@ -106,12 +134,15 @@ void cost_add_kernel(struct cost *c, double ns);
  * of this handler counts in it. */
 void cost_restart_interval(struct cost *c);
 /* Inside a handler: the sampler's interval began before it (a kept
- * interval, sampler.h), so all of this handler counts in it. */
-void cost_restart_interval_at_entry(struct cost *c);
+ * interval, sampler.h), so all of this handler counts in it, and so do
+ * before_ns of the kernel's before the entry (a kept perf clock's interval
+ * began where the tick's own period ended: the tick's delivery is in it). */
+void cost_restart_interval_at_entry(struct cost *c, double before_ns);
 /* Inside a handler: its time so far. */
 double cost_in_handler_ns(const struct cost *c);
-/* Handler ns inside the interval; *all_ns: everything spent since the last
- * call, the kernel's part included (for the budget). */
+/* The profiler's ns inside the interval, handler runs and the round trips
+ * of traps and steps (see above); *all_ns: everything spent since the last
+ * call, every round trip included (for the budget). */
 double cost_take_interval(struct cost *c, double *all_ns);
 /* Add what was spent since the last fold to the counters. */
 void cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns, uint64_t *round_trips,

@@ -70,6 +70,7 @@
 	X(round_trips)        /* signals and traps handled (each a round trip) */ \
 	X(round_trip_ns)      /* a round trip's cost as measured (max of threads) */ \
 	X(tick_trip_ns)       /* a perf clock tick's cost as measured (max of threads) */ \
+	X(hit_ns)             /* a watchpoint hit let by in the kernel, as probed */ \
 	X(cost_preempted)     /* handler runs that lost the CPU: counted at the mean */ \
 	X(dr_bytes_armed)     /* bytes read and written with watchpoints armed (drcost.h) */ \
 	X(dr_faults_armed)    /* page faults with watchpoints armed */           \

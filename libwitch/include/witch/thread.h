@@ -53,6 +53,7 @@ struct witch_thread {
 	uint32_t self_checks;         /* samples that could skip their own trap (sample.c) */
 	struct budget budget;         /* the rate following WITCH_BUDGET (budget.h) */
 	int back_soon;                /* this handler run expects the program back at once */
+	int back_step;                /* ... by a single step (cost.h times it) */
 	/* Periodic flush: the flusher sets paused, then waits for in_handler
 	 * to clear before reading the thread's tables (handler.c enters and
 	 * leaves around every use of them). */
