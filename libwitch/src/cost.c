@@ -126,7 +126,8 @@ void cost_leave(struct cost *c, int soon, enum cost_entry entry, uint64_t covere
 	c->since_ns += in_interval;
 	/* A trap's or a step's round trip falls inside the interval (cost.h);
 	 * a tick's comes before the interval it starts. */
-	if ((entry == COST_TRIP || entry == COST_WATCH) && !(covered_from_tsc && covered_from_tsc <= c->entry_tsc))
+	int covered_all = covered_from_tsc && covered_from_tsc <= c->entry_tsc;
+	if ((entry == COST_TRIP || entry == COST_WATCH) && !covered_all)
 		c->since_kernel_ns += trip;
 	c->since_all_ns += handler + trip;
 	c->handler_ns += handler;

@@ -367,8 +367,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	 * run ahead counted them, and so does the own access when the client
 	 * needs nothing from its trap: a signal round trip each saved.  One
 	 * such sample in SELF_CHECK_EVERY traps on its own access anyway: that
-	 * checks the count (predict_ok, predict_miss) and measures a round
-	 * trip (cost.h).  Else every hit traps (pending_self). */
+	 * checks the count (predict_ok, predict_miss).  Else every hit traps
+	 * (pending_self). */
 	int hits = r->ran ? -1 : sample_hits_before(r, &cand);
 	if (witch_rt.craft->on_sample(&cand) < 0) {
 		t->stats.skip_unreadable++;
@@ -407,8 +407,8 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		cost_add_kernel(&t->cost, pass * watchpoint_hit_ns());
 	}
 	t->wps.wp[slot].own = cand.own; /* the slot's fd, state and range stay */
-	/* The own trap comes right back unless hits go by first: then it
-	 * times a round trip (cost.h). */
+	/* The own trap comes right back unless hits go by first (drcost.h:
+	 * no program work to read the counters around). */
 	t->back_soon |= cand.own.pending_self && pass == 0;
 	t->stats.watchpoints_armed++;
 }

@@ -14,10 +14,11 @@
  * lets by cost the hit alone (cost_add_kernel).  The sampled instruction's
  * own trap right after the tick that armed it timed a round trip too,
  * until 2026-12-03: that gap read 36-76 us on an Emerald Rapids VM, where
- * a trap costs 28 (hit 26-27, single step 28: the first kernel entry after
- * an arm there costs ~25 us more, a price of the arm, not of the trap),
- * and dense_memset's estimate of its kernel time was 1.37x what its CPU
- * time showed.
+ * a trap with an empty handler costs 28-30 us, a hit let by 26-27 and a
+ * single step 28, and over dense_memset's run its traps and hits cost ~28
+ * each (CPU time with watchpoints less without, less the handlers'); the
+ * gap also held the tick's return after its arm.  dense_memset's estimate
+ * of its kernel time was 1.37x what its CPU time showed.
  *
  * The software sampler's clocks count the thread's CPU time, the
  * profiler's handlers included and, in practice, the kernel round trips
@@ -122,10 +123,11 @@ void cost_tick_from(struct cost *c, double period_ns);
 void cost_tick_arrived(struct cost *c);
 /* The price of a perf clock's tick: as timed, else the round trip's. */
 double cost_tick_ns(const struct cost *c);
-/* At exit.  soon: the program is expected back at once by a single step.  covered_from_tsc: from this TSC on, time is already left
- * out of the interval by another (a timed counted call the run came
- * inside, bulk.h), so the run's time after it, and its round trip when it
- * all came after, are not counted in the interval again; 0: none. */
+/* At exit.  soon: the program is expected back at once by a single step.
+ * covered_from_tsc: from this TSC on, time is already left out of the
+ * interval by another (a timed counted call the run came inside, bulk.h),
+ * so the run's time after it, and its round trip when it all came after,
+ * are not counted in the interval again; 0: none. */
 void cost_leave(struct cost *c, int soon, enum cost_entry entry, uint64_t covered_from_tsc);
 /* Kernel time the profiler caused outside any handler run (hits a
  * watchpoint let by, watchpoint_arm_after). */
