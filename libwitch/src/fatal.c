@@ -89,6 +89,14 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
 }
 
+int fatal_end_with(int sig, siginfo_t *si, void *uc)
+{
+	if (!fatal_real_sigaction || !fatal_write)
+		return -ENOSYS;
+	fatal_handler(sig, si, uc);
+	return 0;
+}
+
 static int fatal_own(unsigned i)
 {
 	struct sigaction sa;

@@ -193,6 +193,13 @@ int handler_on_sigtrap(siginfo_t *si, void *ucv)
 	return 1;
 }
 
+void handler_on_lost_trap(void)
+{
+	struct witch_thread *t = thread_self();
+	if (t)
+		t->stats.traps_lost++;
+}
+
 /* The program's context here, for the unwind: this frame is live while
  * sample_take runs. */
 static void run_call(struct witch_thread *t, ucontext_t *no_uc, void *arg)

@@ -33,6 +33,7 @@ static double hit_ns = HIT_GUESS_NS;
 #define SIG_DATA_TAG 0x5749544348000000ull /* "WITCH" */
 #define SIG_DATA_SLOT_MASK 0xffull
 static int use_sigtrap;
+static volatile int any_open; /* watchpoint_any_open */
 
 static void attr_sigtrap(struct perf_event_attr *a, int slot)
 {
@@ -101,6 +102,7 @@ int watchpoint_set_open(struct watchpoint_set *s, uint32_t want, int sig, pid_t 
 		s->wp[s->n].fd = fd;
 		s->wp[s->n].armed = 0;
 		s->n++;
+		any_open = 1;
 	}
 	return s->n > 0 ? s->n : first_error;
 }
@@ -274,6 +276,11 @@ int watchpoint_slot_of_trap(const struct watchpoint_set *s, const siginfo_t *si)
 int watchpoint_trap_is_ours(const siginfo_t *si)
 {
 	return tagged_slot(si) >= 0;
+}
+
+int watchpoint_any_open(void)
+{
+	return any_open;
 }
 
 int watchpoint_uses_sigtrap(void)

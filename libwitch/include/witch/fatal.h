@@ -33,6 +33,12 @@
 
 /* Once, from the constructor, after the runtime is live. */
 int fatal_install(void (*write_profile)(void));
+/* The same stand-in for a signal another module keeps (sigguard's SIGTRAP
+ * and real-time signal) when the program leaves it at a default action that
+ * ends the process: the profile written, then the signal sent again with
+ * its default action, which takes the process as the handler returns.
+ * From that signal's handler; -ENOSYS before fatal_install. */
+int fatal_end_with(int sig, siginfo_t *si, void *uc);
 /* sigaction for the program on a signal the runtime may stand in for: returns
  * 1 when handled here (rc in errno semantics: 0), 0 when sig is none of these
  * (the caller goes on), -1 with errno on failure. */

@@ -20,6 +20,9 @@
 int handler_on_signal(int sig, siginfo_t *si, void *uc);
 /* SIGTRAP: 1 if it was the runtime's single step. */
 int handler_on_sigtrap(siginfo_t *si, void *uc);
+/* A SIGTRAP sigguard found to be a watchpoint's hit whose cause the kernel
+ * lost (sigguard.c): counted in the thread's traps_lost, nothing else. */
+void handler_on_lost_trap(void);
 /* Sample the byte at addr that the program's call of fn (a C library bulk
  * operation, bulk.h) is about to access, or with ran has accessed (kind:
  * DECODE_STORE or DECODE_LOAD), standing for weight bytes.  Not from a

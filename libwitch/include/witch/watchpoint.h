@@ -102,6 +102,9 @@ int watchpoint_slot_of_trap(const struct watchpoint_set *s, const siginfo_t *si)
 /* Whether si is a perf SIGTRAP of one of the runtime's watchpoints, any
  * thread's (its sig_data tag), whether or not a set still holds it. */
 int watchpoint_trap_is_ours(const siginfo_t *si);
+/* 1 once any set has had a slot open in this process: from then on a debug
+ * exception here may be the runtime's. */
+int watchpoint_any_open(void);
 /* 1 when traps come as SIGTRAPs (watchpoint_probe chose them), 0 when as
  * the set's signal. */
 int watchpoint_uses_sigtrap(void);
