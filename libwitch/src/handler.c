@@ -326,17 +326,25 @@ static void interval_next(struct witch_thread *t)
 /* Step on, or not.  Single steps run on the thread's CPU clock: restart the
  * interval when they end, or code that needs more steps per sample would
  * get more samples. */
-static void look_apply(struct witch_thread *t, ucontext_t *uc, enum look_next next,
-		       int was_stepping)
+static enum look_next look_apply(struct witch_thread *t, ucontext_t *uc, enum look_next next,
+				 int was_stepping)
 {
+	if (next == LOOK_STEP && sigismember(&uc->uc_sigmask, SIGTRAP) == 1) {
+		/* The program blocks SIGTRAP here: the kernel would force a
+		 * step's trap through at SIGTRAP's default action, ending it. */
+		t->stats.skip_no_step++;
+		look_end(&t->look);
+		next = LOOK_NONE;
+	}
 	if (next == LOOK_STEP) {
 		uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)EFLAGS_TF;
 		t->back_soon = t->back_step = 1;
-		return;
+		return next;
 	}
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 	if (was_stepping)
 		interval_restart(t); /* the steps were before the new interval */
+	return next;
 }
 
 /* drcost_price's watchpoint: slot 0 on a word nothing touches, or none. */
@@ -460,7 +468,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	tick_ctx.n = 0;
 	for (int i = 0; i < n; i++)
 		sample_pick(t, uc, &picks[i], &tick_ctx);
-	look_apply(t, uc, next, 0);
+	next = look_apply(t, uc, next, 0);
 	if (next == LOOK_STEP)
 		interval_restart(t); /* (again when the steps end) */
 	else
@@ -479,7 +487,7 @@ static void step_soft(struct witch_thread *t, ucontext_t *uc)
 	enum look_next next = look_step(&t->look, &env, &regs, &pick);
 	if (next == LOOK_SAMPLE)
 		sample_pick(t, uc, &pick, NULL);
-	look_apply(t, uc, next, 1);
+	(void)look_apply(t, uc, next, 1);
 }
 
 /* A PMU sample: the instruction and data address are exact, the access

@@ -19,15 +19,26 @@
  *                                                        the program's)
  *   icebp      own handler      "own handler 1"          the same
  *   icebp-dfl  default          dies of SIGTRAP          the same
+ *   step-blocked  blocked       "stepped 0"              the same
  *
  * Profiled, "lost" and "lost-own" count one traps_lost in the profile.
+ * step-blocked blocks SIGTRAP (only) and stores around cpuid for 0.4 s of
+ * CPU time: the emulator stops at cpuid, so the run ahead single-steps
+ * over it to the store after (steps in hundreds of 2000/s ticks).  A
+ * step's trap is forced through a blocked SIGTRAP at its default action
+ * (the kernel's force_sig), so the runtime must not step there: profiled,
+ * skip_no_step > 0 and the program lives.  ("stepped 0" is its own count
+ * of SIGTRAPs it saw: none, blocked.)
  * Build: -O2 -g.  Usage: trap_lost MODE
  */
+#include <cpuid.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t own_calls;
@@ -61,6 +72,24 @@ static long queue_lost_trap(void)
 	return rc;
 }
 
+static volatile uint32_t words[1 << 12];
+
+/* Stores around cpuid until 0.4 s of CPU time has passed. */
+static void store_around_cpuid(void)
+{
+	struct timespec t0, t;
+	unsigned x = 0, eax, ebx, ecx, edx;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	do {
+		for (unsigned i = 0; i < (1u << 12); i += 64) {
+			words[i] = x++;
+			__cpuid(0, eax, ebx, ecx, edx);
+			words[i + 1] = x + eax;
+		}
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 400000000L);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -77,8 +106,17 @@ int main(int argc, char **argv)
 		}
 	} else if (!strncmp(mode, "icebp", 5)) {
 		__asm__ volatile(".byte 0xf1" ::: "memory");
+	} else if (!strcmp(mode, "step-blocked")) {
+		sigset_t trap;
+		sigemptyset(&trap);
+		sigaddset(&trap, SIGTRAP);
+		signal(SIGTRAP, on_trap);
+		sigprocmask(SIG_BLOCK, &trap, NULL);
+		store_around_cpuid();
+		printf("stepped %d\n", (int)own_calls);
+		return 0;
 	} else {
-		fprintf(stderr, "usage: trap_lost lost|lost-own|icebp|icebp-dfl\n");
+		fprintf(stderr, "usage: trap_lost lost|lost-own|icebp|icebp-dfl|step-blocked\n");
 		return 2;
 	}
 	if (own)

@@ -50,7 +50,7 @@
 	X(pace_measured)      /* ticks weighed by their loop's measured progress (pace.h) */ \
 	X(pace_other_call)    /* ... not: back in the loop, in another call of its function */ \
 	X(skip_steps)         /* a pick not reached within WITCH_MAX_STEPS */    \
-	X(skip_no_step)       /* reached an instruction not safe to step */      \
+	X(skip_no_step)       /* a step where the program blocks SIGTRAP */      \
 	X(skip_decode)        /* undecodable or unreadable instruction */        \
 	X(skip_unknown_addr)  /* address not computable (gather/scatter) */      \
 	X(skip_runtime_addr)  /* access to the runtime's own memory */           \
