@@ -155,18 +155,36 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 
 struct trap_run {
 	int slot;
+	int late; /* watchpoint_trap_is_async */
 };
+
+/* A trap that came late (the thread blocked SIGTRAP as it fired): the
+ * context it interrupts is not the access's, so no PC judges it. */
+static void trap_late(struct witch_thread *t, int slot)
+{
+	if (!t->wps.wp[slot].armed) {
+		t->stats.traps_spurious++;
+		return;
+	}
+	t->stats.traps++;
+	t->stats.traps_async++;
+	sample_release_trapped(t, slot);
+}
 
 static void run_trap(struct witch_thread *t, ucontext_t *uc, void *arg)
 {
-	trap(t, ((const struct trap_run *)arg)->slot, uc);
+	const struct trap_run *r = arg;
+	if (r->late)
+		trap_late(t, r->slot);
+	else
+		trap(t, r->slot, uc);
 }
 
 /* A watchpoint's trap as a perf SIGTRAP (watchpoint_probe): the kernel
  * raises it on the way back to the program, no interrupt to itself. */
 static int handler_on_perf_trap(struct witch_thread *t, siginfo_t *si, ucontext_t *uc)
 {
-	struct trap_run r = {watchpoint_slot_of_trap(&t->wps, si)};
+	struct trap_run r = {watchpoint_slot_of_trap(&t->wps, si), watchpoint_trap_is_async(si)};
 	if (r.slot < 0)
 		return 0;
 	if (!witch_rt.off && t->active && handler_enter(t))

@@ -278,6 +278,20 @@ int watchpoint_trap_is_ours(const siginfo_t *si)
 	return tagged_slot(si) >= 0;
 }
 
+/* TRAP_PERF_FLAG_ASYNC (uapi asm-generic/siginfo.h), in si_perf_flags: the
+ * u32 after si_perf_data and si_perf_type. */
+#define PERF_FLAGS_ASYNC 1u
+
+int watchpoint_trap_is_async(const siginfo_t *si)
+{
+	uint32_t flags;
+	if (si->si_code != TRAP_PERF_CODE)
+		return 0;
+	memcpy(&flags, (const char *)si + offsetof(siginfo_t, si_addr) + sizeof(void *) + 8 + 4,
+	       sizeof(flags));
+	return (flags & PERF_FLAGS_ASYNC) != 0;
+}
+
 int watchpoint_any_open(void)
 {
 	return any_open;

@@ -20,6 +20,8 @@
  *   icebp      own handler      "own handler 1"          the same
  *   icebp-dfl  default          dies of SIGTRAP          the same
  *   step-blocked  blocked       "stepped 0"              the same
+ *   late       blocked around   "late 0"                 the same
+ *              each fill
  *
  * Profiled, "lost" and "lost-own" count one traps_lost in the profile.
  * step-blocked blocks SIGTRAP (only) and stores around cpuid for 0.4 s of
@@ -29,6 +31,13 @@
  * (the kernel's force_sig), so the runtime must not step there: profiled,
  * skip_no_step > 0 and the program lives.  ("stepped 0" is its own count
  * of SIGTRAPs it saw: none, blocked.)
+ * late fills a 64 KiB array with SIGTRAP blocked, unblocks it, and again,
+ * for 0.4 s of CPU time.  The runtime's tick is not blocked: it samples
+ * fill's stores and watches them, and the next fill's store to a watched
+ * word fires while SIGTRAP is blocked; the kernel sends that perf SIGTRAP
+ * when the mask lifts, flagged asynchronous, at the sigprocmask's return.
+ * Judged by that pc it found no access (traps_unresolved); now it is
+ * counted late (traps_async > 0) and never judged (traps_unresolved 0).
  * Build: -O2 -g.  Usage: trap_lost MODE
  */
 #include <cpuid.h>
@@ -90,6 +99,26 @@ static void store_around_cpuid(void)
 	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 400000000L);
 }
 
+static volatile uint32_t filled[1 << 14];
+
+/* Fills with SIGTRAP blocked, until 0.4 s of CPU time has passed. */
+static void fill_blocked(void)
+{
+	struct timespec t0, t;
+	sigset_t trap;
+	uint32_t x = 0;
+	sigemptyset(&trap);
+	sigaddset(&trap, SIGTRAP);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	do {
+		sigprocmask(SIG_BLOCK, &trap, NULL);
+		for (unsigned i = 0; i < (1u << 14); i++)
+			filled[i] = x++;
+		sigprocmask(SIG_UNBLOCK, &trap, NULL);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 400000000L);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -115,8 +144,13 @@ int main(int argc, char **argv)
 		store_around_cpuid();
 		printf("stepped %d\n", (int)own_calls);
 		return 0;
+	} else if (!strcmp(mode, "late")) {
+		signal(SIGTRAP, on_trap);
+		fill_blocked();
+		printf("late %d\n", (int)own_calls);
+		return 0;
 	} else {
-		fprintf(stderr, "usage: trap_lost lost|lost-own|icebp|icebp-dfl|step-blocked\n");
+		fprintf(stderr, "usage: trap_lost lost|lost-own|icebp|icebp-dfl|step-blocked|late\n");
 		return 2;
 	}
 	if (own)

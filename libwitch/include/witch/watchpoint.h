@@ -102,6 +102,10 @@ int watchpoint_slot_of_trap(const struct watchpoint_set *s, const siginfo_t *si)
 /* Whether si is a perf SIGTRAP of one of the runtime's watchpoints, any
  * thread's (its sig_data tag), whether or not a set still holds it. */
 int watchpoint_trap_is_ours(const siginfo_t *si);
+/* Whether a perf SIGTRAP came late: the thread blocked SIGTRAP when the
+ * watchpoint fired (the kernel's TRAP_PERF_FLAG_ASYNC), so the context it
+ * interrupts is not the access's. */
+int watchpoint_trap_is_async(const siginfo_t *si);
 /* 1 once any set has had a slot open in this process: from then on a debug
  * exception here may be the runtime's. */
 int watchpoint_any_open(void);
