@@ -471,11 +471,19 @@ static void decode_form_of(uint64_t pc, const ZydisDecodedInstruction *insn,
 	 * registers still holds later. */
 	out->regs_written = (uint16_t)(f->dep_writes & 0xffffu);
 	if (out->flags & DECODE_F_BRANCH)
-		for (i = 0; i < insn->operand_count; i++)
+		for (i = 0; i < insn->operand_count; i++) {
 			if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[i].imm.is_relative &&
 			    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(insn, &ops[i], pc,
 								  &out->branch_target)))
 				break;
+			/* the destination register (not the implicit rip, rsp) */
+			if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+			    ops[i].visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT &&
+			    ops[i].reg.value >= ZYDIS_REGISTER_RAX && ops[i].reg.value <= ZYDIS_REGISTER_R15) {
+				out->branch_reg = (uint8_t)(1 + decode_gpr_index(ops[i].reg.value));
+				break;
+			}
+		}
 
 	if (no_data_access(insn))
 		return;

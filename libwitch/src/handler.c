@@ -649,7 +649,8 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 	}
 	w->own.last_trap_hash = hash;
 	regs_of(t, uc, &regs);
-	int resolved = precise_resolve(&t->look.zcache, &regs, w->addr, w->len, &p) == 0;
+	int resolved = precise_resolve(&t->look.zcache, &regs, w->addr, w->len, &p) == 0 ||
+		       precise_resolve_branch_at(&regs, w->addr, w->len, w->own.sample_pc, &p) == 0;
 	if (resolved && also)
 		*also = trap_siblings(t, slot, &p);
 	if (w->own.pending_self) {

@@ -154,15 +154,44 @@ static int direct_call_target(uint64_t ret, uint64_t *target)
 	return 0;
 }
 
+/* Where the call just before return address ret went, if it just ran: rip
+ * its target, regs as it left them (rsp 8 lower).  A direct call by its
+ * rel32; `call *%reg` (a function pointer, a vtable) by the register, which
+ * no instruction has changed since; `call *[m]` (-fno-plt, a PLT-less call
+ * within a shared library) by the word it loaded.  0 and *target, or
+ * -ENOENT: a return address that rip was not reached from. */
+static int call_target(struct decode_cache *cache, uint64_t ret, const struct decode_regs *regs,
+		       uint64_t *target)
+{
+	struct decode_regs before = *regs;
+	struct decode_insn in;
+	uint64_t call_pc;
+	if (direct_call_target(ret, target) == 0)
+		return 0;
+	before.gpr[DECODE_RSP] += 8; /* as the call found it */
+	if (call_before(cache, ret, &call_pc) < 0 || decode_at(call_pc, &before, &in) < 0 ||
+	    !(in.flags & DECODE_F_CALL) || call_pc + in.len != ret)
+		return -ENOENT;
+	if (in.branch_reg) {
+		*target = before.gpr[in.branch_reg - 1];
+		return 0;
+	}
+	for (int i = 0; i < in.n_access; i++)
+		if (in.access[i].kind == DECODE_LOAD && in.access[i].len == sizeof(*target))
+			return peek_read(in.access[i].addr, target, sizeof(*target)) < 0 ? -ENOENT : 0;
+	return -ENOENT;
+}
+
 /* rip is a function's first instruction: a call stored its return address
  * into the watched slot.  The call is the leaf (a sampled call must know its
  * own trap, or the ret that reads the slot is taken for it). */
 static int resolve_call_store(struct decode_cache *cache, const struct decode_regs *regs,
 			      const struct watched *w, struct precise_access *out)
 {
-	uint64_t rsp = regs->gpr[DECODE_RSP], ret, call_pc;
+	uint64_t rsp = regs->gpr[DECODE_RSP], ret, call_pc, target;
 	if (peek_read(rsp, &ret, sizeof(ret)) < 0 ||
-	    !match_stack_slot(rsp, DECODE_STORE, w, out))
+	    !match_stack_slot(rsp, DECODE_STORE, w, out) ||
+	    call_target(cache, ret, regs, &target) < 0 || target != regs->rip)
 		return -ENOENT;
 	out->pc = call_before(cache, ret, &call_pc) == 0 ? call_pc : ret - 1;
 	out->skip_frames = 1;
@@ -195,12 +224,6 @@ static int match_moved_pointers(const struct decode_insn *in, const struct decod
  * no function start of its own in the unwind tables (a PLT stub: its FDE
  * covers the whole .plt).  Whatever is at rsp need not be a return
  * address. */
-static int is_call_target(const struct decode_regs *regs)
-{
-	uint64_t ret, target;
-	return peek_read(regs->gpr[DECODE_RSP], &ret, sizeof(ret)) == 0 &&
-	       direct_call_target(ret, &target) == 0 && target == regs->rip;
-}
 
 /* The access of prev, the instruction that ended at rip: decoded through
  * the windows' cache, as a cold Zydis decode takes 3-9 us here. */
@@ -327,7 +350,7 @@ int precise_resolve(struct decode_zcache *zc, const struct decode_regs *regs,
 	struct decode_cache *cache = zc->prev;
 	decode_zcache_begin(zc); /* a run of its own: kept decodings are checked once */
 	int rc = resolve_before_rip(zc, regs, w, out);
-	if (rc < 0 && is_call_target(regs)) {
+	if (rc < 0) {
 		memset(out, 0, sizeof(*out));
 		rc = resolve_call_store(cache, regs, &w, out);
 	}
@@ -336,4 +359,18 @@ int precise_resolve(struct decode_zcache *zc, const struct decode_regs *regs,
 		rc = resolve_branch_load(cache, regs, &w, out);
 	}
 	return rc;
+}
+
+int precise_resolve_branch_at(const struct decode_regs *regs, uint64_t watch_addr,
+			      uint32_t watch_len, uint64_t pc, struct precise_access *out)
+{
+	const struct watched w = {watch_addr, watch_len};
+	struct decode_insn in;
+	memset(out, 0, sizeof(*out));
+	if (pc == 0 || decode_at(pc, regs, &in) < 0 || (in.flags & DECODE_F_CALL) ||
+	    !match_branch_load(&in, regs->rip, &w, out))
+		return -ENOENT;
+	out->pc = pc;
+	out->skip_frames = 0; /* a jump: in the frame rip's unwind starts from */
+	return 0;
 }

@@ -46,19 +46,27 @@ __asm__(".text\n"
 	FN(pr_stub_caller, "call pr_stub\n" "pr_stub_caller_ret: ret\n")
 	FN(pr_stub_other_caller, "call pr_stub_other\n" "pr_stub_other_caller_ret: ret\n")
 	FN(pr_icaller, "call *pr_got(%rip)\n" "pr_icaller_ret: ret\n")  /* ff 15 */
+	FN(pr_rcaller, "call *%rax\n" "pr_rcaller_ret: ret\n")         /* ff d0 */
+	/* jumps through memory that leave no return address: a stub reached
+	 * by a tail call, a dispatch table */
+	FN(pr_tail, "jmp *pr_got(%rip)\n")                                /* ff 25 */
+	FN(pr_disp, "jmp *(%rcx,%rax,8)\n")                               /* ff 24 c1 */
 	".globl pr_nocfi\npr_nocfi: mov %rax, (%rdi)\npr_nocfi_end: ret\n"
-	".data\n.balign 8\npr_got: .quad pr_target\npr_got_other: .quad pr_callee\n.text\n");
+	".data\n.balign 8\npr_got: .quad pr_target\npr_got_other: .quad pr_callee\n"
+	"pr_table: .quad pr_target, pr_callee\n.text\n");
 
 extern char pr_store[], pr_store_end[], pr_load[], pr_load_end[], pr_self_load[],
 	pr_self_load_end[], pr_push[], pr_push_end[], pr_vec[], pr_vec_end[], pr_rep[],
 	pr_callee[], pr_caller[], pr_caller_ret[], pr_target[], pr_stub[], pr_stub_other[],
 	pr_stub_caller_ret[], pr_stub_other_caller_ret[], pr_icaller[], pr_icaller_ret[],
+	pr_rcaller[], pr_rcaller_ret[], pr_tail[], pr_disp[],
 	pr_nocfi[], pr_nocfi_end[];
-extern uint64_t pr_got, pr_got_other;
+extern uint64_t pr_got, pr_got_other, pr_table[2];
 
 static uint64_t data[8];
 /* Return slots: stack[4] pr_caller_ret, stack[1] pr_icaller_ret, stack[2]
- * pr_stub_caller_ret, stack[0] pr_stub_other_caller_ret. */
+ * pr_stub_caller_ret, stack[0] pr_stub_other_caller_ret, stack[3]
+ * pr_rcaller_ret. */
 static uint64_t stack[8];
 
 #define A(p) ((uint64_t)(uintptr_t)(p))
@@ -79,6 +87,8 @@ struct row {
 	uint32_t overlap_len;
 	int skip;
 	uint64_t decoded; /* an instruction a window decoded before the trap, or 0 */
+	uint64_t hint;    /* precise_resolve_branch_at's pc (the sample's), or 0:
+			   * precise_resolve */
 };
 
 static void run(const struct row *r)
@@ -103,7 +113,8 @@ static void run(const struct row *r)
 		CHECK(r->line, decode_at_zydis_cached(&zc, r->decoded, &regs, &in, &z) == 0,
 		      "cannot decode %#lx", (unsigned long)r->decoded);
 	}
-	int rc = precise_resolve(&zc, &regs, r->watch, r->watch_len, &p);
+	int rc = r->hint ? precise_resolve_branch_at(&regs, r->watch, r->watch_len, r->hint, &p)
+			 : precise_resolve(&zc, &regs, r->watch, r->watch_len, &p);
 	CHECK(r->line, rc == r->rc, "rc %d, want %d", rc, r->rc);
 	if (rc != 0 || r->rc != 0)
 		return;
@@ -127,6 +138,7 @@ int main(void)
 	stack[1] = A(pr_icaller_ret);
 	stack[2] = A(pr_stub_caller_ret);
 	stack[0] = A(pr_stub_other_caller_ret);
+	stack[3] = A(pr_rcaller_ret);
 	const struct row rows[] = {
 		/* mov [rdi], rax: the store, all 8 watched bytes */
 		{__LINE__, A(pr_store_end), .rdi = D(1), .watch = D(1), .watch_len = 8,
@@ -222,6 +234,39 @@ int main(void)
 		{__LINE__, A(pr_target), .rsp = S(1), .watch = A(&pr_got), .watch_len = 8,
 		 .pc = A(pr_icaller), .kind = DECODE_LOAD, .len = 8, .overlap = A(&pr_got),
 		 .overlap_len = 8, .skip = 1},
+		/* call *[got]'s push onto the watched slot: the callee's first
+		 * instruction, as for a direct call; the call is the leaf */
+		{__LINE__, A(pr_target), .rsp = S(1), .watch = S(1), .watch_len = 8,
+		 .pc = A(pr_icaller), .kind = DECODE_STORE, .len = 8, .overlap = S(1),
+		 .overlap_len = 8, .skip = 1},
+		/* call *%rax's push: rax (unchanged since) is where it went */
+		{__LINE__, A(pr_target), .rax = A(pr_target), .rsp = S(3), .watch = S(3),
+		 .watch_len = 8, .pc = A(pr_rcaller), .kind = DECODE_STORE, .len = 8,
+		 .overlap = S(3), .overlap_len = 8, .skip = 1},
+		/* ... but rax says it went elsewhere: not this call's push */
+		{__LINE__, A(pr_target), .rax = A(pr_callee), .rsp = S(3), .watch = S(3),
+		 .watch_len = 8, .rc = -ENOENT},
+		/* a stub reached by a tail call (`jmp f@plt`) read its GOT slot:
+		 * no return address names it, precise_resolve finds nothing ... */
+		{__LINE__, A(pr_target), .rsp = S(7), .watch = A(&pr_got), .watch_len = 8,
+		 .rc = -ENOENT},
+		/* ... the sample's own jump through the slot, which goes here, is it */
+		{__LINE__, A(pr_target), .rsp = S(7), .watch = A(&pr_got), .watch_len = 8,
+		 .hint = A(pr_tail), .pc = A(pr_tail), .kind = DECODE_LOAD, .len = 8,
+		 .overlap = A(&pr_got), .overlap_len = 8},
+		/* ... not a jump through another slot (its word goes elsewhere) */
+		{__LINE__, A(pr_target), .rsp = S(7), .watch = A(&pr_got_other), .watch_len = 8,
+		 .hint = A(pr_stub_other) + 4, .rc = -ENOENT},
+		/* ... nor an instruction that is no jump */
+		{__LINE__, A(pr_target), .rsi = A(&pr_got), .rsp = S(7), .watch = A(&pr_got),
+		 .watch_len = 8, .hint = A(pr_load) + 1, .rc = -ENOENT},
+		/* a dispatch table's entry 0, by the jump that indexes it with rax */
+		{__LINE__, A(pr_target), .rax = 0, .rcx = A(pr_table), .rsp = S(7), .watch = A(&pr_table[0]),
+		 .watch_len = 8, .hint = A(pr_disp), .pc = A(pr_disp), .kind = DECODE_LOAD,
+		 .len = 8, .overlap = A(&pr_table[0]), .overlap_len = 8},
+		/* ... with rax 1 it would read entry 1, which goes elsewhere */
+		{__LINE__, A(pr_target), .rax = 1, .rcx = A(pr_table), .rsp = S(7), .watch = A(&pr_table[0]),
+		 .watch_len = 8, .hint = A(pr_disp), .rc = -ENOENT},
 		/* code without unwind tables: no function start, so no scan ... */
 		{__LINE__, A(pr_nocfi_end), .rdi = D(1), .watch = D(1), .watch_len = 8,
 		 .rc = -ENOENT},

@@ -81,6 +81,7 @@ struct decode_insn {
 	uint16_t mnemonic; /* ZydisMnemonic, for diagnostics and tests */
 	uint16_t regs_written; /* bit i: the instruction writes gpr i (any width) */
 	uint64_t branch_target; /* direct (relative) branch or call: its destination, else 0 */
+	uint8_t branch_reg;     /* `call/jmp *%reg`: 1 + the register's DECODE_R*, else 0 */
 	struct decode_access access[DECODE_MAX_ACCESS];
 };
 
