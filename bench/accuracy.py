@@ -161,12 +161,22 @@ FP_TOLERANCE = "0.01"
 # AVX-512 machine: other code, other stores, and other function names and
 # lines in the pair keys.  The sampled accuracy runs get these tunables
 # (from `ld.so --list-diagnostics`, native and under valgrind) so both sides
-# run the same libc code; the overhead runs do not, as users run.
+# run the same libc code; the overhead runs do not, as users run.  Valgrind
+# has no RTM either: on an Intel CPU with it glibc picks the _rtm variants
+# natively (__memmove_avx_unaligned_erms_rtm), and without RTM keeps
+# Prefer_No_VZEROUPPER, which would leave only the SSE2 ones.
 ORACLE_CPU_TUNABLES = (
-    "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,Fast_Rep_String,"
+    "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-RTM,"
+    "-Prefer_No_VZEROUPPER,Fast_Rep_String,"
     "Fast_Unaligned_Load,Fast_Unaligned_Copy,Prefer_PMINUB_for_stringop"
     ":glibc.cpu.x86_rep_movsb_threshold=8192:glibc.cpu.x86_non_temporal_threshold=2097152")
 TOP_N = 5
+
+# glibc's assembly string functions, by file: one code has several names
+# (__memcpy_X is __memmove_X), and each side may pick either for an
+# address.  A leaf in one is named by its family, "[memmove]" (names.py
+# too).
+STRING_FILES = re.compile(r"^(mem\w+|str\w+|wcs\w+|wmem\w+)-(vec|evex|avx)[\w-]*\.S$")
 
 # Frames every context shares (process and thread start-up; libunwind
 # names glibc's clone3 "__clone3", Valgrind "clone"); "??" and "" are
@@ -272,6 +282,7 @@ def context_key(frames):
     # (bulk.c) the function's entry.  The function names the access.
     if loc.split(":")[0].endswith(".S"):
         loc = loc.split(":")[0]
+    family = STRING_FILES.match(loc)
     names = []
     for frame in frames:
         # Valgrind keeps a symbol's version ("__libc_start_main@@GLIBC_2.34")
@@ -284,6 +295,8 @@ def context_key(frames):
             continue
         # glibc aliases "__snprintf" to "snprintf": the two sides may pick
         # either name for one address.
+        if family and not names:
+            name = f"[{family.group(1)}]"
         names.append(name.lstrip("_"))
         if name == "main":
             break

@@ -57,7 +57,7 @@ CLIENTS = ["dead", "load"]
 # variants, under Valgrind (no AVX-512) the AVX2 ones, and aliases
 # (__memcpy_X = __memmove_X) name one code two ways.  Neither side is
 # wrong: a leaf in one of these files is named by the file's function.
-STRING_FILES = re.compile(r"^(mem\w+|str\w+|wcs\w+|wmem\w+)-(vec|evex|avx)[\w-]*\.S$")
+STRING_FILES = accuracy.STRING_FILES
 
 
 def frame_name(f):
