@@ -4,6 +4,7 @@
 #include "witch/emulate_vec.h"
 #include "witch/memlat.h"
 #include "witch/peek.h"
+#include "witch/phdrs.h"
 #include "emulate_operands.h"
 
 #include <errno.h>
@@ -33,7 +34,9 @@ int emulate_code_readable(struct emulate *e, uint64_t pc)
 
 	if (page == e->code_page[0] || page == e->code_page[1])
 		return 1;
-	if (peek_read(pc, &byte, 1) < 0)
+	/* A module's code without a read (a system call where no fault would
+	 * be rescued: a fifth of cc1's), else asked. */
+	if (!phdrs_in_code(pc) && peek_read(pc, &byte, 1) < 0)
 		return 0;
 	e->code_page[1] = e->code_page[0];
 	e->code_page[0] = page;
@@ -803,25 +806,73 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 	}
 }
 
+/* What an instruction that fails must leave as it found: the registers and
+ * e's scalars (its arrays are only appended to, so its counts put them
+ * back).  Saved a field, a word at a time, not as block copies: the last
+ * instruction wrote them so, and a 16-byte load across narrower stores
+ * still in the store buffer cannot take their data (a stall of some dozen
+ * cycles a load: ~45% of this function's time on bench/programs/interp). */
+struct emulate_undo {
+	uint64_t regs[sizeof(struct decode_regs) / 8];
+	int n_stores, n_calls, frames_left;
+	uint32_t frame_gen;
+	uint64_t spill_lo, spill_hi, code_page[2];
+};
+_Static_assert(offsetof(struct emulate, store_addr) == 64,
+	       "a scalar added to struct emulate: save it in emulate_undo too");
+_Static_assert(sizeof(struct decode_regs) % 8 == 0, "decode_regs is whole words");
+
+static void regs_copy_words(uint64_t *dst, const uint64_t *src)
+{
+	for (size_t i = 0; i < sizeof(struct decode_regs) / 8; i++) {
+		uint64_t v = src[i];
+		__asm__("" : "+r"(v)); /* word moves: no vector block copy */
+		dst[i] = v;
+	}
+}
+
+static void undo_save(struct emulate_undo *u, const struct emulate *e, const struct decode_regs *regs)
+{
+	regs_copy_words(u->regs, (const uint64_t *)regs);
+	u->n_stores = e->n_stores;
+	u->n_calls = e->n_calls;
+	u->frames_left = e->frames_left;
+	u->frame_gen = e->frame_gen;
+	u->spill_lo = e->spill_lo;
+	u->spill_hi = e->spill_hi;
+	u->code_page[0] = e->code_page[0];
+	u->code_page[1] = e->code_page[1];
+}
+
+static void undo_restore(const struct emulate_undo *u, struct emulate *e, struct decode_regs *regs)
+{
+	regs_copy_words((uint64_t *)regs, u->regs);
+	e->n_stores = u->n_stores;
+	e->n_calls = u->n_calls;
+	e->frames_left = u->frames_left;
+	e->frame_gen = u->frame_gen;
+	e->spill_lo = u->spill_lo;
+	e->spill_hi = u->spill_hi;
+	e->code_page[0] = u->code_page[0];
+	e->code_page[1] = u->code_page[1];
+	e->late_ns = 0;
+}
+
 int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decode_insn *in,
 		 const struct decode_zydis *z)
 {
 	int rc;
 
-	/* An instruction half done must leave nothing behind: registers on a
-	 * copy; e's arrays are only appended to, so its counts are what to
-	 * put back. */
-	struct decode_regs next = *regs;
-	struct emulate saved;
+	/* The instruction runs on regs in place; one half done is undone. */
+	struct emulate_undo undo;
+	undo_save(&undo, e, regs);
 	e->late_ns = 0;
-	memcpy(&saved, e, offsetof(struct emulate, store_addr));
-	struct emulate_ctx c = {.e = e, .regs = &next, .insn = &z->insn, .ops = z->ops,
+	struct emulate_ctx c = {.e = e, .regs = regs, .insn = &z->insn, .ops = z->ops,
 			.next_rip = regs->rip + z->insn.length};
 	if ((rc = emulate_one(&c, in)) < 0 || !emulate_code_readable(e, c.next_rip)) {
-		memcpy(e, &saved, offsetof(struct emulate, store_addr));
+		undo_restore(&undo, e, regs);
 		return rc < 0 ? rc : -EFAULT;
 	}
-	next.rip = c.next_rip;
-	*regs = next;
+	regs->rip = c.next_rip;
 	return 0;
 }

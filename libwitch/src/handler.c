@@ -48,6 +48,7 @@ static int handler_enter(struct witch_thread *t)
 {
 	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
 	cost_enter(&t->cost);
+	peek_run_begin();
 	struct drcost_sums dr = {0};
 	drcost_enter(&t->drcost, &dr);
 	t->stats.dr_bytes_armed += dr.bytes_armed;
@@ -56,6 +57,7 @@ static int handler_enter(struct witch_thread *t)
 	t->back_soon = t->back_step = 0;
 	if (!__atomic_load_n(&t->paused, __ATOMIC_SEQ_CST))
 		return 1;
+	peek_run_end();
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 	return 0;
 }
@@ -64,6 +66,7 @@ static void handler_leave(struct witch_thread *t, enum cost_entry entry)
 {
 	cost_leave(&t->cost, t->back_step, entry, t->bulk.active ? t->bulk.enter_tsc : 0);
 	drcost_leave(&t->drcost, watchpoint_set_armed(&t->wps) != 0, t->back_soon);
+	peek_run_end();
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 }
 

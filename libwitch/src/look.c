@@ -341,7 +341,7 @@ static void probe_stores(struct costmodel *cm, const struct decode_insn *in, uin
 		lines[(*n_lines)++] = line;
 		uint8_t byte;
 		uint32_t ticks;
-		if (peek_read_timed(a->addr, &byte, 1, a->addr, &ticks) == 0 && ticks)
+		if (peek_can_time(a->addr, 1) && peek_read_timed(a->addr, &byte, 1, a->addr, &ticks) == 0 && ticks)
 			costmodel_late_store(cm, (float)(memlat_extra_ns(ticks) *
 							 costmodel_cycles_per_ns()));
 	}
@@ -636,7 +636,10 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 		draws[d].picked = 0;
 	pace_window_begin(&l->pace, regs, env->tick_ns, costmodel_cycles_per_ns(), peek_read);
 	struct window_end end;
+	uint64_t hits0 = l->zcache.hits, misses0 = l->zcache.misses;
 	double bytes = look_window(env, l, regs, draws, &cycles, &end);
+	env->stats->decode_hits += l->zcache.hits - hits0;
+	env->stats->decode_misses += l->zcache.misses - misses0;
 	struct pace_result pr = pace_window_end(&l->pace);
 	env->stats->pace_measured += pr.measured;
 	env->stats->pace_other_call += pr.other_call;

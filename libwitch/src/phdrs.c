@@ -190,6 +190,21 @@ static int find_unlisted(uint64_t pc, struct dl_phdr_info *info)
 	return -ENOENT;
 }
 
+int phdrs_in_code(uint64_t addr)
+{
+	struct dl_phdr_info info;
+	if (find_unlisted(addr, &info) < 0)
+		return 0;
+	for (unsigned i = 0; i < info.dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info.dlpi_phdr[i];
+		uint64_t lo = info.dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && addr >= lo &&
+		    addr - lo < ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
 /* The snapshot's walk: as the C library's, less its lock.  No module gives 0,
  * which libunwind takes as "no unwind info": the unwind stops there. */
 static int walk_snapshot(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)

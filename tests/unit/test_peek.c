@@ -9,6 +9,13 @@
  * not, and a fake watchpoint over one word.  The child reads the row's
  * target and reports how: in place or through the kernel (peek's stats),
  * the bytes, -EFAULT, or rescued (the return point came back).
+ *
+ * Then reads through the kernel in and out of a handler run (line_rows):
+ * in a run each 64-byte line is read once and kept to the run's end (the
+ * program does not run meanwhile), so a second read of a line costs no
+ * system call and sees the run's snapshot; outside a run every read asks
+ * the kernel.  Each row counts peek_remote and checks the second read's
+ * bytes.
  */
 #include "witch/fatal.h"
 #include "witch/peek.h"
@@ -171,8 +178,76 @@ static int child(void)
 	return st.peek_remote == 1 && st.peek_in_place == 0 ? 0 : 15;
 }
 
+/* Two reads through the kernel of buf (64-byte aligned, 4 lines), the
+ * first at a, the second at b; between them the bytes at b change when
+ * change_between, and a run ends and another begins when new_run. */
+static const struct {
+	int line;
+	int in_run;
+	uint32_t a, a_len, b, b_len;
+	int change_between, new_run;
+	int want_calls;  /* process_vm_readv calls */
+	int want_new;    /* the second read sees the changed bytes */
+} line_rows[] = {
+	{__LINE__, 1, 0, 8, 8, 8, 0, 0, 1, 0},      /* one line: one call */
+	{__LINE__, 1, 0, 8, 64, 8, 0, 0, 2, 0},     /* two lines */
+	{__LINE__, 1, 60, 8, 60, 8, 0, 0, 2, 0},    /* across a line: both lines, once */
+	{__LINE__, 1, 0, 8, 8, 8, 1, 0, 1, 0},      /* the run's snapshot */
+	{__LINE__, 1, 0, 8, 8, 8, 1, 1, 2, 1},      /* a new run reads anew */
+	{__LINE__, 0, 0, 8, 8, 8, 1, 0, 2, 1},      /* outside a run: every read */
+	{__LINE__, 1, 0, 200, 0, 8, 0, 0, 2, 0},    /* past two lines: as asked, then a line */
+	{__LINE__, 1, 0, 8, 16, 8, 1, 0, 1, 0},     /* later bytes of a kept line: the snapshot */
+};
+
+static void test_run_lines(void)
+{
+	static uint8_t buf[256] __attribute__((aligned(64)));
+	static struct witch_stats st;
+	for (size_t i = 0; i < sizeof(line_rows) / sizeof(line_rows[0]); i++) {
+		const __typeof__(line_rows[0]) *r = &line_rows[i];
+		uint8_t got[256], want[256];
+		for (int k = 0; k < 256; k++)
+			buf[k] = (uint8_t)(k + i);
+		memset(&st, 0, sizeof(st));
+		peek_thread_begin(NULL, &st);
+		if (r->in_run)
+			peek_run_begin();
+		int rc = peek_read_remote((uint64_t)(uintptr_t)(buf + r->a), got, r->a_len);
+		memcpy(want, buf + r->b, r->b_len);
+		if (r->change_between)
+			for (uint32_t k = 0; k < r->b_len; k++)
+				buf[r->b + k] ^= 0xff;
+		if (r->new_run) {
+			peek_run_end();
+			peek_run_begin();
+		}
+		if (r->want_new)
+			memcpy(want, buf + r->b, r->b_len);
+		rc |= peek_read_remote((uint64_t)(uintptr_t)(buf + r->b), got, r->b_len);
+		peek_run_end();
+		peek_thread_begin(NULL, NULL);
+		CHECK(r->line, rc == 0, "peek_read_remote failed");
+		CHECK(r->line, (int)st.peek_remote == r->want_calls, "%d system calls, want %d",
+		      (int)st.peek_remote, r->want_calls);
+		CHECK(r->line, memcmp(got, want, r->b_len) == 0, "second read: wrong bytes (want the %s)",
+		      r->want_new ? "changed ones" : "run's snapshot");
+	}
+	/* A line in no mapping fails, and a run goes on reading after it. */
+	long page = sysconf(_SC_PAGESIZE);
+	void *gone = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(gone, (size_t)page);
+	uint64_t v = 0;
+	peek_run_begin();
+	int bad = peek_read_remote((uint64_t)(uintptr_t)gone, &v, 8);
+	int good = peek_read_remote((uint64_t)(uintptr_t)words, &v, 8);
+	peek_run_end();
+	CHECK(__LINE__, bad == -EFAULT, "an unmapped line: %d, want -EFAULT", bad);
+	CHECK(__LINE__, good == 0 && v == words[0], "a read after it: %d", good);
+}
+
 int main(void)
 {
+	test_run_lines();
 	for (row = 0; row < (int)(sizeof(rows) / sizeof(rows[0])); row++) {
 		pid_t pid = fork();
 		if (pid == 0)

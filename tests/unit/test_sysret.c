@@ -9,7 +9,10 @@
  * Each row names the tick's pc, rcx and the word below rsp (where a `ret`
  * took its address from), and the answer: the kernel's time where pc is on
  * a short path from the return address that leaves rcx alone, else the
- * program's.  Table-driven, each row keeps its __LINE__.
+ * program's.  An rcx off pc's page counts only in a loaded module (the
+ * lookup that spares most ticks a remote read): this binary's own
+ * `syscall; ret` (sysret_stub) is one, a copy in the mapping, as a JIT's
+ * would be, is not.  Table-driven, each row keeps its __LINE__.
  */
 #include <stdint.h>
 #include <string.h>
@@ -37,7 +40,19 @@ enum {
 	ECX = PAGE + 640,           /* syscall; mov ecx,5; nop */
 	UD2 = PAGE + 768,           /* ud2; nop: not a system call */
 	PAGE_START = 2 * PAGE,      /* nop at a page's start, PROT_NONE before */
+	JIT = PAGE_START + 64,      /* syscall; ret: a JIT's, off the caller's page */
+	STUB_AFTER = 7,             /* sysret_stub's return address of its syscall */
 };
+
+/* getpid as glibc's wrappers make a call, in this binary's text. */
+__asm__(".text\n.globl sysret_stub\n.type sysret_stub,@function\n"
+	"sysret_stub: mov $0x27,%eax\n syscall\n ret\n.size sysret_stub,.-sysret_stub\n");
+void sysret_stub(void);
+static const uint8_t jit_code[] = {0x0f, 0x05, 0xc3};
+static uint64_t data_words[4]; /* a module's data, not code */
+
+/* How a row's rcx is given. */
+enum { RCX_MAP, RCX_ABS, RCX_STUB, RCX_DATA };
 
 static const uint8_t callee[] = {0xb8, 0x11, 0, 0, 0, 0x0f, 0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff,
 				 0x77, 0x10, 0xc3};
@@ -49,8 +64,8 @@ static const uint8_t ud2_code[] = {0x0f, 0x0b, 0x90};
 struct row {
 	int line;
 	long pc;     /* offsets in the mapping */
-	long rcx;    /* an offset, or an absolute value when abs_rcx */
-	int abs_rcx;
+	long rcx;    /* an offset in the mapping, a value, or one from sysret_stub or data_words */
+	int rcx_kind;
 	long ret_to; /* an offset, or 0: none */
 	int want;
 };
@@ -75,6 +90,10 @@ static const struct row rows[] = {
 	{__LINE__, MOV_RDI, 8, 1, BACK, 0},           /* rcx unmapped: no fault */
 	{__LINE__, PAGE_START, PAGE_START, 0, 0, 0},  /* rcx - 2 in a PROT_NONE page */
 	{__LINE__, BACK, -1, 1, BACK, 0},             /* rcx at the top of the address space */
+	/* rcx off pc's page: a module's code, or not recognised */
+	{__LINE__, BACK, STUB_AFTER, RCX_STUB, BACK, 1}, /* this binary's syscall; ret */
+	{__LINE__, BACK, JIT + 2, RCX_MAP, BACK, 0},  /* a JIT's: no module holds it */
+	{__LINE__, BACK, 8, RCX_DATA, BACK, 0},       /* a module's data: read, not 0f 05 */
 };
 
 int main(void)
@@ -95,6 +114,7 @@ int main(void)
 	m[NOPS + 1] = 0x05;
 	memcpy(m + ECX, ecx_code, sizeof(ecx_code));
 	memcpy(m + UD2, ud2_code, sizeof(ud2_code));
+	memcpy(m + JIT, jit_code, sizeof(jit_code));
 	if (mprotect(m, PAGE, PROT_NONE) < 0) {
 		FAIL(__LINE__, "mprotect failed");
 		return 1;
@@ -111,7 +131,11 @@ int main(void)
 		struct decode_regs regs;
 		memset(&regs, 0, sizeof(regs));
 		regs.rip = (uint64_t)(uintptr_t)(m + r->pc);
-		regs.gpr[DECODE_RCX] = r->abs_rcx ? (uint64_t)r->rcx : (uint64_t)(uintptr_t)(m + r->rcx);
+		uint64_t base = r->rcx_kind == RCX_MAP    ? (uint64_t)(uintptr_t)m
+				: r->rcx_kind == RCX_STUB ? (uint64_t)(uintptr_t)&sysret_stub
+				: r->rcx_kind == RCX_DATA ? (uint64_t)(uintptr_t)data_words
+							  : 0;
+		regs.gpr[DECODE_RCX] = base + (uint64_t)r->rcx;
 		stack[3] = r->ret_to ? (uint64_t)(uintptr_t)(m + r->ret_to) : 0;
 		regs.gpr[DECODE_RSP] = (uint64_t)(uintptr_t)&stack[4];
 		int got = sysret_tick(&regs);

@@ -23,6 +23,11 @@ struct witch_stats;
  * At a thread's start; NULL, NULL at its end. */
 void peek_thread_begin(const struct watchpoint_set *wps, struct witch_stats *stats);
 
+/* Around each handler run (handler.c): within one, the pid a read through
+ * the kernel names is asked once, not once a read. */
+void peek_run_begin(void);
+void peek_run_end(void);
+
 /* len bytes at addr into buf: 0, or -EFAULT where the kernel found them
  * unmapped.  A fault in place does not return: the rescue ends the run. */
 int peek_read(uint64_t addr, void *buf, size_t len);
@@ -31,6 +36,11 @@ int peek_read(uint64_t addr, void *buf, size_t len);
  * [addr, addr + len)) took before the read, when read in place (memlat.h);
  * 0 when read through the kernel. */
 int peek_read_timed(uint64_t addr, void *buf, size_t len, uint64_t probe, uint32_t *ticks);
+
+/* 1 when peek_read_timed at addr would read in place and so time its
+ * probe; a read through the kernel times nothing, and a probe alone is
+ * not worth its system call. */
+int peek_can_time(uint64_t addr, size_t len);
 
 /* Through the kernel, whatever the run: for bytes a watchpoint may cover,
  * and outside handler runs.  0 or -EFAULT. */

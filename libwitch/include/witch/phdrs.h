@@ -41,6 +41,11 @@ void phdrs_rescue(void);
 /* Around the program's dlclose: no unwind reads the snapshot meanwhile. */
 void phdrs_close_begin(void);
 void phdrs_close_end(void);
+/* 1 when addr is in an executable segment of a module the C library has
+ * loaded (_dl_find_object, lock-free): its page is mapped while the module
+ * stays.  0 elsewhere (a JIT's code, data, no module), where the caller
+ * asks the kernel.  Async-signal-safe, no system call. */
+int phdrs_in_code(uint64_t addr);
 /* Fork: no snapshot is half-taken in the child, and the unwinds of the
  * parent's other threads, gone in the child, are not waited for. */
 void phdrs_prefork(void);
