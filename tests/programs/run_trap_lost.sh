@@ -25,6 +25,12 @@ for row in "${ROWS[@]}"; do
 	IFS='|' read -r mode nrc_want nout_want prc_want pout_want stats_want <<<"$row"
 	( ulimit -c 0; exec "$PROGRAM" "$mode" ) >"$tmp/n.out" 2>/dev/null
 	nrc=$?
+	# QEMU's TCG raises #UD for icebp (SIGILL, 132): no icebp to tell a
+	# lost trap from there (tools/tcg_guest.sh).
+	if [ "${mode#icebp}" != "$mode" ] && [ "$nrc" = 132 ]; then
+		echo "skip trap_lost $mode: icebp is an illegal instruction on this CPU"
+		continue
+	fi
 	rm -f "$tmp"/p-*.prof
 	( ulimit -c 0; exec env LD_PRELOAD="$BUILD/libwitch.so" WITCH_CLIENT=dead WITCH_RATE=2000 \
 		WITCH_OUTPUT="$tmp/p-%p.prof" "$PROGRAM" "$mode" ) >"$tmp/p.out" 2>"$tmp/p.err"
