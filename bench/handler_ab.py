@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""handler_ab.py: a tick's handler time, two builds, interleaved.
+
+usage: handler_ab.py OLD_BUILD NEW_BUILD [--runs 5] [--rate 2000] [--scale 1]
+                     [--programs lz,sort,...] [--real] [--env K=V,...]
+
+The profile's own clock around each handler run (stat cost_handler_ns)
+over its ticks: the part of a sample's cost the handler's code decides,
+without the kernel's round trips, so it moves less than a time ratio does
+(bench/compare_builds.py) and shows a change to the window, the decoder or
+the reads of the program's memory in a few runs.  Every profile of a
+process tree is summed (gcc writes five).  Prints a markdown table of
+medians: us a tick, instructions emulated a tick, reads through the kernel
+a tick (stat peek_remote), and, where the build counts them, the decode
+cache's misses (stat decode_misses).  Default WITCH_WATCHPOINTS=0, so it
+runs where debug registers never trap and measures the handler alone.
+
+--real: python3, sqlite3, gzip and gcc of bench/real_programs.py (inputs
+from bench/real/gen_inputs.py) instead of bench/programs.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REAL = os.path.join(HERE, "real")
+PROGRAMS = ["lz", "sort", "hashtab", "strings", "interp", "stencil"]
+# name -> (argv, stdin); {t} is the temporary directory
+REAL_PROGRAMS = {
+    "python": (["/usr/bin/python3", REAL + "/script.py"], None),
+    "sqlite": (["sqlite3", "-batch", "{t}/test.db"], REAL + "/sqlite.sql"),
+    "gzip": (["gzip", "-9", "-c", "{t}/text.txt"], None),
+    "gcc": (["gcc", "-O2", "-c", "-o", "{t}/gen.o", "{t}/gen.c"], None),
+}
+
+
+def one_run(build, argv, stdin, tmp, env):
+    for f in glob.glob(os.path.join(tmp, "p-*.prof")) + [os.path.join(tmp, "test.db")]:
+        if os.path.exists(f):
+            os.unlink(f)
+    with open(stdin or os.devnull) as f:
+        subprocess.run(argv, env=env, stdin=f, stdout=subprocess.DEVNULL, check=True)
+    ticks = ns = emulated = remote = misses = hits = 0
+    for path in glob.glob(os.path.join(tmp, "p-*.prof")):
+        out = subprocess.run([os.path.join(build, "witch"), "report", "--json", path],
+                             capture_output=True, text=True, check=True).stdout
+        st = json.loads(out)["stats"]
+        ticks += st["ticks"]
+        ns += st["cost_handler_ns"]
+        emulated += st["emulated"]
+        remote += st["peek_remote"]
+        misses += st.get("decode_misses", 0)
+        hits += st.get("decode_hits", 0)
+    t = max(ticks, 1)
+    return {"us": ns / t / 1000, "insns": emulated / t, "remote": remote / t,
+            "miss": misses / (hits + misses) if hits + misses else None}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rate", default="2000")
+    ap.add_argument("--scale", default="1")
+    ap.add_argument("--programs")
+    ap.add_argument("--real", action="store_true")
+    ap.add_argument("--env", default="WITCH_WATCHPOINTS=0",
+                    help="K=V,... for the profiled runs")
+    a = ap.parse_args()
+    extra = dict(kv.split("=", 1) for kv in a.env.split(",") if kv)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("WITCH_") and k != "LD_PRELOAD"}
+    tmp = tempfile.mkdtemp(prefix="witch-handler.")
+    if a.real:
+        gen = [sys.executable, os.path.join(REAL, "gen_inputs.py")]
+        subprocess.run(gen + ["text", os.path.join(tmp, "text.txt"), "6"], check=True)
+        subprocess.run(gen + ["csource", os.path.join(tmp, "gen.c"), "300"], check=True)
+        table = REAL_PROGRAMS
+    else:
+        table = {p: ([os.path.join(a.new, "bench", "programs", p), a.scale], None) for p in PROGRAMS}
+    names = a.programs.split(",") if a.programs else list(table)
+    print("# handler time a tick: %s vs %s, %s/s, %s, %d interleaved runs, medians\n"
+          % (a.old, a.new, a.rate, a.env, a.runs))
+    print("| program | old us/tick | new us/tick | new/old | insns a tick | remote reads a tick "
+          "(old -> new) | decode misses (new) |")
+    print("|---|---:|---:|---:|---:|---|---:|")
+    for name in names:
+        argv, stdin = table[name]
+        argv = [x.format(t=tmp) for x in argv]
+        res = {"old": [], "new": []}
+        for _ in range(a.runs):
+            for v, build in (("old", a.old), ("new", a.new)):
+                env = dict(base, **extra, LD_PRELOAD=os.path.join(build, "libwitch.so"),
+                           WITCH_CLIENT="dead", WITCH_RATE=a.rate,
+                           WITCH_OUTPUT=os.path.join(tmp, "p-%p.prof"))
+                res[v].append(one_run(build, argv, stdin, tmp, env))
+        med = {v: {k: statistics.median(r[k] for r in res[v]) for k in ("us", "insns", "remote")}
+               for v in res}
+        miss = [r["miss"] for r in res["new"] if r["miss"] is not None]
+        print("| %s | %.1f | %.1f | %.3f | %.0f | %.2f -> %.2f | %s |" % (
+            name, med["old"]["us"], med["new"]["us"], med["new"]["us"] / med["old"]["us"],
+            med["new"]["insns"], med["old"]["remote"], med["new"]["remote"],
+            "%.1f%%" % (100 * statistics.median(miss)) if miss else "-"), flush=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
