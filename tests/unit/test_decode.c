@@ -474,6 +474,59 @@ static void test_zcache(void)
 	      (unsigned long long)zc.misses);
 }
 
+/* Code changed at one byte, its length the same: the next run must decode
+ * it anew.  Rows of lengths 1-11 and a byte at the start, middle or end,
+ * for any way of comparing the kept bytes (an inline compare by
+ * overlapping words was tried and measured no faster: 2026-12-03). */
+static const struct {
+	int line;
+	uint8_t len;
+	uint8_t code[15];
+	uint8_t at; /* the byte that changes (xor 0x08: another register or displacement) */
+} zcache_change_rows[] = {
+	{__LINE__, 1, {0x50}, 0},                                         /* push rax -> push rcx... */
+	{__LINE__, 3, {0x48, 0x89, 0x18}, 2},                             /* mov [rax], rbx */
+	{__LINE__, 5, {0x48, 0x89, 0x54, 0xc8, 0x10}, 4},                 /* mov [rax+rcx*8+0x10], rdx */
+	{__LINE__, 5, {0x48, 0x89, 0x54, 0xc8, 0x10}, 2},
+	{__LINE__, 7, {0x48, 0x89, 0x98, 0x00, 0x01, 0x00, 0x00}, 3},     /* mov [rax+0x100], rbx */
+	{__LINE__, 10, {0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8}, 9},          /* movabs rax, imm64 */
+	{__LINE__, 10, {0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8}, 5},
+	{__LINE__, 11, {0x48, 0xc7, 0x80, 0, 1, 0, 0, 1, 2, 3, 4}, 10},   /* mov qword [rax+0x100], imm32 */
+	{__LINE__, 11, {0x48, 0xc7, 0x80, 0, 1, 0, 0, 1, 2, 3, 4}, 3},
+};
+
+static void test_zcache_change(void)
+{
+	static struct decode_zcache zc;
+	static uint8_t code[64];
+	uint64_t pc = (uint64_t)(uintptr_t)code;
+	struct decode_regs regs;
+	struct decode_insn in;
+	const struct decode_zydis *z;
+
+	memset(&regs, 0, sizeof(regs));
+	for (size_t i = 0; i < sizeof(zcache_change_rows) / sizeof(zcache_change_rows[0]); i++) {
+		memset(&zc, 0, sizeof(zc));
+		memset(code, 0x90, sizeof(code));
+		memcpy(code, zcache_change_rows[i].code, zcache_change_rows[i].len);
+		decode_zcache_begin(&zc);
+		int rc = decode_at_zydis_cached(&zc, pc, &regs, &in, &z);
+		decode_zcache_begin(&zc); /* unchanged: a hit */
+		rc |= decode_at_zydis_cached(&zc, pc, &regs, &in, &z);
+		CHECK(zcache_change_rows[i].line, rc == 0 && in.len == zcache_change_rows[i].len &&
+							  zc.hits == 1 && zc.misses == 1,
+		      "unchanged: rc %d len %u hits %llu misses %llu", rc, in.len,
+		      (unsigned long long)zc.hits, (unsigned long long)zc.misses);
+		code[zcache_change_rows[i].at] ^= 0x08;
+		decode_zcache_begin(&zc);
+		rc = decode_at_zydis_cached(&zc, pc, &regs, &in, &z);
+		CHECK(zcache_change_rows[i].line, rc == 0 && zc.misses == 2 && zc.hits == 1,
+		      "byte %u changed: rc %d hits %llu misses %llu (want a miss)",
+		      zcache_change_rows[i].at, rc, (unsigned long long)zc.hits,
+		      (unsigned long long)zc.misses);
+	}
+}
+
 /* A window runs ahead through ~40-200 instructions: a second pass over
  * 100 of them finds them all but a few (the old direct-mapped 128 slots
  * kept about two thirds: conflicts). */
@@ -836,6 +889,7 @@ int main(void)
 	test_lookahead_fields();
 	test_find_prev();
 	test_zcache();
+	test_zcache_change();
 	test_zcache_window();
 	test_pages();
 	test_ucontext();
