@@ -1,8 +1,7 @@
 /* sysret: whether a tick arrived on a system call's way out (sysret.h). */
 #include "witch/sysret.h"
 #include "witch/peek.h"
-
-#include <dlfcn.h>
+#include "witch/phdrs.h"
 
 #define SYSRET_MAX_VISITS 24   /* instructions decoded at most: jcc forks the walk */
 #define SYSRET_NEAR (SYSRET_MAX_INSNS * 15) /* bytes SYSRET_MAX_INSNS instructions span at most */
@@ -27,14 +26,14 @@ static int sysret_known(const struct sysret_walk *w, uint64_t addr)
 }
 
 /* decode_at reads an instruction's first page in place, where a fault
- * would end the handler run: a page not known mapped is asked of the
- * kernel first (rcx may hold any number). */
+ * would end the handler run: a page neither known mapped nor a module's
+ * code is asked of the kernel first (rcx may hold any number). */
 static int sysret_mapped(struct sysret_walk *w, uint64_t addr)
 {
 	uint8_t byte;
 	if (sysret_known(w, addr))
 		return 1;
-	if (peek_read_remote(addr, &byte, 1) < 0)
+	if (!phdrs_in_code(addr) && peek_read_remote(addr, &byte, 1) < 0)
 		return 0;
 	if (w->n_pages < (int)(sizeof(w->pages) / sizeof(w->pages[0])))
 		w->pages[w->n_pages++] = addr & ~(SYSRET_PAGE - 1);
@@ -81,13 +80,11 @@ int sysret_tick(const struct decode_regs *regs)
 		return 0;
 	/* rcx just past a `syscall` off pc's page is code of a loaded module;
 	 * the rcx most such ticks find (a `ret` just left a return address
-	 * below rsp) is data or a number, which the C library's lock-free
-	 * lookup rules out before the remote read that proves a page mapped
-	 * (two system calls: 43% of gcc's handler time on a PVM guest).  A
-	 * JIT's system call off the page of the tick is not recognised. */
-	struct dl_find_object fo;
-	if (rcx < 2 || (!sysret_known(&w, rcx - 2) &&
-			_dl_find_object((void *)(uintptr_t)(rcx - 2), &fo) != 0))
+	 * below rsp) is data or a number, which phdrs_in_code rules out
+	 * without the remote read that proves a page mapped (two system
+	 * calls: 43% of gcc's handler time on a PVM guest).  A JIT's system
+	 * call off the page of the tick is not recognised. */
+	if (rcx < 2 || (!sysret_known(&w, rcx - 2) && !phdrs_in_code(rcx - 2)))
 		return 0;
 	uint8_t op[2];
 	if (!sysret_mapped(&w, rcx - 2) || !sysret_mapped(&w, rcx) ||
