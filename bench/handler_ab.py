@@ -12,7 +12,8 @@ the reads of the program's memory in a few runs.  Every profile of a
 process tree is summed (gcc writes five).  Prints a markdown table of
 medians: us a tick, instructions emulated a tick, reads through the kernel
 a tick (stat peek_remote), and, where the build counts them, the decode
-cache's misses (stat decode_misses).  Default WITCH_WATCHPOINTS=0, so it
+cache's misses (stat decode_misses) and its threads grown a process
+(stat decode_grown, decode_zcache.h).  Default WITCH_WATCHPOINTS=0, so it
 runs where debug registers never trap and measures the handler alone.
 
 --real: python3, sqlite3, gzip and gcc of bench/real_programs.py (inputs
@@ -46,7 +47,7 @@ def one_run(build, argv, stdin, tmp, env):
             os.unlink(f)
     with open(stdin or os.devnull) as f:
         subprocess.run(argv, env=env, stdin=f, stdout=subprocess.DEVNULL, check=True)
-    ticks = ns = emulated = remote = misses = hits = 0
+    ticks = ns = emulated = remote = misses = hits = grown = procs = 0
     for path in glob.glob(os.path.join(tmp, "p-*.prof")):
         out = subprocess.run([os.path.join(build, "witch"), "report", "--json", path],
                              capture_output=True, text=True, check=True).stdout
@@ -57,9 +58,12 @@ def one_run(build, argv, stdin, tmp, env):
         remote += st["peek_remote"]
         misses += st.get("decode_misses", 0)
         hits += st.get("decode_hits", 0)
+        grown += st.get("decode_grown", 0)
+        procs += 1
     t = max(ticks, 1)
     return {"us": ns / t / 1000, "insns": emulated / t, "remote": remote / t,
-            "miss": misses / (hits + misses) if hits + misses else None}
+            "miss": misses / (hits + misses) if hits + misses else None,
+            "grown": grown / max(procs, 1)}
 
 
 def main():
@@ -88,8 +92,8 @@ def main():
     print("# handler time a tick: %s vs %s, %s/s, %s, %d interleaved runs, medians\n"
           % (a.old, a.new, a.rate, a.env, a.runs))
     print("| program | old us/tick | new us/tick | new/old | insns a tick | remote reads a tick "
-          "(old -> new) | decode misses (new) |")
-    print("|---|---:|---:|---:|---:|---|---:|")
+          "(old -> new) | decode misses (old -> new) | caches grown a process (new) |")
+    print("|---|---:|---:|---:|---:|---|---|---:|")
     for name in names:
         argv, stdin = table[name]
         argv = [x.format(t=tmp) for x in argv]
@@ -102,11 +106,12 @@ def main():
                 res[v].append(one_run(build, argv, stdin, tmp, env))
         med = {v: {k: statistics.median(r[k] for r in res[v]) for k in ("us", "insns", "remote")}
                for v in res}
-        miss = [r["miss"] for r in res["new"] if r["miss"] is not None]
-        print("| %s | %.1f | %.1f | %.3f | %.0f | %.2f -> %.2f | %s |" % (
+        miss = {v: [r["miss"] for r in res[v] if r["miss"] is not None] for v in res}
+        miss = {v: "%.1f%%" % (100 * statistics.median(m)) if m else "-" for v, m in miss.items()}
+        print("| %s | %.1f | %.1f | %.3f | %.0f | %.2f -> %.2f | %s -> %s | %.2f |" % (
             name, med["old"]["us"], med["new"]["us"], med["new"]["us"] / med["old"]["us"],
-            med["new"]["insns"], med["old"]["remote"], med["new"]["remote"],
-            "%.1f%%" % (100 * statistics.median(miss)) if miss else "-"), flush=True)
+            med["new"]["insns"], med["old"]["remote"], med["new"]["remote"], miss["old"],
+            miss["new"], statistics.median(r["grown"] for r in res["new"])), flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -20,7 +20,6 @@
 #include "witch/decode.h"
 #include "witch/decode_zydis.h"
 #include "witch/peek.h"
-#include "witch/peek.h"
 
 /* Smallest page size on x86-64; mappings are multiples of it, so bytes up to
  * the next 4 KiB boundary are mapped whenever the byte at pc is. */
@@ -315,8 +314,6 @@ static void form_deps(const ZydisDecodedInstruction *insn, const ZydisDecodedOpe
  * of the instruction run with regs. */
 static void decode_form_of(uint64_t pc, const ZydisDecodedInstruction *insn,
 			   const ZydisDecodedOperand *ops, struct decode_form *f);
-static void decode_form_apply(const struct decode_form *f, const struct decode_regs *regs,
-			      struct decode_insn *out);
 
 /* The emulator's part of a decoding (decode_zinsn, decode_zop): Zydis's
  * fields it reads, and what it would have looked for in the hidden
@@ -398,60 +395,6 @@ int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_i
 	decode_compact(&insn, ops, z); /* after the form: it reads its masks */
 	decode_form_apply(&z->form, regs, out);
 	return 0;
-}
-
-void decode_zcache_begin(struct decode_zcache *c)
-{
-	if (++c->gen == 0) { /* wrapped: no slot may look current */
-		for (unsigned i = 0; i < DECODE_ZCACHE_SLOTS; i++)
-			c->tag[i].gen = 0;
-		c->gen = 1;
-	}
-}
-
-int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct decode_regs *regs,
-			   struct decode_insn *out, const struct decode_zydis **z)
-{
-	uint32_t set = (uint32_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - DECODE_ZCACHE_SET_BITS));
-	unsigned first = set * DECODE_ZCACHE_WAYS, victim = first;
-	for (unsigned i = first; i < first + DECODE_ZCACHE_WAYS; i++) {
-		struct decode_zcache_tag *t = &c->tag[i];
-		if (t->len && t->pc == pc) {
-			if (t->gen == c->gen ||
-			    memcmp((const void *)(uintptr_t)pc, c->slot[i].bytes, t->len) == 0) {
-				t->gen = c->gen;
-				c->hits++;
-				*z = &c->slot[i].z;
-				decode_form_apply(&c->slot[i].z.form, regs, out);
-				return 0;
-			}
-			victim = i; /* the code changed: this way goes */
-			break;
-		}
-		/* An empty way first, else the one found current longest ago. */
-		if (c->tag[victim].len && (t->len == 0 || t->gen < c->tag[victim].gen))
-			victim = i;
-	}
-	c->misses++;
-	/* The bytes at pc are in its page, which is mapped: the run decodes
-	 * there in place (decode_full); only whole-page entries are kept. */
-	struct decode_zcache_tag *t = &c->tag[victim];
-	struct decode_zydis *vz = &c->slot[victim].z;
-	t->len = 0;
-	int rc = decode_at_zydis(pc, regs, out, vz);
-	*z = vz; /* kept or not, there until the next call */
-	if (rc == 0 && (pc & (CODE_PAGE - 1)) + vz->insn.length <= CODE_PAGE) {
-		t->pc = pc;
-		t->gen = c->gen;
-		t->len = vz->insn.length;
-		memcpy(c->slot[victim].bytes, (const void *)(uintptr_t)pc, t->len);
-	}
-	/* Only where the run goes on at the next instruction: a ret or jmp
-	 * that ends just before a function's start did not bring it there. */
-	if (rc == 0 && c->prev && (!(out->flags & DECODE_F_BRANCH) ||
-				   (out->flags & (DECODE_F_COND | DECODE_F_CALL))))
-		decode_cache_note(c->prev, pc + vz->insn.length, pc);
-	return rc;
 }
 
 static void decode_form_of(uint64_t pc, const ZydisDecodedInstruction *insn,
@@ -567,8 +510,8 @@ static void decode_form_of(uint64_t pc, const ZydisDecodedInstruction *insn,
 	}
 }
 
-static void decode_form_apply(const struct decode_form *f, const struct decode_regs *regs,
-			      struct decode_insn *out)
+void decode_form_apply(const struct decode_form *f, const struct decode_regs *regs,
+		       struct decode_insn *out)
 {
 	uint64_t amask = f->addr32 ? 0xffffffffull : ~0ull;
 	*out = f->in;

@@ -1,6 +1,6 @@
 /* precise: the access behind a watchpoint trap (see precise.h). */
 #include "witch/precise.h"
-#include "witch/decode_zydis.h"
+#include "witch/decode_zcache.h"
 #include "witch/peek.h"
 #include "witch/unwind.h"
 

@@ -128,8 +128,10 @@ static int thread_setup(struct witch_thread *t)
 		return rc;
 	t->dcache = arena_alloc(&t->arena, sizeof(*t->dcache));
 	t->vec = arena_alloc(&t->arena, sizeof(*t->vec));
-	if (!t->dcache || !t->vec)
+	void *zmem = arena_alloc(&t->arena, decode_zcache_mem_size());
+	if (!t->dcache || !t->vec || !zmem)
 		return -ENOMEM;
+	decode_zcache_init(&t->look.zcache, zmem);
 	t->look.zcache.prev = t->dcache; /* the windows' decodings find traps' pcs */
 
 	/* Verdicts by the run-ahead alone, or none: no debug register is
@@ -221,6 +223,7 @@ static void thread_release(struct witch_thread *t)
 	sampler_close(&t->sampler);
 	faultlog_close(&t->faults);
 	watchpoint_set_close(&t->wps);
+	decode_zcache_release(&t->look.zcache);
 	if (t->altstack_on && thread_tls == t) {
 		stack_t ss = {.ss_flags = SS_DISABLE};
 		sigaltstack(&ss, NULL);

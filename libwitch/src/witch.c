@@ -14,6 +14,7 @@
 #include "witch/iocount.h"
 #include "witch/costmodel.h"
 #include "witch/decode.h"
+#include "witch/decode_zcache.h"
 #include "witch/execguard.h"
 #include "witch/fatal.h"
 #include "witch/flush.h"
@@ -125,6 +126,7 @@ static void witch_postfork_child(void)
 	objects_postfork_child();
 	thread_postfork_child();
 	flush_postfork_child();
+	decode_zcache_postfork_child();
 }
 
 /* thread.h's hook, before each thread the program starts: the periodic

@@ -21,7 +21,7 @@
 #include <Zydis/Zydis.h>
 
 #include "witch/decode.h"
-#include "witch/decode_zydis.h"
+#include "witch/decode_zcache.h"
 #include "witch/peek.h"
 
 #include "check.h"
@@ -421,11 +421,24 @@ static const uint8_t add_m_rbx[] = { 0x48, 0x01, 0x18 };             /* add [rax
 static const uint8_t mov_store[] = { 0x48, 0x89, 0x54, 0xc8, 0x10 }; /* mov [rax+rcx*8+0x10], rdx */
 static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };      /* nop dword ptr [rax+rax] */
 
+/* A cache over zeroed memory of its own, as a thread's arena gives it; the
+ * memory to free after, NULL (a failed check) when there is none. */
+static void *zcache_fresh(struct decode_zcache *zc)
+{
+	void *zmem = calloc(1, decode_zcache_mem_size());
+	CHECK(__LINE__, zmem != NULL, "no memory for a decode cache");
+	if (zmem) {
+		zc->prev = NULL;
+		decode_zcache_init(zc, zmem);
+	}
+	return zmem;
+}
+
 /* decode_at_zydis_cached: a hit gives what decoding gives, addresses from
  * the registers of this call; a run forgets what the last decoded. */
 static void test_zcache(void)
 {
-	static struct decode_zcache zc; /* ~80 KiB: off the stack */
+	struct decode_zcache zc = {0};
 	static uint8_t code[64];
 	uint64_t pc = (uint64_t)(uintptr_t)code;
 	struct decode_regs regs;
@@ -433,7 +446,9 @@ static void test_zcache(void)
 	const struct decode_zydis *z;
 	struct decode_zydis zref;
 
-	memset(&zc, 0, sizeof(zc));
+	void *zmem = zcache_fresh(&zc);
+	if (!zmem)
+		return;
 	memset(&regs, 0, sizeof(regs));
 	memcpy(code, mov_store, sizeof(mov_store)); /* mov [rax+rcx*8+0x10], rdx */
 	decode_zcache_begin(&zc);
@@ -472,6 +487,7 @@ static void test_zcache(void)
 	CHECK(__LINE__, rc == 0 && in.len == sizeof(mov_store) && zc.gen == 1 && zc.misses == 3,
 	      "wrap: rc %d len %u gen %u misses %llu", rc, in.len, zc.gen,
 	      (unsigned long long)zc.misses);
+	free(zmem);
 }
 
 /* Code changed at one byte, its length the same: the next run must decode
@@ -497,7 +513,7 @@ static const struct {
 
 static void test_zcache_change(void)
 {
-	static struct decode_zcache zc;
+	struct decode_zcache zc = {0};
 	static uint8_t code[64];
 	uint64_t pc = (uint64_t)(uintptr_t)code;
 	struct decode_regs regs;
@@ -506,7 +522,9 @@ static void test_zcache_change(void)
 
 	memset(&regs, 0, sizeof(regs));
 	for (size_t i = 0; i < sizeof(zcache_change_rows) / sizeof(zcache_change_rows[0]); i++) {
-		memset(&zc, 0, sizeof(zc));
+		void *zmem = zcache_fresh(&zc);
+		if (!zmem)
+			return;
 		memset(code, 0x90, sizeof(code));
 		memcpy(code, zcache_change_rows[i].code, zcache_change_rows[i].len);
 		decode_zcache_begin(&zc);
@@ -524,6 +542,7 @@ static void test_zcache_change(void)
 		      "byte %u changed: rc %d hits %llu misses %llu (want a miss)",
 		      zcache_change_rows[i].at, rc, (unsigned long long)zc.hits,
 		      (unsigned long long)zc.misses);
+		free(zmem);
 	}
 }
 
@@ -532,14 +551,16 @@ static void test_zcache_change(void)
  * kept about two thirds: conflicts). */
 static void test_zcache_window(void)
 {
-	static struct decode_zcache zc;
+	struct decode_zcache zc = {0};
 	static uint8_t code[512] __attribute__((aligned(512))); /* within one page */
 	enum { N = 100 };
 	struct decode_regs regs;
 	struct decode_insn in;
 	const struct decode_zydis *z;
 
-	memset(&zc, 0, sizeof(zc));
+	void *zmem = zcache_fresh(&zc);
+	if (!zmem)
+		return;
 	memset(&regs, 0, sizeof(regs));
 	for (int i = 0; i < N; i++)
 		memcpy(code + 5 * i, nop5, sizeof(nop5));
@@ -553,6 +574,108 @@ static void test_zcache_window(void)
 	CHECK(__LINE__, zc.misses >= N && zc.hits >= N - 5,
 	      "second pass: %llu hits of %d (misses %llu)", (unsigned long long)zc.hits, N,
 	      (unsigned long long)zc.misses);
+	free(zmem);
+}
+
+/* A thread's cache grows from 64 sets to 512 when its shadow says the grown
+ * one would save misses (decode_zcache.h).  Each row's windows run over a
+ * loop of `insns` distinct 5-byte nops, one run a pass, with `caches`
+ * threads' caches taking turns.  A pass over more pcs than the 256 slots
+ * misses every one of them (a cyclic walk past a set's four ways evicts
+ * each before its reuse); the grown cache's 2048 slots hold 1,500 (Poisson
+ * 2.9 a set: ~18% of them in sets of more than four, missed), so 1,500
+ * saves ~80% of the lookups and grows, 100 saves none, and 30,000 miss in
+ * both (the misses are not halved).  Growth is asked every 1024
+ * shadowed lookups (1 in 4: ~375 a pass of 1,500) once there are 2048,
+ * over all since the cache began: in pass 6 of 1,500, where the cache has
+ * missed ~5.5 passes and the shadow ~1 + 4.5 * 0.18.  At most
+ * DECODE_ZCACHE_GROWN_MAX (2) caches of a process grow. */
+static const struct {
+	int line;
+	unsigned insns, caches;
+	uint64_t grown[3];  /* each cache's, after the passes */
+	double miss_after;  /* the first cache's misses in a last pass, at most */
+} zcache_grow_rows[] = {
+	{__LINE__, 100, 1, {0}, 0.0},
+	{__LINE__, 1500, 1, {1}, 0.30},
+	{__LINE__, 30000, 1, {0}, 1.0},
+	{__LINE__, 1500, 3, {1, 1, 0}, 0.30},
+};
+
+static int zcache_pass(struct decode_zcache *zc, const uint8_t *code, unsigned insns)
+{
+	struct decode_regs regs;
+	struct decode_insn in;
+	const struct decode_zydis *z;
+	memset(&regs, 0, sizeof(regs));
+	decode_zcache_begin(zc);
+	for (unsigned i = 0; i < insns; i++)
+		if (decode_at_zydis_cached(zc, (uint64_t)(uintptr_t)(code + 5 * i), &regs, &in, &z) < 0)
+			return -1;
+	return 0;
+}
+
+static void test_zcache_grow(void)
+{
+	enum { MAX_INSNS = 30000, PASSES = 12, CACHES = 3 };
+	uint8_t *code = malloc(5 * MAX_INSNS);
+	struct decode_zcache zc[CACHES];
+	void *zmem[CACHES] = {0};
+	CHECK(__LINE__, code != NULL, "no memory for code");
+	if (!code)
+		return;
+	for (int i = 0; i < MAX_INSNS; i++)
+		memcpy(code + 5 * i, nop5, sizeof(nop5));
+	for (size_t r = 0; r < sizeof(zcache_grow_rows) / sizeof(zcache_grow_rows[0]); r++) {
+		unsigned n = zcache_grow_rows[r].insns, nc = zcache_grow_rows[r].caches;
+		int line = zcache_grow_rows[r].line;
+		decode_zcache_postfork_child(); /* none counts: a process of its own */
+		for (unsigned c = 0; c < nc; c++)
+			if (!(zmem[c] = zcache_fresh(&zc[c])))
+				goto out;
+		int passes = n > 10000 ? 4 : PASSES; /* a 30,000 pass has ~7 periods */
+		for (int p = 0; p < passes; p++)
+			for (unsigned c = 0; c < nc; c++)
+				if (zcache_pass(&zc[c], code, n) < 0)
+					CHECK(line, 0, "a nop5 does not decode");
+		for (unsigned c = 0; c < nc; c++)
+			CHECK(line, zc[c].grown == zcache_grow_rows[r].grown[c],
+			      "cache %u of %u pcs: grown %llu, want %llu", c, n,
+			      (unsigned long long)zc[c].grown,
+			      (unsigned long long)zcache_grow_rows[r].grown[c]);
+		uint64_t m0 = zc[0].misses;
+		zcache_pass(&zc[0], code, n);
+		double miss = (double)(zc[0].misses - m0) / n;
+		CHECK(line, miss <= zcache_grow_rows[r].miss_after,
+		      "%u pcs: a last pass missed %.2f, want at most %.2f", n, miss,
+		      zcache_grow_rows[r].miss_after);
+		if (nc == CACHES) {
+			/* A grown cache's thread ends: the third grows at its next period. */
+			decode_zcache_release(&zc[0]);
+			for (int p = 0; p < 4; p++)
+				zcache_pass(&zc[2], code, n);
+			CHECK(line, zc[2].grown == 1, "after a release: third cache grown %llu",
+			      (unsigned long long)zc[2].grown);
+			/* In a fork's child none counts: a fresh cache grows beside two grown. */
+			decode_zcache_postfork_child();
+			free(zmem[0]);
+			if (!(zmem[0] = zcache_fresh(&zc[0])))
+				goto out;
+			for (int p = 0; p < PASSES; p++)
+				zcache_pass(&zc[0], code, n);
+			CHECK(line, zc[0].grown == 1, "after postfork: a fresh cache grown %llu",
+			      (unsigned long long)zc[0].grown);
+		}
+		for (unsigned c = 0; c < nc; c++) {
+			decode_zcache_release(&zc[c]);
+			free(zmem[c]);
+			zmem[c] = NULL;
+		}
+	}
+out:
+	for (unsigned c = 0; c < CACHES; c++)
+		free(zmem[c]);
+	free(code);
 }
 
 static void test_find_prev(void)
@@ -891,6 +1014,7 @@ int main(void)
 	test_zcache();
 	test_zcache_change();
 	test_zcache_window();
+	test_zcache_grow();
 	test_pages();
 	test_ucontext();
 	if (check_failures) {

@@ -16,10 +16,11 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "witch/decode.h"
-#include "witch/decode_zydis.h"
+#include "witch/decode_zcache.h"
 #include "witch/precise.h"
 #include "witch/unwind.h"
 
@@ -97,6 +98,14 @@ static void run(const struct row *r)
 	static struct decode_zcache zc = {.prev = &cache};
 	struct decode_regs regs;
 	struct precise_access p;
+
+	if (!zc.tag) {
+		void *zmem = calloc(1, decode_zcache_mem_size());
+		CHECK(__LINE__, zmem != NULL, "no memory");
+		if (!zmem)
+			return;
+		decode_zcache_init(&zc, zmem);
+	}
 
 	memset(&regs, 0, sizeof(regs));
 	regs.rip = r->rip;

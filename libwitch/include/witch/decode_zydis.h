@@ -99,52 +99,10 @@ struct decode_zydis {
  * that also runs the instruction (emulate_insn) decodes once. */
 int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out,
 		    struct decode_zydis *z);
-/* Zydis's decodings, kept from run to run (a window, look.c): a loop run
- * ahead decodes each of its instructions once, not once an iteration, and
- * a hot loop once across ticks.  The code may change between runs (a JIT,
- * a library unmapped and another mapped there), never within one: a
- * decoding from an earlier run is used once its bytes are found unchanged
- * at pc (a compare of up to 15 bytes against Zydis's ~0.3 us a decode). */
-/* Set-associative, the oldest way replaced: a window runs ahead ~40-200
- * instructions, and 128 direct-mapped slots missed 15-61% of them at
- * 2000/s (bench/programs interp, lz, hashtab, strings: conflicts); 64 sets
- * of 4 miss 0.3, 4, 21 and 48% (strings' printf code: mostly first
- * visits; 128 sets, another 256 KiB a thread, 0.2-38%).  */
-#define DECODE_ZCACHE_SET_BITS 6
-#define DECODE_ZCACHE_SETS (1u << DECODE_ZCACHE_SET_BITS)
-#define DECODE_ZCACHE_WAYS 4
-#define DECODE_ZCACHE_SLOTS (DECODE_ZCACHE_SETS * DECODE_ZCACHE_WAYS)
-/* A hit is used in place, not copied out: a handler that runs rarely finds
- * the cache cold, and copying a slot's ~1 KiB read every line of it where
- * the run reads a few (the copy was 60% of this function's time at 50
- * ticks a second).  For the same reason a set's tags are one cache line
- * apart from the decodings, so a lookup reads one line, not one a way. */
-struct decode_zcache_tag {
-	uint64_t pc;
-	uint32_t gen;  /* the run that last found it current */
-	uint8_t len;   /* of bytes; 0: empty */
-};
-
-struct decode_zcache {
-	uint32_t gen;
-	struct decode_zcache_tag tag[DECODE_ZCACHE_SLOTS];
-	struct {
-		uint8_t bytes[15]; /* the code decoded, to check it is still there */
-		struct decode_zydis z;
-	} __attribute__((aligned(64))) slot[DECODE_ZCACHE_SLOTS];
-	uint64_t hits, misses;
-	/* Told each new decoding's end (decode_cache_note), NULL: none.  A
-	 * window's instructions are where the program runs, and so where
-	 * its watchpoints trap. */
-	struct decode_cache *prev;
-};
-
-void decode_zcache_begin(struct decode_zcache *c);
-/* decode_at_zydis, with Zydis's part from c when pc was decoded before and
- * its bytes are the same (checked once a run).  *z: Zydis's decoding, in
- * c, valid until the next call. */
-int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct decode_regs *regs,
-			   struct decode_insn *out, const struct decode_zydis **z);
+/* What a decoding's form says of the instruction run with regs (decode_at's
+ * answer, from a kept decoding: decode_zcache.h). */
+void decode_form_apply(const struct decode_form *f, const struct decode_regs *regs,
+		       struct decode_insn *out);
 /* What each Zydis register is as a general register, found once
  * (decode_init): the emulator asks for every operand it reads or writes,
  * and Zydis's lookups took ~7% of a window's instructions (callgrind). */

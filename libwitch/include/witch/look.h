@@ -56,7 +56,7 @@
 
 #include "witch/bpred.h"
 #include "witch/decode.h"
-#include "witch/decode_zydis.h"
+#include "witch/decode_zcache.h"
 #include "witch/emulate.h"
 #include "witch/emulate_vec.h"
 #include "witch/pace.h"
@@ -139,7 +139,7 @@ struct look {
 	struct pace pace;     /* loops' measured speed (pace.h) */
 	struct bpred bpred;   /* which branches the CPU mispredicts (bpred.h) */
 	struct look_trace trace; /* the last window's accesses (look_tick's picks) */
-	struct decode_zcache zcache; /* a run's decoded instructions (decode_zydis.h) */
+	struct decode_zcache zcache; /* a run's decoded instructions (decode_zcache.h) */
 	struct look_decide_site decide[LOOK_DECIDE_SITES];
 };
 

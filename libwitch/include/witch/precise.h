@@ -40,7 +40,7 @@ struct precise_access {
 
 struct decode_zcache;
 
-/* zc: the thread's decodings (decode_zydis.h), whose prev cache (not NULL)
+/* zc: the thread's decodings (decode_zcache.h), whose prev cache (not NULL)
  * holds the instructions' ends. */
 int precise_resolve(struct decode_zcache *zc, const struct decode_regs *regs,
 		    uint64_t watch_addr, uint32_t watch_len, struct precise_access *out);

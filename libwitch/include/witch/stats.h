@@ -80,8 +80,9 @@
 	X(cost_inline_ns)     /* ticks in the runtime's code outside handlers: their time (est.) */ \
 	X(watch_expired)      /* samples let go for that cost (drcost.h) */ \
 	X(handler_faults)     /* handler runs a fault ended (rescue.h): abandoned */ \
-	X(decode_hits)        /* run-ahead decodings found in the thread's cache (decode_zydis.h) */ \
+	X(decode_hits)        /* run-ahead decodings found in the thread's cache (decode_zcache.h) */ \
 	X(decode_misses)      /* ... decoded by Zydis */ \
+	X(decode_grown)       /* threads whose decode cache grew */ \
 	X(peek_in_place)      /* reads of the program's memory in place (peek.h) */ \
 	X(peek_remote)        /* ... through process_vm_readv */                 \
 	X(threads)            /* threads profiled */                            \
