@@ -14,8 +14,7 @@ static uint32_t zcache_grown_threads; /* atomic */
 
 size_t decode_zcache_mem_size(void)
 {
-	return sizeof(struct decode_zcache_tag) * DECODE_ZCACHE_SLOTS_MAX +
-	       sizeof(struct decode_zcache_slot) * DECODE_ZCACHE_SLOTS_MAX + 64;
+	return DECODE_ZCACHE_MEM_SIZE;
 }
 
 void decode_zcache_init(struct decode_zcache *c, void *mem)

@@ -20,7 +20,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define THREAD_ARENA_SIZE ((size_t)8 << 20)
+/* 8 MiB, and the grown decode cache's reservation on top, so the rest
+ * (objpend's three quarters among them) keep the room they had. */
+#define THREAD_ARENA_SIZE (((size_t)8 << 20) + ((DECODE_ZCACHE_MEM_SIZE + 4095) & ~(size_t)4095))
 #define THREAD_MAX_NODES (1u << 16)
 #define THREAD_MAX_PAIRS (1u << 14) /* between folds: a trap adds up to 4 by object (objpend.h) */
 #define THREAD_ALTSTACK_SIZE ((size_t)128 << 10)

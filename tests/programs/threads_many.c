@@ -18,7 +18,7 @@
  * the sampler's own estimate at 2000/s); sampler_start now starts each
  * thread's ticks as a stationary process (682-772 MB of 541, beside
  * 1.05-1.1x for phase 3's: bench/results/stationary_start.md).
- * With WITCH_MEMORY_MB=64 (8 MiB and a bit per profiled thread) at most 7
+ * With WITCH_MEMORY_MB=64 (~9 MiB per profiled thread) at most 7
  * threads are profiled at a time: phase 3 leaves most of its 24 threads
  * unprofiled, counted in stats.threads_unprofiled.
  *

@@ -84,6 +84,9 @@ struct decode_zcache {
 };
 
 /* Bytes of memory decode_zcache_init wants: the grown cache's. */
+#define DECODE_ZCACHE_MEM_SIZE                                                               \
+	((sizeof(struct decode_zcache_tag) + sizeof(struct decode_zcache_slot)) *            \
+		 DECODE_ZCACHE_SLOTS_MAX + 64)
 size_t decode_zcache_mem_size(void);
 /* An empty cache of 64 sets over mem (zeroed, decode_zcache_mem_size()
  * bytes: untouched pages cost nothing until it grows); c's other fields
