@@ -41,6 +41,16 @@ void decode_zcache_begin(struct decode_zcache *c)
 	}
 }
 
+/* Tells c->prev that the instruction at pc ends at pc + len, where the run
+ * goes on there: a ret or jmp that ends just before a function's start did
+ * not bring it there. */
+static void zcache_note_end(struct decode_zcache *c, uint64_t pc, unsigned len,
+			    const struct decode_insn *out)
+{
+	if (c->prev && (!(out->flags & DECODE_F_BRANCH) || (out->flags & (DECODE_F_COND | DECODE_F_CALL))))
+		decode_cache_note(c->prev, pc + len, pc);
+}
+
 static void zcache_grow(struct decode_zcache *c)
 {
 	if (__atomic_add_fetch(&zcache_grown_threads, 1, __ATOMIC_RELAXED) > DECODE_ZCACHE_GROWN_MAX) {
@@ -100,7 +110,8 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 	for (unsigned i = first; i < first + DECODE_ZCACHE_WAYS; i++) {
 		struct decode_zcache_tag *t = &c->tag[i];
 		if (t->len && t->pc == pc) {
-			if (t->gen == c->gen ||
+			int first_in_run = t->gen != c->gen;
+			if (!first_in_run ||
 			    memcmp((const void *)(uintptr_t)pc, c->slot[i].bytes, t->len) == 0) {
 				t->gen = c->gen;
 				c->hits++;
@@ -108,6 +119,10 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 					zcache_shadow_note(c, hash, pc, 0);
 				*z = &c->slot[i].z;
 				decode_form_apply(&c->slot[i].z.form, regs, out);
+				/* Once a run: a kept decoding outlives its note in
+				 * the smaller, direct-mapped prev cache. */
+				if (first_in_run)
+					zcache_note_end(c, pc, t->len, out);
 				return 0;
 			}
 			victim = i; /* the code changed: this way goes */
@@ -133,11 +148,8 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 		t->len = vz->insn.length;
 		memcpy(c->slot[victim].bytes, (const void *)(uintptr_t)pc, t->len);
 	}
-	/* Only where the run goes on at the next instruction: a ret or jmp
-	 * that ends just before a function's start did not bring it there. */
-	if (rc == 0 && c->prev && (!(out->flags & DECODE_F_BRANCH) ||
-				   (out->flags & (DECODE_F_COND | DECODE_F_CALL))))
-		decode_cache_note(c->prev, pc + vz->insn.length, pc);
+	if (rc == 0)
+		zcache_note_end(c, pc, vz->insn.length, out);
 	return rc;
 }
 

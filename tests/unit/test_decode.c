@@ -487,6 +487,18 @@ static void test_zcache(void)
 	CHECK(__LINE__, rc == 0 && in.len == sizeof(mov_store) && zc.gen == 1 && zc.misses == 3,
 	      "wrap: rc %d len %u gen %u misses %llu", rc, in.len, zc.gen,
 	      (unsigned long long)zc.misses);
+	/* A kept decoding tells the prev cache where it ends, once a run, so a
+	 * note the direct-mapped prev cache lost comes back with a hit. */
+	static struct decode_cache prev; /* 64 KiB: off the stack */
+	uint64_t known = 0;
+	memset(&prev, 0, sizeof(prev));
+	zc.prev = &prev;
+	decode_zcache_begin(&zc);
+	rc = decode_at_zydis_cached(&zc, pc, &regs, &in, &z);
+	CHECK(__LINE__, rc == 0 && zc.hits == 2 &&
+			    decode_cache_prev(&prev, pc + sizeof(mov_store), &known) == 0 && known == pc,
+	      "a hit's note: rc %d hits %llu known %#llx", rc, (unsigned long long)zc.hits,
+	      (unsigned long long)known);
 	free(zmem);
 }
 
