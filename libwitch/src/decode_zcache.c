@@ -12,17 +12,10 @@
 
 static uint32_t zcache_grown_threads; /* atomic */
 
-size_t decode_zcache_mem_size(void)
-{
-	return DECODE_ZCACHE_MEM_SIZE;
-}
-
 void decode_zcache_init(struct decode_zcache *c, void *mem)
 {
-	struct decode_cache *prev = c->prev;
 	uintptr_t m = (uintptr_t)mem;
 	memset(c, 0, sizeof(*c));
-	c->prev = prev;
 	c->set_bits = DECODE_ZCACHE_SET_BITS;
 	c->tag = (struct decode_zcache_tag *)mem;
 	m += sizeof(struct decode_zcache_tag) * DECODE_ZCACHE_SLOTS_MAX;
@@ -60,7 +53,6 @@ static void zcache_grow(struct decode_zcache *c)
 	/* The kept decodings stay where they are; a pc looked up in its
 	 * grown set does not find them there and is decoded once more. */
 	c->set_bits = DECODE_ZCACHE_GROWN_BITS;
-	c->grown = 1;
 }
 
 /* The same lookup in the shadow of the grown cache's tags, for a pc whose
@@ -106,7 +98,7 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 {
 	uint64_t hash = pc * 0x9E3779B97F4A7C15ull;
 	unsigned first = (unsigned)(hash >> (64 - c->set_bits)) * DECODE_ZCACHE_WAYS, victim = first;
-	int grown = c->set_bits == DECODE_ZCACHE_GROWN_BITS;
+	int grown = decode_zcache_grown(c);
 	for (unsigned i = first; i < first + DECODE_ZCACHE_WAYS; i++) {
 		struct decode_zcache_tag *t = &c->tag[i];
 		if (t->len && t->pc == pc) {
@@ -155,9 +147,9 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 
 void decode_zcache_release(struct decode_zcache *c)
 {
-	if (!c->grown)
+	if (!decode_zcache_grown(c))
 		return;
-	c->grown = 0;
+	c->set_bits = DECODE_ZCACHE_SET_BITS; /* counted once: the thread is ending */
 	uint32_t v = __atomic_load_n(&zcache_grown_threads, __ATOMIC_RELAXED);
 	while (v && !__atomic_compare_exchange_n(&zcache_grown_threads, &v, v - 1, 0,
 						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))

@@ -130,7 +130,7 @@ static int thread_setup(struct witch_thread *t)
 		return rc;
 	t->dcache = arena_alloc(&t->arena, sizeof(*t->dcache));
 	t->vec = arena_alloc(&t->arena, sizeof(*t->vec));
-	void *zmem = arena_alloc(&t->arena, decode_zcache_mem_size());
+	void *zmem = arena_alloc(&t->arena, DECODE_ZCACHE_MEM_SIZE);
 	if (!t->dcache || !t->vec || !zmem)
 		return -ENOMEM;
 	decode_zcache_init(&t->look.zcache, zmem);

@@ -425,12 +425,10 @@ static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };      /* nop dwor
  * memory to free after, NULL (a failed check) when there is none. */
 static void *zcache_fresh(struct decode_zcache *zc)
 {
-	void *zmem = calloc(1, decode_zcache_mem_size());
+	void *zmem = calloc(1, DECODE_ZCACHE_MEM_SIZE);
 	CHECK(__LINE__, zmem != NULL, "no memory for a decode cache");
-	if (zmem) {
-		zc->prev = NULL;
+	if (zmem)
 		decode_zcache_init(zc, zmem);
-	}
 	return zmem;
 }
 
@@ -651,9 +649,9 @@ static void test_zcache_grow(void)
 				if (zcache_pass(&zc[c], code, n) < 0)
 					CHECK(line, 0, "a nop5 does not decode");
 		for (unsigned c = 0; c < nc; c++)
-			CHECK(line, zc[c].grown == zcache_grow_rows[r].grown[c],
+			CHECK(line, (uint64_t)decode_zcache_grown(&zc[c]) == zcache_grow_rows[r].grown[c],
 			      "cache %u of %u pcs: grown %llu, want %llu", c, n,
-			      (unsigned long long)zc[c].grown,
+			      (unsigned long long)decode_zcache_grown(&zc[c]),
 			      (unsigned long long)zcache_grow_rows[r].grown[c]);
 		uint64_t m0 = zc[0].misses;
 		zcache_pass(&zc[0], code, n);
@@ -666,8 +664,8 @@ static void test_zcache_grow(void)
 			decode_zcache_release(&zc[0]);
 			for (int p = 0; p < 4; p++)
 				zcache_pass(&zc[2], code, n);
-			CHECK(line, zc[2].grown == 1, "after a release: third cache grown %llu",
-			      (unsigned long long)zc[2].grown);
+			CHECK(line, decode_zcache_grown(&zc[2]) == 1, "after a release: third cache grown %llu",
+			      (unsigned long long)decode_zcache_grown(&zc[2]));
 			/* In a fork's child none counts: a fresh cache grows beside two grown. */
 			decode_zcache_postfork_child();
 			free(zmem[0]);
@@ -675,8 +673,8 @@ static void test_zcache_grow(void)
 				goto out;
 			for (int p = 0; p < PASSES; p++)
 				zcache_pass(&zc[0], code, n);
-			CHECK(line, zc[0].grown == 1, "after postfork: a fresh cache grown %llu",
-			      (unsigned long long)zc[0].grown);
+			CHECK(line, decode_zcache_grown(&zc[0]) == 1, "after postfork: a fresh cache grown %llu",
+			      (unsigned long long)decode_zcache_grown(&zc[0]));
 		}
 		for (unsigned c = 0; c < nc; c++) {
 			decode_zcache_release(&zc[c]);

@@ -95,16 +95,17 @@ struct row {
 static void run(const struct row *r)
 {
 	static struct decode_cache cache;
-	static struct decode_zcache zc = {.prev = &cache};
+	static struct decode_zcache zc;
 	struct decode_regs regs;
 	struct precise_access p;
 
 	if (!zc.tag) {
-		void *zmem = calloc(1, decode_zcache_mem_size());
+		void *zmem = calloc(1, DECODE_ZCACHE_MEM_SIZE);
 		CHECK(__LINE__, zmem != NULL, "no memory");
 		if (!zmem)
 			return;
 		decode_zcache_init(&zc, zmem);
+		zc.prev = &cache;
 	}
 
 	memset(&regs, 0, sizeof(regs));

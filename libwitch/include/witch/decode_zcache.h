@@ -27,7 +27,6 @@
 #define DECODE_ZCACHE_SET_BITS 6
 #define DECODE_ZCACHE_GROWN_BITS 9
 #define DECODE_ZCACHE_WAYS 4
-#define DECODE_ZCACHE_SLOTS ((1u << DECODE_ZCACHE_SET_BITS) * DECODE_ZCACHE_WAYS)
 #define DECODE_ZCACHE_SLOTS_MAX ((1u << DECODE_ZCACHE_GROWN_BITS) * DECODE_ZCACHE_WAYS)
 /* The shadow keeps the tags of one grown set in 4 (set sampling, as cache
  * partitioning's utility monitors do: a few sets predict the whole), and
@@ -76,22 +75,25 @@ struct decode_zcache {
 	struct decode_zcache_slot *slot; /* only the first sets' touched until grown */
 	struct decode_zshadow shadow;
 	uint64_t hits, misses;
-	uint64_t grown; /* 1 once grown (a counter, as the stats read it) */
 	/* Told each new decoding's end (decode_cache_note), NULL: none.  A
 	 * window's instructions are where the program runs, and so where
 	 * its watchpoints trap. */
 	struct decode_cache *prev;
 };
 
-/* Bytes of memory decode_zcache_init wants: the grown cache's. */
+/* Bytes of memory decode_zcache_init wants: the grown cache's (64: the
+ * decodings' alignment). */
 #define DECODE_ZCACHE_MEM_SIZE                                                               \
 	((sizeof(struct decode_zcache_tag) + sizeof(struct decode_zcache_slot)) *            \
 		 DECODE_ZCACHE_SLOTS_MAX + 64)
-size_t decode_zcache_mem_size(void);
-/* An empty cache of 64 sets over mem (zeroed, decode_zcache_mem_size()
- * bytes: untouched pages cost nothing until it grows); c's other fields
- * zeroed but prev. */
+/* An empty cache of 64 sets over mem (zeroed, DECODE_ZCACHE_MEM_SIZE
+ * bytes: untouched pages cost nothing until it grows); prev NULL. */
 void decode_zcache_init(struct decode_zcache *c, void *mem);
+/* 1 when c has grown (and counts against DECODE_ZCACHE_GROWN_MAX). */
+static inline int decode_zcache_grown(const struct decode_zcache *c)
+{
+	return c->set_bits == DECODE_ZCACHE_GROWN_BITS;
+}
 /* A run begins: kept decodings are checked against their code again. */
 void decode_zcache_begin(struct decode_zcache *c);
 /* decode_at_zydis, with Zydis's part from c when pc was decoded before and
