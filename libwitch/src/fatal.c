@@ -1,6 +1,7 @@
 /* fatal: a profile survives a fatal signal (see fatal.h). */
 #include "witch/fatal.h"
 #include "witch/rescue.h"
+#include "witch/sigchain.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -18,8 +19,10 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL,  SIGFPE,  SIGABRT, 
 
 static sigaction_fn fatal_real_sigaction;
 static void (*fatal_write)(void);
-static volatile sig_atomic_t fatal_owned[FATAL_N]; /* our handler stands in for SIG_DFL */
-static struct sigaction fatal_prog[FATAL_N];        /* what the program last set (SIG_DFL) */
+static volatile sig_atomic_t fatal_owned[FATAL_N]; /* our handler is the kernel's */
+/* What the program last set while owned: SIG_DFL, or for the faults
+ * (fatal_chains) its own handler, which ours passes their faults on to. */
+static struct sigaction fatal_prog[FATAL_N];
 static int fatal_writing;
 
 static int fatal_index(int sig)
@@ -28,6 +31,13 @@ static int fatal_index(int sig)
 		if (fatal_signals[i] == sig)
 			return (int)i;
 	return -1;
+}
+
+/* The faults a handler run may cause (rescue.h): the runtime's handler
+ * stays installed for them, whatever handler the program sets. */
+static int fatal_chains(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS;
 }
 
 static void fatal_default(int sig)
@@ -66,6 +76,12 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 {
 	if (rescue_fault(sig, si, uc))
 		return; /* not reached: a fault in a handler run goes back to it */
+	int i = fatal_index(sig);
+	/* The program's handler has it, or SIG_IGN drops a signal sent; a
+	 * fault the program ignores ends it all the same, as the kernel's. */
+	if (i >= 0 && (sigchain_is_handler(&fatal_prog[i]) || !(si && si->si_code > 0)) &&
+	    sigchain_deliver(&fatal_prog[i], sig, si, uc) == 0)
+		return;
 	int saved = errno;
 	fatal_default(sig); /* from here on the signal does what it would have */
 	if (!__atomic_exchange_n(&fatal_writing, 1, __ATOMIC_SEQ_CST)) {
@@ -97,13 +113,25 @@ int fatal_end_with(int sig, siginfo_t *si, void *uc)
 	return 0;
 }
 
+/* Our handler as the kernel's for fatal_signals[i], standing in for
+ * fatal_prog[i].  For the program's handler, its SA_ONSTACK and SA_RESTART,
+ * so it runs on the stack and restarts the calls it would have; for
+ * SIG_DFL, SA_ONSTACK: a stack overflow still writes the profile on the
+ * thread's sigaltstack; for SIG_IGN, SA_RESTART too: a signal sent then
+ * interrupts no call the program makes. */
 static int fatal_own(unsigned i)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = fatal_handler;
 	/* NODEFER: the watchdog's signal is this one, and must get through. */
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	if (sigchain_is_handler(&fatal_prog[i]))
+		sa.sa_flags |= fatal_prog[i].sa_flags & (SA_ONSTACK | SA_RESTART);
+	else if (sigchain_is_default(&fatal_prog[i]))
+		sa.sa_flags |= SA_ONSTACK;
+	else
+		sa.sa_flags |= SA_ONSTACK | SA_RESTART;
 	sigfillset(&sa.sa_mask);
 	sigdelset(&sa.sa_mask, fatal_signals[i]);
 	if (fatal_real_sigaction(fatal_signals[i], &sa, NULL) < 0)
@@ -150,8 +178,9 @@ int fatal_install(void (*write_profile)(void))
 		struct sigaction cur;
 		if (fatal_real_sigaction(fatal_signals[i], NULL, &cur) < 0)
 			return -errno;
-		/* Only what the program left at the default (not ignored, not its own). */
-		if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL)
+		/* What the program left at the default, and any action on a
+		 * fault (a handler a library's constructor set before us). */
+		if (!sigchain_is_default(&cur) && !fatal_chains(fatal_signals[i]))
 			continue;
 		fatal_prog[i] = cur;
 		int rc = fatal_own(i);
@@ -166,24 +195,26 @@ int fatal_program_action(int sig, const struct sigaction *act, struct sigaction 
 	int i = fatal_index(sig);
 	if (i < 0 || !fatal_real_sigaction)
 		return 0;
-	if (!fatal_owned[i] && !(act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL))
-		return 0; /* the program's own handler is in place and stays its business */
-	if (fatal_owned[i] && oact)
-		*oact = fatal_prog[i];
-	if (!act)
-		return fatal_owned[i] ? 1 : 0;
-	if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
-		struct sigaction old;
-		if (!fatal_owned[i] && fatal_real_sigaction(sig, NULL, &old) == 0 && oact)
-			*oact = old;
-		fatal_prog[i] = *act;
-		if (!fatal_owned[i] && fatal_own((unsigned)i) < 0)
-			return -1;
-		return 1;
-	}
-	/* Another handler (or SIG_IGN): the program's from now on. */
-	if (fatal_real_sigaction(sig, act, NULL) < 0)
+	/* Ours stays for SIG_DFL, and for any action on a fault. */
+	int keep = act && (sigchain_is_default(act) || fatal_chains(sig));
+	if (!fatal_owned[i] && !keep)
+		return 0; /* the program's own action is in place and stays its business */
+	struct sigaction old;
+	if (fatal_owned[i])
+		old = fatal_prog[i];
+	else if (fatal_real_sigaction(sig, NULL, &old) < 0)
 		return -1;
-	fatal_owned[i] = 0;
+	if (act && keep) {
+		fatal_prog[i] = *act;
+		if (fatal_own((unsigned)i) < 0) /* again: the flags follow the action */
+			return -1;
+	} else if (act) {
+		/* SIG_IGN or a handler for the others: the program's from now on. */
+		if (fatal_real_sigaction(sig, act, NULL) < 0)
+			return -1;
+		fatal_owned[i] = 0;
+	}
+	if (oact)
+		*oact = old;
 	return 1;
 }

@@ -5,6 +5,7 @@
 #include "witch/handler.h"
 #include "witch/peek.h"
 #include "witch/rescue.h"
+#include "witch/sigchain.h"
 #include "witch/watchpoint.h"
 
 #include <dlfcn.h>
@@ -37,49 +38,27 @@ static int guarded_slot(int sig)
 	return sig == SIGTRAP ? 0 : sig == guard_rt_sig ? 1 : -1;
 }
 
-/* Deliver to the program's handler as the kernel would have: its mask
- * blocked while it runs, SA_RESETHAND honoured, SIG_DFL as default action. */
+/* Deliver to the program's handler as the kernel would have (sigchain.h);
+ * SIG_DFL as the default action. */
 static void guard_chain(int slot, int sig, siginfo_t *si, void *uc)
 {
-	struct sigaction a = guard_prog[slot];
-	sigset_t old;
-
-	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN)
+	if (sigchain_deliver(&guard_prog[slot], sig, si, uc) == 0)
 		return;
-	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL) {
-		/* The default action of both signals ends the process: the
-		 * profile first (fatal.h; an int3 or icebp at SIGTRAP's default
-		 * lost it before), then the kernel does it, with the status the
-		 * program would have had. */
-		if (fatal_end_with(sig, si, uc) == 0)
-			return;
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		real_sigaction()(sig, &dfl, NULL);
-		sigset_t one;
-		sigemptyset(&one);
-		sigaddset(&one, sig);
-		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-		raise(sig);
+	/* The default action of both signals ends the process: the profile
+	 * first (fatal.h; an int3 or icebp at SIGTRAP's default lost it
+	 * before), then the kernel does it, with the status the program would
+	 * have had. */
+	if (fatal_end_with(sig, si, uc) == 0)
 		return;
-	}
-	if (a.sa_flags & SA_RESETHAND) {
-		memset(&guard_prog[slot], 0, sizeof(guard_prog[slot]));
-		guard_prog[slot].sa_handler = SIG_DFL;
-	}
-	/* The mask the kernel would have set: the interrupted code's, the
-	 * handler's own, the signal unless NODEFER (not the runtime's). */
-	sigset_t m = ((const ucontext_t *)uc)->uc_sigmask;
-	sigorset(&m, &m, &a.sa_mask);
-	if (!(a.sa_flags & SA_NODEFER))
-		sigaddset(&m, sig);
-	pthread_sigmask(SIG_SETMASK, &m, &old);
-	if (a.sa_flags & SA_SIGINFO)
-		a.sa_sigaction(sig, si, uc);
-	else
-		a.sa_handler(sig);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	real_sigaction()(sig, &dfl, NULL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
 }
 
 static void guard_on_rt(int sig, siginfo_t *si, void *uc)
@@ -99,9 +78,8 @@ static void guard_on_rt(int sig, siginfo_t *si, void *uc)
  * A SIGTRAP the program raised itself (kill, int3) still ends it. */
 static int guard_stray_trap(const siginfo_t *si, void *ucv)
 {
-	const struct sigaction *a = &guard_prog[0];
 	ucontext_t *uc = ucv;
-	if ((a->sa_flags & SA_SIGINFO) || a->sa_handler != SIG_DFL)
+	if (!sigchain_is_default(&guard_prog[0]))
 		return 0;
 	if (watchpoint_trap_is_ours(si))
 		return 1;
@@ -150,8 +128,7 @@ int sigguard_pick_signal(void)
 		return -ENOSYS;
 	for (int sig = SIGRTMIN + 6; sig <= SIGRTMAX; sig++) {
 		struct sigaction old;
-		if (real_sigaction()(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-		    old.sa_handler == SIG_DFL)
+		if (real_sigaction()(sig, NULL, &old) == 0 && sigchain_is_default(&old))
 			return sig;
 	}
 	return -EBUSY;

@@ -22,7 +22,15 @@
  * these signals (sigguard.c asks fatal_program_action), setting SIG_DFL
  * keeps the runtime's handler in place (so a program handler that resets
  * the default and re-raises still leaves a profile), and any other handler
- * replaces it.
+ * replaces it, except for SIGSEGV and SIGBUS.  Whatever the program sets
+ * for those (a handler: gcc's cc1, Rust's stack-overflow guard, a JVM), or
+ * had set before the runtime started, is recorded and read back, and the
+ * runtime's handler stays installed, with the handler's SA_ONSTACK and
+ * SA_RESTART: a fault not rescued goes on to the program's handler as the
+ * kernel would have sent it (sigchain.h).  So the handler runs' faults
+ * stay rescued, and peek.h reads in place, in those programs too.  Under
+ * SIG_IGN a fault ends the program (as the kernel's does, profile first)
+ * and a signal sent is dropped.
  */
 #ifndef WITCH_FATAL_H
 #define WITCH_FATAL_H

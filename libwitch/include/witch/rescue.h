@@ -13,10 +13,10 @@
  * abandoned: the caller undoes what a run may leave half done (phdrs'
  * reader count, the run-ahead) and counts it (stat handler_faults).
  *
- * Only faults the runtime's SIGSEGV/SIGBUS handler sees are rescued: while
- * the program leaves those signals at their default action (fatal.c), or
- * in a unit test.  A program with its own SIGSEGV handler gets the fault
- * as it would without a rescue.
+ * Only faults the runtime's SIGSEGV/SIGBUS handler sees are rescued, and it is
+ * fatal.c's, whatever action the program set through sigaction or signal
+ * (a handler of its own gets its faults passed on); not one it set by raw
+ * system call.
  */
 #ifndef WITCH_RESCUE_H
 #define WITCH_RESCUE_H
