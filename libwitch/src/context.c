@@ -75,7 +75,7 @@ int context_of_signal(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int
 		      uint64_t *pcs, uint64_t *sps, int max)
 {
 	uint32_t paused = pause_stack_watchpoints(t, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
-	int n = unwind_context(uc, pcs, sps, max, NULL);
+	int n = unwind_context(&t->unwind_rules, uc, pcs, sps, max);
 	resume_watchpoints(t, paused);
 	if (n <= 0)
 		return n < 0 ? n : -EINVAL;

@@ -130,8 +130,16 @@ void phdrs_close_begin(void)
 	pthread_mutex_unlock(&phdrs_lock);
 }
 
+static uint64_t phdrs_gen;
+
+uint64_t phdrs_generation(void)
+{
+	return __atomic_load_n(&phdrs_gen, __ATOMIC_ACQUIRE);
+}
+
 void phdrs_close_end(void)
 {
+	__atomic_add_fetch(&phdrs_gen, 1, __ATOMIC_RELEASE);
 	phdrs_refresh();
 	__atomic_store_n(&phdrs_closing, 0, __ATOMIC_SEQ_CST);
 }

@@ -22,7 +22,8 @@
 
 /* 8 MiB, and the grown decode cache's reservation on top, so the rest
  * (objpend's three quarters among them) keep the room they had. */
-#define THREAD_ARENA_SIZE (((size_t)8 << 20) + ((DECODE_ZCACHE_MEM_SIZE + 4095) & ~(size_t)4095))
+#define THREAD_ARENA_SIZE                                                                          \
+	(((size_t)8 << 20) + ((DECODE_ZCACHE_MEM_SIZE + 4095) & ~(size_t)4095) + UNWIND_RULES_MEM_SIZE)
 #define THREAD_MAX_NODES (1u << 16)
 #define THREAD_MAX_PAIRS (1u << 14) /* between folds: a trap adds up to 4 by object (objpend.h) */
 #define THREAD_ALTSTACK_SIZE ((size_t)128 << 10)
@@ -131,8 +132,10 @@ static int thread_setup(struct witch_thread *t)
 	t->dcache = arena_alloc(&t->arena, sizeof(*t->dcache));
 	t->vec = arena_alloc(&t->arena, sizeof(*t->vec));
 	void *zmem = arena_alloc(&t->arena, DECODE_ZCACHE_MEM_SIZE);
-	if (!t->dcache || !t->vec || !zmem)
+	void *rules = arena_alloc(&t->arena, UNWIND_RULES_MEM_SIZE);
+	if (!t->dcache || !t->vec || !zmem || !rules)
 		return -ENOMEM;
+	unwind_rules_init(&t->unwind_rules, rules, &t->stats);
 	decode_zcache_init(&t->look.zcache, zmem);
 	t->look.zcache.prev = t->dcache; /* the windows' decodings find traps' pcs */
 

@@ -2,10 +2,12 @@
 #define UNW_LOCAL_ONLY
 #include "witch/unwind.h"
 #include "witch/phdrs.h"
+#include "witch/unwind_rules.h"
 
 #include <errno.h>
 #include <libunwind.h>
 #include <stddef.h>
+#include <string.h>
 
 int unwind_init(void)
 {
@@ -25,45 +27,100 @@ int unwind_init(void)
 	return 0;
 }
 
-static int unwind_walk(ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max, uint64_t *fn_start)
+static int unwind_regs_of(unw_cursor_t *cursor, struct unwind_regs *at)
+{
+	unw_word_t ip, sp, bp;
+	if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 || unw_get_reg(cursor, UNW_REG_SP, &sp) < 0 ||
+	    unw_get_reg(cursor, UNW_X86_64_RBP, &bp) < 0)
+		return -EINVAL;
+	at->ip = ip;
+	at->sp = sp;
+	at->bp = bp;
+	return 0;
+}
+
+/* libunwind from frame n - 1, whose registers are *at (the interrupted
+ * frame's: uc itself), for up to steps steps (more while it stands in a
+ * signal frame, which only libunwind steps out of), teaching r each one.
+ * *ended: the walk is over (the outermost frame, or libunwind stopped). */
+static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwind_regs *at,
+			    uint64_t *pcs, uint64_t *sps, int n, int max, int steps, int *ended)
 {
 	unw_cursor_t cursor;
-	unw_word_t ip, sp;
-	int n = 0;
+	ucontext_t mid;
+	ucontext_t *start = uc;
 
-	if (max < 1)
-		return -EINVAL;
+	*ended = 1;
+	if (!at->first) {
+		/* A caller's frame: its pc a return address (flag 0), its other
+		 * registers the interrupted ones (no rule this far used them). */
+		memcpy(&mid, uc, sizeof(mid));
+		mid.uc_mcontext.gregs[REG_RIP] = (greg_t)at->ip;
+		mid.uc_mcontext.gregs[REG_RSP] = (greg_t)at->sp;
+		mid.uc_mcontext.gregs[REG_RBP] = (greg_t)at->bp;
+		start = &mid;
+	}
 	/* On x86-64 unw_context_t is ucontext_t; SIGNAL_FRAME marks the first
 	 * ip as exact rather than a return address. */
-	if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
-		return -EINVAL;
-	if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0)
-		return -EINVAL;
-	if (sps)
-		sps[n] = unw_get_reg(&cursor, UNW_REG_SP, &sp) == 0 ? sp : 0;
-	pcs[n++] = ip;
-	phdrs_unwind_at(ip);
-	if (fn_start) {
-		unw_proc_info_t pi;
-		*fn_start = unw_get_proc_info(&cursor, &pi) == 0 ? pi.start_ip : 0;
-	}
-	while (n < max && unw_step(&cursor) > 0) {
-		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
+	if (unw_init_local2(&cursor, (unw_context_t *)start, at->first ? UNW_INIT_SIGNAL_FRAME : 0) < 0)
+		return n;
+	phdrs_unwind_at(pcs[n - 1]);
+	int sig_from = unw_is_signal_frame(&cursor) > 0;
+	while (n < max && (steps-- > 0 || sig_from)) {
+		struct unwind_regs to = {.first = 0};
+		unw_save_loc_t loc;
+		int rc = unw_step(&cursor);
+		if (rc <= 0) {
+			if (rc == 0 && !sig_from)
+				unwind_rules_learn(r, at, NULL, 0, 0);
+			return n;
+		}
+		if (unwind_regs_of(&cursor, &to) < 0 || to.ip == 0)
+			return n;
+		int sig_to = unw_is_signal_frame(&cursor) > 0;
+		uint64_t bp_saved = unw_get_save_loc(&cursor, UNW_X86_64_RBP, &loc) == 0 &&
+					    loc.type == UNW_SLT_MEMORY
+				    ? loc.u.addr
+				    : 0;
+		unwind_rules_learn(r, at, &to, bp_saved, sig_from || sig_to);
 		if (sps) /* the caller's sp: where the frame below ends (its CFA) */
-			sps[n] = unw_get_reg(&cursor, UNW_REG_SP, &sp) == 0 ? sp : 0;
-		pcs[n++] = unw_is_signal_frame(&cursor) > 0 ? ip : ip - 1;
+			sps[n] = to.sp;
+		pcs[n++] = sig_to ? to.ip : to.ip - 1;
 		phdrs_unwind_at(pcs[n - 1]); /* the next step looks up this frame */
+		*at = to;
+		sig_from = sig_to;
 	}
+	*ended = n >= max;
 	return n;
 }
 
-/* libunwind finds unwind tables through dl_iterate_phdr: inside these two,
- * the runtime's lock-free snapshot of the modules answers (phdrs.h). */
-int unwind_context(ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max, uint64_t *fn_start)
+/* Rules where they lead, a libunwind step where they do not, then rules
+ * again (unwind_rules.h); every CHECK_EVERY-th walk libunwind alone.
+ * libunwind finds unwind tables through dl_iterate_phdr: inside
+ * phdrs_unwind_begin and _end, the runtime's lock-free snapshot of the
+ * modules answers (phdrs.h). */
+int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max)
 {
+	if (max < 1)
+		return -EINVAL;
+	struct unwind_regs at = {.ip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+				 .sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+				 .bp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP],
+				 .first = 1};
+	int n = 1, ended = 0;
+	pcs[0] = at.ip;
+	if (sps)
+		sps[0] = at.sp;
+	int check = unwind_rules_walk_begin(r, phdrs_generation());
 	phdrs_unwind_begin();
-	int n = unwind_walk(uc, pcs, sps, max, fn_start);
+	while (!ended && n < max) {
+		if (!check) {
+			n = unwind_rules_follow(r, &at, pcs, sps, n, max, &ended);
+			if (ended || n >= max)
+				break;
+		}
+		n = unwind_walk_from(r, uc, &at, pcs, sps, n, max, check ? max : 1, &ended);
+	}
 	phdrs_unwind_end();
 	return n;
 }

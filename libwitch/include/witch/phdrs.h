@@ -41,6 +41,9 @@ void phdrs_rescue(void);
 /* Around the program's dlclose: no unwind reads the snapshot meanwhile. */
 void phdrs_close_begin(void);
 void phdrs_close_end(void);
+/* Counts the program's dlcloses: what was learnt about a pc's code
+ * before a change may not hold after it (unwind_rules.h). */
+uint64_t phdrs_generation(void);
 /* 1 when addr is in an executable segment of a module the C library has
  * loaded (_dl_find_object, lock-free): its page is mapped while the module
  * stays.  0 elsewhere (a JIT's code, data, no module), where the caller

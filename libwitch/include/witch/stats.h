@@ -83,6 +83,9 @@
 	X(decode_hits)        /* run-ahead decodings found in the thread's cache (decode_zcache.h) */ \
 	X(decode_misses)      /* ... decoded by Zydis */ \
 	X(decode_grown)       /* threads whose decode cache grew */ \
+	X(unwind_ruled)       /* frames a cached rule found the caller of (unwind_rules.h) */ \
+	X(unwind_stepped)     /* ... libunwind did */                           \
+	X(unwind_rules_dropped) /* rules followed once, then found not to hold */ \
 	X(peek_in_place)      /* reads of the program's memory in place (peek.h) */ \
 	X(peek_remote)        /* ... through process_vm_readv */                 \
 	X(threads)            /* threads profiled */                            \

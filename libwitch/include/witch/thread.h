@@ -25,6 +25,7 @@
 #include "witch/reservoir.h"
 #include "witch/rng.h"
 #include "witch/sampler.h"
+#include "witch/unwind_rules.h"
 #include "witch/stats.h"
 #include "witch/watchpoint.h"
 
@@ -46,6 +47,7 @@ struct witch_thread {
 	struct reservoir reservoir;
 	struct rng rng;
 	struct look look;             /* software sampler: reaching a tick's pick */
+	struct unwind_rules unwind_rules; /* its frames' rules (unwind_rules.h) */
 	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	struct cost cost;             /* what the profiler spends here (cost.h) */
 	struct drcost drcost;         /* what armed watchpoints cost its kernel work */

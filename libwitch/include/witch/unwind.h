@@ -10,13 +10,14 @@
 
 /* Once per process: per-thread unwind caches. */
 int unwind_init(void);
-/* Walk the interrupted thread's stack.  pcs[0] is the interrupted pc (exact);
- * pcs[i > 0] are return addresses minus one, so each lies in its call
- * instruction.  sps (may be NULL) gets each frame's stack pointer: frame i's
- * stack is [sps[i], sps[i+1]).  *fn_start (may be NULL) receives the start of the procedure
- * holding pcs[0] from the unwind tables, or 0. Returns the number of frames
- * (>= 1) or a negative errno. */
-int unwind_context(ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max, uint64_t *fn_start);
+/* Walk the interrupted thread's stack, by r's rules where they lead and
+ * libunwind from where they end (unwind_rules.h; r learns from it).
+ * pcs[0] is the interrupted pc (exact); pcs[i > 0] are return addresses
+ * minus one, so each lies in its call instruction.  sps (may be NULL)
+ * gets each frame's stack pointer: frame i's stack is [sps[i], sps[i+1]).
+ * Returns the number of frames (>= 1) or a negative errno. */
+struct unwind_rules;
+int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max);
 /* Start of the procedure holding pc, from the unwind tables. */
 int unwind_proc_start(uint64_t pc, uint64_t *fn_start);
 

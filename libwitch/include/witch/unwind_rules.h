@@ -1,0 +1,74 @@
+/* unwind_rules: a thread's cache of how each frame finds its caller, so a
+ * walk that has seen its frames before needs no DWARF.
+ *
+ * libunwind runs uncached (unwind.c says why): every step searches the
+ * module's .eh_frame_hdr and runs the FDE's CFA program.  At the budget's
+ * rates that is all cold: python3's 17-frame walks took ~50 us at 50
+ * ticks/s against ~8 us at 2000/s, half of a tick's handler time.
+ *
+ * The rule a step follows on x86-64, for one pc: the CFA (the caller's
+ * sp) is rsp + k or rbp + 16, the return address is at CFA - 8, and the
+ * caller's rbp is either unchanged or saved at CFA + j.  libunwind's own
+ * steps teach the rules (unwind_rules_learn: the registers before and
+ * after, and where it found rbp); a rule is followed only once two steps
+ * at its pc agreed, and one that ever disagrees (a CFA computed from
+ * another register, a stack realigned through DRAP, a signal frame) is
+ * never cached.  Every UNWIND_RULES_CHECK_EVERY-th walk goes all the way
+ * with libunwind, which re-teaches, so a rule that stops holding is
+ * found.  Rules are kept for pcs in modules' code only (not a JIT's) and
+ * dropped when the program unloads a module (phdrs_generation).
+ *
+ * Keys are (pc, first): the interrupted frame's exact pc and a return
+ * address look up different rows of the unwind table.  4096 rules a
+ * thread, direct-mapped, 64 KiB.  Async-signal-safe, no locks.
+ */
+#ifndef WITCH_UNWIND_RULES_H
+#define WITCH_UNWIND_RULES_H
+
+#include <stdint.h>
+
+#define UNWIND_RULES_BITS 12
+#define UNWIND_RULES_MEM_SIZE ((1u << UNWIND_RULES_BITS) * 16u)
+#define UNWIND_RULES_CHECK_EVERY 16u
+
+/* A frame's registers as a walk reaches it.  first: the interrupted
+ * frame (pc exact); else pc is a return address. */
+struct unwind_regs {
+	uint64_t ip, sp, bp;
+	int first;
+};
+
+struct unwind_rule;
+struct witch_stats;
+
+struct unwind_rules {
+	struct unwind_rule *slot; /* UNWIND_RULES_MEM_SIZE bytes, zeroed */
+	uint64_t generation;      /* phdrs_generation when the rules were taught */
+	uint32_t walks;
+	struct witch_stats *stats; /* unwind_ruled, unwind_stepped, unwind_rules_dropped */
+};
+
+/* mem: UNWIND_RULES_MEM_SIZE zeroed bytes, 16-aligned, for the thread's
+ * life; stats: where to count (may be NULL). */
+void unwind_rules_init(struct unwind_rules *r, void *mem, struct witch_stats *stats);
+
+/* At a walk's start: 1 when this walk is to go by libunwind alone (every
+ * CHECK_EVERY-th), 0 when it may follow rules.  Drops every rule after a
+ * module was unloaded. */
+int unwind_rules_walk_begin(struct unwind_rules *r, uint64_t generation);
+
+/* From *at, while confirmed rules lead on and n < max: appends each
+ * caller's return address less one to pcs and its sp to sps (may be
+ * NULL), moving *at.  Returns the new n; *done = 1 when a rule says the
+ * walk ends there.  Reads the stack in place (peek.h). */
+int unwind_rules_follow(struct unwind_rules *r, struct unwind_regs *at, uint64_t *pcs,
+			uint64_t *sps, int n, int max, int *done);
+
+/* libunwind stepped from *from to *to.  bp_saved: where it read the
+ * caller's rbp, 0 when from a register (unchanged).  NULL to: the walk
+ * ended cleanly at from.  never: the step is not one a rule can tell (a
+ * signal frame on either side). */
+void unwind_rules_learn(struct unwind_rules *r, const struct unwind_regs *from,
+			const struct unwind_regs *to, uint64_t bp_saved, int never);
+
+#endif

@@ -1,0 +1,200 @@
+/* test_unwind_rules: a walk by cached rules names the same frames, with
+ * the same stack pointers, as libunwind alone.
+ *
+ * Each row runs a workload for ROW_SECONDS of CPU under a timer signal
+ * every 400 us (CLOCK_MONOTONIC: CPU-time timers tick at HZ); at each
+ * tick the handler walks the interrupted stack twice: with the row's rules table (warm: taught by its own earlier
+ * walks) and by libunwind alone (a table forced into its check walk), and
+ * compares the frame counts, pcs and sps.  Ticks land anywhere: in
+ * prologues and epilogues, in libc's qsort, in frames whose CFA is rbp's
+ * (frame pointers, alloca, a stack realigned for a 64-byte local, its
+ * alignment moving with the depth it is called at).  Each row
+ * must have no mismatch, and its walks must have gone mostly by rules
+ * (min_ruled of the frames), or the cache would be doing nothing.
+ */
+#include "witch/phdrs.h"
+#include "witch/stats.h"
+#include "witch/unwind.h"
+#include "witch/unwind_rules.h"
+#include "check.h"
+
+#include <alloca.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <time.h>
+
+#define ROW_SECONDS 0.5
+#define MAX_FRAMES 64
+
+static struct unwind_rules warm, cold;
+static struct witch_stats warm_stats, cold_stats;
+static _Alignas(16) char warm_mem[UNWIND_RULES_MEM_SIZE], cold_mem[UNWIND_RULES_MEM_SIZE];
+static volatile sig_atomic_t armed;
+static volatile uint64_t ticks, mismatches, frames_total, first_bad_line;
+static volatile uint64_t sink;
+
+static void on_prof(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	if (!armed)
+		return;
+	uint64_t pw[MAX_FRAMES], sw[MAX_FRAMES], pc[MAX_FRAMES], sc[MAX_FRAMES];
+	int nw = unwind_context(&warm, ucv, pw, sw, MAX_FRAMES);
+	cold.walks = UNWIND_RULES_CHECK_EVERY - 1; /* the next walk: libunwind alone */
+	int nc = unwind_context(&cold, ucv, pc, sc, MAX_FRAMES);
+	ticks++;
+	frames_total += nc > 0 ? (uint64_t)nc : 0;
+	if (nw != nc || (nc > 0 && (memcmp(pw, pc, sizeof(pw[0]) * (size_t)nc) != 0 ||
+				     memcmp(sw, sc, sizeof(sw[0]) * (size_t)nc) != 0)))
+		mismatches++;
+}
+
+/* --- workloads: noipa keeps each a frame of its own ----------------------- */
+
+#define NOIPA __attribute__((noipa))
+
+NOIPA static uint64_t spin(uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		v = v * 6364136223846793005ull + 1442695040888963407ull;
+	return v;
+}
+
+NOIPA static uint64_t rsp_chain(int depth, uint64_t v)
+{
+	if (depth == 0)
+		return spin(v, 200);
+	return rsp_chain(depth - 1, spin(v, 20)) + 1;
+}
+
+__attribute__((noipa, optimize("no-omit-frame-pointer"))) static uint64_t fp_chain(int depth, uint64_t v)
+{
+	if (depth == 0)
+		return spin(v, 200);
+	return fp_chain(depth - 1, spin(v, 20)) + 1;
+}
+
+NOIPA static uint64_t alloca_chain(int depth, uint64_t v)
+{
+	volatile char *p = alloca(16 + (v & 255));
+	p[0] = (char)v;
+	if (depth == 0)
+		return spin(v, 200) + (uint64_t)p[0];
+	return alloca_chain(depth - 1, spin(v, 20)) + (uint64_t)p[0];
+}
+
+NOIPA static uint64_t realign_leaf(uint64_t v)
+{
+	uint64_t x[8] __attribute__((aligned(64)));
+	for (int i = 0; i < 8; i++)
+		x[i] = spin(v + (uint64_t)i, 25);
+	sink = x[(v >> 7) & 7];
+	return x[v & 7];
+}
+
+/* Frames of 16-byte steps above the realigned one: its alignment moves. */
+NOIPA static uint64_t realign_chain(int depth, uint64_t v)
+{
+	volatile uint64_t pad[2] = {v, v};
+	if (depth == 0)
+		return realign_leaf(v);
+	return realign_chain(depth - 1, spin(v, 10)) + pad[0];
+}
+
+static int cmp_slow(const void *a, const void *b)
+{
+	uint64_t x = spin(*(const uint64_t *)a, 30), y = spin(*(const uint64_t *)b, 30);
+	return (x > y) - (x < y);
+}
+
+NOIPA static uint64_t sort_once(uint64_t v)
+{
+	uint64_t a[256];
+	for (int i = 0; i < 256; i++)
+		a[i] = spin(v + (uint64_t)i, 3);
+	qsort(a, 256, sizeof(a[0]), cmp_slow);
+	return a[0];
+}
+
+static uint64_t run_rsp(uint64_t v) { return rsp_chain((int)(v % 24), v); }
+static uint64_t run_fp(uint64_t v) { return fp_chain((int)(v % 24), v); }
+static uint64_t run_alloca(uint64_t v) { return alloca_chain((int)(v % 24), v); }
+static uint64_t run_realign(uint64_t v) { return realign_chain((int)(v % 7), v); }
+static uint64_t run_sort(uint64_t v) { return sort_once(v); }
+
+static const struct {
+	int line;
+	const char *name;
+	uint64_t (*run)(uint64_t);
+	double min_ruled; /* of all frames walked */
+} rows[] = {
+	{__LINE__, "rsp-based frames", run_rsp, 0.5},
+	{__LINE__, "frame-pointer frames", run_fp, 0.5},
+	{__LINE__, "alloca frames", run_alloca, 0.5},
+	{__LINE__, "realigned frames", run_realign, 0.3},
+	{__LINE__, "qsort's callback", run_sort, 0.5},
+};
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(void)
+{
+	if (phdrs_init() < 0 || unwind_init() < 0) {
+		fprintf(stderr, "test_unwind_rules: cannot set up the unwinder\n");
+		return 1;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_prof;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, NULL);
+	struct sigevent ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = SIGPROF;
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	timer_t timer;
+	struct itimerspec its = {{0, 400000}, {0, 400000}};
+	if (timer_create(CLOCK_MONOTONIC, &ev, &timer) < 0 || timer_settime(timer, 0, &its, NULL) < 0) {
+		perror("timer");
+		return 1;
+	}
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		memset(warm_mem, 0, sizeof(warm_mem));
+		unwind_rules_init(&warm, warm_mem, &warm_stats);
+		unwind_rules_init(&cold, cold_mem, &cold_stats);
+		memset(&warm_stats, 0, sizeof(warm_stats));
+		ticks = mismatches = frames_total = 0;
+		uint64_t v = 12345 + i;
+		double end = cpu_now() + ROW_SECONDS;
+		armed = 1;
+		while (cpu_now() < end)
+			v += rows[i].run(v) | 1;
+		armed = 0;
+		double ruled = frames_total ? (double)warm_stats.unwind_ruled / (double)frames_total : 0;
+		printf("%-26s ticks %5llu frames %7llu ruled %.2f mismatches %llu dropped %llu\n",
+		       rows[i].name, (unsigned long long)ticks, (unsigned long long)frames_total, ruled,
+		       (unsigned long long)mismatches, (unsigned long long)warm_stats.unwind_rules_dropped);
+		CHECK(rows[i].line, ticks >= 200, "%s: only %llu ticks", rows[i].name,
+		      (unsigned long long)ticks);
+		CHECK(rows[i].line, mismatches == 0, "%s: %llu of %llu walks differ from libunwind's",
+		      rows[i].name, (unsigned long long)mismatches, (unsigned long long)ticks);
+		CHECK(rows[i].line, ruled >= rows[i].min_ruled, "%s: %.2f of the frames by rules, want >= %.2f",
+		      rows[i].name, ruled, rows[i].min_ruled);
+	}
+	timer_delete(timer);
+	printf("sink %llu\n", (unsigned long long)(sink & 1));
+	return check_failures != 0;
+}
