@@ -8,7 +8,8 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-/* Once per process: per-thread unwind caches. */
+/* Once per process: libunwind set to keep no cache of its own (unwind.c
+ * says why; each thread keeps its rules instead, unwind_rules.h). */
 int unwind_init(void);
 /* Walk the interrupted thread's stack, by r's rules where they lead and
  * libunwind from where they end (unwind_rules.h; r learns from it).

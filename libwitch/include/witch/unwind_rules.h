@@ -60,7 +60,7 @@ int unwind_rules_walk_begin(struct unwind_rules *r, uint64_t generation);
 /* From *at, while confirmed rules lead on and n < max: appends each
  * caller's return address less one to pcs and its sp to sps (may be
  * NULL), moving *at.  Returns the new n; *done = 1 when a rule says the
- * walk ends there.  Reads the stack in place (peek.h). */
+ * walk ends there.  Reads the stack through peek_read. */
 int unwind_rules_follow(struct unwind_rules *r, struct unwind_regs *at, uint64_t *pcs,
 			uint64_t *sps, int n, int max, int *done);
 
