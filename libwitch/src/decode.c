@@ -31,6 +31,8 @@ static int g_ready;
 
 struct decode_gpr_slot decode_gpr_slots[ZYDIS_REGISTER_MAX_VALUE + 1];
 
+static int dep_index_of(ZydisRegister r);
+
 int decode_init(void)
 {
 	if (g_ready)
@@ -46,6 +48,12 @@ int decode_init(void)
 		g->bits = (uint8_t)ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, (ZydisRegister)r);
 		g->high = r == ZYDIS_REGISTER_AH || r == ZYDIS_REGISTER_CH ||
 			  r == ZYDIS_REGISTER_DH || r == ZYDIS_REGISTER_BH;
+		g->dep = (int8_t)dep_index_of((ZydisRegister)r);
+		int k = ZydisRegisterGetId((ZydisRegister)r);
+		g->mask = (int8_t)(ZydisRegisterGetClass((ZydisRegister)r) == ZYDIS_REGCLASS_MASK &&
+					   k >= 0 && k < 8
+				   ? k
+				   : -1);
 	}
 	g_ready = 1;
 	return 0;
@@ -115,22 +123,27 @@ static int decode_full(uint64_t pc, ZydisDecodedInstruction *insn,
 	uint64_t to_page_end = CODE_PAGE - (pc & (CODE_PAGE - 1));
 	size_t n = to_page_end < MAX_INSN ? (size_t)to_page_end : MAX_INSN;
 	uint8_t tmp[MAX_INSN];
+	const void *bytes = (const void *)(uintptr_t)pc;
+	ZydisDecoderContext ctx;
 	ZyanStatus st;
 
 	if (!g_ready)
 		return -EINVAL;
-	st = ZydisDecoderDecodeFull(&g_decoder, (const void *)(uintptr_t)pc, n,
-				    insn, ops);
+	st = ZydisDecoderDecodeInstruction(&g_decoder, &ctx, bytes, n, insn);
 	if (st == ZYDIS_STATUS_NO_MORE_DATA && n < MAX_INSN) {
 		if (peek_read(pc, tmp, MAX_INSN) < 0)
 			return -EFAULT;
-		st = ZydisDecoderDecodeFull(&g_decoder, tmp, MAX_INSN, insn, ops);
+		bytes = tmp;
+		st = ZydisDecoderDecodeInstruction(&g_decoder, &ctx, bytes, MAX_INSN, insn);
 	}
 	if (st == ZYDIS_STATUS_NO_MORE_DATA)
 		return -EILSEQ; /* longer than 15 bytes: not an instruction */
 	if (!ZYAN_SUCCESS(st))
 		return -EILSEQ;
-	return 0;
+	/* Not ZydisDecoderDecodeFull: it clears the operands past the count
+	 * (~600 bytes, through the interposed memset), which no caller reads. */
+	st = ZydisDecoderDecodeOperands(&g_decoder, &ctx, insn, ops, insn->operand_count);
+	return ZYAN_SUCCESS(st) ? 0 : -EILSEQ;
 }
 
 static uint16_t insn_flags(const ZydisDecodedInstruction *insn,
@@ -268,7 +281,7 @@ static int64_t bit_test_disp(uint64_t offset, unsigned size_bits)
 }
 
 /* r's place in a form's dependency masks (DECODE_DEP_*), -1: not followed. */
-static int dep_index(ZydisRegister r)
+static int dep_index_of(ZydisRegister r)
 {
 	/* (Zydis encloses no flags register: ZYDIS_REGISTER_NONE.) */
 	if (ZydisRegisterGetClass(r) == ZYDIS_REGCLASS_FLAGS)
@@ -282,6 +295,13 @@ static int dep_index(ZydisRegister r)
 	default:
 		return -1;
 	}
+}
+
+/* The same, from the table decode_init filled: Zydis's register lookups
+ * were ~9% of a decoding's time (perf). */
+static inline int dep_index(ZydisRegister r)
+{
+	return decode_gpr_slots[r].dep;
 }
 
 /* The registers the instruction's results wait on and give (costmodel). */
@@ -343,11 +363,10 @@ static void decode_compact(const ZydisDecodedInstruction *insn, const ZydisDecod
 	for (int i = 0; i < insn->operand_count; i++) {
 		const ZydisDecodedOperand *op = &ops[i];
 		if (op->type != ZYDIS_OPERAND_TYPE_REGISTER ||
-		    !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) ||
-		    ZydisRegisterGetClass(op->reg.value) != ZYDIS_REGCLASS_MASK)
+		    !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
 			continue;
-		int id = ZydisRegisterGetId(op->reg.value);
-		if (id >= 0 && id < 8)
+		int id = decode_gpr_slots[op->reg.value].mask;
+		if (id >= 0)
 			zi->k_written |= (uint8_t)(1u << id);
 	}
 	for (int i = 0; i < insn->operand_count && i < DECODE_ZOPS; i++) {

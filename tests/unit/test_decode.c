@@ -1011,6 +1011,67 @@ static void test_lookahead_fields(void)
 	}
 }
 
+/* The registers a decoding says the instruction waits on and gives
+ * (decode_zydis.h's form, for the cost model), and the vector and mask
+ * registers the emulator clears (decode_zinsn).  Hidden operands count:
+ * rsp for push, the flags for add and adc. */
+#define GPR(r) (1ull << DECODE_##r)
+#define VEC(n) (1ull << (DECODE_DEP_VEC0 + (n)))
+#define FLAGS (1ull << DECODE_DEP_FLAGS)
+static const struct {
+	int line;
+	uint8_t code[16];
+	size_t len;
+	uint64_t reads, writes;
+	uint32_t vec_written;
+	uint8_t k_written;
+} dep_rows[] = {
+	/* add rax, rbx */
+	{ __LINE__, CODE(0x48, 0x01, 0xd8), GPR(RAX) | GPR(RBX), GPR(RAX) | FLAGS, 0, 0 },
+	/* mov [rsp+8], rcx: rsp is an address's, the store no register's */
+	{ __LINE__, CODE(0x48, 0x89, 0x4c, 0x24, 0x08), GPR(RSP) | GPR(RCX), 0, 0, 0 },
+	/* push rbx */
+	{ __LINE__, CODE(0x53), GPR(RBX) | GPR(RSP), GPR(RSP), 0, 0 },
+	/* adc eax, ecx: the carry read */
+	{ __LINE__, CODE(0x11, 0xc8), GPR(RAX) | GPR(RCX) | FLAGS, GPR(RAX) | FLAGS, 0, 0 },
+	/* vpxor xmm4, xmm4, xmm4 */
+	{ __LINE__, CODE(0xc5, 0xd9, 0xef, 0xe4), VEC(4), VEC(4), 1u << 4, 0 },
+	/* vaddps zmm1{k2}, zmm2, zmm3: merging keeps zmm1's other lanes */
+	{ __LINE__, CODE(0x62, 0xf1, 0x6c, 0x4a, 0x58, 0xcb), VEC(1) | VEC(2) | VEC(3), VEC(1),
+	  1u << 1, 0 },
+	/* kmovw k3, eax */
+	{ __LINE__, CODE(0xc5, 0xf8, 0x92, 0xd8), GPR(RAX), 0, 0, 1u << 3 },
+	/* vpcmpeqb k1, zmm5, [rdi] */
+	{ __LINE__, CODE(0x62, 0xf1, 0x55, 0x48, 0x74, 0x0f), VEC(5) | GPR(RDI), 0, 0, 1u << 1 },
+};
+
+static void test_dep_masks(void)
+{
+	for (size_t i = 0; i < sizeof(dep_rows) / sizeof(dep_rows[0]); i++) {
+		struct decode_regs regs;
+		struct decode_insn out;
+		struct decode_zydis z;
+		uint64_t pc = (uint64_t)(uintptr_t)code_buf;
+		int line = dep_rows[i].line;
+
+		memset(code_buf, 0xcc, sizeof(code_buf));
+		memcpy(code_buf, dep_rows[i].code, dep_rows[i].len);
+		memset(&regs, 0, sizeof(regs));
+		regs.rip = pc;
+		regs.gpr[DECODE_RSP] = 0x7fff0000;
+		CHECK(line, decode_at_zydis(pc, &regs, &out, &z) == 0, "decode failed");
+		CHECK(line, z.form.dep_reads == dep_rows[i].reads, "dep_reads 0x%llx, expected 0x%llx",
+		      (unsigned long long)z.form.dep_reads, (unsigned long long)dep_rows[i].reads);
+		CHECK(line, z.form.dep_writes == dep_rows[i].writes,
+		      "dep_writes 0x%llx, expected 0x%llx", (unsigned long long)z.form.dep_writes,
+		      (unsigned long long)dep_rows[i].writes);
+		CHECK(line, z.insn.vec_written == dep_rows[i].vec_written,
+		      "vec_written 0x%x, expected 0x%x", z.insn.vec_written, dep_rows[i].vec_written);
+		CHECK(line, z.insn.k_written == dep_rows[i].k_written, "k_written 0x%x, expected 0x%x",
+		      z.insn.k_written, dep_rows[i].k_written);
+	}
+}
+
 int main(void)
 {
 	int rc = decode_init();
@@ -1020,6 +1081,7 @@ int main(void)
 	}
 	run_table();
 	test_lookahead_fields();
+	test_dep_masks();
 	test_find_prev();
 	test_zcache();
 	test_zcache_change();

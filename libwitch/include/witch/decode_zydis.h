@@ -110,6 +110,8 @@ struct decode_gpr_slot {
 	int8_t index; /* hardware index 0..15 of the 64-bit register holding it, -1: none */
 	uint8_t bits; /* its width */
 	uint8_t high; /* ah, ch, dh, bh: bits 8-15 */
+	int8_t dep;   /* its place in a form's dependency masks (DECODE_DEP_*), -1: none */
+	int8_t mask;  /* k0-k7: its number, else -1 */
 };
 extern struct decode_gpr_slot decode_gpr_slots[ZYDIS_REGISTER_MAX_VALUE + 1];
 
