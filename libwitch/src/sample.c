@@ -59,7 +59,7 @@ static uint32_t sample_object(struct witch_thread *t, const ucontext_t *uc,
 	/* The run-ahead's pcs[0] owns the innermost frame; else the
 	 * interrupted function does (pcs[0] is then the leaf the caller set). */
 	uint64_t owner = r->emu ? 0 : (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	struct objects_where w = {owner, pcs, sps, n, t->stack_hi, t->fs_base, &t->rng};
+	struct objects_where w = {owner, pcs, sps, n, t->stack_hi, t->fs_base, &t->rng, &t->fnrange};
 	*dropped = 0;
 	return objects_enabled() ? objects_classify(r->a->addr, &w, dropped) : 0;
 }

@@ -136,6 +136,7 @@ static int thread_setup(struct witch_thread *t)
 	if (!t->dcache || !t->vec || !zmem || !rules)
 		return -ENOMEM;
 	unwind_rules_init(&t->unwind_rules, rules, &t->stats);
+	fnrange_init(&t->fnrange);
 	decode_zcache_init(&t->look.zcache, zmem);
 	t->look.zcache.prev = t->dcache; /* the windows' decodings find traps' pcs */
 

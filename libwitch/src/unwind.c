@@ -125,7 +125,7 @@ int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64
 	return n;
 }
 
-int unwind_proc_start(uint64_t pc, uint64_t *fn_start)
+int unwind_proc_range(uint64_t pc, uint64_t *start, uint64_t *end)
 {
 	unw_proc_info_t pi;
 	phdrs_unwind_begin();
@@ -134,6 +134,13 @@ int unwind_proc_start(uint64_t pc, uint64_t *fn_start)
 	phdrs_unwind_end();
 	if (rc < 0)
 		return -ENOENT;
-	*fn_start = pi.start_ip;
+	*start = pi.start_ip;
+	*end = pi.end_ip;
 	return 0;
+}
+
+int unwind_proc_start(uint64_t pc, uint64_t *fn_start)
+{
+	uint64_t end;
+	return unwind_proc_range(pc, fn_start, &end);
 }

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "witch/cost.h"
+#include "witch/heap.h"
 #include "witch/objects.h"
 #include "witch/rng.h"
 
@@ -91,7 +93,7 @@ static void emit_read(struct emitted *e)
 static uint32_t classify(uint64_t addr, const uint64_t *p, int *dropped)
 {
 	static struct rng rng = {1};
-	struct objects_where w = {PC_INT, p, sps, 3, STACK_HI, 0, &rng};
+	struct objects_where w = {PC_INT, p, sps, 3, STACK_HI, 0, &rng, NULL};
 	return objects_classify(addr, &w, dropped);
 }
 
@@ -207,11 +209,54 @@ static void test_cap(void)
 	CHECK(__LINE__, last_id != 0, "no object at all");
 }
 
+/* A handler on a stack below a heap block (an altstack, a coroutine's
+ * stack), its caller on the thread's: the walked frames span the block,
+ * which stays the heap's, and the same address between two frames close
+ * together would be a stack slot (objects.c asks the heap nothing then). */
+static void test_stack_switch(void)
+{
+	heap_set_sample_bytes(0); /* every block tracked */
+	int rc = cost_init();
+	if (rc == 0)
+		rc = heap_init();
+	if (rc < 0) {
+		FAIL(__LINE__, "cost_init or heap_init: %s", strerror(-rc));
+		return;
+	}
+	char *block = malloc(4096);
+	uint64_t b = (uint64_t)(uintptr_t)block, start, size;
+	uint32_t s32;
+	if (!block || heap_lookup(b + 8, &s32, &start, &size) < 0) {
+		FAIL(__LINE__, "the block is not tracked");
+		free(block);
+		return;
+	}
+	static struct rng rng = {1};
+	const uint64_t p[3] = {PC_INT, PC_1, PC_2};
+	const uint64_t apart[3] = {b - 0x1000, SP0, SP1};   /* 0x7ff0... far above */
+	const uint64_t close[3] = {b - 0x1000, b + 0x1000, b + 0x2000};
+	const uint64_t stack_only[3] = {SP0, SP1, SP2};
+	struct objects_where w_apart = {PC_INT, p, apart, 3, STACK_HI, 0, &rng, NULL};
+	struct objects_where w_close = {PC_INT, p, close, 3, STACK_HI, 0, &rng, NULL};
+	struct objects_where w_stack = {PC_INT, p, stack_only, 3, STACK_HI, 0, &rng, NULL};
+	int dropped;
+	uint32_t heap_id = objects_classify(b + 8, &w_stack, &dropped);
+	uint32_t frame0_id = objects_classify(SP0, &w_stack, &dropped);
+	CHECK(__LINE__, heap_id != 0 && frame0_id != 0 && heap_id != frame0_id,
+	      "heap %u, frame 0 %u", heap_id, frame0_id);
+	CHECK(__LINE__, objects_classify(b + 8, &w_apart, &dropped) == heap_id,
+	      "a block between frames far apart not the heap's");
+	CHECK(__LINE__, objects_classify(b + 8, &w_close, &dropped) == frame0_id,
+	      "a slot between close frames not frame 0's");
+	free(block);
+}
+
 int main(void)
 {
 	CHECK(__LINE__, objects_init() == 0 && objects_enabled(), "objects_init");
 	test_stack();
 	test_race();
+	test_stack_switch();
 	test_cap();
 	return check_failures != 0;
 }

@@ -39,6 +39,7 @@ struct objects_where {
 	uint64_t stack_hi; /* top of the thread's stack, 0 when unknown */
 	uint64_t tp;       /* the thread pointer (fs base) */
 	struct rng *rng;   /* the thread's: draws an untracked heap block's site (heap_mix.h) */
+	struct fnrange *fns; /* the thread's functions (fnrange.h), NULL: ask the unwind tables */
 };
 
 /* Once, from the constructor, when WITCH_OBJECTS is on: the table.  0 or

@@ -26,6 +26,7 @@
 #include "witch/rng.h"
 #include "witch/sampler.h"
 #include "witch/unwind_rules.h"
+#include "witch/fnrange.h"
 #include "witch/stats.h"
 #include "witch/watchpoint.h"
 
@@ -48,6 +49,7 @@ struct witch_thread {
 	struct rng rng;
 	struct look look;             /* software sampler: reaching a tick's pick */
 	struct unwind_rules unwind_rules; /* its frames' rules (unwind_rules.h) */
+	struct fnrange fnrange;       /* the functions its stack samples fell in (fnrange.h) */
 	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	struct cost cost;             /* what the profiler spends here (cost.h) */
 	struct drcost drcost;         /* what armed watchpoints cost its kernel work */

@@ -19,7 +19,10 @@ int unwind_init(void);
  * Returns the number of frames (>= 1) or a negative errno. */
 struct unwind_rules;
 int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max);
-/* Start of the procedure holding pc, from the unwind tables. */
+/* Start of the procedure holding pc, from the unwind tables: 0, or
+ * -ENOENT where none covers pc (fnrange.h keeps the answers). */
 int unwind_proc_start(uint64_t pc, uint64_t *fn_start);
+/* ... and its end: the procedure is [*start, *end). */
+int unwind_proc_range(uint64_t pc, uint64_t *start, uint64_t *end);
 
 #endif
