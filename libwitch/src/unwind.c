@@ -95,7 +95,8 @@ static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwin
 }
 
 /* Rules where they lead, a libunwind step where they do not, then rules
- * again (unwind_rules.h); every CHECK_EVERY-th walk libunwind alone.
+ * again (unwind_rules.h); now and then a walk by libunwind alone
+ * (unwind_rules_walk_begin says when).
  * libunwind finds unwind tables through dl_iterate_phdr: inside
  * phdrs_unwind_begin and _end, the runtime's lock-free snapshot of the
  * modules answers (phdrs.h). */

@@ -27,6 +27,7 @@ void unwind_rules_init(struct unwind_rules *r, void *mem, struct witch_stats *st
 	memset(r, 0, sizeof(*r));
 	r->slot = mem;
 	r->stats = stats;
+	r->check_every = r->until_check = UNWIND_RULES_CHECK_MIN;
 }
 
 static uint64_t rule_key(const struct unwind_regs *at)
@@ -45,8 +46,17 @@ int unwind_rules_walk_begin(struct unwind_rules *r, uint64_t generation)
 	if (generation != r->generation) {
 		memset(r->slot, 0, UNWIND_RULES_MEM_SIZE);
 		r->generation = generation;
+		r->check_every = r->until_check = UNWIND_RULES_CHECK_MIN;
 	}
-	return ++r->walks % UNWIND_RULES_CHECK_EVERY == 0;
+	if (--r->until_check > 0)
+		return 0;
+	if (r->drops != r->drops_seen)
+		r->check_every = UNWIND_RULES_CHECK_MIN;
+	else if (r->check_every < UNWIND_RULES_CHECK_MAX)
+		r->check_every *= 2;
+	r->drops_seen = r->drops;
+	r->until_check = r->check_every;
+	return 1;
 }
 
 int unwind_rules_follow(struct unwind_rules *r, struct unwind_regs *at, uint64_t *pcs,
@@ -132,8 +142,11 @@ void unwind_rules_learn(struct unwind_rules *r, const struct unwind_regs *from,
 		return;
 	if (seen.state == RULE_NEVER || seen.kind != u->kind || seen.cfa_off != u->cfa_off ||
 	    seen.bp_off != u->bp_off) {
-		if (r->stats && u->state == RULE_CONFIRMED)
-			r->stats->unwind_rules_dropped++;
+		if (u->state == RULE_CONFIRMED) {
+			r->drops++;
+			if (r->stats)
+				r->stats->unwind_rules_dropped++;
+		}
 		u->state = RULE_NEVER;
 		return;
 	}

@@ -45,7 +45,7 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 		return;
 	uint64_t pw[MAX_FRAMES], sw[MAX_FRAMES], pc[MAX_FRAMES], sc[MAX_FRAMES];
 	int nw = unwind_context(&warm, ucv, pw, sw, MAX_FRAMES);
-	cold.walks = UNWIND_RULES_CHECK_EVERY - 1; /* the next walk: libunwind alone */
+	cold.until_check = 1; /* the next walk: libunwind alone */
 	int nc = unwind_context(&cold, ucv, pc, sc, MAX_FRAMES);
 	ticks++;
 	frames_total += nc > 0 ? (uint64_t)nc : 0;
@@ -147,12 +147,52 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The check walks back off: at walks 16, 48, 112, 240, 496 and then every
+ * 256th while no confirmed rule is dropped; a drop brings the next
+ * interval back to 16.  Steps are fed by hand: a rule at one of this
+ * file's pcs (module code), CFA = rsp + 16, confirmed by two agreeing
+ * steps, then dropped by one that says rsp + 32. */
+static void test_check_backoff(void)
+{
+	static _Alignas(16) char mem[UNWIND_RULES_MEM_SIZE];
+	struct unwind_rules r;
+	unwind_rules_init(&r, mem, NULL);
+	uint64_t gen = phdrs_generation();
+	static const struct {
+		int line;
+		int drop_before; /* a confirmed rule dropped before this check */
+		uint32_t interval; /* walks since the last check (or the start) */
+	} want[] = {
+		{__LINE__, 0, 16}, {__LINE__, 0, 32}, {__LINE__, 0, 64}, {__LINE__, 0, 128},
+		{__LINE__, 0, 256}, {__LINE__, 0, 256}, {__LINE__, 1, 256}, {__LINE__, 0, 16},
+		{__LINE__, 0, 32},
+	};
+	struct unwind_regs from = {.ip = (uint64_t)(uintptr_t)spin + 4, .sp = 0x7f0000001000ull,
+				   .bp = 0, .first = 1};
+	struct unwind_regs to = {.ip = (uint64_t)(uintptr_t)spin + 64, .sp = from.sp + 16};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (want[i].drop_before) {
+			unwind_rules_learn(&r, &from, &to, 0, 0);
+			unwind_rules_learn(&r, &from, &to, 0, 0); /* confirmed */
+			struct unwind_regs other = to;
+			other.sp += 16;
+			unwind_rules_learn(&r, &from, &other, 0, 0); /* disagrees: dropped */
+		}
+		uint32_t n = 0;
+		while (n < 10000 && !unwind_rules_walk_begin(&r, gen))
+			n++;
+		CHECK(want[i].line, n + 1 == want[i].interval, "check %zu after %u walks, want %u", i,
+		      n + 1, want[i].interval);
+	}
+}
+
 int main(void)
 {
 	if (phdrs_init() < 0 || unwind_init() < 0) {
 		fprintf(stderr, "test_unwind_rules: cannot set up the unwinder\n");
 		return 1;
 	}
+	test_check_backoff();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_prof;

@@ -13,9 +13,12 @@
  * after, and where it found rbp); a rule is followed only once two steps
  * at its pc agreed, and one that ever disagrees (a CFA computed from
  * another register, a stack realigned through DRAP, a signal frame) is
- * never cached.  Every UNWIND_RULES_CHECK_EVERY-th walk goes all the way
- * with libunwind, which re-teaches, so a rule that stops holding is
- * found.  Rules are kept for pcs in modules' code only (not a JIT's) and
+ * never cached.  Now and then a walk goes all the way with libunwind,
+ * which re-teaches, so a rule that stops holding is found: every 16th
+ * walk at first, backing off to every 256th while no confirmed rule was
+ * dropped since the last such walk (a check walk of python3's 17 frames
+ * cost 140-170 thousand cycles at budget rates, 3-5% of the ticks'
+ * handler time at 1 in 16).  Rules are kept for pcs in modules' code only (not a JIT's) and
  * dropped when the program unloads a module (phdrs_generation).
  *
  * Keys are (pc, first): the interrupted frame's exact pc and a return
@@ -29,7 +32,8 @@
 
 #define UNWIND_RULES_BITS 12
 #define UNWIND_RULES_MEM_SIZE ((1u << UNWIND_RULES_BITS) * 16u)
-#define UNWIND_RULES_CHECK_EVERY 16u
+#define UNWIND_RULES_CHECK_MIN 16u
+#define UNWIND_RULES_CHECK_MAX 256u
 
 /* A frame's registers as a walk reaches it.  first: the interrupted
  * frame (pc exact); else pc is a return address. */
@@ -44,7 +48,9 @@ struct witch_stats;
 struct unwind_rules {
 	struct unwind_rule *slot; /* UNWIND_RULES_MEM_SIZE bytes, zeroed */
 	uint64_t generation;      /* phdrs_generation when the rules were taught */
-	uint32_t walks;
+	uint32_t check_every;     /* walks between libunwind's walks, now */
+	uint32_t until_check;     /* walks to the next one (this one: 1) */
+	uint64_t drops, drops_seen; /* confirmed rules dropped; at the last check */
 	struct witch_stats *stats; /* unwind_ruled, unwind_stepped, unwind_rules_dropped */
 };
 
@@ -53,7 +59,9 @@ struct unwind_rules {
 void unwind_rules_init(struct unwind_rules *r, void *mem, struct witch_stats *stats);
 
 /* At a walk's start: 1 when this walk is to go by libunwind alone (every
- * CHECK_EVERY-th), 0 when it may follow rules.  Drops every rule after a
+ * check_every-th: CHECK_MIN, doubled up to CHECK_MAX at each such walk
+ * while no confirmed rule was dropped since the last, else CHECK_MIN
+ * again), 0 when it may follow rules.  Drops every rule after a
  * module was unloaded. */
 int unwind_rules_walk_begin(struct unwind_rules *r, uint64_t generation);
 
