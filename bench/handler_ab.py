@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """handler_ab.py: a tick's handler time, two builds, interleaved.
 
-usage: handler_ab.py OLD_BUILD NEW_BUILD [--runs 5] [--rate 2000] [--scale 1]
+usage: handler_ab.py OLD_BUILD NEW_BUILD [--runs 5] [--rate 2000|budget] [--scale 1]
                      [--programs lz,sort,...] [--real] [--env K=V,...]
 
 The profile's own clock around each handler run (stat cost_handler_ns)
@@ -15,6 +15,11 @@ a tick (stat peek_remote), and, where the build counts them, the decode
 cache's misses (stat decode_misses) and its threads grown a process
 (stat decode_grown, decode_zcache.h).  Default WITCH_WATCHPOINTS=0, so it
 runs where debug registers never trap and measures the handler alone.
+
+--rate budget: no WITCH_RATE, so the default budget sets each thread's
+rate, and the ticks find the handler's tables and the program's code cold
+as an always-on profile does; the table then also gives samples a
+CPU-second (stat samples over cpu_ns), what a cheaper tick buys there.
 
 --real: python3, sqlite3, gzip and gcc of bench/real_programs.py (inputs
 from bench/real/gen_inputs.py) instead of bench/programs.
@@ -47,7 +52,7 @@ def one_run(build, argv, stdin, tmp, env):
             os.unlink(f)
     with open(stdin or os.devnull) as f:
         subprocess.run(argv, env=env, stdin=f, stdout=subprocess.DEVNULL, check=True)
-    ticks = ns = emulated = remote = misses = hits = grown = procs = 0
+    ticks = ns = emulated = remote = misses = hits = grown = procs = samples = cpu_ns = 0
     for path in glob.glob(os.path.join(tmp, "p-*.prof")):
         out = subprocess.run([os.path.join(build, "witch"), "report", "--json", path],
                              capture_output=True, text=True, check=True).stdout
@@ -59,11 +64,13 @@ def one_run(build, argv, stdin, tmp, env):
         misses += st.get("decode_misses", 0)
         hits += st.get("decode_hits", 0)
         grown += st.get("decode_grown", 0)
+        samples += st["samples"]
+        cpu_ns += st["cpu_ns"]
         procs += 1
     t = max(ticks, 1)
     return {"us": ns / t / 1000, "insns": emulated / t, "remote": remote / t,
             "miss": misses / (hits + misses) if hits + misses else None,
-            "grown": grown / max(procs, 1)}
+            "grown": grown / max(procs, 1), "per_cpu_s": samples / (cpu_ns / 1e9) if cpu_ns else 0}
 
 
 def main():
@@ -89,11 +96,13 @@ def main():
     else:
         table = {p: ([os.path.join(a.new, "bench", "programs", p), a.scale], None) for p in PROGRAMS}
     names = a.programs.split(",") if a.programs else list(table)
-    print("# handler time a tick: %s vs %s, %s/s, %s, %d interleaved runs, medians\n"
-          % (a.old, a.new, a.rate, a.env, a.runs))
+    rate = "the default budget" if a.rate == "budget" else a.rate + "/s"
+    print("# handler time a tick: %s vs %s, %s, %s, %d interleaved runs, medians\n"
+          % (a.old, a.new, rate, a.env, a.runs))
     print("| program | old us/tick | new us/tick | new/old | insns a tick | remote reads a tick "
-          "(old -> new) | decode misses (old -> new) | caches grown a process (new) |")
-    print("|---|---:|---:|---:|---:|---|---|---:|")
+          "(old -> new) | decode misses (old -> new) | caches grown a process (new) "
+          "| samples a CPU-second (old -> new) |")
+    print("|---|---:|---:|---:|---:|---|---|---:|---|")
     for name in names:
         argv, stdin = table[name]
         argv = [x.format(t=tmp) for x in argv]
@@ -101,17 +110,19 @@ def main():
         for _ in range(a.runs):
             for v, build in (("old", a.old), ("new", a.new)):
                 env = dict(base, **extra, LD_PRELOAD=os.path.join(build, "libwitch.so"),
-                           WITCH_CLIENT="dead", WITCH_RATE=a.rate,
-                           WITCH_OUTPUT=os.path.join(tmp, "p-%p.prof"))
+                           WITCH_CLIENT="dead", WITCH_OUTPUT=os.path.join(tmp, "p-%p.prof"))
+                if a.rate != "budget":
+                    env["WITCH_RATE"] = a.rate
                 res[v].append(one_run(build, argv, stdin, tmp, env))
-        med = {v: {k: statistics.median(r[k] for r in res[v]) for k in ("us", "insns", "remote")}
-               for v in res}
+        med = {v: {k: statistics.median(r[k] for r in res[v])
+                   for k in ("us", "insns", "remote", "per_cpu_s")} for v in res}
         miss = {v: [r["miss"] for r in res[v] if r["miss"] is not None] for v in res}
         miss = {v: "%.1f%%" % (100 * statistics.median(m)) if m else "-" for v, m in miss.items()}
-        print("| %s | %.1f | %.1f | %.3f | %.0f | %.2f -> %.2f | %s -> %s | %.2f |" % (
+        print("| %s | %.1f | %.1f | %.3f | %.0f | %.2f -> %.2f | %s -> %s | %.2f | %.0f -> %.0f |" % (
             name, med["old"]["us"], med["new"]["us"], med["new"]["us"] / med["old"]["us"],
             med["new"]["insns"], med["old"]["remote"], med["new"]["remote"], miss["old"],
-            miss["new"], statistics.median(r["grown"] for r in res["new"])), flush=True)
+            miss["new"], statistics.median(r["grown"] for r in res["new"]),
+            med["old"]["per_cpu_s"], med["new"]["per_cpu_s"]), flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
