@@ -980,20 +980,28 @@ static const struct {
 	{ __LINE__, {0xf3, 0x48, 0xab}, 3, R(RDI) | R(RCX), R(RDI), 0 },
 };
 
+/* A row's instruction at code_buf (int3 after it), regs zeroed but rip
+ * there and a stack pointer: the pc. */
+static uint64_t row_code(const uint8_t *code, size_t len, struct decode_regs *regs)
+{
+	uint64_t pc = (uint64_t)(uintptr_t)code_buf;
+	memset(code_buf, 0xcc, sizeof(code_buf));
+	memcpy(code_buf, code, len);
+	memset(regs, 0, sizeof(*regs));
+	regs->rip = pc;
+	regs->gpr[DECODE_RSP] = 0x7fff0000;
+	return pc;
+}
+
 static void test_lookahead_fields(void)
 {
 	for (size_t i = 0; i < sizeof(lookahead_rows) / sizeof(lookahead_rows[0]); i++) {
 		struct decode_regs regs;
 		struct decode_insn out;
-		uint64_t pc = (uint64_t)(uintptr_t)code_buf;
 		int line = lookahead_rows[i].line;
+		uint64_t pc = row_code(lookahead_rows[i].code, lookahead_rows[i].len, &regs);
 
-		memset(code_buf, 0xcc, sizeof(code_buf));
-		memcpy(code_buf, lookahead_rows[i].code, lookahead_rows[i].len);
-		memset(&regs, 0, sizeof(regs));
-		regs.rip = pc;
 		regs.gpr[DECODE_RCX] = 1;
-		regs.gpr[DECODE_RSP] = 0x7fff0000;
 		CHECK(line, decode_at(pc, &regs, &out) == 0, "decode failed");
 		CHECK(line, out.regs_written == lookahead_rows[i].regs_written,
 		      "regs_written 0x%x, expected 0x%x", out.regs_written,
@@ -1051,14 +1059,9 @@ static void test_dep_masks(void)
 		struct decode_regs regs;
 		struct decode_insn out;
 		struct decode_zydis z;
-		uint64_t pc = (uint64_t)(uintptr_t)code_buf;
 		int line = dep_rows[i].line;
+		uint64_t pc = row_code(dep_rows[i].code, dep_rows[i].len, &regs);
 
-		memset(code_buf, 0xcc, sizeof(code_buf));
-		memcpy(code_buf, dep_rows[i].code, dep_rows[i].len);
-		memset(&regs, 0, sizeof(regs));
-		regs.rip = pc;
-		regs.gpr[DECODE_RSP] = 0x7fff0000;
 		CHECK(line, decode_at_zydis(pc, &regs, &out, &z) == 0, "decode failed");
 		CHECK(line, z.form.dep_reads == dep_rows[i].reads, "dep_reads 0x%llx, expected 0x%llx",
 		      (unsigned long long)z.form.dep_reads, (unsigned long long)dep_rows[i].reads);
