@@ -135,6 +135,13 @@ void unwind_rules_learn(struct unwind_rules *r, const struct unwind_regs *from,
 	else if (!to)
 		seen.kind = RULE_END;
 	if (u->key != key || u->state == RULE_EMPTY) {
+		/* A return address is a call site, past its function's prologue:
+		 * the frame's rule there is the same on every visit (a variable
+		 * frame has a frame pointer, a realigned one is never cached),
+		 * so one step teaches it.  An interrupted pc may be inside a
+		 * prologue that realigns the stack: two steps must agree. */
+		if (!from->first && seen.state == RULE_SEEN)
+			seen.state = RULE_CONFIRMED;
 		*u = seen;
 		return;
 	}

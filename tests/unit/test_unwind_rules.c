@@ -186,6 +186,46 @@ static void test_check_backoff(void)
 	}
 }
 
+/* How many steps teach a rule: one at a return address (a call site),
+ * two that agree at an interrupted pc (it may be in a prologue).  The
+ * frame is a local array: CFA = sp + 32, the return address below it. */
+static void test_confirm_steps(void)
+{
+	static const struct {
+		int line;
+		int first;
+		int steps;   /* steps taught */
+		int frames;  /* the walk from the frame, by rules alone */
+	} rows[] = {
+		{__LINE__, 0, 1, 2},
+		{__LINE__, 1, 1, 1},
+		{__LINE__, 1, 2, 2},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		static _Alignas(16) char mem[UNWIND_RULES_MEM_SIZE];
+		struct unwind_rules r;
+		memset(mem, 0, sizeof(mem));
+		unwind_rules_init(&r, mem, NULL);
+		uint64_t stack[8] = {0};
+		uint64_t sp = (uint64_t)(uintptr_t)stack, ret = (uint64_t)(uintptr_t)spin + 64;
+		stack[3] = ret; /* at CFA - 8 */
+		struct unwind_regs from = {.ip = (uint64_t)(uintptr_t)spin + 8, .sp = sp, .bp = 0,
+					   .first = rows[i].first};
+		struct unwind_regs to = {.ip = ret, .sp = sp + 32, .bp = 0};
+		for (int k = 0; k < rows[i].steps; k++)
+			unwind_rules_learn(&r, &from, &to, 0, 0);
+		uint64_t pcs[4] = {from.ip}, sps[4] = {sp};
+		int done = 0;
+		int n = unwind_rules_follow(&r, &from, pcs, sps, 1, 4, &done);
+		CHECK(rows[i].line, n == rows[i].frames, "%d frames by rules, want %d", n,
+		      rows[i].frames);
+		if (n == 2)
+			CHECK(rows[i].line, pcs[1] == ret - 1 && sps[1] == sp + 32,
+			      "frame 1 pc %#llx sp %#llx", (unsigned long long)pcs[1],
+			      (unsigned long long)sps[1]);
+	}
+}
+
 int main(void)
 {
 	if (phdrs_init() < 0 || unwind_init() < 0) {
@@ -193,6 +233,7 @@ int main(void)
 		return 1;
 	}
 	test_check_backoff();
+	test_confirm_steps();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_prof;

@@ -10,10 +10,11 @@
  * sp) is rsp + k or rbp + 16, the return address is at CFA - 8, and the
  * caller's rbp is either unchanged or saved at CFA + j.  libunwind's own
  * steps teach the rules (unwind_rules_learn: the registers before and
- * after, and where it found rbp); a rule is followed only once two steps
- * at its pc agreed, and one that ever disagrees (a CFA computed from
- * another register, a stack realigned through DRAP, a signal frame) is
- * never cached.  Now and then a walk goes all the way with libunwind,
+ * after, and where it found rbp); a rule for a return address (a call
+ * site, past the prologue) is followed from its first step, one for an
+ * interrupted pc once two steps there agreed, and one that ever disagrees
+ * (a CFA computed from another register, a stack realigned through DRAP,
+ * a signal frame) is never cached.  Now and then a walk goes all the way with libunwind,
  * which re-teaches, so a rule that stops holding is found: every 16th
  * walk at first, backing off to every 256th while no confirmed rule was
  * dropped since the last such walk (a check walk of python3's 17 frames
