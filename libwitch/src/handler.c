@@ -487,8 +487,12 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);
 	struct sample_tick_ctx tick_ctx;
 	tick_ctx.n = 0;
+	/* The picks' walk starts at the frame the window may have returned
+	 * out of; no later walk may take its caller from it. */
+	unwind_rules_expect_caller(&t->unwind_rules, &t->look.caller);
 	for (int i = 0; i < n; i++)
 		sample_pick(t, uc, &picks[i], &tick_ctx);
+	unwind_rules_expect_caller(&t->unwind_rules, &(struct unwind_caller){.known = 0});
 	next = look_apply(t, uc, next, 0);
 	if (next == LOOK_STEP)
 		interval_restart(t); /* (again when the steps end) */

@@ -496,6 +496,7 @@ static double look_window(const struct look_env *env, struct look *l,
 	tr->n_frames = 0;
 	tr->complete = UINT32_MAX;
 	decode_zcache_begin(zc);
+	l->caller = (struct unwind_caller){.from_ip = regs->rip, .from_sp = regs->gpr[DECODE_RSP]};
 	uint64_t lines[PROBED_LINES];
 	int n_lines = 0;
 	int n;
@@ -562,8 +563,17 @@ static double look_window(const struct look_env *env, struct look *l,
 			int stores = emu.n_stores;
 			uint32_t traced = tr->n;
 			trace_insn(tr, &in, n, trace_frame(tr, &emu));
+			uint64_t rsp_before = ahead.gpr[DECODE_RSP];
+			int left_before = emu.frames_left;
 			if (emulate_insn(&emu, &ahead, &in, z) == 0) {
 				env->stats->emulated++;
+				if (left_before == 0 && emu.frames_left == 1 && !l->caller.known)
+					l->caller = (struct unwind_caller){
+						.from_ip = regs->rip,
+						.from_sp = regs->gpr[DECODE_RSP],
+						.to = {.ip = ahead.rip, .sp = rsp_before + 8,
+						       .bp = ahead.gpr[DECODE_RBP]},
+						.known = 1};
 				if (emu.late_ns > 0) {
 					costmodel_late(&cm, emu.late_ns * (float)costmodel_cycles_per_ns());
 					env->stats->loads_late++;

@@ -1,6 +1,7 @@
 /* unwind: libunwind walk from a signal context (see unwind.h). */
 #define UNW_LOCAL_ONLY
 #include "witch/unwind.h"
+#include "witch/stats.h"
 #include "witch/phdrs.h"
 #include "witch/unwind_rules.h"
 
@@ -113,6 +114,19 @@ int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64
 	if (sps)
 		sps[0] = at.sp;
 	int check = unwind_rules_walk_begin(r, phdrs_generation());
+	/* The tick's run-ahead returned out of the interrupted frame: its
+	 * caller without a libunwind step (at budget rates the interrupted pc
+	 * rarely has a rule of its own), but on a check walk. */
+	struct unwind_regs caller;
+	int by_run = unwind_rules_caller(r, &at, &caller);
+	if (by_run && !check && n < max) {
+		if (r->stats)
+			r->stats->unwind_caller_run++;
+		if (sps)
+			sps[n] = caller.sp;
+		pcs[n++] = caller.ip - 1;
+		at = caller;
+	}
 	phdrs_unwind_begin();
 	while (!ended && n < max) {
 		if (!check) {
@@ -123,6 +137,9 @@ int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64
 		n = unwind_walk_from(r, uc, &at, pcs, sps, n, max, check ? max : 1, &ended);
 	}
 	phdrs_unwind_end();
+	if (by_run && check && n > 1 && r->stats &&
+	    (pcs[1] != caller.ip - 1 || (sps && sps[1] != caller.sp)))
+		r->stats->unwind_caller_wrong++;
 	return n;
 }
 

@@ -159,3 +159,21 @@ void unwind_rules_learn(struct unwind_rules *r, const struct unwind_regs *from,
 	}
 	u->state = RULE_CONFIRMED;
 }
+
+void unwind_rules_expect_caller(struct unwind_rules *r, const struct unwind_caller *c)
+{
+	r->caller = *c;
+}
+
+int unwind_rules_caller(const struct unwind_rules *r, const struct unwind_regs *at,
+			struct unwind_regs *to)
+{
+	const struct unwind_caller *c = &r->caller;
+	if (!c->known || !at->first || at->ip != c->from_ip || at->sp != c->from_sp)
+		return 0;
+	/* A CFA must lie above the frame, as rule_of_step asks of a step. */
+	if (c->to.sp <= at->sp || c->to.sp - at->sp > RULE_MAX_FRAME || c->to.ip == 0)
+		return 0;
+	*to = c->to;
+	return 1;
+}

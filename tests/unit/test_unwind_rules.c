@@ -11,7 +11,15 @@
  * alignment moving with the depth it is called at).  Each row
  * must have no mismatch, and its walks must have gone mostly by rules
  * (min_ruled of the frames), or the cache would be doing nothing.
+ *
+ * On every other tick the warm walk also gets the interrupted frame's
+ * caller as a run-ahead finds it (look.c): the tick's instructions
+ * emulated from the signal context until one returns out of the frame.
+ * A row must have had such ticks, and they too must match libunwind.
  */
+#include "witch/decode.h"
+#include "witch/decode_zydis.h"
+#include "witch/emulate.h"
 #include "witch/phdrs.h"
 #include "witch/stats.h"
 #include "witch/unwind.h"
@@ -34,7 +42,33 @@ static struct unwind_rules warm, cold;
 static struct witch_stats warm_stats, cold_stats;
 static _Alignas(16) char warm_mem[UNWIND_RULES_MEM_SIZE], cold_mem[UNWIND_RULES_MEM_SIZE];
 static volatile sig_atomic_t armed;
-static volatile uint64_t ticks, mismatches, frames_total, first_bad_line;
+static volatile uint64_t ticks, mismatches, frames_total, first_bad_line, by_run;
+
+/* The interrupted frame's caller by emulating on from uc until a return
+ * out of it (at most 512 instructions), as look_window does. */
+static struct unwind_caller caller_by_run(const ucontext_t *uc)
+{
+	struct decode_regs regs;
+	struct emulate e;
+	struct decode_insn in;
+	struct decode_zydis z;
+	decode_regs_from_ucontext(uc, 0, 0, &regs);
+	struct unwind_caller c = {.from_ip = regs.rip, .from_sp = regs.gpr[DECODE_RSP]};
+	emulate_begin(&e, regs.rip, NULL);
+	for (int i = 0; i < 512; i++) {
+		uint64_t rsp = regs.gpr[DECODE_RSP];
+		if (decode_at_zydis(regs.rip, &regs, &in, &z) < 0 || (in.flags & DECODE_F_NO_STEP) ||
+		    emulate_insn(&e, &regs, &in, &z) < 0)
+			break;
+		if (e.frames_left == 1) {
+			c.to = (struct unwind_regs){.ip = regs.rip, .sp = rsp + 8,
+						    .bp = regs.gpr[DECODE_RBP]};
+			c.known = 1;
+			break;
+		}
+	}
+	return c;
+}
 static volatile uint64_t sink;
 
 static void on_prof(int sig, siginfo_t *si, void *ucv)
@@ -44,7 +78,13 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	if (!armed)
 		return;
 	uint64_t pw[MAX_FRAMES], sw[MAX_FRAMES], pc[MAX_FRAMES], sc[MAX_FRAMES];
+	struct unwind_caller c = {.known = 0};
+	if (ticks & 1)
+		c = caller_by_run(ucv);
+	unwind_rules_expect_caller(&warm, &c);
+	uint64_t run_before = warm_stats.unwind_caller_run;
 	int nw = unwind_context(&warm, ucv, pw, sw, MAX_FRAMES);
+	by_run += warm_stats.unwind_caller_run != run_before;
 	cold.until_check = 1; /* the next walk: libunwind alone */
 	int nc = unwind_context(&cold, ucv, pc, sc, MAX_FRAMES);
 	ticks++;
@@ -228,7 +268,7 @@ static void test_confirm_steps(void)
 
 int main(void)
 {
-	if (phdrs_init() < 0 || unwind_init() < 0) {
+	if (phdrs_init() < 0 || unwind_init() < 0 || decode_init() < 0) {
 		fprintf(stderr, "test_unwind_rules: cannot set up the unwinder\n");
 		return 1;
 	}
@@ -257,7 +297,7 @@ int main(void)
 		unwind_rules_init(&warm, warm_mem, &warm_stats);
 		unwind_rules_init(&cold, cold_mem, &cold_stats);
 		memset(&warm_stats, 0, sizeof(warm_stats));
-		ticks = mismatches = frames_total = 0;
+		ticks = mismatches = frames_total = by_run = 0;
 		uint64_t v = 12345 + i;
 		double end = cpu_now() + ROW_SECONDS;
 		armed = 1;
@@ -265,13 +305,16 @@ int main(void)
 			v += rows[i].run(v) | 1;
 		armed = 0;
 		double ruled = frames_total ? (double)warm_stats.unwind_ruled / (double)frames_total : 0;
-		printf("%-26s ticks %5llu frames %7llu ruled %.2f mismatches %llu dropped %llu\n",
+		printf("%-26s ticks %5llu frames %7llu ruled %.2f by run %llu mismatches %llu dropped %llu\n",
 		       rows[i].name, (unsigned long long)ticks, (unsigned long long)frames_total, ruled,
-		       (unsigned long long)mismatches, (unsigned long long)warm_stats.unwind_rules_dropped);
+		       (unsigned long long)by_run, (unsigned long long)mismatches,
+		       (unsigned long long)warm_stats.unwind_rules_dropped);
 		CHECK(rows[i].line, ticks >= 200, "%s: only %llu ticks", rows[i].name,
 		      (unsigned long long)ticks);
 		CHECK(rows[i].line, mismatches == 0, "%s: %llu of %llu walks differ from libunwind's",
 		      rows[i].name, (unsigned long long)mismatches, (unsigned long long)ticks);
+		CHECK(rows[i].line, by_run >= ticks / 20, "%s: %llu walks with the run-ahead's caller",
+		      rows[i].name, (unsigned long long)by_run);
 		CHECK(rows[i].line, ruled >= rows[i].min_ruled, "%s: %.2f of the frames by rules, want >= %.2f",
 		      rows[i].name, ruled, rows[i].min_ruled);
 	}

@@ -62,6 +62,7 @@
 #include "witch/pace.h"
 #include "witch/rng.h"
 #include "witch/stats.h"
+#include "witch/unwind_rules.h"
 
 #define LOOK_WINDOW_CYCLES 64.0
 #define LOOK_MAX_INSNS 256 /* instructions in a window, at most */
@@ -140,6 +141,9 @@ struct look {
 	struct bpred bpred;   /* which branches the CPU mispredicts (bpred.h) */
 	struct look_trace trace; /* the last window's accesses (look_tick's picks) */
 	struct decode_zcache zcache; /* a run's decoded instructions (decode_zcache.h) */
+	/* The last window's return out of the interrupted frame, while its
+	 * registers were exact: that frame's caller (unwind_rules.h). */
+	struct unwind_caller caller;
 	struct look_decide_site decide[LOOK_DECIDE_SITES];
 };
 

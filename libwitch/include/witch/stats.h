@@ -86,6 +86,8 @@
 	X(unwind_ruled)       /* frames a cached rule found the caller of (unwind_rules.h) */ \
 	X(unwind_stepped)     /* ... libunwind did */                           \
 	X(unwind_rules_dropped) /* rules followed once, then found not to hold */ \
+	X(unwind_caller_run)  /* interrupted frames whose caller the run-ahead returned to */ \
+	X(unwind_caller_wrong) /* ... a check walk by libunwind alone found elsewhere */ \
 	X(peek_in_place)      /* reads of the program's memory in place (peek.h) */ \
 	X(peek_remote)        /* ... through process_vm_readv */                 \
 	X(threads)            /* threads profiled */                            \

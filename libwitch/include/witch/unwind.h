@@ -12,7 +12,9 @@
  * says why; each thread keeps its rules instead, unwind_rules.h). */
 int unwind_init(void);
 /* Walk the interrupted thread's stack, by r's rules where they lead and
- * libunwind from where they end (unwind_rules.h; r learns from it).
+ * libunwind from where they end (unwind_rules.h; r learns from it); the
+ * interrupted frame's caller from the tick's run-ahead where it returned
+ * out of that frame (unwind_rules_expect_caller).
  * pcs[0] is the interrupted pc (exact); pcs[i > 0] are return addresses
  * minus one, so each lies in its call instruction.  sps (may be NULL)
  * gets each frame's stack pointer: frame i's stack is [sps[i], sps[i+1]).

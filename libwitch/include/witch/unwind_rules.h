@@ -46,12 +46,21 @@ struct unwind_regs {
 struct unwind_rule;
 struct witch_stats;
 
+/* Where the frame interrupted at (ip, sp) returns to, as the tick's
+ * run-ahead emulated its ret (look.h): the caller's registers, exact. */
+struct unwind_caller {
+	uint64_t from_ip, from_sp; /* the interrupted frame's */
+	struct unwind_regs to;     /* its caller's: ip a return address, sp the CFA */
+	int known;
+};
+
 struct unwind_rules {
 	struct unwind_rule *slot; /* UNWIND_RULES_MEM_SIZE bytes, zeroed */
 	uint64_t generation;      /* phdrs_generation when the rules were taught */
 	uint32_t check_every;     /* walks between libunwind's walks, now */
 	uint32_t until_check;     /* walks to the next one (this one: 1) */
 	uint64_t drops, drops_seen; /* confirmed rules dropped; at the last check */
+	struct unwind_caller caller; /* this tick's (unwind_rules_expect_caller) */
 	struct witch_stats *stats; /* unwind_ruled, unwind_stepped, unwind_rules_dropped */
 };
 
@@ -65,6 +74,16 @@ void unwind_rules_init(struct unwind_rules *r, void *mem, struct witch_stats *st
  * again), 0 when it may follow rules.  Drops every rule after a
  * module was unloaded. */
 int unwind_rules_walk_begin(struct unwind_rules *r, uint64_t generation);
+
+/* The tick's run-ahead returned out of the interrupted frame (c->known),
+ * or did not: a walk from that frame takes its caller from c instead of a
+ * libunwind step, and a check walk compares (unwind_caller_wrong).  Kept
+ * until the next call: a trap's walk starts elsewhere and ignores it. */
+void unwind_rules_expect_caller(struct unwind_rules *r, const struct unwind_caller *c);
+/* At a walk's start from *at (the interrupted frame): 1 and *to when the
+ * run-ahead's caller applies, 0 when libunwind must step. */
+int unwind_rules_caller(const struct unwind_rules *r, const struct unwind_regs *at,
+			struct unwind_regs *to);
 
 /* From *at, while confirmed rules lead on and n < max: appends each
  * caller's return address less one to pcs and its sp to sps (may be
