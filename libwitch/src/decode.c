@@ -50,10 +50,8 @@ int decode_init(void)
 			  r == ZYDIS_REGISTER_DH || r == ZYDIS_REGISTER_BH;
 		g->dep = (int8_t)dep_index_of((ZydisRegister)r);
 		int k = ZydisRegisterGetId((ZydisRegister)r);
-		g->mask = (int8_t)(ZydisRegisterGetClass((ZydisRegister)r) == ZYDIS_REGCLASS_MASK &&
-					   k >= 0 && k < 8
-				   ? k
-				   : -1);
+		int is_k = ZydisRegisterGetClass((ZydisRegister)r) == ZYDIS_REGCLASS_MASK;
+		g->mask = (int8_t)(is_k && k >= 0 && k < 8 ? k : -1);
 	}
 	g_ready = 1;
 	return 0;

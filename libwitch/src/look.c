@@ -567,13 +567,11 @@ static double look_window(const struct look_env *env, struct look *l,
 			int left_before = emu.frames_left;
 			if (emulate_insn(&emu, &ahead, &in, z) == 0) {
 				env->stats->emulated++;
-				if (left_before == 0 && emu.frames_left == 1 && !l->caller.known)
-					l->caller = (struct unwind_caller){
-						.from_ip = regs->rip,
-						.from_sp = regs->gpr[DECODE_RSP],
-						.to = {.ip = ahead.rip, .sp = rsp_before + 8,
-						       .bp = ahead.gpr[DECODE_RBP]},
-						.known = 1};
+				if (left_before == 0 && emu.frames_left == 1 && !l->caller.known) {
+					l->caller.to = (struct unwind_regs){
+						.ip = ahead.rip, .sp = rsp_before + 8, .bp = ahead.gpr[DECODE_RBP]};
+					l->caller.known = 1;
+				}
 				if (emu.late_ns > 0) {
 					costmodel_late(&cm, emu.late_ns * (float)costmodel_cycles_per_ns());
 					env->stats->loads_late++;

@@ -115,71 +115,66 @@ static uint32_t object_id(enum objects_kind kind, uint64_t key, uint64_t where,
 	return id;
 }
 
+/* Frames no larger than this hold stack slots only: a larger one may span
+ * a switch of stacks (a handler on an altstack, a coroutine's stack in a
+ * heap block), with the heap or TLS between its ends. */
+#define FRAME_SURE (64u << 10)
+
+static int frame_small(const uint64_t *sps, int i)
+{
+	return sps[i + 1] > sps[i] && sps[i + 1] - sps[i] <= FRAME_SURE;
+}
+
 /* A pc of the function whose frame holds addr, or 0 when addr is not on
  * the thread's stack.  Frame i owns [sps[i], sps[i+1]); frame 0 is the
  * interrupted function's.  Below sps[0] (a red zone, or a frame the
- * run-ahead pushed) is the sampled instruction's function. */
-static uint64_t stack_pc_of(uint64_t addr, const struct objects_where *w)
+ * run-ahead pushed) is the sampled instruction's function.  *sure: addr
+ * is below sps[0], or in a walked frame that, with every frame inside it,
+ * spans at most FRAME_SURE: a stack slot, whatever the heap's and TLS's
+ * lookups would say, so they are not asked (cold at budget rates: ~3
+ * thousand cycles of a stack sample's 4-7). */
+static uint64_t stack_pc_of(uint64_t addr, const struct objects_where *w, int *sure)
 {
+	*sure = 0;
 	if (w->n <= 0 || !w->sps || w->sps[0] == 0)
 		return 0;
 	uint64_t lo = w->sps[0] - BELOW_SP;
 	uint64_t hi = w->stack_hi ? w->stack_hi : w->sps[w->n - 1] + ABOVE_OUTER;
 	if (addr < lo || addr >= hi)
 		return 0;
-	if (addr < w->sps[0])
+	if (addr < w->sps[0]) {
+		*sure = 1;
 		return w->pcs[0];
-	int i = 0;
-	while (i + 1 < w->n && w->sps[i + 1] != 0 && w->sps[i + 1] <= addr)
-		i++;
-	return i == 0 && w->pc ? w->pc : w->pcs[i];
-}
-
-/* Frames no larger than this hold stack slots only: a larger one may span
- * a switch of stacks (a handler on an altstack, a coroutine's stack in a
- * heap block), with the heap or TLS between its ends. */
-#define FRAME_SURE (64u << 10)
-
-/* 1 when addr lies just below the innermost frame (BELOW_SP: its red
- * zone, its pushes, the frames its run-ahead called) or between two walked
- * frames' stack pointers no further apart than FRAME_SURE: a stack slot,
- * whatever the heap's and TLS's lookups would say, so they are not asked
- * (cold at budget rates: ~3 thousand cycles of a stack sample's 4-7). */
-static int in_small_frame(uint64_t addr, const struct objects_where *w)
-{
-	if (w->n < 1 || !w->sps || w->sps[0] < BELOW_SP)
-		return 0;
-	if (addr < w->sps[0])
-		return addr >= w->sps[0] - BELOW_SP;
-	for (int i = 0; i + 1 < w->n; i++) {
-		uint64_t lo = w->sps[i], hi = w->sps[i + 1];
-		if (lo == 0 || hi <= lo || hi - lo > FRAME_SURE)
-			return 0;
-		if (addr >= lo && addr < hi)
-			return 1;
 	}
-	return 0;
+	int i = 0, small = 1;
+	while (i + 1 < w->n && w->sps[i + 1] != 0 && w->sps[i + 1] <= addr) {
+		small &= frame_small(w->sps, i);
+		i++;
+	}
+	*sure = small && i + 1 < w->n && frame_small(w->sps, i);
+	return i == 0 && w->pc ? w->pc : w->pcs[i];
 }
 
 uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dropped)
 {
 	struct datasym_hit hit;
-	uint64_t start, size, fn, pc;
+	uint64_t start, size, fn;
 	uint32_t site, id = 0;
 
 	*dropped = 0;
 	if (!table)
 		return 0;
-	int sure_stack = in_small_frame(addr, w);
+	int sure_stack;
+	uint64_t stack_pc = stack_pc_of(addr, w, &sure_stack);
 	if (!sure_stack && heap_lookup(addr, &site, &start, &size) == 0) {
 		id = object_id(OBJECTS_HEAP, site, site, NULL, NULL, size);
 	} else if (!sure_stack && datasym_tls(addr, w->tp, &hit) == 0) {
 		/* datasym's strings are unique per module and symbol: a key */
 		uint64_t key = (uint64_t)(uintptr_t)(hit.name ? hit.name : hit.module);
 		id = object_id(OBJECTS_TLS, key, hit.start, hit.name, hit.module, hit.size);
-	} else if ((pc = stack_pc_of(addr, w)) != 0) {
-		if ((w->fns ? fnrange_start(w->fns, pc, &fn) : unwind_proc_start(pc, &fn)) < 0)
-			fn = pc;
+	} else if (stack_pc != 0) {
+		if ((w->fns ? fnrange_start(w->fns, stack_pc, &fn) : unwind_proc_start(stack_pc, &fn)) < 0)
+			fn = stack_pc;
 		id = object_id(OBJECTS_STACK, fn, fn, NULL, NULL, 0);
 	} else if (datasym_static(addr, &hit) == 0) {
 		uint64_t key = hit.name ? hit.start : hit.start | KEY_UNNAMED;

@@ -14,13 +14,14 @@
  * site, past the prologue) is followed from its first step, one for an
  * interrupted pc once two steps there agreed, and one that ever disagrees
  * (a CFA computed from another register, a stack realigned through DRAP,
- * a signal frame) is never cached.  Now and then a walk goes all the way with libunwind,
- * which re-teaches, so a rule that stops holding is found: every 16th
- * walk at first, backing off to every 256th while no confirmed rule was
- * dropped since the last such walk (a check walk of python3's 17 frames
- * cost 140-170 thousand cycles at budget rates, 3-5% of the ticks'
- * handler time at 1 in 16).  Rules are kept for pcs in modules' code only (not a JIT's) and
- * dropped when the program unloads a module (phdrs_generation).
+ * a signal frame) is never cached.  Now and then a walk goes all the way
+ * with libunwind, which re-teaches, so a rule that stops holding is found:
+ * every 16th walk at first, backing off to every 256th while no confirmed
+ * rule was dropped since the last such walk (a check walk of python3's 17
+ * frames cost 140-170 thousand cycles at budget rates, 3-5% of the ticks'
+ * handler time at 1 in 16).  Rules are kept for pcs in modules' code only
+ * (not a JIT's) and dropped when the program unloads a module
+ * (phdrs_generation).
  *
  * Keys are (pc, first): the interrupted frame's exact pc and a return
  * address look up different rows of the unwind table.  4096 rules a
