@@ -193,6 +193,25 @@ WITCH_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 	return 0;
 }
 
+int sigguard_thread_open(void)
+{
+	sigset_t cur, one;
+	if (!guard_on)
+		return 0;
+	int rc = pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	if (rc != 0)
+		return -rc;
+	if (sigismember(&cur, guard_rt_sig) != 1)
+		return 0;
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		if (sigismember(&cur, sig) != 1)
+			return -EPERM;
+	sigemptyset(&one);
+	sigaddset(&one, guard_rt_sig);
+	rc = pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	return rc == 0 ? 1 : -rc;
+}
+
 /* As glibc's own: pthread_sigmask with errno.  Inside a handler run the mask
  * already blocks all a caller (libunwind) could want blocked: no change. */
 WITCH_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *oset)

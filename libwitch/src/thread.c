@@ -8,6 +8,7 @@
 #include "witch/pmu_event.h"
 #include "witch/log.h"
 #include "witch/profile.h"
+#include "witch/sigguard.h"
 
 #include <asm/prctl.h>
 #include <dlfcn.h>
@@ -263,13 +264,12 @@ struct witch_thread *thread_begin(void)
 		return NULL;
 	}
 	t->stats.threads = 1;
-	/* A worker pool that blocks every signal before it starts its threads
-	 * (xz -T) leaves them without ticks: said in the report, not changed
-	 * (unblocking it would bring EINTR to a thread that expects none). */
-	sigset_t mask;
-	if (pthread_sigmask(SIG_BLOCK, NULL, &mask) == 0 && witch_rt.sig > 0 &&
-	    sigismember(&mask, witch_rt.sig) == 1)
-		t->stats.threads_signal_blocked = 1;
+	/* A worker pool's thread begins with every signal blocked (xz -T):
+	 * the runtime's own is opened (sigguard.h), counted.  One held in
+	 * particular leaves the thread without ticks: said in the report. */
+	int open = sigguard_thread_open();
+	t->stats.threads_signal_opened = open > 0;
+	t->stats.threads_signal_blocked = open < 0;
 	/* The key's destructor folds the thread when it ends: without it what
 	 * the thread measures would be lost, so it is not profiled. */
 	if (pthread_setspecific(thread_key, t) != 0) {

@@ -1,22 +1,48 @@
 #!/bin/bash
-# blocked_pool.sh BUILD_DIR PROGRAM: a worker that began with every signal
-# blocked is counted (threads_signal_blocked 1 of threads 2), the text
-# report says it was not sampled, and the program ends as natively.
-# Sampling only (WITCH_WATCHPOINTS=0): the count needs no debug register.
+# blocked_pool.sh BUILD_DIR PROGRAM: a worker whose creator blocked every
+# signal ticks (the runtime opens its own signal: threads_signal_opened 1
+# of threads 2, the ticks' clock ~all of the CPU time); one whose creator
+# held the runtime's signal without all the real-time ones does not
+# (threads_signal_blocked 1 of 2, said in the text report, the clock ~half).
+# Both run as natively.  Sampling only (WITCH_WATCHPOINTS=0): no debug
+# register needed.  The clock's share: 2 threads of equal CPU time, one of
+# them ticking, is ~0.48 (the startup's untimed share); both ~0.95.  The
+# bounds, 0.75 and 0.65, sit between with the noise of 600 ticks a thread.
 set -u
 BUILD=$1 PROGRAM=$2
 tmp=$(mktemp -d /tmp/witch-blocked.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 unset LD_PRELOAD
 for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
-"$PROGRAM" >"$tmp/native.out" 2>&1 || { echo "FAIL: native run failed"; exit 1; }
-LD_PRELOAD="$BUILD/libwitch.so" WITCH_RATE=2000 WITCH_WATCHPOINTS=0 WITCH_OUTPUT="$tmp/p.prof" "$PROGRAM" >"$tmp/prof.out" 2>"$tmp/prof.err" ||
-	{ echo "FAIL: profiled run failed"; cat "$tmp/prof.err"; exit 1; }
-cmp -s "$tmp/native.out" "$tmp/prof.out" || { echo "FAIL: stdout differs"; exit 1; }
-[ -s "$tmp/prof.err" ] && { echo "FAIL: stderr: $(cat "$tmp/prof.err")"; exit 1; }
-got=$("$BUILD/witch" report --json "$tmp/p.prof" |
-	python3 -c 'import json,sys; s=json.load(sys.stdin)["stats"]; print(int(s.get("threads_signal_blocked",0)), int(s.get("threads",0)))')
-[ "$got" = "1 2" ] || { echo "FAIL: threads_signal_blocked, threads = $got, want 1 2"; exit 1; }
-"$BUILD/witch" report "$tmp/p.prof" | grep -q "^note: *1 of 2 threads began with the profiler's signal blocked" ||
-	{ echo "FAIL: the text report does not say so:"; "$BUILD/witch" report "$tmp/p.prof" | head -8; exit 1; }
-echo "PASS blocked_pool: 1 of 2 threads began with the signal blocked, said in the report"
+fails=0
+# mode, want "opened blocked threads", clock share: min or max
+for row in "all 1 0 2 min 0.75" "named 0 1 2 max 0.65"; do
+	set -- $row
+	mode=$1 want="$2 $3 $4" bound=$5 share=$6
+	"$PROGRAM" 0.3 "$mode" >"$tmp/native.out" 2>&1 || { echo "FAIL $mode: native run failed"; exit 1; }
+	rm -f "$tmp/p.prof"
+	LD_PRELOAD="$BUILD/libwitch.so" WITCH_RATE=2000 WITCH_WATCHPOINTS=0 WITCH_OUTPUT="$tmp/p.prof" \
+		"$PROGRAM" 0.3 "$mode" >"$tmp/prof.out" 2>"$tmp/prof.err" ||
+		{ echo "FAIL $mode: profiled run failed"; cat "$tmp/prof.err"; fails=$((fails + 1)); continue; }
+	cmp -s "$tmp/native.out" "$tmp/prof.out" || { echo "FAIL $mode: stdout differs"; fails=$((fails + 1)); }
+	[ -s "$tmp/prof.err" ] && { echo "FAIL $mode: stderr: $(cat "$tmp/prof.err")"; fails=$((fails + 1)); }
+	read -r opened blocked threads clock < <("$BUILD/witch" report --json "$tmp/p.prof" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["stats"]
+print(s.get("threads_signal_opened", 0), s.get("threads_signal_blocked", 0), s.get("threads", 0),
+      "%.3f" % (s["clock_ns"] / s["cpu_ns"]))')
+	got="$opened $blocked $threads"
+	[ "$got" = "$want" ] || { echo "FAIL $mode: threads_signal_opened, _blocked, threads = $got, want $want"; fails=$((fails + 1)); }
+	if [ "$bound" = min ]; then
+		python3 -c "import sys; sys.exit(0 if $clock >= $share else 1)" ||
+			{ echo "FAIL $mode: clock_ns/cpu_ns $clock < $share: the worker did not tick"; fails=$((fails + 1)); }
+	else
+		python3 -c "import sys; sys.exit(0 if $clock <= $share else 1)" ||
+			{ echo "FAIL $mode: clock_ns/cpu_ns $clock > $share: the worker ticked"; fails=$((fails + 1)); }
+	fi
+	note=$("$BUILD/witch" report "$tmp/p.prof" | grep -c "^note: *1 of 2 threads began with the profiler's signal blocked")
+	[ "$note" = "$3" ] || { echo "FAIL $mode: the text report's note on blocked threads: $note lines, want $3"; fails=$((fails + 1)); }
+	echo "blocked_pool $mode: opened, blocked, threads = $got; clock_ns/cpu_ns $clock"
+done
+[ "$fails" = 0 ] || exit 1
+echo "PASS blocked_pool"

@@ -139,7 +139,7 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 	double unprofiled = witch_profile_stat(p, "threads_unprofiled");
 	if (blocked > 0)
 		fprintf(out, "%-19s%.0f of %.0f threads began with the profiler's signal blocked "
-			"(a pool that blocks every signal): they were not sampled\n",
+			"(its mask names that signal): they were not sampled\n",
 			"note:", blocked, witch_profile_stat(p, "threads"));
 	if (unprofiled > 0)
 		fprintf(out, "%-19s%.0f threads were not profiled: WITCH_MEMORY_MB was reached\n",

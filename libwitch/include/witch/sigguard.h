@@ -34,5 +34,16 @@ int sigguard_install(int rt_sig);
 /* The mask a handler run holds: all signals but SIGSEGV, SIGBUS, SIGILL and
  * SIGFPE (a fault with its signal blocked kills at once). */
 void sigguard_handler_mask(sigset_t *set);
+/* At a thread's start: opens the runtime's signal where the mask the thread
+ * inherited blocks every real-time signal, as a worker pool's creator does
+ * around pthread_create (xz -T; before, its workers, which do the work,
+ * never ticked).  The ticks are CPU-time ticks, raised while the thread
+ * runs in user mode, so they bring no EINTR to a thread asleep in poll or
+ * nanosleep.  Nothing else changes: the program's own pthread_sigmask
+ * calls block what they ask (libunwind's, around a lock the handler takes
+ * too, among them).  Returns 1 if opened, 0 if it was open, -EPERM if held
+ * by a mask that names it without all the others (a program waiting for
+ * that signal itself: left so), or a negative errno. */
+int sigguard_thread_open(void);
 
 #endif

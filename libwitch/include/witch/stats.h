@@ -92,7 +92,8 @@
 	X(peek_remote)        /* ... through process_vm_readv */                 \
 	X(threads)            /* threads profiled */                            \
 	X(threads_unprofiled) /* threads the memory cap left unprofiled */       \
-	X(threads_signal_blocked) /* threads that began with the runtime's signal blocked */ \
+	X(threads_signal_blocked) /* threads that began with the runtime's signal held in particular */ \
+	X(threads_signal_opened) /* ... with every signal blocked: the runtime's opened */ \
 	X(memory_cap_mb)      /* WITCH_MEMORY_MB (the profile's, not a sum) */   \
 	X(pmu_records)        /* PMU sampler: sample records read */            \
 	X(pmu_not_exact)      /* ... without an exact IP: not used */            \
