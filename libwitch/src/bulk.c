@@ -316,13 +316,8 @@ BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
  * chunked, so they go straight on (a tail call).  Going through the whole
  * path instead cost lz, which copies a few bytes at a time, 5-7% of its
  * time at any sampling rate. */
-BULK_EXPORT void *memset(void *d, int c, size_t n)
+__attribute__((noinline)) BULK_PATH static void *do_set(memset_fn fn, void *d, int c, size_t n)
 {
-	memset_fn fn = __atomic_load_n(&real_memset, __ATOMIC_ACQUIRE);
-	if (fn && n < BULK_MIN_BYTES)
-		return fn(d, c, n);
-	if (!fn)
-		return early_set(d, c, n);
 	struct bulk_sample sample = {0};
 	struct witch_thread *t =
 		bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn, n > CHUNK ? CHUNK : n, &sample) : NULL;
@@ -334,6 +329,19 @@ BULK_EXPORT void *memset(void *d, int c, size_t n)
 	}
 	bulk_leave(t, &sample);
 	return d;
+}
+
+/* The counted path apart (do_set): inline here, its six saved registers
+ * came before the size test, ~20 instructions on every small memset
+ * (python3: 0.19% of its time in this wrapper). */
+BULK_EXPORT void *memset(void *d, int c, size_t n)
+{
+	memset_fn fn = __atomic_load_n(&real_memset, __ATOMIC_ACQUIRE);
+	if (fn && n < BULK_MIN_BYTES)
+		return fn(d, c, n);
+	if (!fn)
+		return early_set(d, c, n);
+	return do_set(fn, d, c, n);
 }
 
 BULK_EXPORT void *memcpy(void *d, const void *s, size_t n)
