@@ -397,13 +397,20 @@ static double tick_kernel_cost(struct witch_thread *t, double program_ns)
 /* A tick that interrupted the runtime's own code (the allocation
  * interposers, the bulk wrappers' fast paths: run inline in the program's
  * calls, timed by no handler) samples that code's share of CPU time: its
- * interval is counted as the runtime's (cost.h's estimate).  1 if so. */
-static int tick_in_runtime(struct witch_thread *t, const ucontext_t *uc, double program_ns)
+ * interval is counted as the runtime's (cost.h's estimate).  1 if so; 0
+ * outside the runtime's code; -1 in it, but raised on a system call's way
+ * out, past the C library's `ret` in the I/O wrappers (iocount.h): the
+ * kernel's time, not theirs (a pread loop on this PVM guest: 24-30% of its
+ * ticks there had been counted as the runtime's, a quarter of its CPU). */
+static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *regs,
+			   double program_ns)
 {
-	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], lo, hi;
+	uint64_t lo, hi;
 	context_runtime_text(&lo, &hi);
-	if (pc < lo || pc >= hi)
+	if (regs->rip < lo || regs->rip >= hi)
 		return 0;
+	if (sysret_tick(regs))
+		return -1;
 	if (program_ns > 0)
 		t->stats.cost_inline_ns += (uint64_t)program_ns;
 	return 1;
@@ -452,17 +459,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	t->stats.clock_ns += t->sampler.current_ns;
 	t->stats.ticks++;
 	t->stats.ticks_timer += sampler_on_timer(&t->sampler);
-	/* Its time fell in a page fault or a system call, the kernel's, or in
-	 * the runtime's own code (alloc_churn: 72% of its ticks in the heap
-	 * wrappers, whose windows ran on into malloc and weighed it for them):
-	 * no bytes of the program's.  A system call's way out comes before the
-	 * runtime's code: a tick the kernel raised past the C library's `ret`,
-	 * in the I/O wrappers (iocount.h), stands for the kernel's time, not
-	 * theirs (a pread loop on this PVM guest: 24-30% of its ticks there had
-	 * been counted as the runtime's, a quarter of its CPU time). */
 	regs_of(t, uc, &regs);
-	int in_syscall = !in_fault && sysret_tick(&regs);
-	int in_runtime = !in_fault && !in_syscall && tick_in_runtime(t, uc, program_ns);
+	int in_runtime = in_fault ? 0 : tick_in_runtime(t, &regs, program_ns);
 	if (t->stats.ticks % COSTMODEL_REMEASURE_TICKS == 0)
 		costmodel_remeasure(); /* the machine's speed moves under the model */
 	if (witch_rt.cfg->budget > 0) {
@@ -478,6 +476,12 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		bulk_tick_skipped(&t->bulk);
 		return;
 	}
+	/* Its time fell in a page fault or a system call, the kernel's, or in
+	 * the runtime's own code (alloc_churn: 72% of its ticks in the heap
+	 * wrappers, whose windows ran on into malloc and weighed it for them):
+	 * no bytes of the program's. */
+	int in_syscall = !in_fault && (in_runtime < 0 || (in_runtime == 0 && sysret_tick(&regs)));
+	in_runtime = in_runtime > 0;
 	if (in_fault || in_syscall || in_runtime) {
 		t->stats.ticks_in_fault += in_fault;
 		t->stats.ticks_in_syscall += in_syscall;
