@@ -605,27 +605,48 @@ static unsigned cache_slot(uint64_t pc)
 	return (unsigned)((pc * 0x9E3779B97F4A7C15ull) >> 32) % DECODE_CACHE_SLOTS;
 }
 
+/* One word a slot (decode.h): another thread's note replaces it whole. */
+static uint64_t cache_word(uint64_t ctx_pc, uint64_t prev_pc)
+{
+	return ctx_pc << 4 | (prev_pc ? ctx_pc - prev_pc : 0);
+}
+
+static void cache_count(uint64_t *n)
+{
+	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+/* 1 and *len (0: a scan found none) when the slot holds ctx_pc. */
+static int cache_lookup(const struct decode_cache *cache, uint64_t ctx_pc, unsigned *len)
+{
+	uint64_t w = __atomic_load_n(&cache->slot[cache_slot(ctx_pc)], __ATOMIC_RELAXED);
+	if (ctx_pc == 0 || w >> 4 != ctx_pc)
+		return 0;
+	*len = (unsigned)(w & 15);
+	return 1;
+}
+
 int decode_cache_prev(const struct decode_cache *cache, uint64_t ctx_pc, uint64_t *prev_pc)
 {
-	unsigned s = cache_slot(ctx_pc);
-	if (ctx_pc == 0 || cache->slot[s].ctx_pc != ctx_pc || cache->slot[s].prev_pc == 0)
+	unsigned len;
+	if (!cache_lookup(cache, ctx_pc, &len) || len == 0)
 		return -ENOENT;
-	*prev_pc = cache->slot[s].prev_pc;
+	*prev_pc = ctx_pc - len;
 	return 0;
 }
 
 void decode_cache_note(struct decode_cache *cache, uint64_t ctx_pc, uint64_t prev_pc)
 {
-	unsigned s = cache_slot(ctx_pc);
-	cache->slot[s].ctx_pc = ctx_pc;
-	cache->slot[s].prev_pc = prev_pc;
+	if (ctx_pc > prev_pc && ctx_pc - prev_pc <= MAX_INSN)
+		__atomic_store_n(&cache->slot[cache_slot(ctx_pc)], cache_word(ctx_pc, prev_pc),
+				 __ATOMIC_RELAXED);
 }
 
 int decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
 		     uint64_t ctx_pc, uint64_t *prev_pc)
 {
 	uint64_t a, last, checked_page = ~0ull;
-	unsigned s;
+	unsigned len;
 	int rc = -ENOENT;
 
 	if (ctx_pc <= fn_start)
@@ -636,16 +657,15 @@ int decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
 		return -EINVAL;
 
 	/* ctx_pc > fn_start >= 0, so the zeroed slot (ctx_pc 0) never hits;
-	 * prev_pc 0 records a failed scan so it is not repeated every sample. */
-	s = cache_slot(ctx_pc);
-	if (cache->slot[s].ctx_pc == ctx_pc) {
-		cache->hits++;
-		if (cache->slot[s].prev_pc == 0)
+	 * length 0 records a failed scan so it is not repeated every sample. */
+	if (cache_lookup(cache, ctx_pc, &len)) {
+		cache_count(&cache->hits);
+		if (len == 0)
 			return -ENOENT;
-		*prev_pc = cache->slot[s].prev_pc;
+		*prev_pc = ctx_pc - len;
 		return 0;
 	}
-	cache->misses++;
+	cache_count(&cache->misses);
 
 	a = last = fn_start;
 	while (a < ctx_pc) {
@@ -662,7 +682,7 @@ int decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
 		*prev_pc = last;
 		rc = 0;
 	}
-	cache->slot[s].prev_pc = rc == 0 ? last : 0;
-	cache->slot[s].ctx_pc = ctx_pc;
+	__atomic_store_n(&cache->slot[cache_slot(ctx_pc)], cache_word(ctx_pc, rc == 0 ? last : 0),
+			 __ATOMIC_RELAXED);
 	return rc;
 }

@@ -2,6 +2,7 @@
  * that says when a thread's cache should grow (decode_zcache.h). */
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "witch/decode.h"
 #include "witch/decode_zcache.h"
@@ -10,23 +11,46 @@
  * in pc's page are mapped whenever pc is. */
 #define CODE_PAGE 4096u
 
-static uint32_t zcache_grown_threads; /* atomic */
+static struct decode_zshared zcache_process;
+static int zcache_process_mapped;
 
-void decode_zcache_init(struct decode_zcache *c, void *mem)
+void decode_zcache_init(struct decode_zcache *c, void *mem, struct decode_zshared *shared)
 {
 	uintptr_t m = (uintptr_t)mem;
 	memset(c, 0, sizeof(*c));
-	c->set_bits = DECODE_ZCACHE_SET_BITS;
 	c->tag = (struct decode_zcache_tag *)mem;
-	m += sizeof(struct decode_zcache_tag) * DECODE_ZCACHE_SLOTS_MAX;
+	m += sizeof(struct decode_zcache_tag) * DECODE_ZCACHE_SLOTS;
 	c->slot = (struct decode_zcache_slot *)((m + 63) & ~(uintptr_t)63);
+	c->shared = shared;
+}
+
+void decode_zshared_init(struct decode_zshared *s, void *mem)
+{
+	uintptr_t m = (uintptr_t)mem;
+	memset(s, 0, sizeof(*s));
+	s->tag = (struct decode_zshared_tag *)mem;
+	m += sizeof(struct decode_zshared_tag) * DECODE_ZSHARED_SLOTS;
+	s->slot = (struct decode_zcache_slot *)((m + 63) & ~(uintptr_t)63);
+}
+
+struct decode_zshared *decode_zshared_process(void)
+{
+	if (!zcache_process_mapped) {
+		/* Reserved, not touched: pages fill only once it is on. */
+		void *mem = mmap(NULL, DECODE_ZSHARED_MEM_SIZE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (mem == MAP_FAILED)
+			return NULL;
+		decode_zshared_init(&zcache_process, mem);
+		zcache_process_mapped = 1;
+	}
+	return &zcache_process;
 }
 
 void decode_zcache_begin(struct decode_zcache *c)
 {
 	if (++c->gen == 0) { /* wrapped: no slot may look current */
-		unsigned slots = (1u << c->set_bits) * DECODE_ZCACHE_WAYS;
-		for (unsigned i = 0; i < slots; i++)
+		for (unsigned i = 0; i < DECODE_ZCACHE_SLOTS; i++)
 			c->tag[i].gen = 0;
 		for (unsigned i = 0; i < DECODE_ZSHADOW_SLOTS; i++)
 			c->shadow.gen[i] = 0;
@@ -46,13 +70,53 @@ static void zcache_note_end(struct decode_zcache *c, uint64_t pc, unsigned len,
 
 static void zcache_grow(struct decode_zcache *c)
 {
-	if (__atomic_add_fetch(&zcache_grown_threads, 1, __ATOMIC_RELAXED) > DECODE_ZCACHE_GROWN_MAX) {
-		__atomic_sub_fetch(&zcache_grown_threads, 1, __ATOMIC_RELAXED);
-		return; /* asked again next period: another thread may have ended */
+	if (c->shared && !__atomic_exchange_n(&c->shared->on, 1, __ATOMIC_RELAXED))
+		c->turned_on = 1;
+}
+
+/* A copy of the shared slot holding pc into *to, when one does whose
+ * bytes are still the code at pc: its length, else 0. */
+static unsigned zshared_fetch(struct decode_zshared *s, uint64_t hash, uint64_t pc,
+			      struct decode_zcache_slot *to)
+{
+	unsigned first = (unsigned)(hash >> (64 - DECODE_ZCACHE_GROWN_BITS)) * DECODE_ZCACHE_WAYS;
+	for (unsigned i = first; i < first + DECODE_ZCACHE_WAYS; i++) {
+		struct decode_zshared_tag *t = &s->tag[i];
+		uint32_t seq = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE);
+		if ((seq & 1) || __atomic_load_n(&t->pc, __ATOMIC_RELAXED) != pc)
+			continue;
+		unsigned len = __atomic_load_n(&t->len, __ATOMIC_RELAXED);
+		memcpy(to, &s->slot[i], sizeof(*to));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the copy before seq's second read */
+		if (len == 0 || __atomic_load_n(&t->seq, __ATOMIC_RELAXED) != seq)
+			return 0; /* written meanwhile: decoded anew */
+		return memcmp((const void *)(uintptr_t)pc, to->bytes, len) == 0 ? len : 0;
 	}
-	/* The kept decodings stay where they are; a pc looked up in its
-	 * grown set does not find them there and is decoded once more. */
-	c->set_bits = DECODE_ZCACHE_GROWN_BITS;
+	return 0;
+}
+
+/* Offers the decoding in *from (len bytes at pc) to the shared cache: an
+ * empty way of its set, else the thread's next; not kept when another
+ * thread is writing that slot. */
+static void zshared_offer(struct decode_zshared *s, struct decode_zcache *c, uint64_t hash,
+			  uint64_t pc, unsigned len, const struct decode_zcache_slot *from)
+{
+	unsigned first = (unsigned)(hash >> (64 - DECODE_ZCACHE_GROWN_BITS)) * DECODE_ZCACHE_WAYS;
+	unsigned i = first + (c->next_way++ % DECODE_ZCACHE_WAYS);
+	for (unsigned j = first; j < first + DECODE_ZCACHE_WAYS; j++)
+		if (__atomic_load_n(&s->tag[j].len, __ATOMIC_RELAXED) == 0) {
+			i = j;
+			break;
+		}
+	struct decode_zshared_tag *t = &s->tag[i];
+	uint32_t seq = __atomic_load_n(&t->seq, __ATOMIC_RELAXED);
+	if ((seq & 1) || !__atomic_compare_exchange_n(&t->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
+						      __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&t->pc, pc, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->len, (uint8_t)len, __ATOMIC_RELAXED);
+	memcpy(&s->slot[i], from, sizeof(*from));
+	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
 /* The same lookup in the shadow of the grown cache's tags, for a pc whose
@@ -97,8 +161,11 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 			   struct decode_insn *out, const struct decode_zydis **z)
 {
 	uint64_t hash = pc * 0x9E3779B97F4A7C15ull;
-	unsigned first = (unsigned)(hash >> (64 - c->set_bits)) * DECODE_ZCACHE_WAYS, victim = first;
-	int grown = decode_zcache_grown(c);
+	unsigned first = (unsigned)(hash >> (64 - DECODE_ZCACHE_SET_BITS)) * DECODE_ZCACHE_WAYS;
+	unsigned victim = first;
+	struct decode_zshared *shared =
+		c->shared && __atomic_load_n(&c->shared->on, __ATOMIC_RELAXED) ? c->shared : NULL;
+	int shadowing = c->shared && !shared;
 	for (unsigned i = first; i < first + DECODE_ZCACHE_WAYS; i++) {
 		struct decode_zcache_tag *t = &c->tag[i];
 		if (t->len && t->pc == pc) {
@@ -107,7 +174,7 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 			    memcmp((const void *)(uintptr_t)pc, c->slot[i].bytes, t->len) == 0) {
 				t->gen = c->gen;
 				c->hits++;
-				if (!grown)
+				if (shadowing)
 					zcache_shadow_note(c, hash, pc, 0);
 				*z = &c->slot[i].z;
 				decode_form_apply(&c->slot[i].z.form, regs, out);
@@ -125,38 +192,48 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 			victim = i;
 	}
 	c->misses++;
-	if (!grown)
+	if (shadowing)
 		zcache_shadow_note(c, hash, pc, 1);
-	/* The bytes at pc are in its page, which is mapped: the run decodes
-	 * there in place (decode_full); only whole-page entries are kept. */
 	struct decode_zcache_tag *t = &c->tag[victim];
-	struct decode_zydis *vz = &c->slot[victim].z;
+	struct decode_zcache_slot *v = &c->slot[victim];
 	t->len = 0;
-	int rc = decode_at_zydis(pc, regs, out, vz);
-	*z = vz; /* kept or not, there until the next call */
-	if (rc == 0 && (pc & (CODE_PAGE - 1)) + vz->insn.length <= CODE_PAGE) {
+	*z = &v->z; /* kept or not, there until the next call */
+	unsigned len = shared ? zshared_fetch(shared, hash, pc, v) : 0;
+	int rc = 0;
+	if (len) {
+		c->shared_hits++;
+		decode_form_apply(&v->z.form, regs, out);
+	} else {
+		/* The bytes at pc are in its page, which is mapped: the run
+		 * decodes there in place (decode_full); only whole-page
+		 * entries are kept. */
+		rc = decode_at_zydis(pc, regs, out, &v->z);
+		if (rc == 0 && (pc & (CODE_PAGE - 1)) + v->z.insn.length <= CODE_PAGE) {
+			len = v->z.insn.length;
+			memcpy(v->bytes, (const void *)(uintptr_t)pc, len);
+			if (shared)
+				zshared_offer(shared, c, hash, pc, len, v);
+		}
+	}
+	if (len) {
 		t->pc = pc;
 		t->gen = c->gen;
-		t->len = vz->insn.length;
-		memcpy(c->slot[victim].bytes, (const void *)(uintptr_t)pc, t->len);
+		t->len = (uint8_t)len;
 	}
 	if (rc == 0)
-		zcache_note_end(c, pc, vz->insn.length, out);
+		zcache_note_end(c, pc, v->z.insn.length, out);
 	return rc;
-}
-
-void decode_zcache_release(struct decode_zcache *c)
-{
-	if (!decode_zcache_grown(c))
-		return;
-	c->set_bits = DECODE_ZCACHE_SET_BITS; /* counted once: the thread is ending */
-	uint32_t v = __atomic_load_n(&zcache_grown_threads, __ATOMIC_RELAXED);
-	while (v && !__atomic_compare_exchange_n(&zcache_grown_threads, &v, v - 1, 0,
-						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
 }
 
 void decode_zcache_postfork_child(void)
 {
-	__atomic_store_n(&zcache_grown_threads, 0, __ATOMIC_RELAXED);
+	if (!zcache_process_mapped || !zcache_process.on)
+		return; /* untouched: left so */
+	for (unsigned i = 0; i < DECODE_ZSHARED_SLOTS; i++) {
+		struct decode_zshared_tag *t = &zcache_process.tag[i];
+		if (t->seq & 1) { /* its writer is not in the child */
+			t->len = 0;
+			t->seq++;
+		}
+	}
 }

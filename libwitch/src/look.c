@@ -645,10 +645,12 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	pace_window_begin(&l->pace, regs, env->tick_ns, costmodel_cycles_per_ns(), peek_read);
 	struct window_end end;
 	uint64_t hits0 = l->zcache.hits, misses0 = l->zcache.misses;
+	uint64_t shared0 = l->zcache.shared_hits;
 	int grown0 = decode_zcache_grown(&l->zcache);
 	double bytes = look_window(env, l, regs, draws, &cycles, &end);
 	env->stats->decode_hits += l->zcache.hits - hits0;
-	env->stats->decode_misses += l->zcache.misses - misses0;
+	env->stats->decode_shared_hits += l->zcache.shared_hits - shared0;
+	env->stats->decode_misses += l->zcache.misses - misses0 - (l->zcache.shared_hits - shared0);
 	env->stats->decode_grown += (uint64_t)(decode_zcache_grown(&l->zcache) - grown0);
 	struct pace_result pr = pace_window_end(&l->pace);
 	env->stats->pace_measured += pr.measured;

@@ -21,10 +21,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* 8 MiB, and the grown decode cache's reservation on top, so the rest
+/* 8 MiB, and the decode cache's on top, so the rest
  * (objpend's three quarters among them) keep the room they had. */
-#define THREAD_ARENA_SIZE                                                                          \
-	(((size_t)8 << 20) + ((DECODE_ZCACHE_MEM_SIZE + 4095) & ~(size_t)4095) + UNWIND_RULES_MEM_SIZE)
+#define THREAD_ARENA_SIZE (((size_t)8 << 20) + ((DECODE_ZCACHE_MEM_SIZE + 4095) & ~(size_t)4095))
 #define THREAD_MAX_NODES (1u << 16)
 #define THREAD_MAX_PAIRS (1u << 14) /* between folds: a trap adds up to 4 by object (objpend.h) */
 #define THREAD_ALTSTACK_SIZE ((size_t)128 << 10)
@@ -35,6 +34,14 @@ static pthread_create_fn thread_real_create;
 static __thread struct witch_thread *thread_tls __attribute__((tls_model("initial-exec")));
 
 static const struct pmu_event *thread_pmu_ev; /* NULL: the software sampler */
+/* What every thread's handlers learn of the code, shared: where
+ * instructions end (a trap's precise pc), how frames find their callers
+ * (unwind_rules.h) and, once on, the second level of decodings
+ * (decode_zcache.h).  The code is the process's; a table each cost a busy
+ * thread ~40-70 KiB apiece, and a grown decode cache ~600 KiB. */
+static struct decode_cache *thread_prev_cache;
+static void *thread_rules_mem;
+static struct decode_zshared *thread_zshared;
 static pthread_key_t thread_key;
 static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct witch_thread *thread_list;
@@ -53,6 +60,13 @@ static void thread_key_destructor(void *p)
 int thread_module_init(const struct pmu_event *pmu_ev)
 {
 	thread_pmu_ev = pmu_ev;
+	thread_zshared = decode_zshared_process(); /* NULL: each thread on its own */
+	char *mem = mmap(NULL, sizeof(*thread_prev_cache) + UNWIND_RULES_MEM_SIZE,
+			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	thread_rules_mem = mem; /* first: page-aligned, as the rules want 16 */
+	thread_prev_cache = (struct decode_cache *)(void *)(mem + UNWIND_RULES_MEM_SIZE);
 	/* Resolve now: dlsym inside the wrapper would run while sampling. */
 	thread_real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	int rc = pthread_key_create(&thread_key, thread_key_destructor);
@@ -130,15 +144,14 @@ static int thread_setup(struct witch_thread *t)
 	if ((rc = cct_init(&t->cct, &t->arena, THREAD_MAX_NODES)) < 0 ||
 	    (rc = pairtab_init(&t->pairs, &t->arena, THREAD_MAX_PAIRS)) < 0)
 		return rc;
-	t->dcache = arena_alloc(&t->arena, sizeof(*t->dcache));
+	t->dcache = thread_prev_cache;
 	t->vec = arena_alloc(&t->arena, sizeof(*t->vec));
 	void *zmem = arena_alloc(&t->arena, DECODE_ZCACHE_MEM_SIZE);
-	void *rules = arena_alloc(&t->arena, UNWIND_RULES_MEM_SIZE);
-	if (!t->dcache || !t->vec || !zmem || !rules)
+	if (!t->vec || !zmem)
 		return -ENOMEM;
-	unwind_rules_init(&t->unwind_rules, rules, &t->stats);
+	unwind_rules_init(&t->unwind_rules, thread_rules_mem, &t->stats);
 	fnrange_init(&t->fnrange);
-	decode_zcache_init(&t->look.zcache, zmem);
+	decode_zcache_init(&t->look.zcache, zmem, thread_zshared);
 	t->look.zcache.prev = t->dcache; /* the windows' decodings find traps' pcs */
 
 	/* Verdicts by the run-ahead alone, or none: no debug register is
@@ -230,7 +243,6 @@ static void thread_release(struct witch_thread *t)
 	sampler_close(&t->sampler);
 	faultlog_close(&t->faults);
 	watchpoint_set_close(&t->wps);
-	decode_zcache_release(&t->look.zcache);
 	if (t->altstack_on && thread_tls == t) {
 		stack_t ss = {.ss_flags = SS_DISABLE};
 		sigaltstack(&ss, NULL);

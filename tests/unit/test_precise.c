@@ -104,7 +104,7 @@ static void run(const struct row *r)
 		CHECK(__LINE__, zmem != NULL, "no memory");
 		if (!zmem)
 			return;
-		decode_zcache_init(&zc, zmem);
+		decode_zcache_init(&zc, zmem, NULL);
 		zc.prev = &cache;
 	}
 

@@ -27,6 +27,7 @@
 #include "check.h"
 
 #include <alloca.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -266,6 +267,83 @@ static void test_confirm_steps(void)
 	}
 }
 
+/* Two threads share a table (as a process's threads do), and teach and
+ * follow rules for pcs that collide: each of the SHARE_SLOTS slots is
+ * wanted by a pc of each thread at once, and one's frames are 16 bytes
+ * (CFA = sp + 16), the other's 32.  A rule read half from one thread's
+ * write and half from the other's would follow the wrong return address;
+ * each slot's sequence count must make such a read a miss.  Every walk
+ * by a rule must find its own thread's return address. */
+#define SHARE_SLOTS 8
+#define SHARE_ROUNDS 1000000
+struct share_arg {
+	struct unwind_rules_table *table;
+	uint64_t pcs[SHARE_SLOTS]; /* in this file's code, slot i wanted by both threads' pcs[i] */
+	uint64_t frame;            /* its CFA - sp */
+	uint64_t wrong, ruled;
+};
+
+static void *share_thread(void *p)
+{
+	struct share_arg *a = p;
+	struct unwind_rules r;
+	uint64_t stack[8] = {0};
+	uint64_t sp = (uint64_t)(uintptr_t)stack, ret = (uint64_t)(uintptr_t)spin + 64;
+	stack[1] = ret + 16; /* CFA - 8 of a 16-byte frame */
+	stack[3] = ret + 32; /* ... of a 32-byte frame */
+	unwind_rules_init(&r, a->table, NULL);
+	for (int round = 0; round < SHARE_ROUNDS; round++) {
+		struct unwind_regs from = {.ip = a->pcs[round % SHARE_SLOTS], .sp = sp, .first = 0};
+		struct unwind_regs to = {.ip = ret + a->frame, .sp = sp + a->frame};
+		unwind_rules_learn(&r, &from, &to, 0, 0);
+		uint64_t pcs[2] = {from.ip}, sps[2] = {sp};
+		int done = 0;
+		if (unwind_rules_follow(&r, &from, pcs, sps, 1, 2, &done) == 2) {
+			a->ruled++;
+			if (pcs[1] != ret + a->frame - 1 || sps[1] != sp + a->frame)
+				a->wrong++;
+		}
+	}
+	return NULL;
+}
+
+/* The slot of a return address's rule, as unwind_rules.c hashes it. */
+static unsigned share_slot(uint64_t pc)
+{
+	return (unsigned)(((pc * 2) * 0x9e3779b97f4a7c15ull) >> (64 - UNWIND_RULES_BITS));
+}
+
+static void test_shared_table(void)
+{
+	static _Alignas(16) char mem[UNWIND_RULES_MEM_SIZE];
+	memset(mem, 0, sizeof(mem));
+	struct share_arg args[2] = {{(struct unwind_rules_table *)(void *)mem, {0}, 16, 0, 0},
+				    {(struct unwind_rules_table *)(void *)mem, {0}, 32, 0, 0}};
+	/* Pairs of pcs past spin's start whose rules share a slot. */
+	uint64_t base = (uint64_t)(uintptr_t)spin + 1;
+	int pairs = 0;
+	for (uint64_t i = 0; i < 4096 && pairs < SHARE_SLOTS; i++)
+		for (uint64_t j = i + 1; j < 4096 && pairs < SHARE_SLOTS; j++)
+			if (share_slot(base + i) == share_slot(base + j) && phdrs_in_code(base + j)) {
+				args[0].pcs[pairs] = base + i;
+				args[1].pcs[pairs++] = base + j;
+				break;
+			}
+	CHECK(__LINE__, pairs == SHARE_SLOTS, "only %d colliding pairs of pcs", pairs);
+	pthread_t th[2];
+	int started[2];
+	for (int i = 0; i < 2; i++)
+		started[i] = pthread_create(&th[i], NULL, share_thread, &args[i]) == 0;
+	for (int i = 0; i < 2; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++)
+		CHECK(__LINE__, started[i] && args[i].wrong == 0 && args[i].ruled > 1000,
+		      "thread of %llu-byte frames: started %d, %llu of %llu walks by rules wrong",
+		      (unsigned long long)args[i].frame, started[i], (unsigned long long)args[i].wrong,
+		      (unsigned long long)args[i].ruled);
+}
+
 int main(void)
 {
 	if (phdrs_init() < 0 || unwind_init() < 0 || decode_init() < 0) {
@@ -274,6 +352,7 @@ int main(void)
 	}
 	test_check_backoff();
 	test_confirm_steps();
+	test_shared_table();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_prof;

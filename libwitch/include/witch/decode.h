@@ -85,16 +85,16 @@ struct decode_insn {
 	struct decode_access access[DECODE_MAX_ACCESS];
 };
 
-/* Direct-mapped cache of decode_find_prev results (and decode_cache_note's);
- * caller-owned, zeroed. */
+/* Direct-mapped cache of decode_find_prev results (and decode_cache_note's):
+ * what ends where is the same for every thread, so a process keeps one,
+ * shared (thread.c).  A slot is one word, ctx_pc << 4 | the length of the
+ * instruction ending there (0: a scan found none), read and written whole,
+ * so threads need no lock; user addresses fit 60 bits.  Zeroed: empty. */
 #define DECODE_CACHE_SLOTS 4096
 #define DECODE_MAX_SCAN (1u << 20)
 struct decode_cache {
-	struct {
-		uint64_t ctx_pc;
-		uint64_t prev_pc;
-	} slot[DECODE_CACHE_SLOTS];
-	uint64_t hits, misses;
+	uint64_t slot[DECODE_CACHE_SLOTS];
+	uint64_t hits, misses; /* counts, lossy where threads race */
 };
 
 /* Once per process, before any other call (not async-signal-safe). */
@@ -113,8 +113,8 @@ void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
 int decode_at(uint64_t pc, const struct decode_regs *regs, struct decode_insn *out);
 /* x86 reports a data breakpoint after the access (Witch 4.5, "precise PC"):
  * find the instruction that ends exactly at ctx_pc by decoding forward from
- * fn_start, a known instruction boundary.  Results are kept in the caller's
- * cache (no locking: one cache per thread). Returns 0, -ENOENT when linear
+ * fn_start, a known instruction boundary.  Results are kept in cache (which
+ * threads may share: no lock). Returns 0, -ENOENT when linear
  * decoding from fn_start does not land on ctx_pc (cached as well), -E2BIG when
  * ctx_pc is too far (DECODE_MAX_SCAN bytes) from fn_start, -EFAULT when code
  * between them is unreadable (a wrong fn_start; not cached). */

@@ -19,16 +19,20 @@
  * instructions, and 128 direct-mapped slots missed 15-61% of them at
  * 2000/s (bench/programs interp, lz, hashtab, strings: conflicts); 64 sets
  * of 4 miss 0.3, 4, 21 and 48% (strings' printf code: mostly first
- * visits).  A thread starts with 64 sets (80 KiB touched) and grows to 512
- * (640 KiB) when a shadow of the grown cache's tags says it would save
- * many misses: 2048 slots cut sort's misses 35 -> 3%, python3's 43 -> 9%,
- * and their handler time a tick 15-30%, but gcc's cc1 misses 80% either
- * way, and the memory is a thread's (bench/results/handler_tick_cost.md). */
+ * visits).  That is a thread's own cache (80 KiB touched).  Behind it is
+ * one the process's threads share, of 512 sets (640 KiB), turned on when
+ * a thread's shadow of its tags says it would save many misses: 2048 slots
+ * cut sort's misses 35 -> 3%, python3's 43 -> 9%, and their handler time a
+ * tick 15-30%, but gcc's cc1 misses 80% either way
+ * (bench/results/handler_tick_cost.md).  It was a thread's own until
+ * 2026-12-04, two threads a process at most: xz's two workers each
+ * touched 676 KiB of it for the same code, and a third went without. */
 #define DECODE_ZCACHE_SET_BITS 6
 #define DECODE_ZCACHE_GROWN_BITS 9
 #define DECODE_ZCACHE_WAYS 4
-#define DECODE_ZCACHE_SLOTS_MAX ((1u << DECODE_ZCACHE_GROWN_BITS) * DECODE_ZCACHE_WAYS)
-/* The shadow keeps the tags of one grown set in 4 (set sampling, as cache
+#define DECODE_ZCACHE_SLOTS ((1u << DECODE_ZCACHE_SET_BITS) * DECODE_ZCACHE_WAYS)
+#define DECODE_ZSHARED_SLOTS ((1u << DECODE_ZCACHE_GROWN_BITS) * DECODE_ZCACHE_WAYS)
+/* The shadow keeps the tags of one shared set in 4 (set sampling, as cache
  * partitioning's utility monitors do: a few sets predict the whole), and
  * compares its misses with the cache's own on the same lookups. */
 #define DECODE_ZSHADOW_SAMPLE_BITS 2
@@ -42,9 +46,6 @@
 #define DECODE_ZSHADOW_PERIOD 1024u
 #define DECODE_ZSHADOW_FIRST (2 * DECODE_ZSHADOW_PERIOD)
 #define DECODE_ZSHADOW_HALVE (64 * DECODE_ZSHADOW_PERIOD)
-/* Grown caches a process may hold: issue 13's +4 MiB of peak RSS a
- * process is the line, and a single-threaded python3 is at +2.5. */
-#define DECODE_ZCACHE_GROWN_MAX 2u
 
 /* A lookup reads a set's tags, one cache line apart from the decodings: a
  * handler that runs rarely finds the cache cold, and a hit is used in
@@ -68,43 +69,72 @@ struct decode_zshadow {
 	uint32_t small_misses; /* ... the cache missed */
 };
 
+/* The process's shared cache.  Lock-free, a seqlock a slot: its seq is
+ * odd while a thread writes it, and a reader copies a slot into its own
+ * cache, keeping the copy only when seq was even and the same before and
+ * after.  A writer that finds seq odd, or loses the race to make it odd,
+ * does not keep its decoding there (it is in its own cache anyway). */
+struct decode_zshared_tag {
+	uint64_t pc;
+	uint32_t seq;
+	uint8_t len; /* of bytes; 0: empty */
+};
+
+struct decode_zshared {
+	uint32_t on; /* a thread's shadow said it pays (atomic; 0: not looked in) */
+	struct decode_zshared_tag *tag;   /* DECODE_ZSHARED_SLOTS of each, */
+	struct decode_zcache_slot *slot;  /* untouched until on */
+};
+
+/* Bytes of memory decode_zshared_init wants (64: the slots' alignment). */
+#define DECODE_ZSHARED_MEM_SIZE                                                              \
+	((sizeof(struct decode_zshared_tag) + sizeof(struct decode_zcache_slot)) *           \
+		 DECODE_ZSHARED_SLOTS + 64)
+/* An empty shared cache over mem (zeroed, DECODE_ZSHARED_MEM_SIZE bytes),
+ * off until a thread's shadow turns it on. */
+void decode_zshared_init(struct decode_zshared *s, void *mem);
+/* The process's (mapped once, by the first call, outside any handler);
+ * NULL when no memory could be mapped. */
+struct decode_zshared *decode_zshared_process(void);
+/* In a fork's child, a slot some other thread was writing is freed. */
+void decode_zcache_postfork_child(void);
+
+/* A thread's own cache. */
 struct decode_zcache {
 	uint32_t gen;
-	uint32_t set_bits; /* DECODE_ZCACHE_SET_BITS, or _GROWN_BITS */
-	struct decode_zcache_tag *tag;   /* DECODE_ZCACHE_SLOTS_MAX of each, */
-	struct decode_zcache_slot *slot; /* only the first sets' touched until grown */
-	struct decode_zshadow shadow;
-	uint64_t hits, misses;
+	uint32_t next_way; /* where in a full shared set this thread writes next */
+	struct decode_zcache_tag *tag;   /* DECODE_ZCACHE_SLOTS of each */
+	struct decode_zcache_slot *slot;
+	struct decode_zshadow shadow;    /* asked only while shared is off */
+	struct decode_zshared *shared;   /* NULL: none */
+	int turned_on;                   /* this thread's shadow turned shared on */
+	uint64_t hits, misses;           /* misses: its own cache's */
+	uint64_t shared_hits;            /* of its misses, found in shared */
 	/* Told each new decoding's end (decode_cache_note), NULL: none.  A
 	 * window's instructions are where the program runs, and so where
 	 * its watchpoints trap. */
 	struct decode_cache *prev;
 };
 
-/* Bytes of memory decode_zcache_init wants: the grown cache's (64: the
- * decodings' alignment). */
+/* Bytes of memory decode_zcache_init wants (64: the decodings' alignment). */
 #define DECODE_ZCACHE_MEM_SIZE                                                               \
 	((sizeof(struct decode_zcache_tag) + sizeof(struct decode_zcache_slot)) *            \
-		 DECODE_ZCACHE_SLOTS_MAX + 64)
-/* An empty cache of 64 sets over mem (zeroed, DECODE_ZCACHE_MEM_SIZE
- * bytes: untouched pages cost nothing until it grows); prev NULL. */
-void decode_zcache_init(struct decode_zcache *c, void *mem);
-/* 1 when c has grown (and counts against DECODE_ZCACHE_GROWN_MAX). */
+		 DECODE_ZCACHE_SLOTS + 64)
+/* An empty cache over mem (zeroed, DECODE_ZCACHE_MEM_SIZE bytes), backed by
+ * shared (may be NULL); prev NULL. */
+void decode_zcache_init(struct decode_zcache *c, void *mem, struct decode_zshared *shared);
+/* 1 when this thread's shadow turned the shared cache on. */
 static inline int decode_zcache_grown(const struct decode_zcache *c)
 {
-	return c->set_bits == DECODE_ZCACHE_GROWN_BITS;
+	return c->turned_on;
 }
 /* A run begins: kept decodings are checked against their code again. */
 void decode_zcache_begin(struct decode_zcache *c);
-/* decode_at_zydis, with Zydis's part from c when pc was decoded before and
- * its bytes are the same (checked once a run).  *z: Zydis's decoding, in
- * c, valid until the next call.  May grow c (above). */
+/* decode_at_zydis, with Zydis's part from c (or the shared cache) when pc
+ * was decoded before and its bytes are the same (checked once a run).
+ * *z: Zydis's decoding, in c, valid until the next call.  May turn the
+ * shared cache on (above). */
 int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct decode_regs *regs,
 			   struct decode_insn *out, const struct decode_zydis **z);
-/* The thread that owns c ends: its grown cache no longer counts against
- * the process's DECODE_ZCACHE_GROWN_MAX. */
-void decode_zcache_release(struct decode_zcache *c);
-/* In a fork's child no thread's cache counts (each thread begins anew). */
-void decode_zcache_postfork_child(void);
 
 #endif

@@ -81,8 +81,9 @@
 	X(watch_expired)      /* samples let go for that cost (drcost.h) */ \
 	X(handler_faults)     /* handler runs a fault ended (rescue.h): abandoned */ \
 	X(decode_hits)        /* run-ahead decodings found in the thread's cache (decode_zcache.h) */ \
+	X(decode_shared_hits) /* ... in the process's shared one */                \
 	X(decode_misses)      /* ... decoded by Zydis */ \
-	X(decode_grown)       /* threads whose decode cache grew */ \
+	X(decode_grown)       /* threads whose shadow turned the shared decode cache on */ \
 	X(unwind_ruled)       /* frames a cached rule found the caller of (unwind_rules.h) */ \
 	X(unwind_stepped)     /* ... libunwind did */                           \
 	X(unwind_rules_dropped) /* rules followed once, then found not to hold */ \

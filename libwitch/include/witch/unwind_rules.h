@@ -24,8 +24,13 @@
  * (phdrs_generation).
  *
  * Keys are (pc, first): the interrupted frame's exact pc and a return
- * address look up different rows of the unwind table.  4096 rules a
- * thread, direct-mapped, 64 KiB.  Async-signal-safe, no locks.
+ * address look up different rows of the unwind table.  4096 rules,
+ * direct-mapped, 64 KiB, in one table the process's threads share: a
+ * frame's rule is the code's, not the thread's, and a table a thread
+ * touched 36-68 KiB of each busy thread (2026-12-04).  A rule is read and
+ * written whole under its slot's sequence count, so threads need no lock
+ * (unwind_rules.c).  Async-signal-safe.  Each thread keeps its own check
+ * walks' pace.
  */
 #ifndef WITCH_UNWIND_RULES_H
 #define WITCH_UNWIND_RULES_H
@@ -33,7 +38,7 @@
 #include <stdint.h>
 
 #define UNWIND_RULES_BITS 12
-#define UNWIND_RULES_MEM_SIZE ((1u << UNWIND_RULES_BITS) * 16u)
+#define UNWIND_RULES_MEM_SIZE (64u + (1u << UNWIND_RULES_BITS) * 16u)
 #define UNWIND_RULES_CHECK_MIN 16u
 #define UNWIND_RULES_CHECK_MAX 256u
 
@@ -44,7 +49,7 @@ struct unwind_regs {
 	int first;
 };
 
-struct unwind_rule;
+struct unwind_rules_table;
 struct witch_stats;
 
 /* Where the frame interrupted at (ip, sp) returns to, as the tick's
@@ -56,8 +61,8 @@ struct unwind_caller {
 };
 
 struct unwind_rules {
-	struct unwind_rule *slot; /* UNWIND_RULES_MEM_SIZE bytes, zeroed */
-	uint64_t generation;      /* phdrs_generation when the rules were taught */
+	struct unwind_rules_table *table; /* UNWIND_RULES_MEM_SIZE bytes, may be shared */
+	uint64_t generation;      /* phdrs_generation this thread last saw */
 	uint32_t check_every;     /* walks between libunwind's walks, now */
 	uint32_t until_check;     /* walks to the next one (this one: 1) */
 	uint64_t drops, drops_seen; /* confirmed rules dropped; at the last check */
@@ -65,8 +70,9 @@ struct unwind_rules {
 	struct witch_stats *stats; /* unwind_ruled, unwind_stepped, unwind_rules_dropped */
 };
 
-/* mem: UNWIND_RULES_MEM_SIZE zeroed bytes, 16-aligned, for the thread's
- * life; stats: where to count (may be NULL). */
+/* mem: UNWIND_RULES_MEM_SIZE bytes, 16-aligned, zeroed before its first
+ * user, for the thread's life (threads may share it); stats: where to
+ * count (may be NULL). */
 void unwind_rules_init(struct unwind_rules *r, void *mem, struct witch_stats *stats);
 
 /* At a walk's start: 1 when this walk is to go by libunwind alone (every
