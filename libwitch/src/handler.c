@@ -8,6 +8,7 @@
  *          (sample_verdict, 4.4.2)
  */
 #include "witch/handler.h"
+#include "witch/iocount.h"
 #include "witch/log.h"
 #include "witch/budget.h"
 #include "witch/bulk.h"
@@ -399,9 +400,9 @@ static double tick_kernel_cost(struct witch_thread *t, double program_ns)
  * calls, timed by no handler) samples that code's share of CPU time: its
  * interval is counted as the runtime's (cost.h's estimate).  1 if so; 0
  * outside the runtime's code; -1 in it, but raised on a system call's way
- * out, past the C library's `ret` in the I/O wrappers (iocount.h): the
- * kernel's time, not theirs (a pread loop on this PVM guest: 24-30% of its
- * ticks there had been counted as the runtime's, a quarter of its CPU). */
+ * out (sysret.h) or anywhere in the I/O wrappers (iocount.h): the kernel's
+ * time, not theirs (a pread loop on this PVM guest: 24-30% of its ticks
+ * there had been counted as the runtime's, a quarter of its CPU). */
 static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *regs,
 			   double program_ns)
 {
@@ -409,7 +410,7 @@ static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *reg
 	context_runtime_text(&lo, &hi);
 	if (regs->rip < lo || regs->rip >= hi)
 		return 0;
-	if (sysret_tick(regs))
+	if (sysret_tick(regs) || iocount_holds_pc(regs->rip))
 		return -1;
 	if (program_ns > 0)
 		t->stats.cost_inline_ns += (uint64_t)program_ns;

@@ -70,6 +70,16 @@ static inline ssize_t counted(ssize_t r)
 	return r;
 }
 
+/* The wrappers, in a section of their own: a tick there is a system
+ * call's (iocount_holds_pc). */
+#define IOCOUNT_WRAPPER WITCH_EXPORT __attribute__((section("witch_io")))
+extern char __start_witch_io[], __stop_witch_io[];
+
+int iocount_holds_pc(uint64_t pc)
+{
+	return pc >= (uint64_t)(uintptr_t)__start_witch_io && pc < (uint64_t)(uintptr_t)__stop_witch_io;
+}
+
 /* A call before the constructor's lookup looks up first; a function the C
  * library lacks fails as the kernel would for an unknown call. */
 #define CALL(name, ...)                                                          \
@@ -83,67 +93,67 @@ static inline ssize_t counted(ssize_t r)
 		return counted(next.name(__VA_ARGS__));                          \
 	} while (0)
 
-WITCH_EXPORT ssize_t read(int fd, void *buf, size_t n) { CALL(read, fd, buf, n); }
-WITCH_EXPORT ssize_t write(int fd, const void *buf, size_t n) { CALL(write, fd, (void *)buf, n); }
-WITCH_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off) { CALL(pread, fd, buf, n, off); }
-WITCH_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off) { CALL(pread64, fd, buf, n, off); }
-WITCH_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+IOCOUNT_WRAPPER ssize_t read(int fd, void *buf, size_t n) { CALL(read, fd, buf, n); }
+IOCOUNT_WRAPPER ssize_t write(int fd, const void *buf, size_t n) { CALL(write, fd, (void *)buf, n); }
+IOCOUNT_WRAPPER ssize_t pread(int fd, void *buf, size_t n, off_t off) { CALL(pread, fd, buf, n, off); }
+IOCOUNT_WRAPPER ssize_t pread64(int fd, void *buf, size_t n, off_t off) { CALL(pread64, fd, buf, n, off); }
+IOCOUNT_WRAPPER ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	CALL(pwrite, fd, (void *)buf, n, off);
 }
-WITCH_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+IOCOUNT_WRAPPER ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 {
 	CALL(pwrite64, fd, (void *)buf, n, off);
 }
-WITCH_EXPORT ssize_t readv(int fd, const struct iovec *v, int n) { CALL(readv, fd, v, n); }
-WITCH_EXPORT ssize_t writev(int fd, const struct iovec *v, int n) { CALL(writev, fd, v, n); }
-WITCH_EXPORT ssize_t preadv(int fd, const struct iovec *v, int n, off_t off) { CALL(preadv, fd, v, n, off); }
-WITCH_EXPORT ssize_t preadv64(int fd, const struct iovec *v, int n, off_t off)
+IOCOUNT_WRAPPER ssize_t readv(int fd, const struct iovec *v, int n) { CALL(readv, fd, v, n); }
+IOCOUNT_WRAPPER ssize_t writev(int fd, const struct iovec *v, int n) { CALL(writev, fd, v, n); }
+IOCOUNT_WRAPPER ssize_t preadv(int fd, const struct iovec *v, int n, off_t off) { CALL(preadv, fd, v, n, off); }
+IOCOUNT_WRAPPER ssize_t preadv64(int fd, const struct iovec *v, int n, off_t off)
 {
 	CALL(preadv64, fd, v, n, off);
 }
-WITCH_EXPORT ssize_t pwritev(int fd, const struct iovec *v, int n, off_t off) { CALL(pwritev, fd, v, n, off); }
-WITCH_EXPORT ssize_t pwritev64(int fd, const struct iovec *v, int n, off_t off)
+IOCOUNT_WRAPPER ssize_t pwritev(int fd, const struct iovec *v, int n, off_t off) { CALL(pwritev, fd, v, n, off); }
+IOCOUNT_WRAPPER ssize_t pwritev64(int fd, const struct iovec *v, int n, off_t off)
 {
 	CALL(pwritev64, fd, v, n, off);
 }
-WITCH_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) { CALL(recv, fd, buf, n, flags); }
-WITCH_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+IOCOUNT_WRAPPER ssize_t recv(int fd, void *buf, size_t n, int flags) { CALL(recv, fd, buf, n, flags); }
+IOCOUNT_WRAPPER ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	CALL(send, fd, (void *)buf, n, flags);
 }
-WITCH_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
+IOCOUNT_WRAPPER ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
 			      socklen_t *len)
 {
 	CALL(recvfrom, fd, buf, n, flags, from, len);
 }
-WITCH_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
+IOCOUNT_WRAPPER ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
 			    socklen_t len)
 {
 	CALL(sendto, fd, buf, n, flags, to, len);
 }
-WITCH_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags) { CALL(recvmsg, fd, m, flags); }
-WITCH_EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+IOCOUNT_WRAPPER ssize_t recvmsg(int fd, struct msghdr *m, int flags) { CALL(recvmsg, fd, m, flags); }
+IOCOUNT_WRAPPER ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 {
 	CALL(sendmsg, fd, (struct msghdr *)m, flags);
 }
-WITCH_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t size)
+IOCOUNT_WRAPPER ssize_t __read_chk(int fd, void *buf, size_t n, size_t size)
 {
 	CALL(__read_chk, fd, buf, n, size);
 }
-WITCH_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t size)
+IOCOUNT_WRAPPER ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t size)
 {
 	CALL(__pread_chk, fd, buf, n, off, size);
 }
-WITCH_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t size)
+IOCOUNT_WRAPPER ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t size)
 {
 	CALL(__pread64_chk, fd, buf, n, off, size);
 }
-WITCH_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t size, int flags)
+IOCOUNT_WRAPPER ssize_t __recv_chk(int fd, void *buf, size_t n, size_t size, int flags)
 {
 	CALL(__recv_chk, fd, buf, n, size, flags);
 }
-WITCH_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t size, int flags,
+IOCOUNT_WRAPPER ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t size, int flags,
 				    struct sockaddr *from, socklen_t *len)
 {
 	CALL(__recvfrom_chk, fd, buf, n, size, flags, from, len);

@@ -19,5 +19,14 @@
 int iocount_init(void);
 /* The calling thread's bytes so far.  Async-signal-safe. */
 uint64_t iocount_bytes(void);
+/* 1 when pc is in one of the wrappers.  A tick there is the kernel's: a
+ * wrapper runs a few instructions around the C library's call, ~1 ns,
+ * beside the system call's ~1 us and more, and a tick that came due in
+ * the call arrives on its way out on some hypervisors (sysret.h), past the
+ * C library's return once its path is longer than sysret_tick follows
+ * (a multi-threaded program's cancellation points: redis-server's ticks
+ * in write and read, 3 of 4 of its "runtime" ticks, each priced at a
+ * 58 ms interval).  Async-signal-safe. */
+int iocount_holds_pc(uint64_t pc);
 
 #endif
