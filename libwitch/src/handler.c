@@ -8,6 +8,7 @@
  *          (sample_verdict, 4.4.2)
  */
 #include "witch/handler.h"
+#include "witch/heap.h"
 #include "witch/iocount.h"
 #include "witch/log.h"
 #include "witch/budget.h"
@@ -412,7 +413,8 @@ static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *reg
 		return 0;
 	if (sysret_tick(regs) || iocount_holds_pc(regs->rip))
 		return -1;
-	if (program_ns > 0)
+	/* (Recording a block is timed on its own: cost_heap_ns.) */
+	if (program_ns > 0 && !heap_recording())
 		t->stats.cost_inline_ns += (uint64_t)program_ns;
 	return 1;
 }

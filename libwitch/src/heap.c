@@ -221,6 +221,11 @@ static void heap_pending_end(void)
 	heap_me.pending_site = 0;
 }
 
+int heap_recording(void)
+{
+	return heap_me.busy;
+}
+
 int heap_pending_site(uint32_t *site)
 {
 	uint32_t s = heap_me.pending_site;

@@ -95,6 +95,11 @@ void heap_get_stats(struct heap_stats *s);
  * not yet in the table) is the site's.  -ENOENT otherwise.
  * Async-signal-safe (the thread's own TLS). */
 int heap_pending_site(uint32_t *site);
+/* 1 while this thread records a block (its site found, its table entry
+ * written): work whose time cost_heap_ns already counts (timed one block in
+ * HEAP_TIME_EVERY), so a tick there is not the runtime's inline time a
+ * second time (handler.c).  Async-signal-safe (the thread's own TLS). */
+int heap_recording(void);
 /* Blocks of at least this many bytes are all tracked, and so are the
  * first HEAP_FIRST_BLOCKS of each call site in each thread; a smaller one
  * past those is tracked when sample bytes, one every heap_sample_bytes()
