@@ -38,7 +38,9 @@ merged report: the sum over all processes of the run, not just the main
 one.  So are samples per CPU-second (of the sampler's clock), kernel round
 trips per sample and the runtime's own overhead estimate (`witch report`'s
 overhead_estimate: handler, kernel, start-up, allocation sites), beside
-the measured one (profiled / native - 1 of the median times).  A run without a profile, with an unreadable profile, or with zero
+the measured one (profiled / native - 1 of the median times, and of the
+median user + system CPU times: for the server, the load takes as long
+either way when the server is not the bottleneck).  A run without a profile, with an unreadable profile, or with zero
 samples in all, is counted in the notes.
 
 Each run's stdout, the checksums of the files it writes, and its exit
@@ -201,7 +203,7 @@ def wait_child(p, timeout):
 
 class Result:
     def __init__(self):
-        self.time = self.rss = self.cpu = None
+        self.time = self.rss = self.cpu = self.cpu_all = None
         self.rc = None
         self.hung = False
         self.fingerprint = None   # (rc, stdout sha, output shas)
@@ -235,6 +237,8 @@ def run_batch(spec, subst, env, cwd, timeout):
         r.time = time.perf_counter() - t0
     ru = read_launcher(ru_path)
     r.rss, r.cpu = ru.get("maxrss"), ru.get("user")
+    if "user" in ru and "sys" in ru:
+        r.cpu_all = ru["user"] + ru["sys"]
     outs = tuple((o, sha(os.path.join(cwd, o)) if os.path.exists(os.path.join(cwd, o))
                   else "missing") for o in spec.get("outputs", []))
     r.fingerprint = (r.rc, sha(out_path), outs)
@@ -343,6 +347,8 @@ def run_server(spec, subst, env, cwd, timeout, witch, profdir):
         r.hung = r.hung or hung
     ru = read_launcher(ru_path)
     r.rss, r.cpu = ru.get("maxrss"), ru.get("user")
+    if "user" in ru and "sys" in ru:
+        r.cpu_all = ru["user"] + ru["sys"]
     with open(log_path, "rb") as f:
         log = f.read().decode(errors="replace")
     if "ready to exit, bye bye" not in log:
@@ -545,7 +551,9 @@ def main(argv):
         print("- samples, traps, fraction, samples/CPU-s, round trips/sample, estimate: "
               "`witch report --json` of all profiles of a run merged (sum over its "
               "processes), median over runs; measured: profiled / native - 1 of the "
-              "median times")
+              "median times; measured CPU: the same of the median user + system CPU "
+              "time (wait4), which is what the estimate is of (a server that is not "
+              "busy takes as long to serve the load either way)")
         print("- peak RSS: ru_maxrss from wait4 (largest over the process and the "
               "descendants it reaped); server time: the redis-benchmark load")
         for n in names:
@@ -553,8 +561,9 @@ def main(argv):
         print()
         print("| program | client | native s | profiled s | ratio | native peak RSS MiB "
               "| profiled peak RSS MiB | ratio | samples | traps | fraction "
-              "| samples/CPU-s | round trips/sample | estimate % | measured % | notes |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+              "| samples/CPU-s | round trips/sample | estimate % | measured % | measured CPU % "
+              "| notes |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         sys.stdout.flush()
 
         for name in names:
@@ -686,11 +695,14 @@ def main(argv):
                 trips = med([c[1] for c in costs])
                 est = med([c[2] for c in costs])
                 measured = 100 * (mp / mn - 1) if mn and mp else None
+                cn, cp = med([x.cpu_all for x in native]), med([x.cpu_all for x in prof])
+                measured_cpu = 100 * (cp / cn - 1) if cn and cp else None
                 print(f"| {name} | {client} | {fmt(mn, '.3f')} | {fmt(mp, '.3f')} | "
                       f"{ratio(mn, mp)} | {fmt(rn, '.1f')} | {fmt(rp, '.1f')} | "
                       f"{ratio(rn, rp)} | {fmt(samples, '.0f')} | {fmt(traps, '.0f')} | "
                       f"{fmt(frac, '.3f')} | {fmt(per_s, '.0f')} | {fmt(trips, '.1f')} | "
-                      f"{fmt(est, '.1f')} | {fmt(measured, '.1f')} | {'; '.join(notes)} |")
+                      f"{fmt(est, '.1f')} | {fmt(measured, '.1f')} | {fmt(measured_cpu, '.1f')} | "
+                      f"{'; '.join(notes)} |")
                 sys.stdout.flush()
         load = os.getloadavg()
         print()
