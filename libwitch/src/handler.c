@@ -442,7 +442,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs;
 	struct look_env env;
-	struct look_pick picks[LOOK_MAX_PICKS];
+	struct look_pick *picks = t->scratch->picks;
 	int n = 0;
 
 	if (sampler_tick_arrive(&t->sampler)) {
@@ -496,13 +496,13 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	look_env_of(t, uc, !armed_before, &env);
 	env.tick_ns = program_ns > 0 ? program_ns : 0;
 	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);
-	struct sample_tick_ctx tick_ctx;
-	tick_ctx.n = 0;
+	struct sample_tick_ctx *tick_ctx = &t->scratch->tick;
+	tick_ctx->n = 0;
 	/* The picks' walk starts at the frame the window may have returned
 	 * out of; no later walk may take its caller from it. */
 	unwind_rules_expect_caller(&t->unwind_rules, &t->look.caller);
 	for (int i = 0; i < n; i++)
-		sample_pick(t, uc, &picks[i], &tick_ctx);
+		sample_pick(t, uc, &picks[i], tick_ctx);
 	unwind_rules_expect_caller(&t->unwind_rules, &(struct unwind_caller){.known = 0});
 	next = look_apply(t, uc, next, 0);
 	if (next == LOOK_STEP)

@@ -204,7 +204,7 @@ static struct craft_traced sample_traced_access(const struct watchpoint *w,
 static int sample_decide_traced(struct witch_thread *t, const struct sample_req *r,
 				const struct watchpoint *cand, const uint64_t *tick_pcs, int tick_n)
 {
-	uint64_t pcs[CONFIG_MAX_DEPTH];
+	uint64_t *pcs = t->scratch->decide_pcs;
 	const struct craft *cr = witch_rt.craft;
 	if (!cr->on_traced || !r->trace || tick_n <= 0)
 		return 0;
@@ -281,7 +281,7 @@ static int sample_context(struct witch_thread *t, ucontext_t *uc, const struct s
 
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
 {
-	uint64_t pcs[CONFIG_MAX_DEPTH], sps[CONFIG_MAX_DEPTH];
+	uint64_t *pcs = t->scratch->pcs, *sps = t->scratch->sps;
 	const struct decode_access *a = r->a;
 
 	if (thread_owns_address(t, a->addr)) {
@@ -293,7 +293,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		    (unsigned long)a->addr, a->len, (unsigned long)r->weight);
 	int n = sample_context(t, uc, r, pcs, sps);
 	/* The tick's context, for an access the window traced past the sample. */
-	uint64_t tick_pcs[CONFIG_MAX_DEPTH];
+	uint64_t *tick_pcs = t->scratch->tick_pcs;
 	int tick_n = 0;
 	if (n > 0 && r->emu && r->trace && witch_rt.craft->on_traced &&
 	    witch_rt.cfg->verdicts != CONFIG_VERDICTS_NONE) {

@@ -8,6 +8,7 @@
 #include "witch/pmu_event.h"
 #include "witch/log.h"
 #include "witch/profile.h"
+#include "witch/sample.h"
 #include "witch/sigguard.h"
 
 #include <asm/prctl.h>
@@ -146,8 +147,9 @@ static int thread_setup(struct witch_thread *t)
 		return rc;
 	t->dcache = thread_prev_cache;
 	t->vec = arena_alloc(&t->arena, sizeof(*t->vec));
+	t->scratch = arena_alloc(&t->arena, sizeof(*t->scratch));
 	void *zmem = arena_alloc(&t->arena, DECODE_ZCACHE_MEM_SIZE);
-	if (!t->vec || !zmem)
+	if (!t->vec || !t->scratch || !zmem)
 		return -ENOMEM;
 	unwind_rules_init(&t->unwind_rules, thread_rules_mem, &t->stats);
 	fnrange_init(&t->fnrange);

@@ -29,6 +29,19 @@ struct sample_tick_ctx {
 	uint64_t pcs[CONFIG_MAX_DEPTH], sps[CONFIG_MAX_DEPTH];
 };
 
+/* A handler run's large locals, in the thread's arena, not on its signal
+ * stack: a thread runs one handler at a time (handler_enter), and here a
+ * walk touches only the frames it has.  On the signal stack tick_soft's
+ * and sample_take's arrays made the deepest path ~40 KiB, every page of
+ * it touched in each busy thread. */
+struct sample_scratch {
+	struct look_pick picks[LOOK_MAX_PICKS]; /* a tick's (handler.c) */
+	struct sample_tick_ctx tick;            /* ... its context */
+	uint64_t pcs[CONFIG_MAX_DEPTH], sps[CONFIG_MAX_DEPTH]; /* sample_take's */
+	uint64_t tick_pcs[CONFIG_MAX_DEPTH];
+	uint64_t decide_pcs[CONFIG_MAX_DEPTH]; /* a verdict's, from the trace */
+};
+
 /* What to sample.  leaf: the accessing instruction, the context's leaf;
  * self_pc: the instruction whose trap is the access itself running (0: the
  * first access of the sampled kind); ran: it has run already (a PMU

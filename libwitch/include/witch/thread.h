@@ -30,6 +30,8 @@
 #include "witch/stats.h"
 #include "witch/watchpoint.h"
 
+struct sample_scratch;
+
 struct witch_thread {
 	pid_t tid;
 	volatile sig_atomic_t active; /* handlers do nothing unless set */
@@ -43,6 +45,7 @@ struct witch_thread {
 	struct pairtab pairs;
 	struct decode_cache *dcache;
 	struct emulate_vec *vec;      /* the run-ahead's vector registers (emulate_vec.h) */
+	struct sample_scratch *scratch; /* a handler run's large locals (sample.h) */
 	struct sampler sampler;
 	struct watchpoint_set wps;
 	struct reservoir reservoir;
