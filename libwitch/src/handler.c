@@ -649,7 +649,7 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 	struct watchpoint *w = &t->wps.wp[slot];
 	struct decode_regs regs;
 	struct precise_access p;
-	uint64_t pcs[CONFIG_MAX_DEPTH];
+	uint64_t *pcs = t->scratch->trap_pcs;
 	int approx = 0;
 
 	if (!w->armed) {

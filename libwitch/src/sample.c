@@ -279,6 +279,20 @@ static int sample_context(struct witch_thread *t, ucontext_t *uc, const struct s
 	return c->n;
 }
 
+int sample_scratch_init(struct sample_scratch *s, struct arena *a, uint32_t depth)
+{
+	enum { ARRAYS = 7 };
+	memset(s, 0, sizeof(*s));
+	uint64_t *m = arena_alloc(a, sizeof(uint64_t) * depth * ARRAYS);
+	if (!m)
+		return -ENOMEM;
+	uint64_t **arrays[ARRAYS] = {&s->tick.pcs, &s->tick.sps, &s->pcs, &s->sps,
+				     &s->tick_pcs, &s->decide_pcs, &s->trap_pcs};
+	for (int i = 0; i < ARRAYS; i++)
+		*arrays[i] = m + (size_t)i * depth;
+	return 0;
+}
+
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
 {
 	uint64_t *pcs = t->scratch->pcs, *sps = t->scratch->sps;

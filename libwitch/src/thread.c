@@ -148,6 +148,8 @@ static int thread_setup(struct witch_thread *t)
 	t->dcache = thread_prev_cache;
 	t->vec = arena_alloc(&t->arena, sizeof(*t->vec));
 	t->scratch = arena_alloc(&t->arena, sizeof(*t->scratch));
+	if (t->scratch && (rc = sample_scratch_init(t->scratch, &t->arena, cfg->depth)) < 0)
+		return rc;
 	void *zmem = arena_alloc(&t->arena, DECODE_ZCACHE_MEM_SIZE);
 	if (!t->vec || !t->scratch || !zmem)
 		return -ENOMEM;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <ucontext.h>
 
+#include "witch/arena.h"
 #include "witch/config.h"
 #include "witch/craft.h"
 #include "witch/decode.h"
@@ -26,21 +27,26 @@ struct witch_thread;
  * first pick unwinds, negative when that failed. */
 struct sample_tick_ctx {
 	int n;
-	uint64_t pcs[CONFIG_MAX_DEPTH], sps[CONFIG_MAX_DEPTH];
+	uint64_t *pcs, *sps; /* the scratch's (below) */
 };
 
 /* A handler run's large locals, in the thread's arena, not on its signal
- * stack: a thread runs one handler at a time (handler_enter), and here a
- * walk touches only the frames it has.  On the signal stack tick_soft's
- * and sample_take's arrays made the deepest path ~40 KiB, every page of
- * it touched in each busy thread. */
+ * stack: a thread runs one handler at a time (handler_enter).  On the
+ * signal stack tick_soft's and sample_take's arrays of CONFIG_MAX_DEPTH
+ * frames made the deepest path ~40 KiB, every page of it touched in each
+ * busy thread; here each array has the configured depth, all in one
+ * piece, so a walk's first frames of all of them share a page or two. */
 struct sample_scratch {
 	struct look_pick picks[LOOK_MAX_PICKS]; /* a tick's (handler.c) */
 	struct sample_tick_ctx tick;            /* ... its context */
-	uint64_t pcs[CONFIG_MAX_DEPTH], sps[CONFIG_MAX_DEPTH]; /* sample_take's */
-	uint64_t tick_pcs[CONFIG_MAX_DEPTH];
-	uint64_t decide_pcs[CONFIG_MAX_DEPTH]; /* a verdict's, from the trace */
+	uint64_t *pcs, *sps;                    /* sample_take's */
+	uint64_t *tick_pcs;                     /* ... the tick's, for a verdict */
+	uint64_t *decide_pcs;                   /* ... a verdict's, from the trace */
+	uint64_t *trap_pcs;                     /* a trap's (handler.c) */
 };
+
+/* Lays out s's arrays, depth frames each, from a.  0 or -ENOMEM. */
+int sample_scratch_init(struct sample_scratch *s, struct arena *a, uint32_t depth);
 
 /* What to sample.  leaf: the accessing instruction, the context's leaf;
  * self_pc: the instruction whose trap is the access itself running (0: the
