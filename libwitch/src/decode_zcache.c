@@ -1,5 +1,6 @@
-/* decode_zcache: Zydis's decodings kept from run to run, and the shadow
- * that says when a thread's cache should grow (decode_zcache.h). */
+/* decode_zcache: Zydis's decodings kept from run to run, a thread's own and
+ * the process's shared, and the shadow that says when the shared one is
+ * worth turning on (decode_zcache.h). */
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -119,8 +120,8 @@ static void zshared_offer(struct decode_zshared *s, struct decode_zcache *c, uin
 	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-/* The same lookup in the shadow of the grown cache's tags, for a pc whose
- * grown set is one the shadow keeps.  Growing pays where the grown cache
+/* The same lookup in the shadow of the shared cache's tags, for a pc whose
+ * shared set is one the shadow keeps.  Turning it on pays where it
  * would hit at least 5% of the lookups the cache misses (a miss costs
  * ~0.3-0.5 us; a window runs ~170 instructions) and halve its misses:
  * gcc's cc1, 80% -> 74%, has code too large for either. */
