@@ -12,8 +12,10 @@ the reads of the program's memory in a few runs.  Every profile of a
 process tree is summed (gcc writes five).  Prints a markdown table of
 medians: us a tick, instructions emulated a tick, reads through the kernel
 a tick (stat peek_remote), and, where the build counts them, the decode
-cache's misses (stat decode_misses) and its threads grown a process
-(stat decode_grown, decode_zcache.h).  Default WITCH_WATCHPOINTS=0, so it
+cache's misses, the lookups Zydis decoded (stat decode_misses), and its
+growth a process (stat decode_grown, decode_zcache.h: threads whose cache
+grew until 2026-12-04, since then 1 where a thread turned the process's
+shared cache on).  Default WITCH_WATCHPOINTS=0, so it
 runs where debug registers never trap and measures the handler alone.
 
 --rate budget: no WITCH_RATE, so the default budget sets each thread's
