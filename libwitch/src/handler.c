@@ -411,7 +411,7 @@ static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *reg
 	context_runtime_text(&lo, &hi);
 	if (regs->rip < lo || regs->rip >= hi)
 		return 0;
-	if (sysret_tick(regs) || iocount_holds_pc(regs->rip))
+	if (iocount_holds_pc(regs->rip) || sysret_tick(regs))
 		return -1;
 	/* (Recording a block is timed on its own: cost_heap_ns.) */
 	if (program_ns > 0 && !heap_recording())

@@ -145,18 +145,17 @@ static int thread_setup(struct witch_thread *t)
 	if ((rc = cct_init(&t->cct, &t->arena, THREAD_MAX_NODES)) < 0 ||
 	    (rc = pairtab_init(&t->pairs, &t->arena, THREAD_MAX_PAIRS)) < 0)
 		return rc;
-	t->dcache = thread_prev_cache;
 	t->vec = arena_alloc(&t->arena, sizeof(*t->vec));
 	t->scratch = arena_alloc(&t->arena, sizeof(*t->scratch));
-	if (t->scratch && (rc = sample_scratch_init(t->scratch, &t->arena, cfg->depth)) < 0)
-		return rc;
 	void *zmem = arena_alloc(&t->arena, DECODE_ZCACHE_MEM_SIZE);
 	if (!t->vec || !t->scratch || !zmem)
 		return -ENOMEM;
+	if ((rc = sample_scratch_init(t->scratch, &t->arena, cfg->depth)) < 0)
+		return rc;
 	unwind_rules_init(&t->unwind_rules, thread_rules_mem, &t->stats);
 	fnrange_init(&t->fnrange);
 	decode_zcache_init(&t->look.zcache, zmem, thread_zshared);
-	t->look.zcache.prev = t->dcache; /* the windows' decodings find traps' pcs */
+	t->look.zcache.prev = thread_prev_cache; /* the windows' decodings find traps' pcs */
 
 	/* Verdicts by the run-ahead alone, or none: no debug register is
 	 * opened; the set stays empty. */

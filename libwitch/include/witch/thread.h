@@ -43,7 +43,6 @@ struct witch_thread {
 	struct arena arena;
 	struct cct cct;
 	struct pairtab pairs;
-	struct decode_cache *dcache;
 	struct emulate_vec *vec;      /* the run-ahead's vector registers (emulate_vec.h) */
 	struct sample_scratch *scratch; /* a handler run's large locals (sample.h) */
 	struct sampler sampler;
