@@ -22,6 +22,7 @@
 #include "witch/phdrs.h"
 #include "witch/precise.h"
 #include "witch/rescue.h"
+#include "witch/runspace.h"
 #include "witch/runtime.h"
 #include "witch/sample.h"
 #include "witch/sigguard.h"
@@ -44,8 +45,9 @@ static void step_traps(struct witch_thread *t, ucontext_t *uc, const struct deco
 /* --- entry points ------------------------------------------------------------ */
 
 /* Around every use of the thread's tables: the periodic flush pauses the
- * thread and waits for in_handler to clear (thread_flush_all).  0: paused,
- * do nothing. */
+ * thread and waits for in_handler to clear (thread_flush_all).  The run
+ * takes its workspace from the process's pool (runspace.h).  0: paused, or
+ * no workspace free (counted): do nothing. */
 static int handler_enter(struct witch_thread *t)
 {
 	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
@@ -57,8 +59,11 @@ static int handler_enter(struct witch_thread *t)
 	t->stats.dr_faults_armed += dr.faults_armed;
 	t->stats.cost_dr_ns += dr.cost_ns;
 	t->back_soon = t->back_step = 0;
-	if (!__atomic_load_n(&t->paused, __ATOMIC_SEQ_CST))
-		return 1;
+	if (!__atomic_load_n(&t->paused, __ATOMIC_SEQ_CST)) {
+		if ((t->rs = runspace_take()) != NULL)
+			return 1;
+		t->stats.skip_no_runspace++;
+	}
 	peek_run_end();
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 	return 0;
@@ -68,6 +73,8 @@ static void handler_leave(struct witch_thread *t, enum cost_entry entry)
 {
 	cost_leave(&t->cost, t->back_step, entry, t->bulk.active ? t->bulk.enter_tsc : 0);
 	drcost_leave(&t->drcost, watchpoint_set_armed(&t->wps) != 0, t->back_soon);
+	runspace_give(t->rs);
+	t->rs = NULL;
 	peek_run_end();
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
 }
@@ -277,7 +284,9 @@ static void regs_of(const struct witch_thread *t, const ucontext_t *uc, struct d
 static void look_env_of(const struct witch_thread *t, const ucontext_t *uc, int rep_fast,
 			struct look_env *env)
 {
-	env->vec = t->vec;
+	env->zcache = &t->rs->zcache;
+	env->trace = &t->rs->trace;
+	env->vec = &t->rs->vec;
 	env->fpregs = uc->uc_mcontext.fpregs;
 	env->wanted = sample_wanted;
 	env->rng = (struct rng *)&t->rng;
@@ -442,7 +451,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs;
 	struct look_env env;
-	struct look_pick *picks = t->scratch->picks;
+	struct look_pick *picks = t->rs->scratch.picks;
 	int n = 0;
 
 	if (sampler_tick_arrive(&t->sampler)) {
@@ -496,7 +505,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	look_env_of(t, uc, !armed_before, &env);
 	env.tick_ns = program_ns > 0 ? program_ns : 0;
 	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);
-	struct sample_tick_ctx *tick_ctx = &t->scratch->tick;
+	struct sample_tick_ctx *tick_ctx = &t->rs->scratch.tick;
 	tick_ctx->n = 0;
 	/* The picks' walk starts at the frame the window may have returned
 	 * out of; no later walk may take its caller from it. */
@@ -649,7 +658,7 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 	struct watchpoint *w = &t->wps.wp[slot];
 	struct decode_regs regs;
 	struct precise_access p;
-	uint64_t *pcs = t->scratch->trap_pcs;
+	uint64_t *pcs = t->rs->scratch.trap_pcs;
 	int approx = 0;
 
 	if (!w->armed) {
@@ -667,7 +676,7 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 	}
 	w->own.last_trap_hash = hash;
 	regs_of(t, uc, &regs);
-	int resolved = precise_resolve(&t->look.zcache, &regs, w->addr, w->len, &p) == 0 ||
+	int resolved = precise_resolve(&t->rs->zcache, &regs, w->addr, w->len, &p) == 0 ||
 		       precise_resolve_branch_at(&regs, w->addr, w->len, w->own.sample_pc, &p) == 0;
 	if (resolved && also)
 		*also = trap_siblings(t, slot, &p);
@@ -751,7 +760,7 @@ static void step_traps(struct witch_thread *t, ucontext_t *uc, const struct deco
 	for (int i = 0; i < t->wps.n; i++) {
 		const struct watchpoint *w = &t->wps.wp[i];
 		if (w->armed && w->pass == 0 &&
-		    precise_resolve(&t->look.zcache, regs, w->addr, w->len, &p) == 0)
+		    precise_resolve(&t->rs->zcache, regs, w->addr, w->len, &p) == 0)
 			m |= 1u << i;
 	}
 	trap_coalesced(t, m, uc);

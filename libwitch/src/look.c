@@ -406,7 +406,7 @@ static void decide_missed(struct look_decide_site *s)
 static void look_decide_ahead(const struct look_env *env, struct look *l, struct window_end *end,
 			      const struct draw *draws, int keep)
 {
-	struct look_trace *tr = &l->trace;
+	struct look_trace *tr = env->trace;
 	struct emulate *emu = &end->emu;
 	struct decode_regs *ahead = &end->ahead;
 	struct look_decide_site *site[LOOK_MAX_PICKS];
@@ -434,7 +434,7 @@ static void look_decide_ahead(const struct look_env *env, struct look *l, struct
 		struct decode_insn in;
 		const struct decode_zydis *z;
 		if ((ahead->rip >= env->runtime_lo && ahead->rip < env->runtime_hi) ||
-		    decode_at_zydis_cached(&l->zcache, ahead->rip, ahead, &in, &z) < 0 ||
+		    decode_at_zydis_cached(env->zcache, ahead->rip, ahead, &in, &z) < 0 ||
 		    (in.flags & DECODE_F_NO_STEP))
 			break; /* the runtime's own code, a syscall, no code */
 		int stores = emu->n_stores;
@@ -484,8 +484,8 @@ static double look_window(const struct look_env *env, struct look *l,
 	uint32_t after_stop = 0;  /* wanted accesses seen from stop_pc on */
 	uint32_t stop_n = 0;      /* instructions from the tick to stop_pc */
 	uint32_t written = 0;     /* registers the exact part writes (pace.h) */
-	struct look_trace *tr = &l->trace;
-	struct decode_zcache *zc = &l->zcache;
+	struct look_trace *tr = env->trace;
+	struct decode_zcache *zc = env->zcache;
 
 	if (env->vec)
 		emulate_vec_begin(env->vec, env->fpregs);
@@ -644,14 +644,14 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 		draws[d].picked = 0;
 	pace_window_begin(&l->pace, regs, env->tick_ns, costmodel_cycles_per_ns(), peek_read);
 	struct window_end end;
-	uint64_t hits0 = l->zcache.hits, misses0 = l->zcache.misses;
-	uint64_t shared0 = l->zcache.shared_hits;
-	int grown0 = decode_zcache_grown(&l->zcache);
+	uint64_t hits0 = env->zcache->hits, misses0 = env->zcache->misses;
+	uint64_t shared0 = env->zcache->shared_hits;
+	int grown0 = decode_zcache_grown(env->zcache);
 	double bytes = look_window(env, l, regs, draws, &cycles, &end);
-	env->stats->decode_hits += l->zcache.hits - hits0;
-	env->stats->decode_shared_hits += l->zcache.shared_hits - shared0;
-	env->stats->decode_misses += l->zcache.misses - misses0 - (l->zcache.shared_hits - shared0);
-	env->stats->decode_grown += (uint64_t)(decode_zcache_grown(&l->zcache) - grown0);
+	env->stats->decode_hits += env->zcache->hits - hits0;
+	env->stats->decode_shared_hits += env->zcache->shared_hits - shared0;
+	env->stats->decode_misses += env->zcache->misses - misses0 - (env->zcache->shared_hits - shared0);
+	env->stats->decode_grown += (uint64_t)(decode_zcache_grown(env->zcache) - grown0);
 	struct pace_result pr = pace_window_end(&l->pace);
 	env->stats->pace_measured += pr.measured;
 	env->stats->pace_other_call += pr.other_call;
@@ -724,10 +724,10 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 	if (env->vec)
 		emulate_vec_begin(env->vec, env->fpregs);
 	emulate_begin(&emu, regs->rip, env->vec);
-	decode_zcache_begin(&l->zcache);
+	decode_zcache_begin(env->zcache);
 	for (int n = 0; n < REACH_MAX_INSNS; n++) {
 		struct decode_insn *in = &pick->in;
-		if (decode_at_zydis_cached(&l->zcache, ahead.rip, &ahead, in, &z) < 0 ||
+		if (decode_at_zydis_cached(env->zcache, ahead.rip, &ahead, in, &z) < 0 ||
 		    (in->flags & DECODE_F_NO_STEP))
 			break;
 		const struct decode_access *a = env->wanted(in);

@@ -4,6 +4,7 @@
 #include "witch/cost.h"
 #include "witch/heap.h"
 #include "witch/objects.h"
+#include "witch/runspace.h"
 #include "witch/runtime.h"
 #include "witch/log.h"
 
@@ -476,6 +477,7 @@ static int profile_emit(FILE *f)
 	if (witch_rt.cfg->client != CONFIG_CLIENT_DEAD)
 		fprintf(f, "tolerance %.17g\n", witch_rt.cfg->fp_tolerance);
 	prof.stats.memory_cap_mb = witch_rt.cfg->memory_mb;
+	prof.stats.runspaces = runspace_count();
 #define PROFILE_STAT(name) fprintf(f, "stat %s %llu\n", #name, (unsigned long long)prof.stats.name);
 	WITCH_STATS_FIELDS(PROFILE_STAT)
 #undef PROFILE_STAT

@@ -1,5 +1,6 @@
 /* sample: one sample, from a chosen access to an armed watchpoint (see sample.h). */
 #include "witch/sample.h"
+#include "witch/runspace.h"
 #include "witch/cct.h"
 #include "witch/context.h"
 #include "witch/log.h"
@@ -204,7 +205,7 @@ static struct craft_traced sample_traced_access(const struct watchpoint *w,
 static int sample_decide_traced(struct witch_thread *t, const struct sample_req *r,
 				const struct watchpoint *cand, const uint64_t *tick_pcs, int tick_n)
 {
-	uint64_t *pcs = t->scratch->decide_pcs;
+	uint64_t *pcs = t->rs->scratch.decide_pcs;
 	const struct craft *cr = witch_rt.craft;
 	if (!cr->on_traced || !r->trace || tick_n <= 0)
 		return 0;
@@ -279,23 +280,19 @@ static int sample_context(struct witch_thread *t, ucontext_t *uc, const struct s
 	return c->n;
 }
 
-int sample_scratch_init(struct sample_scratch *s, struct arena *a, uint32_t depth)
+void sample_scratch_init(struct sample_scratch *s, void *mem, uint32_t depth)
 {
-	enum { ARRAYS = 7 };
+	uint64_t *m = mem;
 	memset(s, 0, sizeof(*s));
-	uint64_t *m = arena_alloc(a, sizeof(uint64_t) * depth * ARRAYS);
-	if (!m)
-		return -ENOMEM;
-	uint64_t **arrays[ARRAYS] = {&s->tick.pcs, &s->tick.sps, &s->pcs, &s->sps,
-				     &s->tick_pcs, &s->decide_pcs, &s->trap_pcs};
-	for (int i = 0; i < ARRAYS; i++)
+	uint64_t **arrays[SAMPLE_SCRATCH_ARRAYS] = {&s->tick.pcs, &s->tick.sps, &s->pcs, &s->sps,
+						    &s->tick_pcs, &s->decide_pcs, &s->trap_pcs};
+	for (int i = 0; i < SAMPLE_SCRATCH_ARRAYS; i++)
 		*arrays[i] = m + (size_t)i * depth;
-	return 0;
 }
 
 void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r)
 {
-	uint64_t *pcs = t->scratch->pcs, *sps = t->scratch->sps;
+	uint64_t *pcs = t->rs->scratch.pcs, *sps = t->rs->scratch.sps;
 	const struct decode_access *a = r->a;
 
 	if (thread_owns_address(t, a->addr)) {
@@ -307,7 +304,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		    (unsigned long)a->addr, a->len, (unsigned long)r->weight);
 	int n = sample_context(t, uc, r, pcs, sps);
 	/* The tick's context, for an access the window traced past the sample. */
-	uint64_t *tick_pcs = t->scratch->tick_pcs;
+	uint64_t *tick_pcs = t->rs->scratch.tick_pcs;
 	int tick_n = 0;
 	if (n > 0 && r->emu && r->trace && witch_rt.craft->on_traced &&
 	    witch_rt.cfg->verdicts != CONFIG_VERDICTS_NONE) {

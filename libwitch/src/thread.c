@@ -8,6 +8,7 @@
 #include "witch/pmu_event.h"
 #include "witch/log.h"
 #include "witch/profile.h"
+#include "witch/runspace.h"
 #include "witch/sample.h"
 #include "witch/sigguard.h"
 
@@ -22,9 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* 8 MiB, and the decode cache's on top, so the rest
- * (objpend's three quarters among them) keep the room they had. */
-#define THREAD_ARENA_SIZE (((size_t)8 << 20) + ((DECODE_ZCACHE_MEM_SIZE + 4095) & ~(size_t)4095))
+#define THREAD_ARENA_SIZE ((size_t)8 << 20)
 #define THREAD_MAX_NODES (1u << 16)
 #define THREAD_MAX_PAIRS (1u << 14) /* between folds: a trap adds up to 4 by object (objpend.h) */
 #define THREAD_ALTSTACK_SIZE ((size_t)128 << 10)
@@ -68,9 +67,12 @@ int thread_module_init(const struct pmu_event *pmu_ev)
 		return -errno;
 	thread_rules_mem = mem; /* first: page-aligned, as the rules want 16 */
 	thread_prev_cache = (struct decode_cache *)(void *)(mem + UNWIND_RULES_MEM_SIZE);
+	int rc = runspace_module_init(witch_rt.cfg->depth, thread_zshared, thread_prev_cache);
+	if (rc < 0)
+		return rc;
 	/* Resolve now: dlsym inside the wrapper would run while sampling. */
 	thread_real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-	int rc = pthread_key_create(&thread_key, thread_key_destructor);
+	rc = pthread_key_create(&thread_key, thread_key_destructor);
 	return rc ? -rc : 0;
 }
 
@@ -88,7 +90,8 @@ int thread_owns_address(const struct witch_thread *t, uint64_t addr)
 	       arena_contains(&t->arena, addr) ||
 	       (addr >= (uint64_t)(uintptr_t)t->altstack &&
 		addr < (uint64_t)(uintptr_t)t->altstack + THREAD_ALTSTACK_SIZE) ||
-	       (addr >= (uint64_t)(uintptr_t)t && addr < (uint64_t)(uintptr_t)(t + 1));
+	       (addr >= (uint64_t)(uintptr_t)t && addr < (uint64_t)(uintptr_t)(t + 1)) ||
+	       runspace_owns_address(addr);
 }
 
 /* The main thread's stack top as glibc's pthread_getattr_np gives it (the
@@ -145,17 +148,8 @@ static int thread_setup(struct witch_thread *t)
 	if ((rc = cct_init(&t->cct, &t->arena, THREAD_MAX_NODES)) < 0 ||
 	    (rc = pairtab_init(&t->pairs, &t->arena, THREAD_MAX_PAIRS)) < 0)
 		return rc;
-	t->vec = arena_alloc(&t->arena, sizeof(*t->vec));
-	t->scratch = arena_alloc(&t->arena, sizeof(*t->scratch));
-	void *zmem = arena_alloc(&t->arena, DECODE_ZCACHE_MEM_SIZE);
-	if (!t->vec || !t->scratch || !zmem)
-		return -ENOMEM;
-	if ((rc = sample_scratch_init(t->scratch, &t->arena, cfg->depth)) < 0)
-		return rc;
 	unwind_rules_init(&t->unwind_rules, thread_rules_mem, &t->stats);
 	fnrange_init(&t->fnrange);
-	decode_zcache_init(&t->look.zcache, zmem, thread_zshared);
-	t->look.zcache.prev = thread_prev_cache; /* the windows' decodings find traps' pcs */
 
 	/* Verdicts by the run-ahead alone, or none: no debug register is
 	 * opened; the set stays empty. */

@@ -15,6 +15,7 @@
 #include "witch/costmodel.h"
 #include "witch/decode.h"
 #include "witch/decode_zcache.h"
+#include "witch/runspace.h"
 #include "witch/execguard.h"
 #include "witch/fatal.h"
 #include "witch/flush.h"
@@ -127,6 +128,7 @@ static void witch_postfork_child(void)
 	thread_postfork_child();
 	flush_postfork_child();
 	decode_zcache_postfork_child();
+	runspace_postfork_child();
 }
 
 /* thread.h's hook, before each thread the program starts: the periodic

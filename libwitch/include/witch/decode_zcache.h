@@ -19,9 +19,11 @@
  * instructions, and 128 direct-mapped slots missed 15-61% of them at
  * 2000/s (bench/programs interp, lz, hashtab, strings: conflicts); 64 sets
  * of 4 miss 0.3, 4, 21 and 48% (strings' printf code: mostly first
- * visits).  That is a thread's own cache (80 KiB touched).  Behind it is
+ * visits).  That is a handler run's own cache (80 KiB touched), in the
+ * workspace the run takes from the process's pool (runspace.h): as many
+ * as runs at once, where it was one a thread before 2026-12-04.  Behind it is
  * one the process's threads share, of 512 sets (640 KiB), turned on when
- * a thread's shadow of its tags says it would save many misses: 2048 slots
+ * a cache's shadow of its tags says it would save many misses: 2048 slots
  * cut sort's misses 35 -> 3%, python3's 43 -> 9%, and their handler time a
  * tick 15-30%, but gcc's cc1 misses 80% either way
  * (bench/results/handler_tick_cost.md).  It was a thread's own until
@@ -39,7 +41,7 @@
 #define DECODE_ZSHADOW_SLOTS \
 	((1u << (DECODE_ZCACHE_GROWN_BITS - DECODE_ZSHADOW_SAMPLE_BITS)) * DECODE_ZCACHE_WAYS)
 /* Asked every this many shadowed lookups (~4,000 in all: ~30 ticks),
- * over all of them since the thread began (halved past 64 periods, so an
+ * over all of them since the cache began (halved past 64 periods, so an
  * old phase fades) once there are 2 periods (~60 ticks: 0.6 s at 100 a
  * second).  A period alone would have grown gcc's cc1 (2 of its 160
  * periods halve the misses, while over its run they fall 80 -> 74%). */
@@ -64,7 +66,7 @@ struct decode_zcache_slot {
 struct decode_zshadow {
 	uint64_t pc[DECODE_ZSHADOW_SLOTS]; /* 0: empty */
 	uint32_t gen[DECODE_ZSHADOW_SLOTS];
-	uint32_t lookups;      /* shadowed, since the thread began (halved) */
+	uint32_t lookups;      /* shadowed, since the cache began (halved) */
 	uint32_t misses;       /* ... the grown cache would have missed */
 	uint32_t small_misses; /* ... the cache missed */
 };
@@ -99,15 +101,15 @@ struct decode_zshared *decode_zshared_process(void);
 /* In a fork's child, a slot some other thread was writing is freed. */
 void decode_zcache_postfork_child(void);
 
-/* A thread's own cache. */
+/* A run's own cache (its workspace's, runspace.h). */
 struct decode_zcache {
 	uint32_t gen;
-	uint32_t next_way; /* where in a full shared set this thread writes next */
+	uint32_t next_way; /* where in a full shared set this cache writes next */
 	struct decode_zcache_tag *tag;   /* DECODE_ZCACHE_SLOTS of each */
 	struct decode_zcache_slot *slot;
 	struct decode_zshadow shadow;    /* asked only while shared is off */
 	struct decode_zshared *shared;   /* NULL: none */
-	int turned_on;                   /* this thread's shadow turned shared on */
+	int turned_on;                   /* this cache's shadow turned shared on */
 	uint64_t hits, misses;           /* misses: its own cache's */
 	uint64_t shared_hits;            /* of its misses, found in shared */
 	/* Told each new decoding's end (decode_cache_note), NULL: none.  A
@@ -123,7 +125,7 @@ struct decode_zcache {
 /* An empty cache over mem (zeroed, DECODE_ZCACHE_MEM_SIZE bytes), backed by
  * shared (may be NULL); prev NULL. */
 void decode_zcache_init(struct decode_zcache *c, void *mem, struct decode_zshared *shared);
-/* 1 when this thread's shadow turned the shared cache on. */
+/* 1 when this cache's shadow turned the shared cache on. */
 static inline int decode_zcache_grown(const struct decode_zcache *c)
 {
 	return c->turned_on;

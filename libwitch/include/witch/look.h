@@ -139,8 +139,6 @@ struct look {
 	double mean_rate;     /* the thread's bytes per cycle, averaged over ticks */
 	struct pace pace;     /* loops' measured speed (pace.h) */
 	struct bpred bpred;   /* which branches the CPU mispredicts (bpred.h) */
-	struct look_trace trace; /* the last window's accesses (look_tick's picks) */
-	struct decode_zcache zcache; /* a run's decoded instructions (decode_zcache.h) */
 	/* The last window's return out of the interrupted frame, while its
 	 * registers were exact: that frame's caller (unwind_rules.h). */
 	struct unwind_caller caller;
@@ -163,7 +161,12 @@ struct look_env {
 	uint8_t watch_kinds, decide_kinds, decide_values;
 	uint8_t decide_through; /* kinds a verdict waits past, their values known (craft.h) */
 	uint64_t runtime_lo, runtime_hi; /* the runtime's code: a window ends there */
-	struct emulate_vec *vec; /* the thread's vector registers for the run, or NULL */
+	/* The run's workspace (runspace.h): its decodings, the window's
+	 * accesses (look_tick's picks point into them), its vector registers
+	 * (NULL: none). */
+	struct decode_zcache *zcache;
+	struct look_trace *trace;
+	struct emulate_vec *vec;
 	const void *fpregs;      /* the signal frame's XSAVE area (emulate_vec.h) */
 };
 

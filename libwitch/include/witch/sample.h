@@ -45,8 +45,15 @@ struct sample_scratch {
 	uint64_t *trap_pcs;                     /* a trap's (handler.c) */
 };
 
-/* Lays out s's arrays, depth frames each, from a.  0 or -ENOMEM. */
-int sample_scratch_init(struct sample_scratch *s, struct arena *a, uint32_t depth);
+/* Bytes of memory s's arrays want for depth frames each. */
+#define SAMPLE_SCRATCH_ARRAYS 7
+static inline size_t sample_scratch_mem_size(uint32_t depth)
+{
+	return sizeof(uint64_t) * depth * SAMPLE_SCRATCH_ARRAYS;
+}
+/* Lays out s's arrays, depth frames each, over mem (8-byte aligned,
+ * sample_scratch_mem_size(depth) bytes). */
+void sample_scratch_init(struct sample_scratch *s, void *mem, uint32_t depth);
 
 /* What to sample.  leaf: the accessing instruction, the context's leaf;
  * self_pc: the instruction whose trap is the access itself running (0: the

@@ -47,6 +47,7 @@
 	X(skip_sparse)        /* ticks whose window is sparse kept no pick */    \
 	X(skip_reach_far)     /* a pick more than WITCH_MAX_STEPS steps away */   \
 	X(skip_reach_busy)    /* a second pick past an emulator stop: dropped */ \
+	X(skip_no_runspace)   /* handler runs with no workspace free (runspace.h): skipped */ \
 	X(look_reach)         /* picks past where the emulator stopped: stepped */ \
 	X(pace_measured)      /* ticks weighed by their loop's measured progress (pace.h) */ \
 	X(pace_other_call)    /* ... not: back in the loop, in another call of its function */ \
@@ -96,6 +97,7 @@
 	X(threads_signal_blocked) /* threads that began with the runtime's signal held in particular */ \
 	X(threads_signal_opened) /* ... with every signal blocked: the runtime's opened */ \
 	X(memory_cap_mb)      /* WITCH_MEMORY_MB (the profile's, not a sum) */   \
+	X(runspaces)          /* handler workspaces the process laid out (the profile's) */ \
 	X(pmu_records)        /* PMU sampler: sample records read */            \
 	X(pmu_not_exact)      /* ... without an exact IP: not used */            \
 	X(pmu_kernel)         /* ... taken in the kernel: not used */            \

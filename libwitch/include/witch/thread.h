@@ -30,7 +30,7 @@
 #include "witch/stats.h"
 #include "witch/watchpoint.h"
 
-struct sample_scratch;
+struct runspace;
 
 struct witch_thread {
 	pid_t tid;
@@ -43,8 +43,7 @@ struct witch_thread {
 	struct arena arena;
 	struct cct cct;
 	struct pairtab pairs;
-	struct emulate_vec *vec;      /* the run-ahead's vector registers (emulate_vec.h) */
-	struct sample_scratch *scratch; /* a handler run's large locals (sample.h) */
+	struct runspace *rs;          /* this handler run's workspace (runspace.h), else NULL */
 	struct sampler sampler;
 	struct watchpoint_set wps;
 	struct reservoir reservoir;
