@@ -46,8 +46,10 @@ static void step_traps(struct witch_thread *t, ucontext_t *uc, const struct deco
 
 /* Around every use of the thread's tables: the periodic flush pauses the
  * thread and waits for in_handler to clear (thread_flush_all).  The run
- * takes its workspace from the process's pool (runspace.h).  0: paused, or
- * no workspace free (counted): do nothing. */
+ * takes its workspace from the process's pool (runspace.h).  1: a run;
+ * 0: paused, do nothing; -1: no workspace free (counted): the tables may
+ * be used, but nothing that needs the workspace, and handler_leave ends
+ * it (handler_enter_run, for the paths that need one). */
 static int handler_enter(struct witch_thread *t)
 {
 	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
@@ -63,6 +65,7 @@ static int handler_enter(struct witch_thread *t)
 		if ((t->rs = runspace_take()) != NULL)
 			return 1;
 		t->stats.skip_no_runspace++;
+		return -1;
 	}
 	peek_run_end();
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
@@ -77,6 +80,16 @@ static void handler_leave(struct witch_thread *t, enum cost_entry entry)
 	t->rs = NULL;
 	peek_run_end();
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
+}
+
+/* handler_enter for a path that needs the workspace: 1, or 0 (nothing to
+ * leave) when paused or none is free. */
+static int handler_enter_run(struct witch_thread *t, enum cost_entry entry)
+{
+	int in = handler_enter(t);
+	if (in < 0)
+		handler_leave(t, entry);
+	return in > 0;
 }
 
 /* A fault ended the run (rescue.h): undo what it may have left half done.
@@ -153,13 +166,15 @@ int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 	int tick = t && sampler_is_tick(&t->sampler, si);
 	if (!tick && si->si_code <= 0)
 		return 0;
-	if (witch_rt.off || !t || !t->active || !handler_enter(t))
+	if (witch_rt.off || !t || !t->active)
 		return 1;
 	/* (before the run: the tick may hand the clock to the other kind) */
 	enum cost_entry entry = !tick				       ? COST_TRIP
 				: sampler_on_timer(&t->sampler)	       ? COST_SIGNAL
 				: sampler_perf_interval_ns(&t->sampler) ? COST_TICK
 									: COST_TRIP;
+	if (!handler_enter_run(t, entry))
+		return 1;
 	struct signal_run s = {si, tick};
 	handler_run_signal(t, ucv, run_signal, &s, entry);
 	return 1;
@@ -192,6 +207,16 @@ static void run_trap(struct witch_thread *t, ucontext_t *uc, void *arg)
 		trap(t, r->slot, uc);
 }
 
+/* A trap with no workspace to judge it in (runspace.h): the watch ends, as
+ * a late trap's does.  Left armed, it traps on every access after; a QEMU
+ * guest whose 24 threads held every workspace spun in its kernel's #DB
+ * handler so (threads_many). */
+static void trap_without_space(struct witch_thread *t, int slot)
+{
+	if (t->wps.wp[slot].armed)
+		sample_release_trapped(t, slot);
+}
+
 /* A watchpoint's trap as a perf SIGTRAP (watchpoint_probe): the kernel
  * raises it on the way back to the program, no interrupt to itself. */
 static int handler_on_perf_trap(struct witch_thread *t, siginfo_t *si, ucontext_t *uc)
@@ -199,8 +224,15 @@ static int handler_on_perf_trap(struct witch_thread *t, siginfo_t *si, ucontext_
 	struct trap_run r = {watchpoint_slot_of_trap(&t->wps, si), watchpoint_trap_is_async(si)};
 	if (r.slot < 0)
 		return 0;
-	if (!witch_rt.off && t->active && handler_enter(t))
+	if (witch_rt.off || !t->active)
+		return 1;
+	int in = handler_enter(t);
+	if (in > 0) {
 		handler_run_signal(t, uc, run_trap, &r, COST_WATCH);
+	} else if (in < 0) {
+		trap_without_space(t, r.slot);
+		handler_leave(t, COST_WATCH);
+	}
 	return 1;
 }
 
@@ -214,7 +246,7 @@ int handler_on_sigtrap(siginfo_t *si, void *ucv)
 	if (!t->look.stepping)
 		return 0;
 	ucontext_t *uc = ucv;
-	if (witch_rt.off || !t->active || !handler_enter(t)) {
+	if (witch_rt.off || !t->active || !handler_enter_run(t, COST_TRIP)) {
 		look_end(&t->look);
 		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_TF;
 	} else {
@@ -253,7 +285,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 	sigguard_handler_mask(&ours); /* as in a signal handler's run */
 	if (pthread_sigmask(SIG_BLOCK, &ours, &old) != 0)
 		return;
-	if (handler_enter(t)) {
+	if (handler_enter_run(t, COST_CALL)) {
 		struct decode_access a = {.addr = addr, .len = 1, .kind = kind, .elem = DECODE_ELEM_INT};
 		struct sample_req r = {.leaf = fn, .a = &a, .weight = weight, .ran = ran};
 		t->stats.ticks_bulk++;

@@ -8,10 +8,13 @@
 
 /* Room for this many at once: a handler run takes ~1% of a thread's time
  * at the default budget, so runs at once are about the CPUs busy in them,
- * and a few threads preempted inside one.  Virtual until used. */
-#define RUNSPACE_MIN 16
+ * and the threads preempted inside one.  Virtual until used (~140 KiB
+ * each).  A QEMU guest's 24 threads on one slow vCPU held 16 at once, and
+ * its kernel then spun in its #DB handler (threads_many; with room for 64
+ * or 256 it ran through): the room is for far more runs than CPUs. */
+#define RUNSPACE_MIN 64
 #define RUNSPACE_MAX 1024
-#define RUNSPACE_PER_CPU 4
+#define RUNSPACE_PER_CPU 8
 
 static char *rs_base;          /* rs_cap runspaces, rs_stride bytes apart */
 static size_t rs_stride;
