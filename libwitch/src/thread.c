@@ -9,7 +9,6 @@
 #include "witch/log.h"
 #include "witch/profile.h"
 #include "witch/runspace.h"
-#include "witch/sample.h"
 #include "witch/sigguard.h"
 
 #include <asm/prctl.h>

@@ -18,7 +18,6 @@
 #include "witch/cost.h"
 #include "witch/drcost.h"
 #include "witch/decode.h"
-#include "witch/emulate_vec.h"
 #include "witch/faultlog.h"
 #include "witch/look.h"
 #include "witch/pairtab.h"
