@@ -5,7 +5,7 @@
  * tick must stand for the bytes accessed in the CPU time around it, so the
  * sampler needs the rate at which the code it lands in accesses memory.
  * It counts the accesses by running the code ahead (emulate.h) and takes
- * the time from this model (README, "How the software sampler counts").
+ * the time from this model (docs/sampler.md).
  *
  * The estimate is the larger of two bounds, as static loop analysers
  * (llvm-mca, uiCA) bound a loop: the throughput of the core's front end

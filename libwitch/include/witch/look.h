@@ -10,8 +10,8 @@
  * tick:  the bytes the program accesses in the time the tick stands for.
  * Summed over ticks that estimates every context's bytes whatever the
  * density of the code around it: a vector memset and a scalar loop weigh
- * by the bytes they store, not by their CPU time (README, "How the software
- * sampler counts").  A window with no access stands for no bytes: the time
+ * by the bytes they store, not by their CPU time (docs/sampler.md).
+ * A window with no access stands for no bytes: the time
  * a tick stands for is never dropped.
  *
  * Where two ticks land in one run of a loop, its measured speed replaces
