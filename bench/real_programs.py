@@ -401,7 +401,7 @@ def read_profiles(witch, profdir):
 
 
 # Skip counters of picks the runtime found and then lost (stats.h).
-LOST_PICKS = ["skip_reach_far", "skip_reach_busy", "skip_steps", "skip_no_step", "skip_decode",
+LOST_PICKS = ["skip_reach_far", "skip_reach_busy", "skip_steps", "skip_no_step", "skip_step_watched", "skip_decode",
               "skip_unknown_addr", "skip_runtime_addr", "skip_unreadable", "skip_unwind",
               "skip_cct_full", "skip_pairs_full"]
 

@@ -19,10 +19,11 @@
 #                                   two breakpoints on one word count for the
 #                                   first only, and a single step over a
 #                                   watched write never ends (the guest's
-#                                   kernel loops in exc_debug).  Guest tests
-#                                   that meet either fail there and not on
-#                                   hardware: soak's own-breakpoint row under
-#                                   silent, threads_many now and then
+#                                   kernel loops in exc_debug).  The runtime
+#                                   steers clear of the second for its own
+#                                   watchpoints (watchpoint_step_over_hangs);
+#                                   soak's own-breakpoint row under silent
+#                                   fails there and not on hardware
 #                                   (bench/results/tcg_guest.md, 2026-12-04)
 #
 # Settings: TCG_ICOUNT (1), TCG_SMP (2, with TCG_ICOUNT=0), TCG_MEM (8G),

@@ -387,6 +387,24 @@ static void interval_next(struct witch_thread *t)
 	}
 }
 
+/* The instruction a step would run accesses bytes a watchpoint of ours
+ * watches, on a machine where such a step never ends (watchpoint.h); one
+ * it cannot decode is taken to.  0 everywhere else, at the cost of a load. */
+static int step_meets_watch(struct witch_thread *t, ucontext_t *uc)
+{
+	if (!watchpoint_step_over_hangs() || !watchpoint_set_armed(&t->wps))
+		return 0;
+	struct decode_regs regs;
+	struct decode_insn in;
+	regs_of(t, uc, &regs);
+	if (decode_at(regs.rip, &regs, &in) < 0)
+		return 1;
+	for (int i = 0; i < in.n_access; i++)
+		if (watchpoint_set_overlaps(&t->wps, in.access[i].addr, in.access[i].len))
+			return 1;
+	return 0;
+}
+
 /* Step on, or not.  Single steps run on the thread's CPU clock: restart the
  * interval when they end, or code that needs more steps per sample would
  * get more samples. */
@@ -397,6 +415,11 @@ static enum look_next look_apply(struct witch_thread *t, ucontext_t *uc, enum lo
 		/* The program blocks SIGTRAP here: the kernel would force a
 		 * step's trap through at SIGTRAP's default action, ending it. */
 		t->stats.skip_no_step++;
+		look_end(&t->look);
+		next = LOOK_NONE;
+	}
+	if (next == LOOK_STEP && step_meets_watch(t, uc)) {
+		t->stats.skip_step_watched++;
 		look_end(&t->look);
 		next = LOOK_NONE;
 	}

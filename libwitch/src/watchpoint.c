@@ -3,6 +3,7 @@
 #include "witch/watch_word.h"
 #include "witch/perf_fd.h"
 
+#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/hw_breakpoint.h>
@@ -253,6 +254,42 @@ uint32_t watchpoint_set_armed(const struct watchpoint_set *s)
 	return m;
 }
 
+int watchpoint_set_overlaps(const struct watchpoint_set *s, uint64_t addr, uint32_t len)
+{
+	for (int i = 0; i < s->n; i++) {
+		const struct watchpoint *w = &s->wp[i];
+		if (w->armed && addr < w->addr + w->len && w->addr < addr + len)
+			return 1;
+	}
+	return 0;
+}
+
+/* -1 until read; then 0 or 1 (a race reads the CPU twice, to one answer). */
+static int step_over_hangs = -1;
+
+static int cpu_is_tcg(void)
+{
+	unsigned a, b, c, d;
+	char sig[12];
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 31)))
+		return 0; /* no hypervisor */
+	__cpuid(0x40000000, a, b, c, d);
+	memcpy(sig, &b, 4);
+	memcpy(sig + 4, &c, 4);
+	memcpy(sig + 8, &d, 4);
+	return memcmp(sig, "TCGTCGTCGTCG", 12) == 0;
+}
+
+int watchpoint_step_over_hangs(void)
+{
+	int v = __atomic_load_n(&step_over_hangs, __ATOMIC_RELAXED);
+	if (v < 0) {
+		v = cpu_is_tcg();
+		__atomic_store_n(&step_over_hangs, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
 /* The slot a perf SIGTRAP of ours carries, or -1 (not a perf trap, or not
  * tagged by the runtime).  glibc 2.36's siginfo_t lacks the kernel's _perf
  * fields: si_perf_data is the word after si_addr (uapi asm-generic/siginfo.h). */
@@ -370,6 +407,7 @@ static int sigtrap_opens(void)
 int watchpoint_probe(int want_sigtrap)
 {
 	want_sigtrap = want_sigtrap && kernel_has_safe_sigtrap();
+	(void)watchpoint_step_over_hangs(); /* read here, not in a handler */
 	static volatile uint64_t word;
 	struct perf_event_attr a;
 	uint64_t count = 0;

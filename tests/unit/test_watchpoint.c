@@ -740,12 +740,63 @@ static void test_bad_arm(int slow)
 /* test_watchpoint: the alignment table; test_watchpoint --hw: the part that
  * needs hardware breakpoints, which exits 77 (ctest: skipped) where the
  * machine has none. */
+/* ------------------------------------------------------------------ */
+/* watchpoint_set_overlaps: what handler.c asks before a step where one
+ * over a watched word would hang (watchpoint_step_over_hangs).  Slots:
+ * 0 armed on [0x1000, 0x1008), 1 armed on [0x2004, 0x2006), 2 disarmed
+ * on [0x3000, 0x3008), 3 armed on [0x4001, 0x4002). */
+
+static const struct {
+	int line;
+	uint64_t addr;
+	uint32_t len;
+	int overlaps;
+} overlap_rows[] = {
+	{__LINE__, 0x1000, 8, 1},  /* the same range */
+	{__LINE__, 0x1007, 1, 1},  /* its last byte */
+	{__LINE__, 0x0ff8, 8, 0},  /* just below: ends where it begins */
+	{__LINE__, 0x0ff9, 8, 1},  /* one byte in */
+	{__LINE__, 0x1008, 8, 0},  /* just above */
+	{__LINE__, 0x2000, 4, 0},  /* below slot 1's two bytes */
+	{__LINE__, 0x2000, 5, 1},  /* reaches its first */
+	{__LINE__, 0x2005, 64, 1}, /* a wide access over its second */
+	{__LINE__, 0x2006, 2, 0},  /* just past it */
+	{__LINE__, 0x3000, 8, 0},  /* slot 2: not armed */
+	{__LINE__, 0x4000, 2, 1},  /* slot 3's one byte */
+	{__LINE__, 0x4002, 1, 0},
+	{__LINE__, 0x0000, 0, 0},  /* an empty access */
+};
+
+static void test_overlaps(void)
+{
+	struct watchpoint_set s;
+	memset(&s, 0, sizeof(s));
+	s.n = 4;
+	const struct { int armed; uint64_t addr; uint32_t len; } slots[] = {
+		{1, 0x1000, 8}, {1, 0x2004, 2}, {0, 0x3000, 8}, {1, 0x4001, 1}};
+	for (int i = 0; i < 4; i++) {
+		s.wp[i].armed = slots[i].armed;
+		s.wp[i].addr = slots[i].addr;
+		s.wp[i].len = slots[i].len;
+	}
+	for (size_t i = 0; i < sizeof(overlap_rows) / sizeof(overlap_rows[0]); i++) {
+		int got = watchpoint_set_overlaps(&s, overlap_rows[i].addr, overlap_rows[i].len);
+		CHECK(overlap_rows[i].line, got == overlap_rows[i].overlaps,
+		      "overlaps(0x%llx, %u) = %d, want %d",
+		      (unsigned long long)overlap_rows[i].addr, overlap_rows[i].len, got,
+		      overlap_rows[i].overlaps);
+	}
+	s.n = 0; /* no slots open: nothing is watched */
+	CHECK(__LINE__, watchpoint_set_overlaps(&s, 0x1000, 8) == 0, "overlaps with no slots");
+}
+
 int main(int argc, char **argv)
 {
 	int hw = argc > 1 && strcmp(argv[1], "--hw") == 0;
 	if (!hw) {
 		test_align();
 		test_pick_word();
+		test_overlaps();
 		if (check_failures)
 			fprintf(stderr, "test_watchpoint: %d failure(s)\n", check_failures);
 		return check_failures != 0;

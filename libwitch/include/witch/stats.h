@@ -53,6 +53,7 @@
 	X(pace_other_call)    /* ... not: back in the loop, in another call of its function */ \
 	X(skip_steps)         /* a pick not reached within WITCH_MAX_STEPS */    \
 	X(skip_no_step)       /* a step where the program blocks SIGTRAP */      \
+	X(skip_step_watched)  /* a step over a watched word, where it would hang (watchpoint.h) */ \
 	X(skip_decode)        /* undecodable or unreadable instruction */        \
 	X(skip_unknown_addr)  /* address not computable (gather/scatter) */      \
 	X(skip_runtime_addr)  /* access to the runtime's own memory */           \

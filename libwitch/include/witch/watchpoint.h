@@ -95,6 +95,15 @@ int watchpoint_pause(struct watchpoint_set *s, int slot);
 int watchpoint_resume(struct watchpoint_set *s, int slot);
 /* Bit i set when slot i is armed. */
 uint32_t watchpoint_set_armed(const struct watchpoint_set *s);
+/* 1 when an armed slot's range meets [addr, addr + len). */
+int watchpoint_set_overlaps(const struct watchpoint_set *s, uint64_t addr, uint32_t len);
+/* 1 on a machine where a single step over an access to a watched word
+ * never ends: under QEMU's software emulation (TCG, whose CPUID hypervisor
+ * signature is "TCGTCGTCGTCG") the kernel's #DB handler runs round and
+ * round (QEMU 7.2 and 10.0: tools/tcg/dr_quirks.c); a real x86 reports
+ * the step's trap and the watchpoint's together.  Read from the CPU once
+ * (watchpoint_probe asks first, outside any handler), then a load. */
+int watchpoint_step_over_hangs(void);
 int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd);
 /* The slot a SIGTRAP of ours stands for (TRAP_PERF, its sig_data tagged
  * with the slot), or -1: another SIGTRAP (a single step, the program's). */
