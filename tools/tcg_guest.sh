@@ -132,7 +132,7 @@ quirks() {
 	cc -O2 -o "$tmp/dr_quirks" "$here/tools/tcg/dr_quirks.c"
 	local q="$tmp/dr_quirks" out="$tmp/out"
 	TCG_TIMEOUT=${TCG_TIMEOUT:-120} run "$dir" \
-		"$q two >$out 2>&1; $q step 1 >>$out 2>&1; $q step 2 >>$out 2>&1; $q step 3 >>$out 2>&1; echo ended >>$out" \
+		"$q two >$out 2>&1; $q kernel >>$out 2>&1; $q step 1 >>$out 2>&1; $q step 2 >>$out 2>&1; $q step 3 >>$out 2>&1; echo ended >>$out" \
 		>/dev/null 2>&1 || true
 	cat "$out" 2>/dev/null || echo "(no output: the guest did not start)"
 	if grep -q '^two: 1000 and 1000 ' "$out" 2>/dev/null; then

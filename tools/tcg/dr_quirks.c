@@ -12,7 +12,13 @@
  *                      reports DR6.BS and DR6.B0 together (both traps).
  *                      Under TCG M=1 and M=2 end, and M=3 never does: the
  *                      vCPU goes round the kernel's exc_debug and
- *                      native_set_debugreg (seen 2026-12-04, QEMU 7.2).
+ *                      native_set_debugreg (seen 2026-12-04, QEMU 7.2
+ *                      and 10.0).
+ *   dr_quirks kernel   the kernel writing watched words, which ends under
+ *                      TCG as on x86: read() from a pipe into a word a
+ *                      write breakpoint watches (copy_to_user), and signal
+ *                      frames written over four watched words of an
+ *                      alternate signal stack.
  *
  * Prints one line of counts and exits 0; 1 when perf_event_open refuses
  * a breakpoint; 2 on bad usage.  Breakpoints that never trap (some VMs)
@@ -35,16 +41,19 @@
 #define EFLAGS_TF 0x100
 
 static volatile uint64_t written, not_written;
+static volatile uint64_t read_into[8] __attribute__((aligned(64)));
+static char alt_stack[65536] __attribute__((aligned(64)));
+static volatile sig_atomic_t frames;
 static volatile sig_atomic_t stepping;
 static volatile long steps;
 
-static int breakpoint_open(volatile uint64_t *word)
+static int breakpoint_open_type(volatile void *word, int type)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
 	a.type = PERF_TYPE_BREAKPOINT;
 	a.size = sizeof(a);
-	a.bp_type = HW_BREAKPOINT_W;
+	a.bp_type = type;
 	a.bp_addr = (uintptr_t)word;
 	a.bp_len = HW_BREAKPOINT_LEN_8;
 	a.sample_period = 1; /* counted only: no signal is asked for */
@@ -52,6 +61,11 @@ static int breakpoint_open(volatile uint64_t *word)
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+}
+
+static int breakpoint_open(volatile uint64_t *word)
+{
+	return breakpoint_open_type(word, HW_BREAKPOINT_W);
 }
 
 static long breakpoint_count(int fd)
@@ -123,13 +137,63 @@ static int quirk_step(int mode)
 	return 0;
 }
 
+static void on_frame(int sig)
+{
+	(void)sig;
+	frames++;
+}
+
+static int quirk_kernel(void)
+{
+	int fd = breakpoint_open(&read_into[2]), pipefd[2];
+	if (fd < 0) {
+		perror("dr_quirks: perf_event_open");
+		return 1;
+	}
+	if (pipe(pipefd) < 0)
+		return 1;
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	char src[sizeof(read_into)];
+	memset(src, 7, sizeof(src));
+	for (int i = 0; i < 100; i++)
+		if (write(pipefd[1], src, sizeof(src)) != (ssize_t)sizeof(src) ||
+		    read(pipefd[0], (void *)read_into, sizeof(src)) != (ssize_t)sizeof(src))
+			return 1;
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	printf("kernel read: ended, %ld counted (the kernel's writes are not the user's: 0)\n",
+	       breakpoint_count(fd));
+	close(fd); /* its debug register, for the frames' four */
+	stack_t ss = {.ss_sp = alt_stack, .ss_size = sizeof(alt_stack)};
+	sigaltstack(&ss, NULL);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_frame;
+	sa.sa_flags = SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	int n = 0;
+	for (size_t off = sizeof(alt_stack) - 1024; n < 4; off -= 1024) {
+		int b = breakpoint_open_type(alt_stack + off, HW_BREAKPOINT_RW);
+		if (b < 0)
+			break;
+		ioctl(b, PERF_EVENT_IOC_ENABLE, 0);
+		n++;
+	}
+	for (int i = 0; i < 100; i++)
+		raise(SIGUSR1);
+	printf("kernel frame: ended, %d signals, %d words of their frames watched\n", (int)frames, n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "two") == 0)
 		return quirk_two();
+	if (argc == 2 && strcmp(argv[1], "kernel") == 0)
+		return quirk_kernel();
 	if (argc == 3 && strcmp(argv[1], "step") == 0 && argv[2][0] >= '1' && argv[2][0] <= '3' &&
 	    argv[2][1] == 0)
 		return quirk_step(argv[2][0] - '0');
-	fprintf(stderr, "usage: dr_quirks two | dr_quirks step 1|2|3\n");
+	fprintf(stderr, "usage: dr_quirks two | dr_quirks kernel | dr_quirks step 1|2|3\n");
 	return 2;
 }
