@@ -109,14 +109,19 @@ static int quirk_two(void)
 	return 0;
 }
 
-static int quirk_step(int mode)
+static void catch_signal(int sig, void (*fn)(int, siginfo_t *, void *), int flags)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_step;
-	sa.sa_flags = SA_SIGINFO;
+	sa.sa_sigaction = fn;
+	sa.sa_flags = SA_SIGINFO | flags;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTRAP, &sa, NULL);
+	sigaction(sig, &sa, NULL);
+}
+
+static int quirk_step(int mode)
+{
+	catch_signal(SIGTRAP, on_step, 0);
 	int fd = breakpoint_open(mode == 2 ? &not_written : &written);
 	if (fd < 0) {
 		perror("dr_quirks: perf_event_open");
@@ -137,9 +142,11 @@ static int quirk_step(int mode)
 	return 0;
 }
 
-static void on_frame(int sig)
+static void on_frame(int sig, siginfo_t *si, void *ctx)
 {
 	(void)sig;
+	(void)si;
+	(void)ctx;
 	frames++;
 }
 
@@ -165,12 +172,7 @@ static int quirk_kernel(void)
 	close(fd); /* its debug register, for the frames' four */
 	stack_t ss = {.ss_sp = alt_stack, .ss_size = sizeof(alt_stack)};
 	sigaltstack(&ss, NULL);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_frame;
-	sa.sa_flags = SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
+	catch_signal(SIGUSR1, on_frame, SA_ONSTACK);
 	int n = 0;
 	for (size_t off = sizeof(alt_stack) - 1024; n < 4; off -= 1024) {
 		int b = breakpoint_open_type(alt_stack + off, HW_BREAKPOINT_RW);
