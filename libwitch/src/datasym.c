@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,7 +56,30 @@ struct ds_slot {
 
 static struct ds_slot *ds_slots;
 static uint32_t ds_nslots;       /* published with release after a slot is filled */
-static pthread_mutex_t ds_lock = PTHREAD_MUTEX_INITIALIZER; /* writers only */
+/* The writers' exclusion (walks, fork) and the lookups' first read of a
+ * module's file, which runs in a handler: a flag taken by compare and
+ * swap, which a handler only tries (it may have interrupted the holder,
+ * its own thread) and a walk waits for, yielding.  Not a mutex:
+ * pthread_mutex_trylock is not async-signal-safe. */
+static int ds_busy;
+
+static int ds_try(void)
+{
+	int free_ = 0;
+	return __atomic_compare_exchange_n(&ds_busy, &free_, 1, 0, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+static void ds_hold(void)
+{
+	while (!ds_try())
+		sched_yield();
+}
+
+static void ds_drop(void)
+{
+	__atomic_store_n(&ds_busy, 0, __ATOMIC_RELEASE);
+}
 static uint64_t ds_gen;
 static uint64_t ds_adds, ds_subs; /* the loader's counts at the last full walk */
 static int ds_walked;
@@ -388,7 +412,7 @@ static void ds_probe_tls(struct ds_walk *w)
 	}
 }
 
-/* Under ds_lock.  probe: new modules' static TLS may be probed now (a
+/* Under ds_busy.  probe: new modules' static TLS may be probed now (a
  * thread is started), else they wait in ds_unprobed. */
 static void ds_walk(int initial, int probe)
 {
@@ -446,10 +470,10 @@ int datasym_init(void)
 		return rc;
 	}
 	ds_real_create = (ds_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-	pthread_mutex_lock(&ds_lock);
+	ds_hold();
 	__atomic_store_n(&ds_slots, (struct ds_slot *)p, __ATOMIC_RELEASE);
 	ds_walk(1, 1);
-	pthread_mutex_unlock(&ds_lock);
+	ds_drop();
 	return 0;
 }
 
@@ -457,9 +481,9 @@ void datasym_refresh(void)
 {
 	if (!__atomic_load_n(&ds_slots, __ATOMIC_ACQUIRE))
 		return;
-	pthread_mutex_lock(&ds_lock);
+	ds_hold();
 	ds_walk(0, 1);
-	pthread_mutex_unlock(&ds_lock);
+	ds_drop();
 }
 
 void datasym_refresh_due(void)
@@ -468,16 +492,16 @@ void datasym_refresh_due(void)
 		return;
 	/* Never waits: the lock's holder may be this very thread (a walk's
 	 * own allocations, or the program's handler that interrupted one). */
-	if (pthread_mutex_trylock(&ds_lock) != 0)
+	if (!ds_try())
 		return;
 	ds_walk(0, 0);
-	pthread_mutex_unlock(&ds_lock);
+	ds_drop();
 }
 
 /* ---- lookups (async-signal-safe) ---- */
 
 /* A pending module's file read now and its slot filled in, as a walk
- * would have (its TLS block as the walk found it).  Under ds_lock. */
+ * would have (its TLS block as the walk found it).  Under ds_busy. */
 static void ds_fill_pending(struct ds_slot *s, const struct ds_body *was)
 {
 	struct dl_phdr_info info;
@@ -521,27 +545,27 @@ static int ds_read_pending(struct ds_slot *s, struct ds_body *b)
 {
 	if (!b->pending)
 		return 0;
-	if (pthread_mutex_trylock(&ds_lock) != 0)
+	if (!ds_try())
 		return -EAGAIN;
 	if (ds_slot_read(s, b) == 0 && b->pending)
 		ds_fill_pending(s, b);
-	pthread_mutex_unlock(&ds_lock);
+	ds_drop();
 	return ds_slot_read(s, b) == 0 ? 0 : -EAGAIN;
 }
 
 /* f's symbols, read now if they were not: the first lookup in a module
  * pays for them, once, in whatever runs it (a handler, mostly), and a
- * process that never samples a module's data never reads them.  The lock
+ * process that never samples a module's data never reads them.  The flag
  * is only tried, never waited for: its holder may be this very thread (a
  * handler that interrupted a walk).  0, or -EAGAIN: another is writing. */
 static int ds_symbols_ready(const struct elfdata_file *f)
 {
 	if (elfdata_file_symbols_done(f))
 		return 0;
-	if (pthread_mutex_trylock(&ds_lock) != 0)
+	if (!ds_try())
 		return -EAGAIN;
 	int rc = elfdata_file_symbols(f);
-	pthread_mutex_unlock(&ds_lock);
+	ds_drop();
 	if (rc < 0)
 		log_verbose(2, "datasym: the symbols of %s are unreadable (%d): its data is unnamed",
 			    f->real, rc);
@@ -674,15 +698,15 @@ void datasym_stats(struct datasym_stats *st)
 
 void datasym_prefork(void)
 {
-	pthread_mutex_lock(&ds_lock);
+	ds_hold();
 }
 
 void datasym_postfork_parent(void)
 {
-	pthread_mutex_unlock(&ds_lock);
+	ds_drop();
 }
 
 void datasym_postfork_child(void)
 {
-	pthread_mutex_init(&ds_lock, NULL);
+	__atomic_store_n(&ds_busy, 0, __ATOMIC_RELAXED);
 }

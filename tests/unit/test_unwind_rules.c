@@ -43,7 +43,7 @@ static struct unwind_rules warm, cold;
 static struct witch_stats warm_stats, cold_stats;
 static _Alignas(16) char warm_mem[UNWIND_RULES_MEM_SIZE], cold_mem[UNWIND_RULES_MEM_SIZE];
 static volatile sig_atomic_t armed;
-static volatile uint64_t ticks, mismatches, frames_total, first_bad_line, by_run;
+static volatile uint64_t ticks, mismatches, frames_total, first_bad_line, by_run, run_known;
 
 /* The interrupted frame's caller by emulating on from uc until a return
  * out of it (at most 512 instructions), as look_window does. */
@@ -82,6 +82,7 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	struct unwind_caller c = {.known = 0};
 	if (ticks & 1)
 		c = caller_by_run(ucv);
+	run_known += (uint64_t)c.known;
 	unwind_rules_expect_caller(&warm, &c);
 	uint64_t run_before = warm_stats.unwind_caller_run;
 	int nw = unwind_context(&warm, ucv, pw, sw, MAX_FRAMES);
@@ -376,7 +377,7 @@ int main(void)
 		unwind_rules_init(&warm, warm_mem, &warm_stats);
 		unwind_rules_init(&cold, cold_mem, &cold_stats);
 		memset(&warm_stats, 0, sizeof(warm_stats));
-		ticks = mismatches = frames_total = by_run = 0;
+		ticks = mismatches = frames_total = by_run = run_known = 0;
 		uint64_t v = 12345 + i;
 		double end = cpu_now() + ROW_SECONDS;
 		armed = 1;
@@ -384,16 +385,22 @@ int main(void)
 			v += rows[i].run(v) | 1;
 		armed = 0;
 		double ruled = frames_total ? (double)warm_stats.unwind_ruled / (double)frames_total : 0;
-		printf("%-26s ticks %5llu frames %7llu ruled %.2f by run %llu mismatches %llu dropped %llu\n",
+		printf("%-26s ticks %5llu frames %7llu ruled %.2f by run %llu of %llu known mismatches %llu dropped %llu\n",
 		       rows[i].name, (unsigned long long)ticks, (unsigned long long)frames_total, ruled,
-		       (unsigned long long)by_run, (unsigned long long)mismatches,
-		       (unsigned long long)warm_stats.unwind_rules_dropped);
+		       (unsigned long long)by_run, (unsigned long long)run_known,
+		       (unsigned long long)mismatches, (unsigned long long)warm_stats.unwind_rules_dropped);
 		CHECK(rows[i].line, ticks >= 200, "%s: only %llu ticks", rows[i].name,
 		      (unsigned long long)ticks);
 		CHECK(rows[i].line, mismatches == 0, "%s: %llu of %llu walks differ from libunwind's",
 		      rows[i].name, (unsigned long long)mismatches, (unsigned long long)ticks);
-		CHECK(rows[i].line, by_run >= ticks / 20, "%s: %llu walks with the run-ahead's caller",
-		      rows[i].name, (unsigned long long)by_run);
+		/* Where the run-ahead knew the caller, the walk took it.  Not a
+		 * share of all ticks: how many land where it can reach a ret
+		 * is the clock's (one run under a stalled host read 4517
+		 * ticks for the usual ~1250, 32 by the run-ahead, of as many
+		 * known). */
+		CHECK(rows[i].line, run_known >= 10 && by_run * 10 >= run_known * 9,
+		      "%s: %llu walks with the run-ahead's caller of %llu where it was known",
+		      rows[i].name, (unsigned long long)by_run, (unsigned long long)run_known);
 		CHECK(rows[i].line, ruled >= rows[i].min_ruled, "%s: %.2f of the frames by rules, want >= %.2f",
 		      rows[i].name, ruled, rows[i].min_ruled);
 	}
