@@ -490,7 +490,7 @@ void datasym_refresh_due(void)
 {
 	if (!__atomic_load_n(&ds_slots, __ATOMIC_ACQUIRE) || !due_claim(&ds_due_ns, DATASYM_DUE_NS))
 		return;
-	/* Never waits: the lock's holder may be this very thread (a walk's
+	/* Never waits: the flag's holder may be this very thread (a walk's
 	 * own allocations, or the program's handler that interrupted one). */
 	if (!ds_try())
 		return;

@@ -208,9 +208,7 @@ static void run_trap(struct witch_thread *t, ucontext_t *uc, void *arg)
 }
 
 /* A trap with no workspace to judge it in (runspace.h): the watch ends, as
- * a late trap's does.  Left armed, it traps on every access after; a QEMU
- * guest whose 24 threads held every workspace spun in its kernel's #DB
- * handler so (threads_many). */
+ * a late trap's does.  Left armed, it would trap on every access after. */
 static void trap_without_space(struct witch_thread *t, int slot)
 {
 	if (t->wps.wp[slot].armed)
@@ -411,17 +409,19 @@ static int step_meets_watch(struct witch_thread *t, ucontext_t *uc)
 static enum look_next look_apply(struct witch_thread *t, ucontext_t *uc, enum look_next next,
 				 int was_stepping)
 {
-	if (next == LOOK_STEP && sigismember(&uc->uc_sigmask, SIGTRAP) == 1) {
-		/* The program blocks SIGTRAP here: the kernel would force a
-		 * step's trap through at SIGTRAP's default action, ending it. */
-		t->stats.skip_no_step++;
-		look_end(&t->look);
-		next = LOOK_NONE;
-	}
-	if (next == LOOK_STEP && step_meets_watch(t, uc)) {
-		t->stats.skip_step_watched++;
-		look_end(&t->look);
-		next = LOOK_NONE;
+	if (next == LOOK_STEP) {
+		/* No step where the program blocks SIGTRAP (the kernel would
+		 * force the step's trap through at SIGTRAP's default action,
+		 * ending it), nor one that would never end (step_meets_watch):
+		 * the pick is lost, counted by why. */
+		uint64_t *lost = sigismember(&uc->uc_sigmask, SIGTRAP) == 1 ? &t->stats.skip_no_step
+				 : step_meets_watch(t, uc)		   ? &t->stats.skip_step_watched
+									   : NULL;
+		if (lost) {
+			(*lost)++;
+			look_end(&t->look);
+			next = LOOK_NONE;
+		}
 	}
 	if (next == LOOK_STEP) {
 		uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)EFLAGS_TF;
