@@ -9,8 +9,13 @@ native, OLD, NEW (in that order, so drift hits all three alike), with the
 default budget and plain LD_PRELOAD.  Prints a markdown table of medians:
 wall-time ratios to native, samples per CPU-second, kernel round trips per
 sample and the runtime's own overhead estimate, for each build; and the
-geometric mean of each build's time ratios.  For issue 13's "before and
-after" (what 1% of overhead buys).  Profiles are read with NEW_BUILD's witch.
+geometric mean of each build's time ratios; the same paired (each run over
+its round's native run, the median of those: a vCPU slowed for a while
+moves its whole round); the median over programs of new's samples a
+CPU-second over old's; and a second table of each build's samples over the
+CPU time (user + system) it added to the native run, for builds that run at
+different overheads.  For issue 13's "before and after" (what 1% of
+overhead buys).  Profiles are read with NEW_BUILD's witch.
 
 --real: the batch programs of bench/real_programs.py instead (python,
 sqlite, gzip, gcc, xz, pigz; inputs from bench/real/gen_inputs.py in a
@@ -101,9 +106,11 @@ def compare_real(a, builds, base):
 
 
 def run(exe, scale, env):
-    t0 = time.perf_counter()
+    """Wall seconds and CPU seconds (user + system) of one run."""
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     subprocess.run([exe, scale], env=env, stdout=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - t0
+    t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return t1 - t0, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
 
 
 def profile_stats(witch, path):
@@ -113,6 +120,7 @@ def profile_stats(witch, path):
     st = d["stats"]
     cpu_s = st["clock_ns"] / 1e9
     return {
+        "n": d["samples"],
         "sps": d["samples"] / cpu_s if cpu_s else 0.0,
         "rt": st["round_trips"] / max(1, d["samples"]),
         "est": 100.0 * d["overhead_estimate"],
@@ -154,28 +162,76 @@ def main():
                                WITCH_CLIENT=a.client, WITCH_OUTPUT=out, WITCH_SEED=str(r + 1))
                     if os.path.exists(out):
                         os.unlink(out)
-                rec = res.setdefault((prog, v), {"t": [], "sps": [], "rt": [], "est": []})
-                rec["t"].append(run(exe, a.scale, env))
+                rec = res.setdefault((prog, v), {"t": [], "cpu": [], "n": [], "sps": [], "rt": [],
+                                                 "est": []})
+                wall, cpu = run(exe, a.scale, env)
+                rec["t"].append(wall)
+                rec["cpu"].append(cpu)
                 if v != "native":
                     for k, x in profile_stats(witch, out).items():
                         rec[k].append(x)
     med = statistics.median
     print("# %s vs %s: %s client, bench/programs at scale %s, %d interleaved runs, medians\n"
           % (a.old, a.new, a.client, a.scale, a.runs))
-    print("| program | old time ratio | new time ratio | old samples/CPU-s | new samples/CPU-s "
+    # "paired": the median over rounds of each run's time over the native
+    # run's of its round.  On these VMs a vCPU slows by up to ~40% for
+    # seconds at a time (its host core shared), which moves a whole round
+    # together: a ratio of medians then reads 0.76-1.13 for one program.
+    print("| program | old time ratio | new time ratio | old paired | new paired "
+          "| old samples/CPU-s | new samples/CPU-s | new / old "
           "| old round trips/sample | new | old estimate % | new estimate % |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     logs = {"old": [], "new": []}
+    paired_logs = {"old": [], "new": []}
+    sps_gains = []
     for prog in a.programs.split(","):
         nat = med(res[(prog, "native")]["t"])
         o, n = res[(prog, "old")], res[(prog, "new")]
         logs["old"].append(math.log(med(o["t"]) / nat))
         logs["new"].append(math.log(med(n["t"]) / nat))
-        print("| %s | %.3f | %.3f | %.0f | %.0f | %.1f | %.1f | %.2f | %.2f |"
-              % (prog, med(o["t"]) / nat, med(n["t"]) / nat, med(o["sps"]), med(n["sps"]),
+        paired = {}
+        for v, r in (("old", o), ("new", n)):
+            paired[v] = med([t / b for t, b in zip(r["t"], res[(prog, "native")]["t"])])
+            paired_logs[v].append(math.log(paired[v]))
+        gain = med(n["sps"]) / med(o["sps"]) if med(o["sps"]) > 0 else float("nan")
+        sps_gains.append(gain)
+        print("| %s | %.3f | %.3f | %.3f | %.3f | %.0f | %.0f | %.2fx | %.1f | %.1f | %.2f | %.2f |"
+              % (prog, med(o["t"]) / nat, med(n["t"]) / nat, paired["old"], paired["new"],
+                 med(o["sps"]), med(n["sps"]), gain,
                  med(o["rt"]), med(n["rt"]), med(o["est"]), med(n["est"])))
-    print("\ngeomean time ratio: old %.3f, new %.3f"
-          % (math.exp(statistics.mean(logs["old"])), math.exp(statistics.mean(logs["new"]))))
+    print("\ngeomean time ratio: old %.3f, new %.3f; paired: old %.3f, new %.3f"
+          % (math.exp(statistics.mean(logs["old"])), math.exp(statistics.mean(logs["new"])),
+             math.exp(statistics.mean(paired_logs["old"])),
+             math.exp(statistics.mean(paired_logs["new"]))))
+    print("samples a CPU-second, new over old: median %.2fx over %d programs"
+          % (med(sps_gains), len(sps_gains)))
+    # Samples a CPU-second of overhead: each build's samples over the CPU
+    # time it added to the native run (medians), so builds that run at
+    # different overheads compare at the same one, as far as cost grows
+    # with samples.  At the default budget the added time is ~1% of the
+    # run and reads to a few percent of itself at best; a fixed rate with
+    # a larger overhead (--env WITCH_RATE=...) reads it closer.
+    print("\n| program | native CPU s | old added CPU ms | new added CPU ms | old samples | new samples "
+          "| old us/sample | new us/sample | old / new |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    gains = []
+    for prog in a.programs.split(","):
+        nat = med(res[(prog, "native")]["cpu"])
+        cells, per = [], {}
+        for v in ("old", "new"):
+            r = res[(prog, v)]
+            added = med(r["cpu"]) - nat
+            per[v] = 1e6 * added / med(r["n"]) if added > 0 and med(r["n"]) else float("nan")
+            cells.append((1e3 * added, med(r["n"])))
+        gain = per["old"] / per["new"] if per["new"] == per["new"] and per["new"] > 0 else float("nan")
+        if gain == gain:
+            gains.append(gain)
+        print("| %s | %.2f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.2fx |"
+              % (prog, nat, cells[0][0], cells[1][0], cells[0][1], cells[1][1], per["old"],
+                 per["new"], gain))
+    if gains:
+        print("\nsamples a CPU-second of overhead, new over old: median %.2fx over %d programs "
+              "(a program whose added time read <= 0 has none)" % (med(gains), len(gains)))
     shutil.rmtree(tmp, ignore_errors=True)
 
 
