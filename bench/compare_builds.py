@@ -189,9 +189,10 @@ def main():
         o, n = res[(prog, "old")], res[(prog, "new")]
         logs["old"].append(math.log(med(o["t"]) / nat))
         logs["new"].append(math.log(med(n["t"]) / nat))
+        native_t = res[(prog, "native")]["t"]
         paired = {}
         for v, r in (("old", o), ("new", n)):
-            paired[v] = med([t / b for t, b in zip(r["t"], res[(prog, "native")]["t"])])
+            paired[v] = med([t / b for t, b in zip(r["t"], native_t)])
             paired_logs[v].append(math.log(paired[v]))
         gain = med(n["sps"]) / med(o["sps"]) if med(o["sps"]) > 0 else float("nan")
         sps_gains.append(gain)
@@ -220,11 +221,11 @@ def main():
         cells, per = [], {}
         for v in ("old", "new"):
             r = res[(prog, v)]
-            added = med(r["cpu"]) - nat
-            per[v] = 1e6 * added / med(r["n"]) if added > 0 and med(r["n"]) else float("nan")
-            cells.append((1e3 * added, med(r["n"])))
-        gain = per["old"] / per["new"] if per["new"] == per["new"] and per["new"] > 0 else float("nan")
-        if gain == gain:
+            added, samples = med(r["cpu"]) - nat, med(r["n"])
+            per[v] = 1e6 * added / samples if added > 0 and samples else float("nan")
+            cells.append((1e3 * added, samples))
+        gain = per["old"] / per["new"]  # nan where either read none
+        if not math.isnan(gain):
             gains.append(gain)
         print("| %s | %.2f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.2fx |"
               % (prog, nat, cells[0][0], cells[1][0], cells[0][1], cells[1][1], per["old"],
