@@ -151,15 +151,21 @@ static struct witch_thread *bulk_thread(void)
 }
 
 /* While a debug register is armed the CPU runs `rep movsb/stosb` without
- * its fast-string microcode, 16-60x slower (bench/dr_fast_string.c).  In a
- * profiled thread such calls go in 2 KiB pieces, which glibc runs with its
- * vector loops (its rep thresholds here: movsb 0x840, stosb 0x800).  glibc
- * 2.36 copies with `rep movsb` up to its stop threshold (on AMD the L2's
- * size: 1 MiB here; copies of 2 MiB ran as fast armed), but sets memory
- * with `rep stosb` at any size: a 2 MiB memset took 0.03 ms, 0.66-0.87 ms
- * armed, 8 MiB 0.09 and 2.5 ms (stencil's per-scenario 2 MiB memset: 19%
- * at a 5% budget).  So memset goes in pieces at every size; a 2 MiB one
- * in 2 KiB pieces runs as fast as glibc's single call unarmed. */
+ * its fast-string microcode, 16-60x slower (bench/dr_fast_string.c).  So
+ * while one of the thread's is armed, such calls go in 2 KiB pieces, which
+ * glibc runs with its vector loops (its rep thresholds here: movsb 0x840,
+ * stosb 0x800).  glibc 2.36 copies with `rep movsb` up to its stop
+ * threshold (on AMD the L2's size: 1 MiB here; copies of 2 MiB ran as fast
+ * armed), but sets memory with `rep stosb` at any size: a 2 MiB memset took
+ * 0.03 ms, 0.66-0.87 ms armed, 8 MiB 0.09 and 2.5 ms (stencil's
+ * per-scenario 2 MiB memset: 19% at a 5% budget).  So memset goes in pieces
+ * at every size; a 2 MiB one in 2 KiB pieces runs as fast as glibc's single
+ * call unarmed.  Pieces are not free where nothing is armed: a 64-256 KiB
+ * memmove in pieces took 1.9-2.0x glibc's `rep movsb` (sort: 20.5% of its
+ * time natively in memmove, 22.2% profiled with nothing armed), so a call
+ * goes whole when no register of the thread is armed as it begins.  Nothing
+ * arms one during the call but a sample of the call's own (re-checked
+ * after it): a tick inside a counted call is skipped (handler.c). */
 #define CHUNK 2048
 #define COPY_CHUNK_MAX (1u << 20)
 
@@ -184,16 +190,31 @@ static int bulk_twice(uint64_t pos, uint64_t n, uint64_t piece)
 	return off < BULK_EDGE || off + BULK_EDGE >= (left < piece ? left : piece);
 }
 
+/* Whether the calling thread's call of n bytes goes in pieces of CHUNK
+ * now (see CHUNK): it is profiled and one of its debug registers is armed.
+ * t: the thread when known, else NULL (looked up). */
+static int bulk_in_pieces(struct witch_thread *t, size_t n)
+{
+	if (n <= CHUNK)
+		return 0;
+	if (!t && !(t = thread_self()))
+		return 0;
+	return t->active && watchpoint_set_armed(&t->wps) != 0;
+}
+
 /* Count n bytes at addr; returns the thread to mark active, or NULL when
  * this call is not counted.  When the count passes a period's end, the
  * byte it passed is sampled: after the call (bulk_leave), its own access
  * done, so the watchpoint waits for the next one with no trap on the call's
  * own; or now, where the call may access it twice (bulk_twice: the second
- * access decides, as a PMU would see it), and its own access traps first. */
-static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, uint64_t piece,
-				       struct bulk_sample *s)
+ * access decides, as a PMU would see it), and its own access traps first.
+ * may_chunk: the call goes in pieces while a register is armed (the
+ * answer in *pieces); overlap: it is a move whose ranges meet. */
+static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, int may_chunk,
+				       int overlap, struct bulk_sample *s, int *pieces)
 {
 	s->weight = 0;
+	*pieces = 0;
 	if (n < BULK_MIN_BYTES || !real_memset)
 		return NULL;
 	struct witch_thread *t = bulk_thread();
@@ -201,13 +222,18 @@ static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, uin
 	double weight;
 	if (!t)
 		return NULL;
+	*pieces = may_chunk && bulk_in_pieces(t, n);
 	if ((weight = bulk_count(t, n, &pos)) > 0) {
 		s->fn = (uint64_t)(uintptr_t)fn;
 		s->addr = (uint64_t)(uintptr_t)addr + pos;
-		if (bulk_twice(pos, n, piece))
+		if (bulk_twice(pos, n, overlap ? 0 : *pieces ? CHUNK : n)) {
 			handler_sample_call(s->fn, s->addr, bulk_kind, weight, 0);
-		else
+			/* armed now, the call must not meet it whole: its byte
+			 * is accessed twice in pieces too (the sample stands) */
+			*pieces = may_chunk && bulk_in_pieces(t, n);
+		} else {
 			s->weight = weight;
+		}
 	}
 	bulk_call_begin(t, n);
 	return t;
@@ -300,10 +326,10 @@ BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 	const void *counted = bulk_kind == DECODE_LOAD ? s : d;
 	uintptr_t dv = (uintptr_t)d, sv = (uintptr_t)s;
 	struct bulk_sample sample;
-	int chunked = n > CHUNK && n < COPY_CHUNK_MAX;
-	uint64_t piece = dv < sv + n && sv < dv + n ? 0 : chunked ? CHUNK : n;
-	struct witch_thread *t = bulk_enter(counted, n, (void *)fn, piece, &sample);
-	if (t && chunked)
+	int pieces;
+	struct witch_thread *t = bulk_enter(counted, n, (void *)fn, n < COPY_CHUNK_MAX,
+					    dv < sv + n && sv < dv + n, &sample, &pieces);
+	if (pieces)
 		move_chunked(real_memmove, d, s, n);
 	else
 		fn(d, s, n);
@@ -319,9 +345,12 @@ BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 __attribute__((noinline)) BULK_PATH static void *do_set(memset_fn fn, void *d, int c, size_t n)
 {
 	struct bulk_sample sample = {0};
+	int pieces = 0;
 	struct witch_thread *t =
-		bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn, n > CHUNK ? CHUNK : n, &sample) : NULL;
-	if (n > CHUNK && (t || bulk_kind != DECODE_STORE)) {
+		bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn, 1, 0, &sample, &pieces) : NULL;
+	if (bulk_kind != DECODE_STORE) /* not counted: in pieces all the same while armed */
+		pieces = bulk_in_pieces(NULL, n);
+	if (pieces) {
 		for (size_t off = 0; off < n; off += CHUNK)
 			fn((char *)d + off, c, n - off < CHUNK ? n - off : CHUNK);
 	} else {

@@ -6,7 +6,7 @@
  * its fast-string microcode (25-30x slower here), and glibc 2.36 sets
  * memory with `rep stosb` from 2 KiB up at any size, and copies with
  * `rep movsb` from 2 KiB up to its stop threshold (on AMD the L2's size).
- * So in a profiled thread:
+ * So in a profiled thread with a debug register armed:
  *   - memset of 4 MiB reaches the C library as 4 MiB / 2 KiB = 2048 calls
  *     of at most 2048 bytes (rep stosb starts at 0x800 + 1);
  *   - memcpy of 512 KiB as 256 calls of 2048 bytes (memmove's pieces);
@@ -14,7 +14,16 @@
  *     with vector loops, unhurt by a debug register);
  *   - memset of 1 KiB as one call (below the threshold, never a rep).
  * (The runtime's own small copies may add calls, never larger ones.)
- * Unprofiled (no libwitch.so), each is one call of its size.
+ * Pieces cost time where nothing is armed (a 64-256 KiB copy ~2x), so with
+ * no register armed (WITCH_WATCHPOINTS=0), and unprofiled (no
+ * libwitch.so), each is one call of its size.
+ *
+ * First the program stores once to each 8-byte word of 128 MiB it never
+ * touches again (16M stores and 32768 first touches, 40-80 ms: at
+ * WITCH_RATE=4000, a tick every 0.25 ms of CPU time, over a hundred
+ * ticks, nearly all of them in this loop).  The dead client's samples there
+ * stay watched: no later access traps them, and a fixed rate expires none
+ * (drcost.h).  So registers are armed when the calls below begin.
  * Prints one line per case: "NAME calls LARGEST".
  */
 
@@ -23,6 +32,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define WARM_BYTES (128u << 20)
+
+/* Stores the profiler may sample and watch, none accessed again. */
+static void warm_up(void)
+{
+	volatile uint64_t *w = malloc(WARM_BYTES);
+	if (!w)
+		exit(2);
+	for (size_t i = 0; i < WARM_BYTES / 8; i++)
+		w[i] = i;
+}
 
 typedef void (*take_fn)(uint64_t *, uint64_t *, uint64_t *, uint64_t *);
 
@@ -43,6 +64,8 @@ int main(void)
 		return 2;
 	uint64_t sc, sl, mc, ml;
 	set_p(b, 7, big); /* (b's pages, before counting) */
+	set_p(a, 0, big);
+	warm_up();
 	take(&sc, &sl, &mc, &ml);
 	set_p(a, 1, big);
 	take(&sc, &sl, &mc, &ml);
