@@ -7,7 +7,6 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -33,18 +32,8 @@
 struct runspace;
 
 struct witch_thread {
-	/* The first cache line is what every counted memcpy and memset reads
-	 * and writes (bulk.c); a program that streams through memory evicts
-	 * it between calls, and spread over three lines it cost sort ~25 ns a
-	 * call in misses (2M calls of 1-2 KiB). */
 	pid_t tid;
 	volatile sig_atomic_t active; /* handlers do nothing unless set */
-	/* Periodic flush: the flusher sets paused, then waits for in_handler
-	 * to clear before reading the thread's tables (handler.c enters and
-	 * leaves around every use of them). */
-	int in_handler;
-	int paused;
-	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	uint64_t fs_base, gs_base;
 	uint64_t errno_addr;          /* this thread's errno (the handler saves it) */
 	uint64_t stack_hi;            /* the top of the thread's own stack, 0 when unknown */
@@ -61,6 +50,7 @@ struct witch_thread {
 	struct look look;             /* software sampler: reaching a tick's pick */
 	struct unwind_rules unwind_rules; /* its frames' rules (unwind_rules.h) */
 	struct fnrange fnrange;       /* the functions its stack samples fell in (fnrange.h) */
+	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	struct cost cost;             /* what the profiler spends here (cost.h) */
 	struct drcost drcost;         /* what armed watchpoints cost its kernel work */
 	struct faultlog faults;       /* its page faults: ticks that arrive from one */
@@ -68,13 +58,16 @@ struct witch_thread {
 	struct budget budget;         /* the rate following WITCH_BUDGET (budget.h) */
 	int back_soon;                /* this handler run expects the program back at once */
 	int back_step;                /* ... by a single step (cost.h times it) */
+	/* Periodic flush: the flusher sets paused, then waits for in_handler
+	 * to clear before reading the thread's tables (handler.c enters and
+	 * leaves around every use of them). */
+	int paused;
+	int in_handler;
 	int reserved;                 /* holds THREAD_FOOTPRINT of WITCH_MEMORY_MB */
 	uint64_t parking;             /* a harmless address to park disabled watchpoints on */
 	struct witch_stats stats;
 	struct witch_thread *next;    /* in the list of live threads */
 };
-_Static_assert(offsetof(struct witch_thread, bulk) + sizeof(struct bulk) <= 64,
-	       "what a counted call touches is the first cache line");
 
 /* Once, from the constructor (after runtime.h's cfg and sig): which sampler
  * threads get (pmu_ev NULL: the software one), the thread-exit key.  New
