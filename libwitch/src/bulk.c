@@ -191,11 +191,12 @@ static int bulk_twice(uint64_t pos, uint64_t n, uint64_t piece)
 }
 
 /* Whether the calling thread's call of n bytes goes in pieces of CHUNK
- * now (see CHUNK): it is profiled and one of its debug registers is armed.
+ * now (see CHUNK): CHUNK < n < below (the call's kind goes whole from
+ * below up), it is profiled and one of its debug registers is armed.
  * t: the thread when known, else NULL (looked up). */
-static int bulk_in_pieces(struct witch_thread *t, size_t n)
+static int bulk_in_pieces(struct witch_thread *t, size_t n, size_t below)
 {
-	if (n <= CHUNK)
+	if (n <= CHUNK || n >= below)
 		return 0;
 	if (!t && !(t = thread_self()))
 		return 0;
@@ -208,9 +209,9 @@ static int bulk_in_pieces(struct witch_thread *t, size_t n)
  * done, so the watchpoint waits for the next one with no trap on the call's
  * own; or now, where the call may access it twice (bulk_twice: the second
  * access decides, as a PMU would see it), and its own access traps first.
- * may_chunk: the call goes in pieces while a register is armed (the
- * answer in *pieces); overlap: it is a move whose ranges meet. */
-static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, int may_chunk,
+ * below: bulk_in_pieces's, for the answer in *pieces; overlap: it is a
+ * move whose ranges meet. */
+static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, size_t below,
 				       int overlap, struct bulk_sample *s, int *pieces)
 {
 	s->weight = 0;
@@ -222,7 +223,7 @@ static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, int
 	double weight;
 	if (!t)
 		return NULL;
-	*pieces = may_chunk && bulk_in_pieces(t, n);
+	*pieces = bulk_in_pieces(t, n, below);
 	if ((weight = bulk_count(t, n, &pos)) > 0) {
 		s->fn = (uint64_t)(uintptr_t)fn;
 		s->addr = (uint64_t)(uintptr_t)addr + pos;
@@ -230,7 +231,7 @@ static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, int
 			handler_sample_call(s->fn, s->addr, bulk_kind, weight, 0);
 			/* armed now, the call must not meet it whole: its byte
 			 * is accessed twice in pieces too (the sample stands) */
-			*pieces = may_chunk && bulk_in_pieces(t, n);
+			*pieces = bulk_in_pieces(t, n, below);
 		} else {
 			s->weight = weight;
 		}
@@ -327,7 +328,7 @@ BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 	uintptr_t dv = (uintptr_t)d, sv = (uintptr_t)s;
 	struct bulk_sample sample;
 	int pieces;
-	struct witch_thread *t = bulk_enter(counted, n, (void *)fn, n < COPY_CHUNK_MAX,
+	struct witch_thread *t = bulk_enter(counted, n, (void *)fn, COPY_CHUNK_MAX,
 					    dv < sv + n && sv < dv + n, &sample, &pieces);
 	if (pieces)
 		move_chunked(real_memmove, d, s, n);
@@ -347,9 +348,9 @@ __attribute__((noinline)) BULK_PATH static void *do_set(memset_fn fn, void *d, i
 	struct bulk_sample sample = {0};
 	int pieces = 0;
 	struct witch_thread *t =
-		bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn, 1, 0, &sample, &pieces) : NULL;
+		bulk_kind == DECODE_STORE ? bulk_enter(d, n, (void *)fn, SIZE_MAX, 0, &sample, &pieces) : NULL;
 	if (bulk_kind != DECODE_STORE) /* not counted: in pieces all the same while armed */
-		pieces = bulk_in_pieces(NULL, n);
+		pieces = bulk_in_pieces(NULL, n, SIZE_MAX);
 	if (pieces) {
 		for (size_t off = 0; off < n; off += CHUNK)
 			fn((char *)d + off, c, n - off < CHUNK ? n - off : CHUNK);

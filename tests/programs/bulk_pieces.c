@@ -64,7 +64,7 @@ int main(void)
 		return 2;
 	uint64_t sc, sl, mc, ml;
 	set_p(b, 7, big); /* (b's pages, before counting) */
-	set_p(a, 0, big);
+	set_p(a, 0, big); /* (a's too) */
 	warm_up();
 	take(&sc, &sl, &mc, &ml);
 	set_p(a, 1, big);
