@@ -33,6 +33,11 @@ struct decode_gpr_slot decode_gpr_slots[ZYDIS_REGISTER_MAX_VALUE + 1];
 
 static int dep_index_of(ZydisRegister r);
 
+const void *decode_library(void)
+{
+	return (const void *)&ZydisDecoderDecodeFull;
+}
+
 int decode_init(void)
 {
 	if (g_ready)

@@ -2,12 +2,16 @@
 
 #include "witch/ehpages.h"
 #include "witch/due.h"
+#include "witch/faultaround.h"
 #include "witch/filepages.h"
 
 #include <link.h>
 #include <pthread.h>
 
 static uint64_t eh_due_ns; /* when ehpages_release_due last gave back */
+/* The loader's count of modules added at the last walk: a walk registers
+ * the ranges with faultaround.h only when it moved (0: none seen yet). */
+static unsigned long long eh_adds_seen;
 /* Held around the walk, and by fork's prepare handler (ehpages_prefork):
  * dl_iterate_phdr holds the loader's module-list lock for the walk, the C
  * library does not reset that lock in a child, and a child forked while
@@ -15,12 +19,18 @@ static uint64_t eh_due_ns; /* when ehpages_release_due last gave back */
  * soak's timeout: thread_begin -> datasym_refresh -> dl_iterate_phdr). */
 static pthread_mutex_t eh_lock = PTHREAD_MUTEX_INITIALIZER;
 
+struct eh_walk {
+	int rc;                  /* the first error */
+	unsigned long long adds; /* the loader's count of modules added */
+};
+
 /* The read-only, non-executable PT_LOAD holding the module's unwind table
  * header: its pages from the header on. */
 static int eh_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	int *rc = arg;
+	struct eh_walk *w = arg;
 	const ElfW(Phdr) *hdr = NULL;
+	w->adds = info->dlpi_adds;
 	(void)size;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
@@ -34,9 +44,14 @@ static int eh_one(struct dl_phdr_info *info, size_t size, void *arg)
 			continue;
 		uint64_t at = info->dlpi_addr + hdr->p_vaddr;
 		uint64_t end = info->dlpi_addr + p->p_vaddr + p->p_filesz;
+		/* One page a fault from here on; where the kernel cannot, or
+		 * the program's own userfaultfd holds the range, faults map 16
+		 * pages as before and the release below still bounds them. */
+		if (info->dlpi_adds != eh_adds_seen)
+			(void)faultaround_off((const void *)(uintptr_t)at, end - at);
 		int r = filepages_release((const void *)(uintptr_t)at, end - at);
-		if (r < 0 && *rc == 0)
-			*rc = r;
+		if (r < 0 && w->rc == 0)
+			w->rc = r;
 		break;
 	}
 	return 0;
@@ -45,9 +60,12 @@ static int eh_one(struct dl_phdr_info *info, size_t size, void *arg)
 /* eh_lock held. */
 static int eh_walk(void)
 {
-	int rc = 0;
-	dl_iterate_phdr(eh_one, &rc);
-	return rc;
+	struct eh_walk w = {0, eh_adds_seen};
+	/* Its answer is kept: a kernel that cannot costs one try a process. */
+	(void)faultaround_init();
+	dl_iterate_phdr(eh_one, &w);
+	eh_adds_seen = w.adds;
+	return w.rc;
 }
 
 int ehpages_release(void)
@@ -83,4 +101,8 @@ void ehpages_postfork_parent(void)
 void ehpages_postfork_child(void)
 {
 	pthread_mutex_init(&eh_lock, NULL);
+	/* The child's mappings lost the parent's registrations: its next
+	 * walk registers them again, with its own descriptor. */
+	faultaround_postfork_child();
+	eh_adds_seen = 0;
 }

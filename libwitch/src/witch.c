@@ -17,6 +17,7 @@
 #include "witch/decode_zcache.h"
 #include "witch/runspace.h"
 #include "witch/execguard.h"
+#include "witch/faultaround.h"
 #include "witch/fatal.h"
 #include "witch/flush.h"
 #include "witch/forkguard.h"
@@ -85,6 +86,29 @@ static void witch_find_runtime_text(void)
 	}
 }
 
+/* Before the first unwind or decode, the pages only the runtime reads
+ * fault in one at a time where the kernel allows (faultaround.h): every
+ * module's unwind tables (ehpages.h) and the libraries only it runs (its
+ * own, Zydis, libunwind).  In a fork child again: the registrations are
+ * the parent's alone. */
+static void witch_faults_one_page(void)
+{
+	const void *mine[] = {(const void *)&witch_text_cb, decode_library(), unwind_library()};
+	int rc = ehpages_release();
+	if (rc < 0)
+		log_verbose(1, "cannot read /proc/self/pagemap (%s): unwind tables stay resident",
+			    strerror(-rc));
+	if ((rc = faultaround_init()) < 0) {
+		log_verbose(1, "no userfaultfd write-protect tracking (%s): page faults in unwind "
+			    "tables and the runtime's libraries map 16 pages", strerror(-rc));
+		return;
+	}
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+		if ((rc = faultaround_off_module(mine[i])) < 0)
+			log_verbose(1, "a library of the runtime's keeps 16 pages a fault (%s)",
+				    strerror(-rc));
+}
+
 static void witch_prefork(void)
 {
 	flush_prefork();
@@ -149,6 +173,7 @@ static void witch_child_start(void)
 
 	if (!witch_running || getpid() != witch_pid)
 		return;
+	witch_faults_one_page();
 	if (!thread_begin()) {
 		witch_running = 0;
 		witch_rt.live = 0;
@@ -286,6 +311,7 @@ __attribute__((constructor)) static void witch_init(void)
 			 "near waste only)");
 		return;
 	}
+	witch_faults_one_page();
 	/* The machine's measurements, from the process that started this one
 	 * if it took them on this machine (probes.h), else taken here. */
 	int inherited = probes_take_inherited() == 0;
