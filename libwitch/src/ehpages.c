@@ -78,7 +78,8 @@ int ehpages_release(void)
 
 void ehpages_release_due(void)
 {
-	if (!due_claim(&eh_due_ns, EHPAGES_DUE_NS))
+	uint64_t every = faultaround_active() ? EHPAGES_DUE_ONE_PAGE_NS : EHPAGES_DUE_NS;
+	if (!due_claim(&eh_due_ns, every))
 		return;
 	/* Never waits: a fork in progress holds it (the next interval will
 	 * do), and the heap's hook may run in a program's signal handler. */

@@ -48,6 +48,11 @@ int faultaround_init(void)
 	return fa_rc = 0;
 }
 
+int faultaround_active(void)
+{
+	return __atomic_load_n(&fa_rc, __ATOMIC_RELAXED) == 0;
+}
+
 int faultaround_off(const void *at, uint64_t size)
 {
 	struct stat st;

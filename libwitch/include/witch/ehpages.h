@@ -6,7 +6,9 @@
  * around).  Those pages count in the program's resident set: cc1 kept all
  * 89 pages of its .eh_frame_hdr and 412 of its 586 .eh_frame pages, 1.75
  * MiB of gcc's peak.  They are the file's, read-only: given back, a later
- * unwind faults in again what it needs (filepages.h).
+ * unwind faults in again what it needs (filepages.h).  Where the kernel
+ * allows, each walk's new modules are registered to fault in one page at a
+ * time (faultaround.h), so what comes back is what the unwinds read.
  *
  * For each module with a PT_GNU_EH_FRAME in a read-only, non-executable
  * PT_LOAD: its pages from .eh_frame_hdr to the segment's end (.eh_frame
@@ -20,8 +22,8 @@
 
 #include <stdint.h>
 
-/* At most every EHPAGES_DUE_NS (a coarse clock read otherwise; due.h: one
- * caller an interval).
+/* At most every EHPAGES_DUE_NS, or EHPAGES_DUE_ONE_PAGE_NS (a coarse clock
+ * read otherwise; due.h: one caller an interval).
  * Called by the heap's growth hook and the flusher (witch.c, flush.c).
  * gcc -O2 (bench/real_programs' input), peak RSS profiled: 120.0-120.1 MB
  * before, 119.4-119.9 at 100 ms (4 runs each; native 114.7-115.1), for
@@ -29,6 +31,12 @@
  * at 10 ms: the pages come back fast (each new pc's unwind searches the
  * header, 16 pages a fault), so the interval buys little below this. */
 #define EHPAGES_DUE_NS 100000000ull
+/* Where faults map one page (faultaround.h) the pages come back one at a
+ * time, and each that an unwind reads again after a release is a fault
+ * (~12 us on these VMs).  gcc -O2, medians of 5 (native 115.9 MB, before
+ * one-page faults 118.9 MB and 29,064 faults): at 100 ms 117.5 MB and
+ * 31,646 faults, at 300 ms 117.7 and 30,249, at 1 s 117.7 and 29,427. */
+#define EHPAGES_DUE_ONE_PAGE_NS 1000000000ull
 void ehpages_release_due(void);
 
 /* Every module's pages now: 0, or a negative errno (pagemap unreadable). */

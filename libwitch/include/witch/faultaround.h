@@ -32,6 +32,9 @@
  * UFFD_FEATURE_WP_ASYNC).  Later calls return the first one's answer. */
 int faultaround_init(void);
 
+/* 1 when this process's faultaround_init succeeded, else 0 (never tries). */
+int faultaround_active(void);
+
 /* Read faults in the whole pages around [at, at + size) map one page
  * each from now on.  0, -ENODEV when faultaround_init failed, -EBADF when
  * the program closed or replaced the descriptor, or the kernel's errno
