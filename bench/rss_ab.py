@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """rss_ab.py: peak RSS over native of one or more libwitch builds, real programs.
 
-usage: rss_ab.py LIB[,LIB...] [--runs 5] [--programs a,b,...] [--env K=V,...]
+usage: rss_ab.py LIB[,LIB...] [--runs 5] [--programs a,b,...] [--bench DIR] [--scale 6] [--env K=V,...]
 
   LIB        one or more libwitch.so builds (an A/B: the old build first)
   --runs     rounds (default 5); each round runs every program natively and
              under each LIB, in that order
   --programs real_programs.py's names (python, sqlite, gzip, gcc, xz, pigz,
-             redis) and node, java where installed (default: all of them)
+             redis), node, java where installed, and with --bench the six of
+             bench/programs (lz, sort, hashtab, strings, interp, stencil)
+             (default: all of them)
+  --bench    a build directory whose bench/programs/ holds those six
+  --scale    their argument (default 6: 3-5 s runs)
   --env      settings for the profiled runs (default WITCH_WATCHPOINTS=0,
              WITCH_CLIENT=dead: on a machine whose debug registers never
              trap the runtime would otherwise run unprofiled)
@@ -59,6 +63,19 @@ def extra_programs(tmp):
     return specs
 
 
+BENCH_PROGRAMS = ["lz", "sort", "hashtab", "strings", "interp", "stencil"]
+
+
+def bench_programs(build, scale):
+    """bench/programs' six in real_programs' form, from build."""
+    specs = {}
+    for n in BENCH_PROGRAMS:
+        exe = os.path.join(build, "bench", "programs", n)
+        if os.access(exe, os.X_OK):
+            specs[n] = dict(argv=[exe, scale])
+    return specs
+
+
 def one_run(name, spec, subst, env, tmp, tag):
     cwd = os.path.join(tmp, f"{name}-{tag}")
     shutil.rmtree(cwd, ignore_errors=True)
@@ -88,6 +105,8 @@ def main(argv):
     ap.add_argument("libs")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--programs")
+    ap.add_argument("--bench")
+    ap.add_argument("--scale", default="6")
     ap.add_argument("--env", default="WITCH_WATCHPOINTS=0,WITCH_CLIENT=dead")
     a = ap.parse_args(argv)
     libs = [os.path.abspath(x) for x in a.libs.split(",")]
@@ -115,7 +134,10 @@ def main(argv):
             snaps.append(shutil.copy2(lib, os.path.join(tmp, f"lib{i}", "libwitch.so")))
         specs = dict(rp.PROGRAMS)
         specs.update(extra_programs(tmp))
-        names = a.programs.split(",") if a.programs else rp.ORDER + ["node", "java"]
+        if a.bench:
+            specs.update(bench_programs(os.path.abspath(a.bench), a.scale))
+        names = (a.programs.split(",") if a.programs else
+                 BENCH_PROGRAMS + rp.ORDER + ["node", "java"])
         names = [n for n in names if n in specs]
         subst = dict(real=rp.REAL, data=os.path.join(tmp, "data.txt"),
                      xzdata=os.path.join(tmp, "xzdata.txt"), csrc=os.path.join(tmp, "gen.c"))

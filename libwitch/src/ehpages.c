@@ -7,11 +7,20 @@
 
 #include <link.h>
 #include <pthread.h>
+#include <time.h>
 
 static uint64_t eh_due_ns; /* when ehpages_release_due last gave back */
 /* The loader's count of modules added at the last walk: a walk registers
  * the ranges with faultaround.h only when it moved (0: none seen yet). */
 static unsigned long long eh_adds_seen;
+static uint64_t eh_start_ns; /* ehpages_start's clock; 0: not started */
+
+static uint64_t eh_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 /* Held around the walk, and by fork's prepare handler (ehpages_prefork):
  * dl_iterate_phdr holds the loader's module-list lock for the walk, the C
  * library does not reset that lock in a child, and a child forked while
@@ -47,7 +56,7 @@ static int eh_one(struct dl_phdr_info *info, size_t size, void *arg)
 		/* One page a fault from here on; where the kernel cannot, or
 		 * the program's own userfaultfd holds the range, faults map 16
 		 * pages as before and the release below still bounds them. */
-		if (info->dlpi_adds != eh_adds_seen)
+		if (faultaround_active() && info->dlpi_adds != eh_adds_seen)
 			(void)faultaround_off((const void *)(uintptr_t)at, end - at);
 		int r = filepages_release((const void *)(uintptr_t)at, end - at);
 		if (r < 0 && w->rc == 0)
@@ -60,9 +69,13 @@ static int eh_one(struct dl_phdr_info *info, size_t size, void *arg)
 /* eh_lock held. */
 static int eh_walk(void)
 {
+	/* One page a fault from the first walk EHPAGES_ONE_PAGE_AFTER_NS into
+	 * the run (faultaround_init's answer is kept: a kernel that cannot
+	 * costs one try a process); this walk registers every module. */
+	if (!faultaround_active() && eh_start_ns &&
+	    eh_now_ns() - eh_start_ns >= EHPAGES_ONE_PAGE_AFTER_NS && faultaround_init() == 0)
+		eh_adds_seen = 0;
 	struct eh_walk w = {0, eh_adds_seen};
-	/* Its answer is kept: a kernel that cannot costs one try a process. */
-	(void)faultaround_init();
 	dl_iterate_phdr(eh_one, &w);
 	eh_adds_seen = w.adds;
 	return w.rc;
@@ -74,6 +87,12 @@ int ehpages_release(void)
 	int rc = eh_walk();
 	pthread_mutex_unlock(&eh_lock);
 	return rc;
+}
+
+void ehpages_start(void)
+{
+	eh_start_ns = eh_now_ns();
+	__atomic_store_n(&eh_due_ns, eh_start_ns, __ATOMIC_RELAXED);
 }
 
 void ehpages_release_due(void)
@@ -103,7 +122,8 @@ void ehpages_postfork_child(void)
 {
 	pthread_mutex_init(&eh_lock, NULL);
 	/* The child's mappings lost the parent's registrations: its next
-	 * walk registers them again, with its own descriptor. */
+	 * walk registers them again, with its own descriptor (a child of a
+	 * process past EHPAGES_ONE_PAGE_AFTER_NS at once). */
 	faultaround_postfork_child();
 	eh_adds_seen = 0;
 }

@@ -1,6 +1,7 @@
 /* faultaround: one page a read fault where only the runtime reads (see
  * faultaround.h). */
 #include "witch/faultaround.h"
+#include "witch/filepages.h"
 #include "witch/rawsys.h"
 
 #include <errno.h>
@@ -26,6 +27,12 @@ static int fa_fd = -1;
 static int fa_rc = 1;          /* 1: not tried yet; else init's answer */
 static dev_t fa_dev;           /* the descriptor's identity, to tell when */
 static ino_t fa_ino;           /* the program closed or replaced it */
+/* faultaround_add_module's, registered by each successful init. */
+#define FA_MODULES 4
+static const void *fa_modules[FA_MODULES];
+static int fa_nmodules;
+
+static int fa_register_module(const void *addr);
 
 int faultaround_init(void)
 {
@@ -45,7 +52,10 @@ int faultaround_init(void)
 	fa_fd = (int)fd;
 	fa_dev = st.st_dev;
 	fa_ino = st.st_ino;
-	return fa_rc = 0;
+	fa_rc = 0;
+	for (int i = 0; i < fa_nmodules; i++)
+		(void)fa_register_module(fa_modules[i]); /* one that cannot faults around */
+	return 0;
 }
 
 int faultaround_active(void)
@@ -90,21 +100,37 @@ static int fa_module_one(struct dl_phdr_info *info, size_t size, void *arg)
 	m->rc = 0;
 	for (int i = 0; i < info->dlpi_phnum && m->rc == 0; i++) {
 		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		/* Writable ones are the process's own copies (data, RELRO). */
-		if (p->p_type == PT_LOAD && !(p->p_flags & PF_W))
-			m->rc = faultaround_off((const void *)(uintptr_t)(info->dlpi_addr + p->p_vaddr),
-						p->p_filesz);
+		/* Writable ones are the process's own copies (data, RELRO).
+		 * What came in before, in batches, is given back: the module
+		 * is the runtime's alone, and its reads fault in again. */
+		const void *at = (const void *)(uintptr_t)(info->dlpi_addr + p->p_vaddr);
+		if (p->p_type == PT_LOAD && !(p->p_flags & PF_W) &&
+		    (m->rc = faultaround_off(at, p->p_filesz)) == 0)
+			m->rc = filepages_release(at, p->p_filesz);
 	}
 	return 1;
 }
 
-int faultaround_off_module(const void *addr)
+static int fa_register_module(const void *addr)
 {
 	struct fa_module m = {(uint64_t)(uintptr_t)addr, 1};
-	if (fa_rc != 0)
-		return -ENODEV;
 	dl_iterate_phdr(fa_module_one, &m);
 	return m.rc == 1 ? -ENOENT : m.rc;
+}
+
+int faultaround_add_module(const void *addr)
+{
+	if (fa_rc < 0)
+		return -ENODEV;
+	if (fa_nmodules == FA_MODULES)
+		return -ENOSPC;
+	if (fa_rc == 0) {
+		int rc = fa_register_module(addr);
+		if (rc < 0)
+			return rc;
+	}
+	fa_modules[fa_nmodules++] = addr;
+	return 0;
 }
 
 void faultaround_postfork_child(void)

@@ -10,11 +10,6 @@
 #include <stddef.h>
 #include <string.h>
 
-const void *unwind_library(void)
-{
-	return (const void *)&unw_step;
-}
-
 int unwind_init(void)
 {
 	/* No cache, so no lock.  A per-thread cache is what a signal handler

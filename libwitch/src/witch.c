@@ -86,27 +86,20 @@ static void witch_find_runtime_text(void)
 	}
 }
 
-/* Before the first unwind or decode, the pages only the runtime reads
- * fault in one at a time where the kernel allows (faultaround.h): every
- * module's unwind tables (ehpages.h) and the libraries only it runs (its
- * own, Zydis, libunwind).  In a fork child again: the registrations are
- * the parent's alone. */
+/* Once a run is past its first 100 ms, the pages only the runtime reads
+ * fault in one at a time where the kernel allows (faultaround.h, from
+ * ehpages' walk): every module's unwind tables and the decoder's tables
+ * (Zydis's 421 KiB of constants, read a few pages a decode).  Not the
+ * runtime's own code, which it runs nearly all of: one page a fault there
+ * only made the start-up's faults more
+ * (bench/results/rss_one_page_20261204.md).  A fork child registers
+ * again at its first walk: most children exec at once. */
 static void witch_faults_one_page(void)
 {
-	const void *mine[] = {(const void *)&witch_text_cb, decode_library(), unwind_library()};
-	int rc = ehpages_release();
+	int rc = faultaround_add_module(decode_library());
 	if (rc < 0)
-		log_verbose(1, "cannot read /proc/self/pagemap (%s): unwind tables stay resident",
-			    strerror(-rc));
-	if ((rc = faultaround_init()) < 0) {
-		log_verbose(1, "no userfaultfd write-protect tracking (%s): page faults in unwind "
-			    "tables and the runtime's libraries map 16 pages", strerror(-rc));
-		return;
-	}
-	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
-		if ((rc = faultaround_off_module(mine[i])) < 0)
-			log_verbose(1, "a library of the runtime's keeps 16 pages a fault (%s)",
-				    strerror(-rc));
+		log_verbose(1, "the decoder's tables keep 16 pages a fault (%s)", strerror(-rc));
+	ehpages_start();
 }
 
 static void witch_prefork(void)
@@ -173,7 +166,6 @@ static void witch_child_start(void)
 
 	if (!witch_running || getpid() != witch_pid)
 		return;
-	witch_faults_one_page();
 	if (!thread_begin()) {
 		witch_running = 0;
 		witch_rt.live = 0;

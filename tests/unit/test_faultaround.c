@@ -12,7 +12,7 @@
  *   - in a fork child, the parent's registration: more than 1 (the child's
  *     mappings lose it, which is why faultaround_postfork_child exists);
  *     after it, faultaround_init and faultaround_off again: 1.
- * Then the errors: faultaround_off_module of an address no module holds
+ * Then the errors: faultaround_add_module of an address no module holds
  * is -ENOENT; with the descriptor's number taken by another file,
  * faultaround_off is -EBADF.  A kernel without UFFD_FEATURE_WP_ASYNC
  * (before Linux 6.7) or a seccomp filter that refuses userfaultfd: 77.
@@ -165,10 +165,10 @@ int main(void)
 	CHECK(__LINE__, pages_after_one_read(reg) == 1, "the child's hook changed the parent's: %d pages",
 	      pages_after_one_read(reg));
 
-	CHECK(__LINE__, faultaround_off_module((const void *)16) == -ENOENT,
-	      "faultaround_off_module of no module: %d", faultaround_off_module((const void *)16));
-	CHECK(__LINE__, faultaround_off_module((const void *)&main) == 0,
-	      "faultaround_off_module of this program: %d", faultaround_off_module((const void *)&main));
+	CHECK(__LINE__, faultaround_add_module((const void *)16) == -ENOENT,
+	      "faultaround_add_module of no module: %d", faultaround_add_module((const void *)16));
+	CHECK(__LINE__, faultaround_add_module((const void *)&main) == 0,
+	      "faultaround_add_module of this program: %d", faultaround_add_module((const void *)&main));
 
 	/* The program closes the descriptor and its number is reused. */
 	int ufd = userfaultfd_number();

@@ -99,7 +99,7 @@ struct decode_cache {
 
 /* Once per process, before any other call (not async-signal-safe). */
 int decode_init(void);
-/* An address in the decoder library's code (faultaround_off_module). */
+/* An address in the decoder library's code (faultaround_add_module). */
 const void *decode_library(void);
 /* Snapshot the general registers of a signal context. */
 void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,

@@ -7,8 +7,9 @@
  * 89 pages of its .eh_frame_hdr and 412 of its 586 .eh_frame pages, 1.75
  * MiB of gcc's peak.  They are the file's, read-only: given back, a later
  * unwind faults in again what it needs (filepages.h).  Where the kernel
- * allows, each walk's new modules are registered to fault in one page at a
- * time (faultaround.h), so what comes back is what the unwinds read.
+ * allows, once a run is past its first 100 ms, each walk's new modules are
+ * registered to fault in one page at a time (faultaround.h), so what
+ * comes back is what the unwinds read.
  *
  * For each module with a PT_GNU_EH_FRAME in a read-only, non-executable
  * PT_LOAD: its pages from .eh_frame_hdr to the segment's end (.eh_frame
@@ -37,10 +38,23 @@
  * one-page faults 118.9 MB and 29,064 faults): at 100 ms 117.5 MB and
  * 31,646 faults, at 300 ms 117.7 and 30,249, at 1 s 117.7 and 29,427. */
 #define EHPAGES_DUE_ONE_PAGE_NS 1000000000ull
+/* Not from the start: one page a fault costs a short run's first unwinds
+ * (each new pc's binary search through the header) a fault a page where
+ * fault-around batched 16, at 12-20 us a fault on these VMs: a cc1 of
+ * hello.c took ~120 more (1.5 ms), and no release would have come in its
+ * 30 ms.  A run long enough for releases switches at its first walk past
+ * this, which gives back what came in batches. */
+#define EHPAGES_ONE_PAGE_AFTER_NS 100000000ull
 void ehpages_release_due(void);
 
 /* Every module's pages now: 0, or a negative errno (pagemap unreadable). */
 int ehpages_release(void);
+
+/* At start-up: the first release is due EHPAGES_DUE_NS later, and the
+ * first walk EHPAGES_ONE_PAGE_AFTER_NS or more after this turns one-page
+ * faults on (faultaround_init, which also registers the modules added
+ * with faultaround_add_module) and registers every module's range. */
+void ehpages_start(void);
 
 /* fork's handlers: no walk is under way while the process forks (the C
  * library leaves the loader's module-list lock as it was in the child). */

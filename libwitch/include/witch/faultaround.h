@@ -43,15 +43,21 @@ int faultaround_active(void);
 int faultaround_off(const void *at, uint64_t size);
 
 /* faultaround_off on each read-only PT_LOAD (text and constants) of the
- * module holding addr: for the libraries only the runtime runs (Zydis's
- * 421 KiB of decoder tables came in whole for a few hundred decodes).
- * 0, -ENOENT when no module holds addr, or faultaround_off's error. */
-int faultaround_off_module(const void *addr);
+ * module holding addr, for the libraries only the runtime runs (Zydis's
+ * 421 KiB of decoder tables came in whole for a few hundred decodes):
+ * now if faultaround_init has succeeded, else at each success of it (a
+ * fork child's too); the pages that came in before are given back
+ * (filepages.h).  0, -ENODEV when faultaround_init failed, -ENOSPC
+ * past 4 modules, -ENOENT when no module holds addr, or faultaround_off's
+ * error. */
+int faultaround_add_module(const void *addr);
 
-/* Registrations are the parent's alone (no UFFD_FEATURE_EVENT_FORK): the
- * child's mappings fault around again, and its descriptor still names
- * the parent's.  This closes that one; the next faultaround_init in the
- * child makes its own, and the callers register their ranges again. */
+/* Registrations are the parent's alone (no UFFD_FEATURE_EVENT_FORK, whose
+ * fork would wait for a reader of the parent's descriptor): the child's
+ * mappings fault around again, and its descriptor still names the
+ * parent's.  This closes that one; the next faultaround_init in the child
+ * makes its own and registers faultaround_add_module's modules again; the
+ * callers of faultaround_off register their ranges again. */
 void faultaround_postfork_child(void);
 
 #endif

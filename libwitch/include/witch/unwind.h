@@ -11,8 +11,6 @@
 /* Once per process: libunwind set to keep no cache of its own (unwind.c
  * says why; each thread keeps its rules instead, unwind_rules.h). */
 int unwind_init(void);
-/* An address in libunwind's code (faultaround_off_module). */
-const void *unwind_library(void);
 /* Walk the interrupted thread's stack, by r's rules where they lead and
  * libunwind from where they end (unwind_rules.h; r learns from it); the
  * interrupted frame's caller from the tick's run-ahead where it returned
