@@ -63,14 +63,20 @@ int faultaround_active(void)
 	return __atomic_load_n(&fa_rc, __ATOMIC_RELAXED) == 0;
 }
 
-int faultaround_off(const void *at, uint64_t size)
+/* Whether fa_fd is still ours.  Each userfaultfd has its own inode since
+ * Linux 6.7 (the first with WP_ASYNC), so this tells ours from whatever
+ * the program opened at its number after closing it. */
+static int fa_fd_ours(void)
 {
 	struct stat st;
+	return fa_fd >= 0 && fstat(fa_fd, &st) == 0 && st.st_dev == fa_dev && st.st_ino == fa_ino;
+}
+
+int faultaround_off(const void *at, uint64_t size)
+{
 	if (fa_rc != 0)
 		return -ENODEV;
-	/* Each userfaultfd has its own inode since Linux 6.7 (the first with
-	 * WP_ASYNC), so this tells ours from whatever took its number. */
-	if (fstat(fa_fd, &st) < 0 || st.st_dev != fa_dev || st.st_ino != fa_ino)
+	if (!fa_fd_ours())
 		return -EBADF;
 	uint64_t lo = (uint64_t)(uintptr_t)at & ~(FA_PAGE - 1);
 	uint64_t hi = ((uint64_t)(uintptr_t)at + size + FA_PAGE - 1) & ~(FA_PAGE - 1);
@@ -135,7 +141,7 @@ int faultaround_add_module(const void *addr)
 
 void faultaround_postfork_child(void)
 {
-	if (fa_fd >= 0)
+	if (fa_fd_ours()) /* never the program's own file at that number */
 		close(fa_fd);
 	fa_fd = -1;
 	fa_rc = 1;

@@ -14,7 +14,7 @@
  *     after it, faultaround_init and faultaround_off again: 1.
  * Then the errors: faultaround_add_module of an address no module holds
  * is -ENOENT; with the descriptor's number taken by another file,
- * faultaround_off is -EBADF.  A kernel without UFFD_FEATURE_WP_ASYNC
+ * faultaround_off is -EBADF, and the fork hook leaves that file open.  A kernel without UFFD_FEATURE_WP_ASYNC
  * (before Linux 6.7) or a seccomp filter that refuses userfaultfd: 77.
  */
 
@@ -180,6 +180,10 @@ int main(void)
 		int after = pages_after_one_read(reg);
 		CHECK(__LINE__, after > 1, "registration after its descriptor closed: %d page a fault, "
 		      "unregistered %d", after, around);
+		/* A fork child's hook must not close the program's file there. */
+		faultaround_postfork_child();
+		CHECK(__LINE__, fcntl(ufd, F_GETFD) >= 0, "faultaround_postfork_child closed the "
+		      "program's descriptor %d", ufd);
 	}
 	printf("test_faultaround: a read fault maps 1 page registered, %d not\n", around);
 	return check_failures != 0;
