@@ -7,20 +7,12 @@
 
 #include <link.h>
 #include <pthread.h>
-#include <time.h>
 
 static uint64_t eh_due_ns; /* when ehpages_release_due last gave back */
 /* The loader's count of modules added at the last walk: a walk registers
  * the ranges with faultaround.h only when it moved (0: none seen yet). */
 static unsigned long long eh_adds_seen;
-static uint64_t eh_start_ns; /* ehpages_start's clock; 0: not started */
-
-static uint64_t eh_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+static uint64_t eh_start_ns; /* ehpages_start's clock (due.h); 0: not started */
 /* Held around the walk, and by fork's prepare handler (ehpages_prefork):
  * dl_iterate_phdr holds the loader's module-list lock for the walk, the C
  * library does not reset that lock in a child, and a child forked while
@@ -73,7 +65,7 @@ static int eh_walk(void)
 	 * the run (faultaround_init's answer is kept: a kernel that cannot
 	 * costs one try a process); this walk registers every module. */
 	if (!faultaround_active() && eh_start_ns &&
-	    eh_now_ns() - eh_start_ns >= EHPAGES_ONE_PAGE_AFTER_NS && faultaround_init() == 0)
+	    due_now_ns() - eh_start_ns >= EHPAGES_ONE_PAGE_AFTER_NS && faultaround_init() == 0)
 		eh_adds_seen = 0;
 	struct eh_walk w = {0, eh_adds_seen};
 	dl_iterate_phdr(eh_one, &w);
@@ -91,7 +83,7 @@ int ehpages_release(void)
 
 void ehpages_start(void)
 {
-	eh_start_ns = eh_now_ns();
+	eh_start_ns = due_now_ns();
 	__atomic_store_n(&eh_due_ns, eh_start_ns, __ATOMIC_RELAXED);
 }
 
