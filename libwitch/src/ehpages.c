@@ -48,7 +48,7 @@ static int eh_one(struct dl_phdr_info *info, size_t size, void *arg)
 		/* One page a fault from here on; where the kernel cannot, or
 		 * the program's own userfaultfd holds the range, faults map 16
 		 * pages as before and the release below still bounds them. */
-		if (faultaround_active() && info->dlpi_adds != eh_adds_seen)
+		if (info->dlpi_adds != eh_adds_seen) /* -ENODEV until it is on */
 			(void)faultaround_off((const void *)(uintptr_t)at, end - at);
 		int r = filepages_release((const void *)(uintptr_t)at, end - at);
 		if (r < 0 && w->rc == 0)

@@ -261,26 +261,16 @@ void heap_table_postfork_parent(void)
  * the parent is what was written before fork write-protected the page,
  * or after it through a stale TLB entry, never a later write without the
  * earlier ones (a write to a write-protected page faults and waits for
- * fork's end).  Else only pages the parent wrote can hold one (mincore:
- * resident); where mincore fails, every page.  Each page's first touch in
- * a child costs 6-15 us on these VMs: the scan took a shell's fork
- * children 0.35-0.4 ms over a written table, ~1 ms over an unwritten one
- * (each page a zero-page fault). */
-#define HT_PAGE 4096u
-#define HT_PAGES (sizeof(struct ht_entry) * HEAP_BLOCK_SLOTS / HT_PAGE)
+ * fork's end).  The scan is dear: each page's first touch in a child
+ * costs 6-15 us on these VMs, 0.35-0.4 ms a shell's fork child over a
+ * written table, ~1 ms over an unwritten one (each page a zero-page
+ * fault). */
 void heap_table_postfork_child(void)
 {
-	unsigned char resident[HT_PAGES];
-	const uint32_t per_page = HT_PAGE / sizeof(struct ht_entry);
 	if (!ht_blocks || __atomic_load_n(&ht_putting, __ATOMIC_RELAXED) == 0)
 		return;
 	ht_putting = 0;
-	int known = mincore(ht_blocks, sizeof(struct ht_entry) * HEAP_BLOCK_SLOTS, resident) == 0;
 	for (uint32_t i = 0; i < HEAP_BLOCK_SLOTS; i++) {
-		if (known && !(resident[i / per_page] & 1)) {
-			i += per_page - 1;
-			continue;
-		}
 		uint64_t k = ht_blocks[i].key;
 		if ((k & HT_START_MASK) == HT_BUSY)
 			ht_blocks[i].key = k & ~HT_START_MASK;
