@@ -19,3 +19,13 @@ uint64_t budget_next_period(struct budget *b, double budget, double spent_ns, ui
 		want = hi;
 	return (uint64_t)want;
 }
+
+uint32_t budget_start_rate(double budget)
+{
+	double rate = budget * 1e9 / BUDGET_FIRST_TICK_NS;
+	if (rate < BUDGET_MIN_RATE)
+		return BUDGET_MIN_RATE;
+	if (rate > BUDGET_MAX_RATE)
+		return BUDGET_MAX_RATE;
+	return (uint32_t)rate;
+}

@@ -82,8 +82,8 @@ static int64_t next_period(struct bulk *b, struct rng *rng)
 
 void bulk_set_period(struct bulk *b, uint64_t tick_ns)
 {
-	/* BULK_PERIOD bytes at the default rate's 5 ms, in proportion. */
-	double p = (double)BULK_PERIOD * (double)tick_ns / (1e9 / CONFIG_DEFAULT_RATE);
+	/* BULK_PERIOD bytes at 5 ms between ticks, in proportion. */
+	double p = (double)BULK_PERIOD * (double)tick_ns / BULK_PERIOD_TICK_NS;
 	b->period = p < 4096 ? 4096 : p;
 }
 

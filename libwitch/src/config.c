@@ -1,5 +1,6 @@
 /* config: parse WITCH_* environment variables (see config.h). */
 #include "witch/config.h"
+#include "witch/budget.h"
 #include "witch/log.h"
 
 #include <dlfcn.h>
@@ -12,7 +13,7 @@ void config_defaults(struct witch_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->client = CONFIG_CLIENT_DEAD;
 	cfg->sampler = CONFIG_SAMPLER_AUTO;
-	cfg->rate = CONFIG_DEFAULT_RATE;
+	cfg->rate = budget_start_rate(CONFIG_DEFAULT_BUDGET);
 	strcpy(cfg->output, CONFIG_DEFAULT_OUTPUT);
 	cfg->max_steps = CONFIG_DEFAULT_MAX_STEPS;
 	cfg->budget = CONFIG_DEFAULT_BUDGET;
@@ -157,6 +158,7 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 			return bad(err, errlen, name, value,
 				   "a percentage of CPU time from 0.1 to 50 (e.g. 1)");
 		cfg->budget = pct / 100;
+		cfg->rate = budget_start_rate(cfg->budget);
 	} else if (!strcmp(name, "WITCH_DEPTH")) {
 		if (parse_range(value, 1, CONFIG_MAX_DEPTH, &v) < 0)
 			return bad(err, errlen, name, value, "1 to 512 frames");

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "witch/budget.h"
 #include "witch/config.h"
 
 #include "check.h"
@@ -31,7 +32,7 @@ enum field {
 	F_SEED,   /* also seed_set = 1 */
 	F_VERBOSE,
 	F_MAX_STEPS,
-	F_BUDGET,       /* expected: fwant */
+	F_BUDGET,       /* expected: fwant, and the start rate in want */
 	F_DEPTH,
 	F_SLOW_REARM,
 	F_FP_TOLERANCE, /* expected: fwant */
@@ -74,7 +75,9 @@ struct row {
 
 #define OK(n, v, f, w) {__LINE__, n, v, NULL, f, w, 0}
 #define OKF(n, v, d) {__LINE__, n, v, NULL, F_FP_TOLERANCE, 0, d}
-#define OKB(n, v, d) {__LINE__, n, v, NULL, F_BUDGET, 0, d}
+/* a budget d (a fraction) and the rate r it starts at (budget.h: d of a
+ * BUDGET_FIRST_TICK_NS first tick, within 10..2000 a second) */
+#define OKB(n, v, d, r) {__LINE__, n, v, NULL, F_BUDGET, r, d}
 #define BAD(n, v, e) {__LINE__, n, v, n "=" v ": expected " e, F_NONE, 0, 0}
 #define UNKNOWN(n, v) {__LINE__, n, v, n "=" v ": " E_UNKNOWN, F_NONE, 0, 0}
 
@@ -192,17 +195,19 @@ static const struct row rows[] = {
 	BAD("WITCH_MAX_STEPS", "-1", E_STEPS),
 
 	/* WITCH_BUDGET: a percentage, 0.1 .. 50, kept as a fraction */
-	OKB("WITCH_BUDGET", "1", 0.01),
-	OKB("WITCH_BUDGET", "0.1", 0.001),
-	OKB("WITCH_BUDGET", "2.5", 0.025),
-	OKB("WITCH_BUDGET", "50", 0.5),
+	/* the start rate: 0.01 * 1e9 / 500e3 = 20; 0.001: 2, raised to 10;
+	 * 0.025: 50; 0.5: 1000 */
+	OKB("WITCH_BUDGET", "1", 0.01, 20),
+	OKB("WITCH_BUDGET", "0.1", 0.001, 10),
+	OKB("WITCH_BUDGET", "2.5", 0.025, 50),
+	OKB("WITCH_BUDGET", "50", 0.5, 1000),
 	BAD("WITCH_BUDGET", "0", E_BUDGET),
 	BAD("WITCH_BUDGET", "0.05", E_BUDGET),
 	BAD("WITCH_BUDGET", "51", E_BUDGET),
 	BAD("WITCH_BUDGET", "-1", E_BUDGET),
 	BAD("WITCH_BUDGET", "1%", E_BUDGET),
 	BAD("WITCH_BUDGET", "0x10", E_BUDGET),
-	OKB("WITCH_BUDGET", "5e-1", 0.005),
+	OKB("WITCH_BUDGET", "5e-1", 0.005, 10), /* 0.005: 10 a second */
 	BAD("WITCH_BUDGET", "", E_BUDGET),
 
 	/* WITCH_DEPTH: 1 .. 512 */
@@ -327,7 +332,7 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_SEED: c->seed = r->want; c->seed_set = 1; break;
 	case F_VERBOSE: c->verbose = (int)r->want; break;
 	case F_MAX_STEPS: c->max_steps = (uint32_t)r->want; break;
-	case F_BUDGET: c->budget = r->fwant; break;
+	case F_BUDGET: c->budget = r->fwant; c->rate = (uint32_t)r->want; break;
 	case F_DEPTH: c->depth = (uint32_t)r->want; break;
 	case F_SLOW_REARM: c->slow_rearm = (int)r->want; break;
 	case F_FP_TOLERANCE: c->fp_tolerance = r->fwant; break;
@@ -481,7 +486,7 @@ struct env_row {
 /* D: the defaults, as documented in config.h and asked of config_defaults */
 #define D_CLIENT CONFIG_CLIENT_DEAD
 #define D_SAMPLER CONFIG_SAMPLER_AUTO
-#define D_RATE 200
+#define D_RATE 20 /* the default budget's start (budget.h) */
 #define D_OUTPUT "witch-%e-%p.prof"
 
 static const struct env_row env_rows[] = {
@@ -507,9 +512,10 @@ static const struct env_row env_rows[] = {
 	/* a few set, the rest stay default */
 	{__LINE__, {{"WITCH_CLIENT", "silent"}, {"WITCH_SEED", "0"}, {NULL, NULL}}, NULL,
 	 CONFIG_CLIENT_SILENT, D_SAMPLER, D_RATE, 0, 128, 32, 0, 0, 1, 0, 0, D_OUTPUT},
-	/* a budget (the rate starts at the default and follows it) */
+	/* a budget (the rate starts at its share of a first tick and follows
+	 * it: 0.02 * 1e9 / 500e3 = 40) */
 	{__LINE__, {{"WITCH_BUDGET", "2"}, {NULL, NULL}}, NULL,
-	 D_CLIENT, D_SAMPLER, D_RATE, 0, 128, 32, 0, 0, 0, 0, 0, D_OUTPUT},
+	 D_CLIENT, D_SAMPLER, 40, 0, 128, 32, 0, 0, 0, 0, 0, D_OUTPUT},
 	/* a fixed rate and a budget cannot both be had */
 	{.line = __LINE__,
 	 .set = {{"WITCH_RATE", "100"}, {"WITCH_BUDGET", "1"}, {NULL, NULL}},
@@ -557,8 +563,9 @@ static void test_env(void)
 		config_defaults(&d);
 		CHECK(__LINE__, d.client == CONFIG_CLIENT_DEAD, "default client %d", d.client);
 		CHECK(__LINE__, d.sampler == CONFIG_SAMPLER_AUTO, "default sampler %d", d.sampler);
-		CHECK(__LINE__, d.rate == 200 && d.rate == CONFIG_DEFAULT_RATE, "default rate %u",
-		      d.rate);
+		/* 1% of CPU time for a first tick of BUDGET_FIRST_TICK_NS (500 us): 20 a second */
+		CHECK(__LINE__, d.rate == 20 && d.rate == budget_start_rate(CONFIG_DEFAULT_BUDGET),
+		      "default rate %u", d.rate);
 		CHECK(__LINE__, strcmp(d.output, "witch-%e-%p.prof") == 0, "default output \"%s\"",
 		      d.output);
 		CHECK(__LINE__, d.period == 0 && d.watchpoints == 0 && d.seed_set == 0 &&

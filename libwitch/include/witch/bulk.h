@@ -40,7 +40,8 @@
  * timed) and adds 8-11 to an 8 KiB one (80, 98); a shorter call leaves its
  * few ns to the next tick. */
 #define BULK_TIMED_MIN 8192
-#define BULK_PERIOD (32ull << 20) /* bytes per sample at the default WITCH_RATE */
+#define BULK_PERIOD (32ull << 20) /* bytes per sample at BULK_PERIOD_TICK_NS between ticks */
+#define BULK_PERIOD_TICK_NS 5e6 /* WITCH_RATE=200 */
 
 struct bulk {
 	int64_t left;     /* bytes until the next sample */

@@ -21,7 +21,6 @@ enum config_sampler { CONFIG_SAMPLER_AUTO, CONFIG_SAMPLER_SOFT, CONFIG_SAMPLER_P
 enum config_verdicts { CONFIG_VERDICTS_TRAPS, CONFIG_VERDICTS_WINDOW, CONFIG_VERDICTS_NONE };
 
 #define CONFIG_DEFAULT_OUTPUT "witch-%e-%p.prof"
-#define CONFIG_DEFAULT_RATE 200      /* samples per CPU-second per thread */
 /* Past this a tick comes before the handlers of the last one are done
  * (10-30 us each here): the signals queue up until the kernel gives up. */
 #define CONFIG_MAX_RATE 10000
@@ -42,7 +41,8 @@ enum config_verdicts { CONFIG_VERDICTS_TRAPS, CONFIG_VERDICTS_WINDOW, CONFIG_VER
 struct witch_config {
 	enum config_client client;
 	enum config_sampler sampler;
-	uint32_t rate;            /* soft sampler: ticks per CPU-second (the start, with a budget) */
+	uint32_t rate;            /* soft sampler: ticks per CPU-second (the start, with a budget:
+				     budget_start_rate) */
 	uint64_t period;          /* pmu sampler: events per sample; 0 = per-client default */
 	uint32_t watchpoints;     /* 0 = all the hardware has */
 	enum config_verdicts verdicts; /* WITCH_WATCHPOINTS=0: none; =window: the run-ahead's */
