@@ -98,7 +98,8 @@ static inline size_t next_usable_size(void *p)
 static int heap_on; /* set once by heap_init */
 static uint64_t heap_period = HEAP_SAMPLE_BYTES; /* a thread's at step 0 */
 static double heap_budget;                        /* heap_set_budget's share; 0: fixed */
-static double heap_credit_max;                    /* ... and credit */
+static double heap_credit_max;                    /* ... its credit's most */
+static double heap_credit_start;                  /* ... and a thread's at its start */
 static uint64_t heap_track_tsc;                   /* closed windows' tracking time */
 static uint8_t heap_step_top;                     /* the largest step a thread took */
 static uint64_t heap_text_lo, heap_text_hi;
@@ -127,7 +128,7 @@ struct heap_thread {
 	uint64_t window_tsc;   /* time spent tracking since the last budget check */
 	uint64_t mean_tsc;     /* running mean of a tracked block's time */
 	double window_cpu_ns;  /* the thread's CPU clock at that check */
-	double debt_ns;        /* tracking time past the budget's, less the credit (>= 0) */
+	double debt_ns;        /* the credit's shortfall below its start (0: a new thread's) */
 	uint8_t seen[256]; /* blocks by call site (its return address's low byte) */
 };
 static __thread struct heap_thread heap_me
@@ -284,6 +285,11 @@ __attribute__((noinline)) static uint64_t heap_count_down(uint64_t size)
  * period it was drawn with (a block's step says which). */
 static void heap_set_step(unsigned step)
 {
+	/* Over its budget a thread records call sites' first blocks no more
+	 * (heap_add_block): they are most of what a short process records. */
+	if (step > 0 && heap_me.step == 0) /* (a loop: memset is the program's, bulk.h) */
+		for (size_t i = 0; i < sizeof(heap_me.seen); i++)
+			heap_me.seen[i] = HEAP_FIRST_BLOCKS;
 	heap_me.step = (uint8_t)step;
 	if (heap_me.rng != 0) /* else the first count down draws it */
 		heap_set_left(heap_draw_residual());
@@ -312,11 +318,11 @@ static void heap_count_time(uint64_t tsc, uint64_t stands_for)
 
 /* Every HEAP_BUDGET_BLOCKS tracked blocks of a thread: the thread's
  * credit gains the budget's share of its CPU time since the last check
- * and loses what tracking took (a token bucket, full at the start, so
- * that a burst of allocations is not what sets the period).  In debt,
- * its period doubles; with half the bucket back, it halves.  Without a
- * budget, only the time is kept. */
-static void heap_budget_check(void)
+ * and loses what tracking took (a token bucket of heap_credit_max,
+ * heap_credit_start at the start, so that a burst of allocations is not
+ * what sets the period).  In debt, its period doubles; with half the
+ * bucket back, it halves.  Without a budget, only the time is kept. */
+__attribute__((noinline, cold)) static void heap_budget_check(void)
 {
 	uint64_t tsc = heap_me.window_tsc;
 	heap_me.window_tsc = 0;
@@ -327,13 +333,15 @@ static void heap_budget_check(void)
 	heap_me.window_cpu_ns = cpu;
 	if (took < 0) /* a fork's child: its clock started again */
 		took = 0;
-	/* Kept as the bucket's shortfall, so a thread's zeroed TLS is full. */
+	/* Kept as the shortfall below the start, so a thread's zeroed TLS
+	 * starts there; the bucket holds start - debt, at most credit_max. */
 	double debt = heap_me.debt_ns + cost_tsc_ns(tsc) - heap_budget * took;
-	heap_me.debt_ns = debt > 0 ? debt : 0;
-	if (debt > heap_credit_max && heap_me.step < HEAP_STEP_LIMIT &&
+	double full = heap_credit_start - heap_credit_max;
+	heap_me.debt_ns = debt > full ? debt : full;
+	if (debt > heap_credit_start && heap_me.step < HEAP_STEP_LIMIT &&
 	    (heap_period << (heap_me.step + 1u)) <= HEAP_PERIOD_MAX)
 		heap_set_step(heap_me.step + 1u);
-	else if (debt < heap_credit_max / 2 && heap_me.step > 0)
+	else if (debt < heap_credit_start - heap_credit_max / 2 && heap_me.step > 0)
 		heap_set_step(heap_me.step - 1u);
 }
 
@@ -401,7 +409,7 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 		heap_growth_hook();
 		heap_me.window_tsc += __rdtsc() - t0;
 	}
-	if (n % HEAP_BUDGET_BLOCKS == 0)
+	if (n % (n < HEAP_BUDGET_BLOCKS ? HEAP_BUDGET_BLOCKS_EARLY : HEAP_BUDGET_BLOCKS) == 0)
 		heap_budget_check();
 }
 
@@ -722,10 +730,11 @@ uint64_t heap_thread_sample_bytes(void)
 	return heap_thread_period();
 }
 
-void heap_set_budget(double share, double credit_ns)
+void heap_set_budget(double share, double start_ns, double credit_ns)
 {
 	heap_budget = share > 0 ? share : 0;
 	heap_credit_max = credit_ns > 0 ? credit_ns : 0;
+	heap_credit_start = start_ns < 0 ? 0 : start_ns < heap_credit_max ? start_ns : heap_credit_max;
 }
 
 void heap_set_sample_bytes(uint64_t bytes)

@@ -364,7 +364,7 @@ __attribute__((constructor)) static void witch_init(void)
 	heap_set_growth_hook(witch_program_grows);
 	/* Allocation tracking gets half the budget on top of the sampler's
 	 * (heap.h); under a fixed WITCH_RATE its period is fixed too. */
-	heap_set_budget(witch_cfg.budget / 2, HEAP_BUDGET_CREDIT_NS);
+	heap_set_budget(witch_cfg.budget / 2, HEAP_BUDGET_START_NS, HEAP_BUDGET_CREDIT_NS);
 	if (witch_cfg.objects && (rc = heap_init()) < 0)
 		log_line("cannot track heap blocks (%s); data objects are not attributed",
 			 strerror(-rc));

@@ -11,7 +11,8 @@
  * mmap, munmap (whole, head, tail, middle), mremap; file and MAP_STACK
  * mappings untracked; threads allocating and freeing while another looks
  * up (no torn answer); a fork child; the sampling of small blocks; the
- * period a budget moves (heap_set_budget).  Failures print __LINE__.
+ * period a budget moves (heap_set_budget), from a thread's start credit.
+ * Failures print __LINE__.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -160,7 +161,17 @@ static void test_cache(void)
  * deep(d)'s path is alloc_a's call of malloc, deep's call of alloc_a, d
  * times deep's call of itself, then walk_from's call of deep and on: the
  * pieces libgcc found at depths 0 and 1.  Depths 2 to 13 find their
- * frames all known, so they are walked without libgcc (site_walked). */
+ * frames all known, so they are walked without libgcc (site_walked), once
+ * a libgcc walk from further down (reach_low) has read the stack they lie
+ * on: a walk reads only the stretch the thread's libgcc walks read. */
+NOINLINE static void reach_low(void)
+{
+	volatile char pad[4096];
+	struct where w;
+	free(alloc_b(24, &w));
+	__asm__ volatile("" : : "r"(pad) : "memory");
+}
+
 NOINLINE static void *walk_from(int d, struct where *w)
 {
 	void *p = deep(d, w);
@@ -174,6 +185,7 @@ static void test_walked_paths(void)
 	int n0 = 0, n1 = 0, nd = 0;
 	struct heap_stats st;
 	uint64_t walked = 0;
+	reach_low();
 	for (int d = 0; d <= 13; d++) { /* one call site of walk_from for all */
 		struct where w;
 		void *p = walk_from(d, &w);
@@ -643,7 +655,7 @@ static void test_budget(void)
 	const uint64_t base = 4096, top = base << HEAP_STEP_LIMIT;
 	struct heap_stats st;
 	heap_set_sample_bytes(base);
-	heap_set_budget(1e-12, 0);
+	heap_set_budget(1e-12, 0, 0);
 	int64_t mix0 = heap_mix_total();
 	int steps_seen = 0;
 	uint64_t last = heap_thread_sample_bytes();
@@ -669,7 +681,7 @@ static void test_budget(void)
 	CHECK(__LINE__, mix % (int64_t)base == 0, "the mix holds %lld, not a sum of k x period",
 	      (long long)mix);
 	/* Back down: a share always met halves the period each window. */
-	heap_set_budget(4.0, 1e6);
+	heap_set_budget(4.0, 1e6, 1e6);
 	for (int i = 0; i < 20 * N && heap_thread_sample_bytes() > base; i++) {
 		void *volatile p = malloc(SIZE); /* (a malloc freed at once is optimized out) */
 		free(p);
@@ -684,10 +696,75 @@ static void test_budget(void)
 	CHECK(__LINE__, st.sample_bytes_max == top && st.track_ns > 0,
 	      "stats: largest period %llu (want %llu), tracking %.0f ns",
 	      (unsigned long long)st.sample_bytes_max, (unsigned long long)top, st.track_ns);
-	heap_set_budget(0, 0);
+	heap_set_budget(0, 0, 0);
 	heap_set_sample_bytes(0);
 	printf("budget: %d steps up to %llu, the mix %lld bytes for %lld\n", steps_seen,
 	       (unsigned long long)top, (long long)mix, (long long)want);
+}
+
+/* A thread's budget starts at its start credit, checked every
+ * HEAP_BUDGET_BLOCKS_EARLY tracked blocks at first: with none (start 0, a
+ * share no tracking fits) the 16th tracked block doubles the period, and
+ * from then on a new call site's first blocks are not recorded whole (a
+ * 16-byte one is tracked only by its sample bytes: 4 of them at a 2 MiB
+ * period, ~3e-5); with a start credit of 1 s the period stays and the new
+ * site's first HEAP_FIRST_BLOCKS are all tracked.  Each case runs in a
+ * thread of its own: a new thread's state is where the budget starts. */
+struct budget_start_case {
+	int line;
+	double start_ns;
+	uint64_t want_period; /* after 16 tracked blocks, base 1 MiB */
+	int want_first;       /* of the new site's HEAP_FIRST_BLOCKS, tracked */
+};
+
+NOINLINE static void *alloc_new_site(size_t n)
+{
+	return malloc(n);
+}
+
+static void *budget_start_thread(void *arg)
+{
+	const struct budget_start_case *c = arg;
+	void *big[HEAP_BUDGET_BLOCKS_EARLY], *first[HEAP_FIRST_BLOCKS];
+	uint64_t s, z;
+	for (unsigned i = 0; i < HEAP_BUDGET_BLOCKS_EARLY; i++)
+		big[i] = malloc(1u << 20); /* at the period: all tracked */
+	uint64_t period = heap_thread_sample_bytes();
+	int tracked = 0;
+	for (int i = 0; i < HEAP_FIRST_BLOCKS; i++) {
+		first[i] = alloc_new_site(16);
+		tracked += found(U(first[i]), &s, &z);
+	}
+	CHECK(c->line, period == c->want_period && tracked == c->want_first,
+	      "start credit %.0f ns: period %llu after %u blocks (want %llu), %d of the new "
+	      "site's first %d tracked (want %d)", c->start_ns, (unsigned long long)period,
+	      HEAP_BUDGET_BLOCKS_EARLY, (unsigned long long)c->want_period, tracked,
+	      HEAP_FIRST_BLOCKS, c->want_first);
+	for (unsigned i = 0; i < HEAP_BUDGET_BLOCKS_EARLY; i++)
+		free(big[i]);
+	for (int i = 0; i < HEAP_FIRST_BLOCKS; i++)
+		free(first[i]);
+	return NULL;
+}
+
+static void test_budget_start(void)
+{
+	static const struct budget_start_case cases[] = {
+		{__LINE__, 0, 2u << 20, 0},
+		{__LINE__, 1e9, 1u << 20, HEAP_FIRST_BLOCKS},
+	};
+	heap_set_sample_bytes(1u << 20);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pthread_t th;
+		heap_set_budget(1e-12, cases[i].start_ns, 5e9);
+		if (pthread_create(&th, NULL, budget_start_thread, (void *)&cases[i]) != 0) {
+			CHECK(cases[i].line, 0, "pthread_create");
+			continue;
+		}
+		pthread_join(th, NULL);
+	}
+	heap_set_budget(0, 0, 0);
+	heap_set_sample_bytes(0);
 }
 
 int main(void)
@@ -721,6 +798,7 @@ int main(void)
 	test_fork();
 	test_sampling();
 	test_budget();
+	test_budget_start();
 	heap_get_stats(&st);
 	CHECK(__LINE__, st.blocks_tracked > 1000 && st.sites >= 10 && st.bytes_reserved > 0 &&
 				st.bytes_reserved < (4u << 20),

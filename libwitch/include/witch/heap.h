@@ -18,7 +18,7 @@
  *
  * Cost: small blocks (< the thread's period, HEAP_SAMPLE_BYTES or more
  * under a budget) past the first HEAP_FIRST_BLOCKS of their call site (per
- * thread) are sampled by bytes: about one in period / size is tracked,
+ * thread, while it keeps to its budget) are sampled by bytes: about one in period / size is tracked,
  * and the live ones tell the mix of sites an untracked one is drawn from
  * (heap_mix.h).  The others are decided in the interposer before the C
  * library is called (a countdown addition and the call site's count, six
@@ -56,15 +56,22 @@
 #define HEAP_SAMPLE_BYTES 16384u
 /* Under a budget (heap_set_budget) each thread has a credit of tracking
  * time: its share of the thread's CPU time flows in, up to
- * HEAP_BUDGET_CREDIT_NS (also what it starts with), and tracking spends
- * it.  Checked every HEAP_BUDGET_BLOCKS tracked blocks, a thread in debt
- * doubles its period and one with half its credit back halves it, from
- * the base (HEAP_SAMPLE_BYTES) up to HEAP_STEP_LIMIT steps (1 MiB;
- * tcmalloc's and Go's heap profilers sample every 512 KiB).  A sampled
- * block keeps the period it was drawn with.  gcc's cc1: 41,600 blocks
- * tracked and ~4% of its time at 16 KiB; 1,600 at 1 MiB. */
+ * HEAP_BUDGET_CREDIT_NS, and tracking spends it.  It starts with
+ * HEAP_BUDGET_START_NS: a full bucket at the start let every short
+ * process (a shell's sed or grep, gcc's driver, as, ld) spend 1.2-3 ms
+ * recording the first blocks of its ~70-240 call sites, a third of its
+ * time.  Checked every HEAP_BUDGET_BLOCKS tracked blocks (every
+ * HEAP_BUDGET_BLOCKS_EARLY before that), a thread in debt doubles its
+ * period and records call sites' first blocks no more, and one with half
+ * its credit back halves it, from the base (HEAP_SAMPLE_BYTES) up to
+ * HEAP_STEP_LIMIT steps (1 MiB; tcmalloc's and Go's heap profilers sample
+ * every 512 KiB).  A sampled block keeps the period it was drawn with.
+ * gcc's cc1: 41,600 blocks tracked and ~4% of its time at 16 KiB; 1,600
+ * at 1 MiB. */
 #define HEAP_BUDGET_BLOCKS 64u
+#define HEAP_BUDGET_BLOCKS_EARLY 16u
 #define HEAP_BUDGET_CREDIT_NS 5e6
+#define HEAP_BUDGET_START_NS 5e5
 #define HEAP_STEP_LIMIT 6u
 
 struct heap_stats {
@@ -112,10 +119,11 @@ void heap_set_sample_bytes(uint64_t bytes);
 /* The calling thread's period now (heap_sample_bytes() << its step). */
 uint64_t heap_thread_sample_bytes(void);
 /* Hold each thread's tracking time to `share` of its CPU time, with a
- * credit of credit_ns (HEAP_BUDGET_CREDIT_NS), by moving its period;
- * share 0 (the default): the period is fixed.  Before heap_init, or while
- * no other thread allocates (tests). */
-void heap_set_budget(double share, double credit_ns);
+ * credit of at most credit_ns (HEAP_BUDGET_CREDIT_NS) that starts at
+ * start_ns (HEAP_BUDGET_START_NS; at most credit_ns), by moving its
+ * period; share 0 (the default): the period is fixed.  Before heap_init,
+ * or while no other thread allocates (tests). */
+void heap_set_budget(double share, double start_ns, double credit_ns);
 /* Blocks allocated from [lo, hi) (the runtime's own code) are not the
  * program's: left untracked.  Before or after heap_init. */
 void heap_set_runtime_text(uint64_t lo, uint64_t hi);
