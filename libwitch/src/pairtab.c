@@ -37,7 +37,10 @@ void pairtab_clear(struct pairtab *p)
 		const struct pair_entry *e = &p->entries[id];
 		p->buckets[pairtab_bucket(p, e->watch, e->trap, e->object)] = 0;
 	}
-	memset(p->entries, 0, sizeof(p->entries[0]) * (size_t)p->n_entries);
+	/* Entry 0 stays zero: an empty table's exit touches none of its
+	 * pages (a fault each, a page table's too, in every process). */
+	if (p->n_entries > 1)
+		memset(p->entries + 1, 0, sizeof(p->entries[0]) * (size_t)(p->n_entries - 1));
 	p->n_entries = 1;
 	p->dropped = 0;
 }

@@ -60,8 +60,9 @@
  * HEAP_BUDGET_START_NS: a full bucket at the start let every short
  * process (a shell's sed or grep, gcc's driver, as, ld) spend 1.2-3 ms
  * recording the first blocks of its ~70-240 call sites, a third of its
- * time.  Checked every HEAP_BUDGET_BLOCKS tracked blocks (every
- * HEAP_BUDGET_BLOCKS_EARLY before that), a thread in debt doubles its
+ * time.  Checked every HEAP_BUDGET_BLOCKS tracked blocks (each of the
+ * first HEAP_BUDGET_BLOCKS_EARLY, then every HEAP_BUDGET_BLOCKS_EARLY up
+ * to HEAP_BUDGET_BLOCKS, each of those timed), a thread in debt doubles its
  * period and records call sites' first blocks no more, and one with half
  * its credit back halves it, from the base (HEAP_SAMPLE_BYTES) up to
  * HEAP_STEP_LIMIT steps (1 MiB; tcmalloc's and Go's heap profilers sample
@@ -69,7 +70,7 @@
  * gcc's cc1: 41,600 blocks tracked and ~4% of its time at 16 KiB; 1,600
  * at 1 MiB. */
 #define HEAP_BUDGET_BLOCKS 64u
-#define HEAP_BUDGET_BLOCKS_EARLY 16u
+#define HEAP_BUDGET_BLOCKS_EARLY 8u
 #define HEAP_BUDGET_CREDIT_NS 5e6
 #define HEAP_BUDGET_START_NS 5e5
 #define HEAP_STEP_LIMIT 6u
