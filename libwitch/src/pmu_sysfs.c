@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 static const char *sysfs_root = "/sys";
+static int has_cpu_pmu = -1; /* pmu_sysfs_has_cpu_pmu's answer; -1: not asked yet */
 
 void pmu_sysfs_set_root(const char *root)
 {
 	sysfs_root = root ? root : "/sys";
+	has_cpu_pmu = -1;
 }
 
 const char *pmu_sysfs_root(void)
@@ -107,10 +109,17 @@ int pmu_sysfs_has_cpu_pmu(void)
 {
 	static const char *const names[] = {"cpu", "cpu_core", "cpu_atom", "ibs_op"};
 	char path[512];
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	if (has_cpu_pmu >= 0)
+		return has_cpu_pmu;
+	has_cpu_pmu = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !has_cpu_pmu; i++) {
 		snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s", sysfs_root, names[i]);
-		if (access(path, F_OK) == 0)
-			return 1;
+		has_cpu_pmu = access(path, F_OK) == 0;
 	}
-	return 0;
+	return has_cpu_pmu;
+}
+
+void pmu_sysfs_note_cpu_pmu(int has)
+{
+	has_cpu_pmu = has != 0;
 }

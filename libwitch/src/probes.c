@@ -3,8 +3,10 @@
 #include "witch/config.h"
 #include "witch/costmodel.h"
 #include "witch/memlat.h"
+#include "witch/pmu_sysfs.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,7 @@
 #include <unistd.h>
 
 /* Bump when a number is added, removed or reordered. */
-#define PROBES_FORMAT "p3"
+#define PROBES_FORMAT "p4"
 #define BOOT_ID_LEN 36 /* 8-4-4-4-12 hex digits and dashes */
 
 /* This boot's id, the kernel's: the machine and its boot, as a line. */
@@ -30,14 +32,36 @@ static int probes_boot_id(char out[BOOT_ID_LEN + 1])
 }
 
 /* The numbers: costmodel's, then memlat's (all 0 where it measured
- * nothing), in C's hexadecimal floats (exact both ways). */
+ * nothing), each its double's 64 bits in 16 hex digits (exact both ways;
+ * strtod of C's hexadecimal floats was ~40 us of a process's start). */
 #define PROBES_N (COSTMODEL_PROBES + MEMLAT_PROBES)
+#define PROBES_HEX 16
 
-/* PROBES_FORMAT " " boot_id, then the PROBES_N numbers, a space before each */
+/* 16 hex digits at s, a finite double: 0, else -EINVAL. */
+static int probes_parse_bits(const char *s, double *out)
+{
+	uint64_t bits = 0;
+	for (int i = 0; i < PROBES_HEX; i++) {
+		char c = s[i];
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+			   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+						  : 16u;
+		if (d == 16u)
+			return -EINVAL;
+		bits = bits << 4 | d;
+	}
+	if ((bits >> 52 & 0x7ff) == 0x7ff) /* an infinity or a NaN */
+		return -EINVAL;
+	memcpy(out, &bits, sizeof(bits));
+	return 0;
+}
+
+/* PROBES_FORMAT " " boot_id " " pmu (1: the kernel drives a CPU PMU, 0:
+ * none), then the PROBES_N numbers, a space before each */
 int probes_take_inherited(void)
 {
 	const char *v = getenv(PROBES_ENV);
-	char boot[BOOT_ID_LEN + 1], *end;
+	char boot[BOOT_ID_LEN + 1];
 	double n[PROBES_N];
 	if (!v)
 		return -ENOENT;
@@ -46,11 +70,13 @@ int probes_take_inherited(void)
 	    strncmp(v + flen + 1, boot, BOOT_ID_LEN) != 0)
 		return -EINVAL;
 	const char *at = v + flen + 1 + BOOT_ID_LEN;
-	for (int i = 0; i < PROBES_N; i++, at = end) {
-		if (*at != ' ')
-			return -EINVAL;
-		n[i] = strtod(at, &end);
-		if (end == at)
+	if (at[0] != ' ' || (at[1] != '0' && at[1] != '1'))
+		return -EINVAL;
+	int pmu = at[1] == '1';
+	at += 2;
+	for (int i = 0; i < PROBES_N; i++, at += 1 + PROBES_HEX) {
+		if (*at != ' ' || strnlen(at + 1, PROBES_HEX) < PROBES_HEX ||
+		    probes_parse_bits(at + 1, &n[i]) < 0)
 			return -EINVAL;
 	}
 	if (*at)
@@ -60,6 +86,7 @@ int probes_take_inherited(void)
 	if (costmodel_probes_set(n) < 0 ||
 	    (n[COSTMODEL_PROBES] != 0 && memlat_probes_set(n + COSTMODEL_PROBES) < 0))
 		return -EINVAL;
+	pmu_sysfs_note_cpu_pmu(pmu);
 	return 0;
 }
 
@@ -73,9 +100,14 @@ int probes_hand_down(void)
 	costmodel_probes_get(n);
 	if (memlat_probes_get(n + COSTMODEL_PROBES) < 0)
 		memset(n + COSTMODEL_PROBES, 0, MEMLAT_PROBES * sizeof(double));
-	size_t len = (size_t)snprintf(line, sizeof(line), PROBES_FORMAT " %s", boot);
-	for (int i = 0; i < PROBES_N && len < sizeof(line); i++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len, " %a", n[i]);
+	size_t len = (size_t)snprintf(line, sizeof(line), PROBES_FORMAT " %s %d", boot,
+				      pmu_sysfs_has_cpu_pmu());
+	for (int i = 0; i < PROBES_N && len < sizeof(line); i++) {
+		uint64_t bits;
+		memcpy(&bits, &n[i], sizeof(bits));
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " %016llx",
+					(unsigned long long)bits);
+	}
 	if (len >= sizeof(line))
 		return -ENAMETOOLONG;
 	return config_env_hand_down(PROBES_ENV, line);

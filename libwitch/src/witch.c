@@ -284,6 +284,10 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	log_set_verbosity(witch_cfg.verbose);
+	/* The machine's measurements, from the process that started this one
+	 * if it took them on this machine (probes.h), else taken here; first,
+	 * as the sampler's choice asks whether there is a PMU. */
+	int inherited = probes_take_inherited() == 0;
 	const struct craft *craft = craft_get(witch_cfg.client);
 	witch_rt.cfg = &witch_cfg;
 	witch_rt.craft = craft;
@@ -304,9 +308,6 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	witch_faults_one_page();
-	/* The machine's measurements, from the process that started this one
-	 * if it took them on this machine (probes.h), else taken here. */
-	int inherited = probes_take_inherited() == 0;
 	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
 	    (!inherited && (rc = costmodel_init()) < 0) || (rc = xsave_init()) < 0 ||
 	    (rc = cost_init()) < 0) {

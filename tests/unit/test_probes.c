@@ -3,10 +3,12 @@
  *
  * 1. Measure (costmodel_init, memlat_init), hand down: WITCH_PROBES holds
  *    them; a process that takes them back has the same numbers, bit for
- *    bit (hexadecimal floats).
+ *    bit (each double's bits in hex), and sysfs's answer on a CPU PMU
+ *    (the line's field, 0 or 1, whatever this machine has).
  * 2. Rows of values that must be refused, each leaving the caller to
- *    measure: another format, another boot, a number out of the probes'
- *    ranges, a cut line, trailing junk, an empty variable.
+ *    measure: another format, another boot, a PMU field not 0 or 1, a
+ *    number out of the probes' ranges, not hex, a NaN, a cut line,
+ *    trailing junk, an empty variable.
  * 3. A child process started with a valid WITCH_PROBES measures nothing
  *    (costmodel_init says its line at WITCH_VERBOSE=1; the child's runtime
  *    is libwitch.so itself, WITCH_TEST_LIB) and one with a refused value
@@ -15,6 +17,7 @@
 #include "check.h"
 #include "witch/costmodel.h"
 #include "witch/memlat.h"
+#include "witch/pmu_sysfs.h"
 #include "witch/probes.h"
 
 #include <errno.h>
@@ -33,7 +36,7 @@ static void test_round_trip(void)
 	int have_tsc = memlat_init() == 0;
 	CHECK(__LINE__, probes_hand_down() == 0, "probes_hand_down");
 	const char *v = getenv(PROBES_ENV);
-	CHECK(__LINE__, v && strncmp(v, "p3 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
+	CHECK(__LINE__, v && strncmp(v, "p4 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
 	if (!v)
 		return;
 	snprintf(handed, sizeof(handed), "%s", v);
@@ -49,6 +52,21 @@ static void test_round_trip(void)
 	if (have_tsc)
 		CHECK(__LINE__, memlat_probes_get(ml2) == 0 && memcmp(ml, ml2, sizeof(ml)) == 0,
 		      "memlat's numbers changed through the environment: %s", handed);
+	/* The PMU field: sysfs's answer handed down, and either answer taken
+	 * as given (its 0 or 1 after "p4 ", the boot id and a space). */
+	int has = pmu_sysfs_has_cpu_pmu();
+	CHECK(__LINE__, strlen(handed) > 41 && handed[40] == '0' + has,
+	      "the line's PMU field is not sysfs's %d: %s", has, handed);
+	for (int want = 0; want <= 1 && strlen(handed) > 41; want++) {
+		char line[1024];
+		snprintf(line, sizeof(line), "%s", handed);
+		line[40] = (char)('0' + want);
+		setenv(PROBES_ENV, line, 1);
+		CHECK(__LINE__, probes_take_inherited() == 0 && pmu_sysfs_has_cpu_pmu() == want,
+		      "PMU field %d not taken: %s", want, line);
+	}
+	pmu_sysfs_set_root(NULL); /* sysfs asked again */
+	setenv(PROBES_ENV, handed, 1);
 }
 
 /* The handed-down line with the text after its first `skip` bytes
@@ -62,21 +80,30 @@ static void variant(char *out, size_t size, size_t skip, const char *tail, size_
 
 static void test_refused(void)
 {
-	char boot_bad[1024], fmt_bad[1024], range_bad[1024], cut[1024], junk[1024];
+	/* "p4 ", the 36-character boot id, " " and the PMU field, then " "
+	 * and 16 hex digits a number */
+	enum { PMU_AT = 40, FIRST_AT = 42 };
+	char boot_bad[1024], fmt_bad[1024], pmu_bad[1024], range_bad[1024], not_hex[1024],
+		nan_bits[1024], cut[1024], junk[1024];
 	size_t len = strlen(handed);
-	/* "p3 " and the 36-character boot id, then " number" each */
-	const char *first = strlen(handed) > 40 ? handed + 3 + 36 : NULL;
-	if (!first || *first != ' ')
+	if (len < FIRST_AT + 16 || handed[FIRST_AT - 1] != ' ') {
+		FAIL(__LINE__, "the handed-down line's layout: %s", handed);
 		return;
-	/* another boot: its first hex digit changed */
+	}
 	variant(boot_bad, sizeof(boot_bad), 0, NULL, 0);
-	boot_bad[3] = boot_bad[3] == '0' ? '1' : '0';
+	boot_bad[3] = boot_bad[3] == '0' ? '1' : '0'; /* another boot */
 	variant(fmt_bad, sizeof(fmt_bad), 0, NULL, 0);
 	fmt_bad[1] = '9'; /* "p9" */
-	/* the clock (the first number, after the boot id) at 100 cycles a ns:
-	 * past the probe's range */
-	variant(range_bad, sizeof(range_bad), (size_t)(first - handed) + 1, "0x1.9p+6", 0);
-	strncat(range_bad, strchr(first + 1, ' '), sizeof(range_bad) - strlen(range_bad) - 1);
+	variant(pmu_bad, sizeof(pmu_bad), 0, NULL, 0);
+	pmu_bad[PMU_AT] = '2';
+	/* the clock (the first number) at 100 cycles a ns: past the probe's
+	 * range (100.0 is 0x4059000000000000) */
+	variant(range_bad, sizeof(range_bad), FIRST_AT, "4059000000000000", 0);
+	strncat(range_bad, handed + FIRST_AT + 16, sizeof(range_bad) - strlen(range_bad) - 1);
+	variant(not_hex, sizeof(not_hex), 0, NULL, 0);
+	not_hex[FIRST_AT + 3] = 'G';
+	variant(nan_bits, sizeof(nan_bits), FIRST_AT, "7ff8000000000000", 0);
+	strncat(nan_bits, handed + FIRST_AT + 16, sizeof(nan_bits) - strlen(nan_bits) - 1);
 	variant(cut, sizeof(cut), 0, NULL, len - 8);
 	snprintf(junk, sizeof(junk), "%s x", handed);
 	struct {
@@ -85,7 +112,10 @@ static void test_refused(void)
 	} rows[] = {
 		{__LINE__, boot_bad},
 		{__LINE__, fmt_bad},
+		{__LINE__, pmu_bad},
 		{__LINE__, range_bad},
+		{__LINE__, not_hex},
+		{__LINE__, nan_bits},
 		{__LINE__, cut},
 		{__LINE__, junk},
 		{__LINE__, ""},

@@ -19,8 +19,11 @@ int pmu_sysfs_type(const char *pmu, uint32_t *type);
 int pmu_sysfs_format_bit(const char *pmu, const char *format, struct perf_event_attr *attr);
 
 /* Is there any PMU that could give precise memory samples (cpu, cpu_core,
- * cpu_atom, ibs_op)?  Without one, libpfm4 need not be loaded at all. */
+ * cpu_atom, ibs_op)?  Without one, libpfm4 need not be loaded at all.
+ * Asked of sysfs once a root (four lookups, ~60 us of a process's start
+ * here), or told by the process that started this one (probes.h). */
 int pmu_sysfs_has_cpu_pmu(void);
+void pmu_sysfs_note_cpu_pmu(int has);
 
 /* A small sysfs or procfs file holding one decimal integer: 0 or -errno. */
 int pmu_sysfs_read_int(const char *path, long long *v);

@@ -4,7 +4,8 @@
  * costmodel_init and memlat_init time the core (its clock, dispatch width,
  * ALU rate, rep stos, a locked op, a failed store forward) and the caches
  * (the TSC, a DRAM miss): ~0.8 ms of every process's start here, the same
- * answers for every process of a tree on one machine.  The first process
+ * answers for every process of a tree on one machine; so does whether the
+ * kernel drives a CPU PMU at all (pmu_sysfs_has_cpu_pmu).  The first process
  * measures and puts the results in its environment, WITCH_PROBES (through
  * the C library's setenv, as profile.h's WITCH_OUTPUT: a shell exports
  * its own copy); a process that finds them there, written on this machine
@@ -21,8 +22,9 @@
 #define PROBES_ENV "WITCH_PROBES"
 
 /* The parent's measurements, if WITCH_PROBES holds this machine's: 0 and
- * costmodel and memlat set (memlat only if the parent had a TSC to use),
- * else -EINVAL or -ENOENT and nothing set. */
+ * costmodel, memlat (only if the parent had a TSC to use) and pmu_sysfs's
+ * answer set, else -EINVAL or -ENOENT and nothing but perhaps costmodel's
+ * set (the caller then measures). */
 int probes_take_inherited(void);
 /* This process's measurements into its environment for what it starts.
  * 0 or -errno. */
