@@ -316,7 +316,8 @@ static void heap_count_time(uint64_t tsc, uint64_t stands_for)
 	heap_me.window_tsc += tsc * stands_for;
 }
 
-/* Every HEAP_BUDGET_BLOCKS tracked blocks of a thread: the thread's
+/* Every HEAP_BUDGET_BLOCKS tracked blocks of a thread (more often at
+ * first, heap_add_block): the thread's
  * credit gains the budget's share of its CPU time since the last check
  * and loses what tracking took (a token bucket of heap_credit_max,
  * heap_credit_start at the start, so that a burst of allocations is not
@@ -414,7 +415,8 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 		heap_growth_hook();
 		heap_me.window_tsc += __rdtsc() - t0;
 	}
-	if (n <= HEAP_BUDGET_BLOCKS_EARLY || n % (early ? HEAP_BUDGET_BLOCKS_EARLY : HEAP_BUDGET_BLOCKS) == 0)
+	if (n <= HEAP_BUDGET_BLOCKS_EARLY ||
+	    n % (early ? HEAP_BUDGET_BLOCKS_EARLY : HEAP_BUDGET_BLOCKS) == 0)
 		heap_budget_check();
 }
 

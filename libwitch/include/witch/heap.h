@@ -18,9 +18,9 @@
  *
  * Cost: small blocks (< the thread's period, HEAP_SAMPLE_BYTES or more
  * under a budget) past the first HEAP_FIRST_BLOCKS of their call site (per
- * thread, while it keeps to its budget) are sampled by bytes: about one in period / size is tracked,
- * and the live ones tell the mix of sites an untracked one is drawn from
- * (heap_mix.h).  The others are decided in the interposer before the C
+ * thread, while it keeps to its budget) are sampled by bytes: about one
+ * in period / size is tracked, and the live ones tell the mix of sites an
+ * untracked one is drawn from (heap_mix.h).  The others are decided in the interposer before the C
  * library is called (a countdown addition and the call site's count, six
  * instructions) and their free by one byte of a counting filter (six).  A tracked block's site comes from heap_sites (heap_sites.h: an
  * unwind once per thread, call site, callers and stack depth, a
