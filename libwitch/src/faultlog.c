@@ -9,6 +9,14 @@
 #include <unistd.h>
 
 #define FAULTLOG_PAGES 2 /* the header page and a one-page ring */
+#define FAULTLOG_PAGE 4096 /* x86-64's (sysconf is not async-signal-safe) */
+
+void faultlog_begin(struct faultlog *f, pid_t tid)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->tid = tid;
+}
 
 int faultlog_open(struct faultlog *f, pid_t tid)
 {
@@ -27,9 +35,8 @@ int faultlog_open(struct faultlog *f, pid_t tid)
 	int fd = perf_fd_open(&a, tid);
 	if (fd < 0)
 		return fd;
-	long page = sysconf(_SC_PAGESIZE);
 	/* Mapped read-only: the kernel overwrites, nothing is consumed. */
-	void *map = mmap(NULL, (size_t)page * FAULTLOG_PAGES, PROT_READ, MAP_SHARED, fd, 0);
+	void *map = mmap(NULL, FAULTLOG_PAGE * FAULTLOG_PAGES, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		int rc = -errno;
 		close(fd);
@@ -42,8 +49,13 @@ int faultlog_open(struct faultlog *f, pid_t tid)
 
 int faultlog_since_tick(struct faultlog *f, uint64_t *ip)
 {
-	if (f->fd < 0)
-		return 0;
+	if (f->fd < 0) {
+		pid_t tid = f->tid;
+		if (tid <= 0)
+			return 0;
+		int rc = faultlog_open(f, tid); /* the first tick: from here on */
+		return rc < 0 ? rc : 0;
+	}
 	const struct perf_event_mmap_page *hdr = f->map;
 	uint64_t head = __atomic_load_n(&hdr->data_head, __ATOMIC_ACQUIRE);
 	if (head == f->last_head)
@@ -69,9 +81,10 @@ int faultlog_since_tick(struct faultlog *f, uint64_t *ip)
 
 void faultlog_close(struct faultlog *f)
 {
+	f->tid = 0; /* (one never opened stays so) */
 	if (f->fd < 0)
 		return;
-	munmap(f->map, (size_t)sysconf(_SC_PAGESIZE) * FAULTLOG_PAGES);
+	munmap(f->map, FAULTLOG_PAGE * FAULTLOG_PAGES);
 	close(f->fd);
 	f->fd = -1;
 }

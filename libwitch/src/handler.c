@@ -488,7 +488,10 @@ static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *reg
 static int tick_in_fault(struct witch_thread *t, const ucontext_t *uc)
 {
 	uint64_t ip, pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	if (!faultlog_since_tick(&t->faults, &ip))
+	int rc = faultlog_since_tick(&t->faults, &ip);
+	if (rc < 0)
+		t->stats.faultlog_errors++;
+	if (rc <= 0)
 		return 0;
 	if (pc == ip)
 		return 1;

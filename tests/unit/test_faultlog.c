@@ -10,12 +10,17 @@
  *     of 16 bytes), then one at store_at: the newest still, at its store;
  *   - a store into a page already touched: no fault, 0;
  *   - closed: 0.
+ * Begun (opened at the first tick), not yet looked at: no event is open
+ * (the process's fd count is as before); a fault before the first look is
+ * not reported (0: nothing was logged then), one after it is; closed
+ * before any look, it never opens.
  * Skipped (77) where the perf event cannot be opened (perf_event_paranoid,
  * no software events).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -37,6 +42,19 @@ __attribute__((noinline)) static uint64_t store_at(volatile uint64_t *p)
 			 : "r"(p)
 			 : "memory");
 	return pc;
+}
+
+/* The process's open file descriptors. */
+static int open_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* (the directory's own) */
 }
 
 __attribute__((noinline)) static void touch(unsigned char *p, unsigned long pages)
@@ -78,6 +96,25 @@ int main(void)
 	faultlog_close(&f);
 	store_at((volatile uint64_t *)(m + 400 * PAGE));
 	CHECK(__LINE__, faultlog_since_tick(&f, &ip) == 0, "a closed log reported a fault");
+
+	int fds = open_fds();
+	faultlog_begin(&f, (pid_t)gettid());
+	CHECK(__LINE__, f.fd < 0 && open_fds() == fds, "begun: an fd opened before the first tick");
+	store_at((volatile uint64_t *)(m + 401 * PAGE));
+	rc = faultlog_since_tick(&f, &ip);
+	CHECK(__LINE__, rc == 0 && f.fd >= 0 && open_fds() == fds + 1,
+	      "the first tick: got %d, fd %d (a fault before the log opened is no one's)", rc, f.fd);
+	pc = store_at((volatile uint64_t *)(m + 402 * PAGE));
+	rc = faultlog_since_tick(&f, &ip);
+	CHECK(__LINE__, rc == 1 && ip == pc, "after the first tick, a fault at %#lx: got %d at %#lx",
+	      (unsigned long)pc, rc, (unsigned long)ip);
+	faultlog_close(&f);
+	CHECK(__LINE__, open_fds() == fds, "closed: its fd still open");
+	faultlog_begin(&f, (pid_t)gettid());
+	faultlog_close(&f);
+	rc = faultlog_since_tick(&f, &ip);
+	CHECK(__LINE__, rc == 0 && f.fd < 0 && open_fds() == fds,
+	      "closed before its first tick: opened at a look after (%d, fd %d)", rc, f.fd);
 	munmap(m, PAGES * PAGE);
 	printf("test_faultlog: %s\n", check_failures ? "failed" : "all checks passed");
 	return check_failures != 0;
