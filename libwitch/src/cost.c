@@ -27,8 +27,12 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-int cost_init(void)
+int cost_init(double tsc_per_ns)
 {
+	if (tsc_per_ns > 0.1 && tsc_per_ns < 100) {
+		ns_per_tsc = 1.0 / tsc_per_ns;
+		return 0;
+	}
 	/* The TSC against the monotonic clock over 2 x 25 us: 0.1%, plenty
 	 * for times of microseconds (2 x 0.1 ms was 0.2 ms of every start). */
 	double best = 0;

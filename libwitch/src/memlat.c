@@ -94,6 +94,11 @@ int memlat_probes_get(double v[MEMLAT_PROBES])
 	return 0;
 }
 
+double memlat_tsc_per_ns(void)
+{
+	return tsc_per_ns;
+}
+
 int memlat_probes_set(const double v[MEMLAT_PROBES])
 {
 	if (!(v[0] > 0) || !(v[1] > 0) || !(v[2] > 0) || !tsc_invariant())

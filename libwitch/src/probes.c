@@ -4,6 +4,7 @@
 #include "witch/costmodel.h"
 #include "witch/memlat.h"
 #include "witch/pmu_sysfs.h"
+#include "witch/watchpoint.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -14,7 +15,7 @@
 #include <unistd.h>
 
 /* Bump when a number is added, removed or reordered. */
-#define PROBES_FORMAT "p4"
+#define PROBES_FORMAT "p5"
 #define BOOT_ID_LEN 36 /* 8-4-4-4-12 hex digits and dashes */
 
 /* This boot's id, the kernel's: the machine and its boot, as a line. */
@@ -32,9 +33,11 @@ static int probes_boot_id(char out[BOOT_ID_LEN + 1])
 }
 
 /* The numbers: costmodel's, then memlat's (all 0 where it measured
- * nothing), each its double's 64 bits in 16 hex digits (exact both ways;
- * strtod of C's hexadecimal floats was ~40 us of a process's start). */
-#define PROBES_N (COSTMODEL_PROBES + MEMLAT_PROBES)
+ * nothing), then a watchpoint hit's price (0 where not probed), each its
+ * double's 64 bits in 16 hex digits (exact both ways; strtod of C's
+ * hexadecimal floats was ~40 us of a process's start). */
+#define PROBES_N (COSTMODEL_PROBES + MEMLAT_PROBES + 1)
+#define PROBES_HIT (COSTMODEL_PROBES + MEMLAT_PROBES)
 #define PROBES_HEX 16
 
 /* 16 hex digits at s, a finite double: 0, else -EINVAL. */
@@ -56,8 +59,21 @@ static int probes_parse_bits(const char *s, double *out)
 	return 0;
 }
 
+/* A one-character field: '-' (-1), '0' or '1'; else -2. */
+static int probes_flag(char c)
+{
+	return c == '-' ? -1 : c == '0' ? 0 : c == '1' ? 1 : -2;
+}
+
+static char probes_flag_char(int v)
+{
+	return v < 0 ? '-' : v ? '1' : '0';
+}
+
 /* PROBES_FORMAT " " boot_id " " pmu (1: the kernel drives a CPU PMU, 0:
- * none), then the PROBES_N numbers, a space before each */
+ * none) " " traps (watchpoint_probe: 1 breakpoints trap, 0 never, '-' not
+ * probed) " " sigtrap (1: SIGTRAP breakpoints open, 0: not, '-' not asked),
+ * then the PROBES_N numbers, a space before each */
 int probes_take_inherited(void)
 {
 	const char *v = getenv(PROBES_ENV);
@@ -70,10 +86,12 @@ int probes_take_inherited(void)
 	    strncmp(v + flen + 1, boot, BOOT_ID_LEN) != 0)
 		return -EINVAL;
 	const char *at = v + flen + 1 + BOOT_ID_LEN;
-	if (at[0] != ' ' || (at[1] != '0' && at[1] != '1'))
+	if (at[0] != ' ' || (at[1] != '0' && at[1] != '1') || at[2] != ' ' || at[4] != ' ')
 		return -EINVAL;
-	int pmu = at[1] == '1';
-	at += 2;
+	int pmu = at[1] == '1', traps = probes_flag(at[3]), sigtrap = probes_flag(at[5]);
+	if (traps < -1 || sigtrap < -1)
+		return -EINVAL;
+	at += 6;
 	for (int i = 0; i < PROBES_N; i++, at += 1 + PROBES_HEX) {
 		if (*at != ' ' || strnlen(at + 1, PROBES_HEX) < PROBES_HEX ||
 		    probes_parse_bits(at + 1, &n[i]) < 0)
@@ -81,10 +99,11 @@ int probes_take_inherited(void)
 	}
 	if (*at)
 		return -EINVAL;
-	/* Where memlat's are refused after costmodel's were taken, the caller
-	 * measures both, which overwrites them. */
+	/* Where memlat's or the watchpoints' are refused after costmodel's
+	 * were taken, the caller measures all, which overwrites them. */
 	if (costmodel_probes_set(n) < 0 ||
-	    (n[COSTMODEL_PROBES] != 0 && memlat_probes_set(n + COSTMODEL_PROBES) < 0))
+	    (n[COSTMODEL_PROBES] != 0 && memlat_probes_set(n + COSTMODEL_PROBES) < 0) ||
+	    (traps >= 0 && watchpoint_probe_set(traps, sigtrap, n[PROBES_HIT]) < 0))
 		return -EINVAL;
 	pmu_sysfs_note_cpu_pmu(pmu);
 	return 0;
@@ -97,11 +116,15 @@ int probes_hand_down(void)
 	int rc = probes_boot_id(boot);
 	if (rc < 0)
 		return rc;
+	int traps = -1, sigtrap = -1;
 	costmodel_probes_get(n);
 	if (memlat_probes_get(n + COSTMODEL_PROBES) < 0)
 		memset(n + COSTMODEL_PROBES, 0, MEMLAT_PROBES * sizeof(double));
-	size_t len = (size_t)snprintf(line, sizeof(line), PROBES_FORMAT " %s %d", boot,
-				      pmu_sysfs_has_cpu_pmu());
+	if (watchpoint_probe_get(&traps, &sigtrap, &n[PROBES_HIT]) < 0)
+		traps = sigtrap = -1;
+	size_t len = (size_t)snprintf(line, sizeof(line), PROBES_FORMAT " %s %d %c %c", boot,
+				      pmu_sysfs_has_cpu_pmu(), probes_flag_char(traps),
+				      probes_flag_char(sigtrap));
 	for (int i = 0; i < PROBES_N && len < sizeof(line); i++) {
 		uint64_t bits;
 		memcpy(&bits, &n[i], sizeof(bits));

@@ -404,10 +404,35 @@ static int sigtrap_opens(void)
 	return 1;
 }
 
-int watchpoint_probe(int want_sigtrap)
+/* What the probe found, or was handed (watchpoint_probe_set): -1 unknown. */
+static int probed_traps = -1, probed_sigtrap = -1;
+
+int watchpoint_probe_get(int *traps, int *sigtrap, double *ns)
 {
-	want_sigtrap = want_sigtrap && kernel_has_safe_sigtrap();
-	(void)watchpoint_step_over_hangs(); /* read here, not in a handler */
+	if (probed_traps < 0)
+		return -ENOENT;
+	*traps = probed_traps;
+	*sigtrap = probed_sigtrap;
+	*ns = probed_traps ? hit_ns : 0;
+	return 0;
+}
+
+int watchpoint_probe_set(int traps, int sigtrap, double ns)
+{
+	if ((traps != 0 && traps != 1) || sigtrap < -1 || sigtrap > 1 ||
+	    (traps && !(ns > 0 && ns < 1e6)))
+		return -EINVAL;
+	probed_traps = traps;
+	probed_sigtrap = sigtrap;
+	if (traps)
+		hit_ns = ns;
+	return 0;
+}
+
+/* The breakpoint counts a store, and what a hit costs: 0, -EOPNOTSUPP
+ * (it counts nothing), another -errno (it does not open). */
+static int probe_traps(void)
+{
 	static volatile uint64_t word;
 	struct perf_event_attr a;
 	uint64_t count = 0;
@@ -431,12 +456,25 @@ int watchpoint_probe(int want_sigtrap)
 	close(fd);
 	if (err < 0)
 		return err;
+	probed_traps = count > 0;
 	if (count == 0)
 		return -EOPNOTSUPP;
 	double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / PROBE_HITS;
 	if (count > PROBE_HITS && ns > 0 && ns < 1e6)
 		hit_ns = ns;
-	use_sigtrap = want_sigtrap && sigtrap_opens();
+	return 0;
+}
+
+int watchpoint_probe(int want_sigtrap)
+{
+	want_sigtrap = want_sigtrap && kernel_has_safe_sigtrap();
+	(void)watchpoint_step_over_hangs(); /* read here, not in a handler */
+	int rc = probed_traps < 0 ? probe_traps() : probed_traps ? 0 : -EOPNOTSUPP;
+	if (rc < 0)
+		return rc;
+	if (want_sigtrap && probed_sigtrap < 0)
+		probed_sigtrap = sigtrap_opens();
+	use_sigtrap = want_sigtrap && probed_sigtrap == 1;
 	return 0;
 }
 

@@ -309,16 +309,22 @@ __attribute__((constructor)) static void witch_init(void)
 	}
 	witch_faults_one_page();
 	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
-	    (!inherited && (rc = costmodel_init()) < 0) || (rc = xsave_init()) < 0 ||
-	    (rc = cost_init()) < 0) {
+	    (!inherited && (rc = costmodel_init()) < 0) || (rc = xsave_init()) < 0) {
 		log_line("cannot initialize the decoder or unwinder (%s); running without profiling",
 			 strerror(-rc));
 		return;
 	}
-	cost_price_hit(watchpoint_hit_ns());
 	/* Without an invariant TSC the cost model takes every load for a hit. */
 	if (!inherited && (rc = memlat_init()) < 0)
 		log_verbose(1, "no invariant TSC (%s): cache misses are not measured", strerror(-rc));
+	/* The TSC's rate as memlat measured it or was handed it, else timed
+	 * here. */
+	if ((rc = cost_init(memlat_tsc_per_ns())) < 0) {
+		log_line("cannot time the runtime's own work (%s); running without profiling",
+			 strerror(-rc));
+		return;
+	}
+	cost_price_hit(watchpoint_hit_ns());
 	if (!inherited && (rc = probes_hand_down()) < 0)
 		log_verbose(1, "cannot hand the machine's measurements down (%s): child processes "
 			    "measure them again", strerror(-rc));

@@ -236,9 +236,42 @@ static void interval_row(int i)
 	      slack / 1e3);
 }
 
+/* cost_init's rate: a plausible one handed in is taken as it is (3 ticks
+ * a ns: 3000 ticks are 1000 ns); 0, or one no TSC has, is measured here,
+ * and agrees with the TSC against the monotonic clock over 2 ms. */
+static const struct {
+	int line;
+	double tsc_per_ns; /* handed in */
+	int measured;      /* 1: measured here */
+} rate_rows[] = {
+	{__LINE__, 3.0, 0},
+	{__LINE__, 0.5, 0},
+	{__LINE__, 0, 1},
+	{__LINE__, 1e6, 1},
+	{__LINE__, -2.0, 1},
+};
+
+static void check_rates(void)
+{
+	double t0 = mono_ns();
+	uint64_t c0 = __rdtsc();
+	while (mono_ns() - t0 < 2e6)
+		;
+	double truth = (double)(__rdtsc() - c0) / (mono_ns() - t0); /* ticks a ns */
+	for (size_t i = 0; i < sizeof(rate_rows) / sizeof(rate_rows[0]); i++) {
+		int line = rate_rows[i].line;
+		CHECK(line, cost_init(rate_rows[i].tsc_per_ns) == 0, "cost_init failed");
+		double ns = cost_tsc_ns(3000);
+		double want = 3000 / (rate_rows[i].measured ? truth : rate_rows[i].tsc_per_ns);
+		CHECK(line, ns > 0.97 * want && ns < 1.03 * want, "3000 ticks read %.1f ns, want %.1f",
+		      ns, want);
+	}
+}
+
 int main(void)
 {
-	if (cost_init() < 0) {
+	check_rates();
+	if (cost_init(0) < 0) {
 		fprintf(stderr, "cost_init failed\n");
 		return 1;
 	}

@@ -770,7 +770,7 @@ int main(void)
 	void *early = malloc(64);
 	struct heap_stats st;
 	heap_set_sample_bytes(0); /* every block, but in test_sampling and test_budget */
-	int rc = cost_init(); /* the TSC rate, for the tracking time */
+	int rc = cost_init(0); /* the TSC rate, for the tracking time */
 	if (rc == 0)
 		rc = heap_init();
 	if (rc < 0) {

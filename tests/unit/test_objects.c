@@ -216,7 +216,7 @@ static void test_cap(void)
 static void test_stack_switch(void)
 {
 	heap_set_sample_bytes(0); /* every block tracked */
-	int rc = cost_init();
+	int rc = cost_init(0);
 	if (rc == 0)
 		rc = heap_init();
 	if (rc < 0) {

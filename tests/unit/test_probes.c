@@ -4,21 +4,30 @@
  * 1. Measure (costmodel_init, memlat_init), hand down: WITCH_PROBES holds
  *    them; a process that takes them back has the same numbers, bit for
  *    bit (each double's bits in hex), and sysfs's answer on a CPU PMU
- *    (the line's field, 0 or 1, whatever this machine has).
+ *    (the line's field, 0 or 1, whatever this machine has).  The
+ *    watchpoint probe's answers (set here as a table's rows, whatever this
+ *    machine's debug registers do) go down and come back as they were;
+ *    '-' where it did not run.
  * 2. Rows of values that must be refused, each leaving the caller to
  *    measure: another format, another boot, a PMU field not 0 or 1, a
- *    number out of the probes' ranges, not hex, a NaN, a cut line,
+ *    watchpoint field not '-', 0 or 1, breakpoints that trap at no price,
+ *    a number out of the probes' ranges, not hex, a NaN, a cut line,
  *    trailing junk, an empty variable.
  * 3. A child process started with a valid WITCH_PROBES measures nothing
  *    (costmodel_init says its line at WITCH_VERBOSE=1; the child's runtime
  *    is libwitch.so itself, WITCH_TEST_LIB) and one with a refused value
- *    measures.
+ *    measures.  With watchpoints asked for, a child handed "they never
+ *    trap" says so (where they do trap, it took the line's word for it),
+ *    and one handed "they trap" does not (where they never do, it took
+ *    the line's word and probed nothing): one of the two fails on every
+ *    machine if the answer is not taken.
  */
 #include "check.h"
 #include "witch/costmodel.h"
 #include "witch/memlat.h"
 #include "witch/pmu_sysfs.h"
 #include "witch/probes.h"
+#include "witch/watchpoint.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,7 +45,7 @@ static void test_round_trip(void)
 	int have_tsc = memlat_init() == 0;
 	CHECK(__LINE__, probes_hand_down() == 0, "probes_hand_down");
 	const char *v = getenv(PROBES_ENV);
-	CHECK(__LINE__, v && strncmp(v, "p4 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
+	CHECK(__LINE__, v && strncmp(v, "p5 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
 	if (!v)
 		return;
 	snprintf(handed, sizeof(handed), "%s", v);
@@ -53,7 +62,7 @@ static void test_round_trip(void)
 		CHECK(__LINE__, memlat_probes_get(ml2) == 0 && memcmp(ml, ml2, sizeof(ml)) == 0,
 		      "memlat's numbers changed through the environment: %s", handed);
 	/* The PMU field: sysfs's answer handed down, and either answer taken
-	 * as given (its 0 or 1 after "p4 ", the boot id and a space). */
+	 * as given (its 0 or 1 after "p5 ", the boot id and a space). */
 	int has = pmu_sysfs_has_cpu_pmu();
 	CHECK(__LINE__, strlen(handed) > 41 && handed[40] == '0' + has,
 	      "the line's PMU field is not sysfs's %d: %s", has, handed);
@@ -69,6 +78,47 @@ static void test_round_trip(void)
 	setenv(PROBES_ENV, handed, 1);
 }
 
+/* The watchpoint probe's answers through the line: traps, sigtrap and a
+ * hit's price as set, in the fields at 42 and 44 and the last number. */
+static void test_watchpoint_fields(void)
+{
+	static const struct {
+		int line;
+		int traps, sigtrap;
+		double hit_ns;
+		const char *fields; /* at 42..44 */
+	} rows[] = {
+		{__LINE__, 1, 1, 250.0, "1 1"},
+		{__LINE__, 1, 0, 3000.5, "1 0"},
+		{__LINE__, 1, -1, 17.25, "1 -"},
+		{__LINE__, 0, -1, 0, "0 -"},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int line = rows[i].line, traps = -2, sigtrap = -2;
+		double ns = -1;
+		CHECK(line, watchpoint_probe_set(rows[i].traps, rows[i].sigtrap, rows[i].hit_ns) == 0,
+		      "valid answers refused");
+		CHECK(line, probes_hand_down() == 0, "probes_hand_down");
+		const char *v = getenv(PROBES_ENV);
+		CHECK(line, v && strlen(v) > 46 && strncmp(v + 42, rows[i].fields, 3) == 0,
+		      "fields '%s' not in %s", rows[i].fields, v ? v : "(unset)");
+		char line_copy[1024];
+		snprintf(line_copy, sizeof(line_copy), "%s", v ? v : "");
+		/* Other answers in between, then the line's back. */
+		CHECK(line, watchpoint_probe_set(!rows[i].traps, 1, 99.0) == 0, "valid answers refused");
+		setenv(PROBES_ENV, line_copy, 1);
+		CHECK(line, probes_take_inherited() == 0 && watchpoint_probe_get(&traps, &sigtrap, &ns) == 0,
+		      "the line refused: %s", line_copy);
+		CHECK(line, traps == rows[i].traps && sigtrap == rows[i].sigtrap && ns == rows[i].hit_ns,
+		      "took %d %d %g, want %d %d %g", traps, sigtrap, ns, rows[i].traps,
+		      rows[i].sigtrap, rows[i].hit_ns);
+	}
+	CHECK(__LINE__, watchpoint_probe_set(1, 0, 0) == -EINVAL, "trapping at no price taken");
+	CHECK(__LINE__, watchpoint_probe_set(2, 0, 100) == -EINVAL, "traps 2 taken");
+	CHECK(__LINE__, watchpoint_probe_set(1, -2, 100) == -EINVAL, "sigtrap -2 taken");
+	setenv(PROBES_ENV, handed, 1);
+}
+
 /* The handed-down line with the text after its first `skip` bytes
  * replaced by `tail` (NULL: kept), cut to `cut` bytes (0: not). */
 static void variant(char *out, size_t size, size_t skip, const char *tail, size_t cut)
@@ -80,11 +130,12 @@ static void variant(char *out, size_t size, size_t skip, const char *tail, size_
 
 static void test_refused(void)
 {
-	/* "p4 ", the 36-character boot id, " " and the PMU field, then " "
-	 * and 16 hex digits a number */
-	enum { PMU_AT = 40, FIRST_AT = 42 };
-	char boot_bad[1024], fmt_bad[1024], pmu_bad[1024], range_bad[1024], not_hex[1024],
-		nan_bits[1024], cut[1024], junk[1024];
+	/* "p5 ", the 36-character boot id, " " and the PMU field, " " and
+	 * the traps field, " " and the sigtrap field, then " " and 16 hex
+	 * digits a number (the last: a hit's price) */
+	enum { PMU_AT = 40, TRAPS_AT = 42, SIGTRAP_AT = 44, FIRST_AT = 46 };
+	char boot_bad[1024], fmt_bad[1024], pmu_bad[1024], traps_bad[1024], sigtrap_bad[1024],
+		no_price[1024], range_bad[1024], not_hex[1024], nan_bits[1024], cut[1024], junk[1024];
 	size_t len = strlen(handed);
 	if (len < FIRST_AT + 16 || handed[FIRST_AT - 1] != ' ') {
 		FAIL(__LINE__, "the handed-down line's layout: %s", handed);
@@ -96,6 +147,14 @@ static void test_refused(void)
 	fmt_bad[1] = '9'; /* "p9" */
 	variant(pmu_bad, sizeof(pmu_bad), 0, NULL, 0);
 	pmu_bad[PMU_AT] = '2';
+	variant(traps_bad, sizeof(traps_bad), 0, NULL, 0);
+	traps_bad[TRAPS_AT] = 'x';
+	variant(sigtrap_bad, sizeof(sigtrap_bad), 0, NULL, 0);
+	sigtrap_bad[SIGTRAP_AT] = '2';
+	/* breakpoints that trap, a hit at 0 ns (the last number) */
+	variant(no_price, sizeof(no_price), 0, NULL, 0);
+	no_price[TRAPS_AT] = '1';
+	memcpy(no_price + len - 16, "0000000000000000", 16);
 	/* the clock (the first number) at 100 cycles a ns: past the probe's
 	 * range (100.0 is 0x4059000000000000) */
 	variant(range_bad, sizeof(range_bad), FIRST_AT, "4059000000000000", 0);
@@ -113,6 +172,9 @@ static void test_refused(void)
 		{__LINE__, boot_bad},
 		{__LINE__, fmt_bad},
 		{__LINE__, pmu_bad},
+		{__LINE__, traps_bad},
+		{__LINE__, sigtrap_bad},
+		{__LINE__, no_price},
 		{__LINE__, range_bad},
 		{__LINE__, not_hex},
 		{__LINE__, nan_bits},
@@ -130,8 +192,10 @@ static void test_refused(void)
 }
 
 /* Whether /bin/true under lib with WITCH_PROBES=value (NULL: unset) said
- * costmodel's line: 1, 0, or -1 when it could not run. */
-static int child_measured(const char *lib, const char *value)
+ * `what` on stderr (costmodel's line: it measured): 1, 0, or -1 when it
+ * could not run.  watchpoints: WITCH_WATCHPOINTS's value. */
+static int child_said(const char *lib, const char *value, const char *watchpoints,
+		      const char *what)
 {
 	int fd[2];
 	if (pipe(fd) < 0)
@@ -141,7 +205,7 @@ static int child_measured(const char *lib, const char *value)
 		dup2(fd[1], 2);
 		close(fd[0]);
 		setenv("LD_PRELOAD", lib, 1);
-		setenv("WITCH_WATCHPOINTS", "0", 1);
+		setenv("WITCH_WATCHPOINTS", watchpoints, 1);
 		setenv("WITCH_VERBOSE", "1", 1);
 		setenv("WITCH_OUTPUT", "/dev/null/none", 1); /* no profile to keep */
 		if (value)
@@ -162,7 +226,12 @@ static int child_measured(const char *lib, const char *value)
 	int st;
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		return -1;
-	return strstr(buf, "witch: costmodel:") != NULL;
+	return strstr(buf, what) != NULL;
+}
+
+static int child_measured(const char *lib, const char *value)
+{
+	return child_said(lib, value, "0", "witch: costmodel:");
 }
 
 static void test_child(const char *lib)
@@ -170,6 +239,18 @@ static void test_child(const char *lib)
 	CHECK(__LINE__, child_measured(lib, handed) == 0, "a child given this machine's line measured");
 	CHECK(__LINE__, child_measured(lib, "p1 junk") == 1, "a child given junk did not measure");
 	CHECK(__LINE__, child_measured(lib, NULL) == 1, "a child given nothing did not measure");
+	static const char never[] = "watchpoints do not trigger";
+	for (int traps = 0; traps <= 1; traps++) {
+		char line[1024];
+		snprintf(line, sizeof(line), "%s", handed);
+		line[42] = (char)('0' + traps);
+		if (traps) /* a price for the hit: 100 ns */
+			memcpy(line + strlen(line) - 16, "4059000000000000", 16);
+		/* (The variable's count: one watchpoint, any of the four.) */
+		CHECK(__LINE__, child_said(lib, line, "1", never) == !traps,
+		      "a child handed traps=%d %s that they never trigger", traps,
+		      traps ? "said" : "did not say");
+	}
 }
 
 int main(void)
@@ -177,6 +258,7 @@ int main(void)
 	const char *lib = getenv("WITCH_TEST_LIB");
 	test_round_trip();
 	if (handed[0]) {
+		test_watchpoint_fields();
 		test_refused();
 		if (lib && access(lib, R_OK) == 0)
 			test_child(lib);

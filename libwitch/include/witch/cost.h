@@ -64,8 +64,11 @@ struct cost {
 	uint64_t preempted;      /* runs taken as preempted, counted at the mean */
 };
 
-/* Once: measures the TSC rate (~50 us; not async-signal-safe). */
-int cost_init(void);
+/* Once: the TSC rate, memlat's (tsc_per_ns: its ticks a ns, which a
+ * process measures once a process tree, probes.h) or, where that is 0,
+ * measured here (~50 us of every process's start before; not
+ * async-signal-safe). */
+int cost_init(double tsc_per_ns);
 /* A TSC difference in ns (the rate cost_init measured). */
 double cost_tsc_ns(uint64_t tsc);
 /* The calling thread's CPU clock, in ns (a system call, ~1 us here). */

@@ -53,6 +53,8 @@ int memlat_init(void);
  * 0, or -ENOTSUP when it measured nothing (no invariant TSC). */
 #define MEMLAT_PROBES 3
 int memlat_probes_get(double v[MEMLAT_PROBES]);
+/* The TSC's ticks a ns, measured or set; 0 where the TSC is not used. */
+double memlat_tsc_per_ns(void);
 /* Instead of memlat_init: numbers memlat_probes_get gave on this machine.
  * 0, or -EINVAL (not usable here: none set). */
 int memlat_probes_set(const double v[MEMLAT_PROBES]);

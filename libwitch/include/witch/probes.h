@@ -5,7 +5,10 @@
  * ALU rate, rep stos, a locked op, a failed store forward) and the caches
  * (the TSC, a DRAM miss): ~0.8 ms of every process's start here, the same
  * answers for every process of a tree on one machine; so does whether the
- * kernel drives a CPU PMU at all (pmu_sysfs_has_cpu_pmu).  The first process
+ * kernel drives a CPU PMU at all (pmu_sysfs_has_cpu_pmu), and whether its
+ * debug registers trap, what a hit costs and whether SIGTRAP breakpoints
+ * open (watchpoint_probe: two perf_event_opens and five #DB round trips,
+ * ~0.15 ms where they trap).  The first process
  * measures and puts the results in its environment, WITCH_PROBES (through
  * the C library's setenv, as profile.h's WITCH_OUTPUT: a shell exports
  * its own copy); a process that finds them there, written on this machine

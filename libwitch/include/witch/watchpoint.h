@@ -142,6 +142,17 @@ int watchpoint_probe(int want_sigtrap);
 /* What one hit the kernel lets by costs the thread (ns of CPU time), as
  * watchpoint_probe measured it (a guess before). */
 double watchpoint_hit_ns(void);
+/* What watchpoint_probe found, for the processes this one starts
+ * (probes.h): 0 and *traps (1: they trap, 0: never), *sigtrap (1: SIGTRAP
+ * breakpoints open, 0: not, -1: not asked), *hit_ns; -ENOENT where it did
+ * not run or could not open a breakpoint. */
+int watchpoint_probe_get(int *traps, int *sigtrap, double *hit_ns);
+/* A parent's answers on this machine instead: watchpoint_probe then opens
+ * nothing and takes no trap (two perf_event_opens and five #DB round trips,
+ * ~0.15 ms of every process's start on a VM whose debug registers trap),
+ * and asks about SIGTRAP itself only where the parent did not.  0, or
+ * -EINVAL (out of range: nothing set). */
+int watchpoint_probe_set(int traps, int sigtrap, double hit_ns);
 /* The x86-legal range to watch for an access [addr, addr+len): the largest
  * aligned 8/4/2/1-byte part that starts at addr. */
 void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen);
