@@ -1,6 +1,7 @@
 /* faultaround: one page a read fault where only the runtime reads (see
  * faultaround.h). */
 #include "witch/faultaround.h"
+#include "witch/fdio.h"
 #include "witch/filepages.h"
 #include "witch/rawsys.h"
 
@@ -42,6 +43,7 @@ int faultaround_init(void)
 	long fd = rawsys6(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
 	if (fd < 0)
 		return fa_rc = (int)fd;
+	fd = fdio_move_high((int)fd); /* (kept: out of the program's way) */
 	struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC};
 	struct stat st;
 	if (ioctl((int)fd, UFFDIO_API, &api) < 0 || fstat((int)fd, &st) < 0) {

@@ -1,5 +1,6 @@
 /* perf_fd: the runtime's own perf_event file descriptors (see perf_fd.h). */
 #include "witch/perf_fd.h"
+#include "witch/fdio.h"
 #include "witch/rawsys.h"
 
 #include <errno.h>
@@ -10,7 +11,9 @@ int perf_fd_open(const struct perf_event_attr *attr, pid_t tid)
 {
 	long ret = rawsys6(SYS_perf_event_open, (long)attr, (long)tid, -1L, -1L /* group_fd */,
 			   PERF_FLAG_FD_CLOEXEC, 0);
-	return (int)ret; /* the fd, or -errno straight from the kernel */
+	if (ret < 0)
+		return (int)ret; /* -errno straight from the kernel */
+	return fdio_move_high((int)ret);
 }
 
 int perf_fd_route(int fd, int sig, pid_t tid)
