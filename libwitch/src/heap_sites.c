@@ -67,6 +67,10 @@ static int hs_ready; /* set once by heap_sites_init */
 static struct hs_site *hs_sites; /* by site: hs_sites[site - 1] */
 static struct densetab hs_index;
 static struct hs_cache *hs_caches;
+/* Caches ever taken: the first this many (taken in order, lowest free
+ * first); the stats read no further (the rest: untouched pages, a fault
+ * each to read at exit). */
+static uint32_t hs_caches_reached;
 static struct hs_centry *hs_pool; /* HEAP_CACHE_CHUNKS chunks of HS_CHUNK_ENTRIES */
 static uint64_t hs_pool_taken[HEAP_CACHE_CHUNKS / 64]; /* a bit a chunk */
 static uint64_t hs_pool_written[HEAP_CACHE_CHUNKS / 64]; /* ... ever taken (else still zero) */
@@ -287,6 +291,11 @@ static struct hs_cache *hs_cache_get(void)
 				__atomic_store_n(&c->used, 0, __ATOMIC_RELEASE);
 				break;
 			}
+			uint32_t reached = __atomic_load_n(&hs_caches_reached, __ATOMIC_RELAXED);
+			while (reached < i + 1 &&
+			       !__atomic_compare_exchange_n(&hs_caches_reached, &reached, i + 1, 1,
+							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				;
 			c->chunk[0] = (uint16_t)chunk;
 			c->nchunks = 1;
 			c->stack_lo = c->stack_hi = 0; /* another thread's stack */
@@ -491,7 +500,8 @@ void heap_sites_get_stats(struct heap_sites_stats *st)
 	st->dropped = __atomic_load_n(&hs_g_dropped, __ATOMIC_RELAXED);
 	st->unwinds = __atomic_load_n(&hs_g_unwinds, __ATOMIC_RELAXED);
 	uint64_t slow_tsc = __atomic_load_n(&hs_g_slow_tsc, __ATOMIC_RELAXED);
-	for (unsigned i = 0; hs_caches && i < HEAP_CACHES; i++) {
+	uint32_t reached = __atomic_load_n(&hs_caches_reached, __ATOMIC_RELAXED);
+	for (unsigned i = 0; hs_caches && i < reached; i++) {
 		const struct hs_cache *c = &hs_caches[i];
 		st->tracked += __atomic_load_n(&c->tracked, __ATOMIC_RELAXED);
 		st->untracked += __atomic_load_n(&c->untracked, __ATOMIC_RELAXED);
@@ -520,7 +530,8 @@ void heap_sites_postfork_child(void)
 {
 	if (!__atomic_load_n(&hs_ready, __ATOMIC_ACQUIRE))
 		return;
-	for (uint32_t i = 0; i < HEAP_CACHES; i++)
+	uint32_t reached = __atomic_load_n(&hs_caches_reached, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < reached; i++)
 		if (&hs_caches[i] != hs_tcache && hs_caches[i].used) {
 			hs_chunks_give_back(&hs_caches[i]);
 			hs_caches[i].used = 0;
