@@ -12,10 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Bump when a number is added, removed or reordered. */
-#define PROBES_FORMAT "p5"
+#define PROBES_FORMAT "p6"
 #define BOOT_ID_LEN 36 /* 8-4-4-4-12 hex digits and dashes */
 
 /* This boot's id, the kernel's: the machine and its boot, as a line. */
@@ -30,6 +31,50 @@ static int probes_boot_id(char out[BOOT_ID_LEN + 1])
 		return -EINVAL;
 	out[BOOT_ID_LEN] = '\0';
 	return 0;
+}
+
+/* When this boot began, by the wall clock (CLOCK_REALTIME less
+ * CLOCK_BOOTTIME, both read in the vDSO), in ns.  A line whose boot began
+ * within PROBES_EPOCH_SLACK_NS of this one's is this boot's without
+ * reading boot_id (an open, a read and a close of procfs: ~20-40 us of
+ * every process's start here); further off (the wall clock stepped since,
+ * or another boot), boot_id decides. */
+#define PROBES_EPOCH_SLACK_NS 1000000000ll
+static uint64_t probes_boot_epoch_ns(void)
+{
+	struct timespec wall, up;
+	if (clock_gettime(CLOCK_REALTIME, &wall) < 0 || clock_gettime(CLOCK_BOOTTIME, &up) < 0)
+		return 0;
+	return (uint64_t)((int64_t)(wall.tv_sec - up.tv_sec) * 1000000000ll +
+			  (wall.tv_nsec - up.tv_nsec));
+}
+
+/* 16 hex digits at s: 0 and *out, else -EINVAL. */
+static int probes_parse_hex(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 16; i++) {
+		char c = s[i];
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+			   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+						  : 16u;
+		if (d == 16u)
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The line's boot (its id at id, its epoch) is this one. */
+static int probes_same_boot(const char *id, uint64_t epoch)
+{
+	uint64_t now = probes_boot_epoch_ns();
+	int64_t off = (int64_t)(now - epoch);
+	if (now != 0 && epoch != 0 && off > -PROBES_EPOCH_SLACK_NS && off < PROBES_EPOCH_SLACK_NS)
+		return 1;
+	char boot[BOOT_ID_LEN + 1];
+	return probes_boot_id(boot) == 0 && strncmp(id, boot, BOOT_ID_LEN) == 0;
 }
 
 /* The numbers: costmodel's, then memlat's (all 0 where it measured
@@ -70,22 +115,23 @@ static char probes_flag_char(int v)
 	return v < 0 ? '-' : v ? '1' : '0';
 }
 
-/* PROBES_FORMAT " " boot_id " " pmu (1: the kernel drives a CPU PMU, 0:
+/* PROBES_FORMAT " " boot_id " " epoch (16 hex digits, ns) " " pmu (1: the kernel drives a CPU PMU, 0:
  * none) " " traps (watchpoint_probe: 1 breakpoints trap, 0 never, '-' not
  * probed) " " sigtrap (1: SIGTRAP breakpoints open, 0: not, '-' not asked),
  * then the PROBES_N numbers, a space before each */
 int probes_take_inherited(void)
 {
 	const char *v = getenv(PROBES_ENV);
-	char boot[BOOT_ID_LEN + 1];
 	double n[PROBES_N];
+	uint64_t epoch;
 	if (!v)
 		return -ENOENT;
 	size_t flen = strlen(PROBES_FORMAT);
-	if (strncmp(v, PROBES_FORMAT " ", flen + 1) != 0 || probes_boot_id(boot) < 0 ||
-	    strncmp(v + flen + 1, boot, BOOT_ID_LEN) != 0)
+	const char *id = v + flen + 1, *at = id + BOOT_ID_LEN;
+	if (strncmp(v, PROBES_FORMAT " ", flen + 1) != 0 || strnlen(id, BOOT_ID_LEN + 18) < BOOT_ID_LEN + 18 ||
+	    at[0] != ' ' || probes_parse_hex(at + 1, &epoch) < 0 || !probes_same_boot(id, epoch))
 		return -EINVAL;
-	const char *at = v + flen + 1 + BOOT_ID_LEN;
+	at += 17;
 	if (at[0] != ' ' || (at[1] != '0' && at[1] != '1') || at[2] != ' ' || at[4] != ' ')
 		return -EINVAL;
 	int pmu = at[1] == '1', traps = probes_flag(at[3]), sigtrap = probes_flag(at[5]);
@@ -122,7 +168,8 @@ int probes_hand_down(void)
 		memset(n + COSTMODEL_PROBES, 0, MEMLAT_PROBES * sizeof(double));
 	if (watchpoint_probe_get(&traps, &sigtrap, &n[PROBES_HIT]) < 0)
 		traps = sigtrap = -1;
-	size_t len = (size_t)snprintf(line, sizeof(line), PROBES_FORMAT " %s %d %c %c", boot,
+	size_t len = (size_t)snprintf(line, sizeof(line), PROBES_FORMAT " %s %016llx %d %c %c", boot,
+				      (unsigned long long)probes_boot_epoch_ns(),
 				      pmu_sysfs_has_cpu_pmu(), probes_flag_char(traps),
 				      probes_flag_char(sigtrap));
 	for (int i = 0; i < PROBES_N && len < sizeof(line); i++) {

@@ -8,8 +8,10 @@
  *    watchpoint probe's answers (set here as a table's rows, whatever this
  *    machine's debug registers do) go down and come back as they were;
  *    '-' where it did not run.
- * 2. Rows of values that must be refused, each leaving the caller to
- *    measure: another format, another boot, a PMU field not 0 or 1, a
+ * 2. Which boot a line is of: its boot's epoch within 1 s of this one's
+ *    decides, else boot_id.  Rows of values that must be refused, each
+ *    leaving the caller to measure: another format, another boot, an
+ *    epoch not hex, a PMU field not 0 or 1, a
  *    watchpoint field not '-', 0 or 1, breakpoints that trap at no price,
  *    a number out of the probes' ranges, not hex, a NaN, a cut line,
  *    trailing junk, an empty variable.
@@ -36,6 +38,8 @@
 #include <unistd.h>
 
 static char handed[1024];
+/* The line's layout: "p6 ", the boot id, then fields each after a space. */
+enum { BOOT_AT = 3, EPOCH_AT = 40, PMU_AT = 57, TRAPS_AT = 59, SIGTRAP_AT = 61, FIRST_AT = 63 };
 
 static void test_round_trip(void)
 {
@@ -45,7 +49,7 @@ static void test_round_trip(void)
 	int have_tsc = memlat_init() == 0;
 	CHECK(__LINE__, probes_hand_down() == 0, "probes_hand_down");
 	const char *v = getenv(PROBES_ENV);
-	CHECK(__LINE__, v && strncmp(v, "p5 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
+	CHECK(__LINE__, v && strncmp(v, "p6 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
 	if (!v)
 		return;
 	snprintf(handed, sizeof(handed), "%s", v);
@@ -62,14 +66,14 @@ static void test_round_trip(void)
 		CHECK(__LINE__, memlat_probes_get(ml2) == 0 && memcmp(ml, ml2, sizeof(ml)) == 0,
 		      "memlat's numbers changed through the environment: %s", handed);
 	/* The PMU field: sysfs's answer handed down, and either answer taken
-	 * as given (its 0 or 1 after "p5 ", the boot id and a space). */
+	 * as given (its 0 or 1 at PMU_AT). */
 	int has = pmu_sysfs_has_cpu_pmu();
-	CHECK(__LINE__, strlen(handed) > 41 && handed[40] == '0' + has,
+	CHECK(__LINE__, strlen(handed) > PMU_AT && handed[PMU_AT] == '0' + has,
 	      "the line's PMU field is not sysfs's %d: %s", has, handed);
-	for (int want = 0; want <= 1 && strlen(handed) > 41; want++) {
+	for (int want = 0; want <= 1 && strlen(handed) > PMU_AT; want++) {
 		char line[1024];
 		snprintf(line, sizeof(line), "%s", handed);
-		line[40] = (char)('0' + want);
+		line[PMU_AT] = (char)('0' + want);
 		setenv(PROBES_ENV, line, 1);
 		CHECK(__LINE__, probes_take_inherited() == 0 && pmu_sysfs_has_cpu_pmu() == want,
 		      "PMU field %d not taken: %s", want, line);
@@ -79,14 +83,15 @@ static void test_round_trip(void)
 }
 
 /* The watchpoint probe's answers through the line: traps, sigtrap and a
- * hit's price as set, in the fields at 42 and 44 and the last number. */
+ * hit's price as set, in the fields at TRAPS_AT and SIGTRAP_AT and the
+ * last number. */
 static void test_watchpoint_fields(void)
 {
 	static const struct {
 		int line;
 		int traps, sigtrap;
 		double hit_ns;
-		const char *fields; /* at 42..44 */
+		const char *fields; /* at TRAPS_AT..SIGTRAP_AT */
 	} rows[] = {
 		{__LINE__, 1, 1, 250.0, "1 1"},
 		{__LINE__, 1, 0, 3000.5, "1 0"},
@@ -100,7 +105,7 @@ static void test_watchpoint_fields(void)
 		      "valid answers refused");
 		CHECK(line, probes_hand_down() == 0, "probes_hand_down");
 		const char *v = getenv(PROBES_ENV);
-		CHECK(line, v && strlen(v) > 46 && strncmp(v + 42, rows[i].fields, 3) == 0,
+		CHECK(line, v && strlen(v) > FIRST_AT && strncmp(v + TRAPS_AT, rows[i].fields, 3) == 0,
 		      "fields '%s' not in %s", rows[i].fields, v ? v : "(unset)");
 		char line_copy[1024];
 		snprintf(line_copy, sizeof(line_copy), "%s", v ? v : "");
@@ -128,21 +133,62 @@ static void variant(char *out, size_t size, size_t skip, const char *tail, size_
 		out[cut] = '\0';
 }
 
+/* The handed-down line with its boot's epoch moved by delta_ns. */
+static void epoch_moved(char *out, size_t size, long long delta_ns)
+{
+	snprintf(out, size, "%s", handed);
+	unsigned long long e = strtoull(handed + EPOCH_AT, NULL, 16) + (unsigned long long)delta_ns;
+	char hex[17];
+	snprintf(hex, sizeof(hex), "%016llx", e);
+	memcpy(out + EPOCH_AT, hex, 16);
+}
+
+/* Which boot a line is of: its boot's epoch (the wall clock less the boot
+ * clock) within 1 s of this one's decides without reading boot_id; past
+ * that, boot_id does (the wall clock may have been stepped since). */
+static void test_boot(void)
+{
+	char id_other[1024], clock_stepped[1024], other_boot[1024];
+	snprintf(id_other, sizeof(id_other), "%s", handed);
+	id_other[BOOT_AT] = id_other[BOOT_AT] == '0' ? '1' : '0';
+	epoch_moved(clock_stepped, sizeof(clock_stepped), 10000000000ll);
+	epoch_moved(other_boot, sizeof(other_boot), -10000000000ll);
+	other_boot[BOOT_AT] = other_boot[BOOT_AT] == '0' ? '1' : '0';
+	static const struct {
+		int line;
+		int which; /* 0 id_other, 1 clock_stepped, 2 other_boot */
+		int taken;
+	} rows[] = {
+		{__LINE__, 0, 1}, /* the epoch this boot's: boot_id not read */
+		{__LINE__, 1, 1}, /* 10 s off, boot_id this one's */
+		{__LINE__, 2, 0}, /* 10 s off, another boot_id */
+	};
+	const char *lines[] = {id_other, clock_stepped, other_boot};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		setenv(PROBES_ENV, lines[rows[i].which], 1);
+		int rc = probes_take_inherited();
+		CHECK(rows[i].line, (rc == 0) == rows[i].taken, "%s: %d", lines[rows[i].which], rc);
+	}
+	setenv(PROBES_ENV, handed, 1);
+}
+
 static void test_refused(void)
 {
-	/* "p5 ", the 36-character boot id, " " and the PMU field, " " and
+	/* "p6 ", the 36-character boot id, " " and the boot's epoch (16 hex
+	 * digits), " " and the PMU field, " " and
 	 * the traps field, " " and the sigtrap field, then " " and 16 hex
 	 * digits a number (the last: a hit's price) */
-	enum { PMU_AT = 40, TRAPS_AT = 42, SIGTRAP_AT = 44, FIRST_AT = 46 };
-	char boot_bad[1024], fmt_bad[1024], pmu_bad[1024], traps_bad[1024], sigtrap_bad[1024],
+	char boot_bad[1024], epoch_bad[1024], fmt_bad[1024], pmu_bad[1024], traps_bad[1024], sigtrap_bad[1024],
 		no_price[1024], range_bad[1024], not_hex[1024], nan_bits[1024], cut[1024], junk[1024];
 	size_t len = strlen(handed);
 	if (len < FIRST_AT + 16 || handed[FIRST_AT - 1] != ' ') {
 		FAIL(__LINE__, "the handed-down line's layout: %s", handed);
 		return;
 	}
-	variant(boot_bad, sizeof(boot_bad), 0, NULL, 0);
-	boot_bad[3] = boot_bad[3] == '0' ? '1' : '0'; /* another boot */
+	epoch_moved(boot_bad, sizeof(boot_bad), 5000000000ll); /* another boot */
+	boot_bad[BOOT_AT] = boot_bad[BOOT_AT] == '0' ? '1' : '0';
+	variant(epoch_bad, sizeof(epoch_bad), 0, NULL, 0);
+	epoch_bad[EPOCH_AT + 5] = 'g';
 	variant(fmt_bad, sizeof(fmt_bad), 0, NULL, 0);
 	fmt_bad[1] = '9'; /* "p9" */
 	variant(pmu_bad, sizeof(pmu_bad), 0, NULL, 0);
@@ -170,6 +216,7 @@ static void test_refused(void)
 		const char *value;
 	} rows[] = {
 		{__LINE__, boot_bad},
+		{__LINE__, epoch_bad},
 		{__LINE__, fmt_bad},
 		{__LINE__, pmu_bad},
 		{__LINE__, traps_bad},
@@ -243,7 +290,7 @@ static void test_child(const char *lib)
 	for (int traps = 0; traps <= 1; traps++) {
 		char line[1024];
 		snprintf(line, sizeof(line), "%s", handed);
-		line[42] = (char)('0' + traps);
+		line[TRAPS_AT] = (char)('0' + traps);
 		if (traps) /* a price for the hit: 100 ns */
 			memcpy(line + strlen(line) - 16, "4059000000000000", 16);
 		/* (The variable's count: one watchpoint, any of the four.) */
@@ -258,6 +305,7 @@ int main(void)
 	const char *lib = getenv("WITCH_TEST_LIB");
 	test_round_trip();
 	if (handed[0]) {
+		test_boot();
 		test_watchpoint_fields();
 		test_refused();
 		if (lib && access(lib, R_OK) == 0)

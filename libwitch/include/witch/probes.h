@@ -12,8 +12,11 @@
  * measures and puts the results in its environment, WITCH_PROBES (through
  * the C library's setenv, as profile.h's WITCH_OUTPUT: a shell exports
  * its own copy); a process that finds them there, written on this machine
- * since its boot (the kernel's boot_id) by this format, takes them and
- * measures nothing.  A value that is not that is ignored: the process
+ * since its boot by this format, takes them and measures nothing.  The
+ * boot is told by when it began by the wall clock (CLOCK_REALTIME less
+ * CLOCK_BOOTTIME, two vDSO reads) within 1 s, else by the kernel's boot_id
+ * (read from procfs: ~20-40 us a process here, the wall clock may have
+ * been stepped since).  A value that is not that is ignored: the process
  * measures, and hands down its own.  The measures a long run takes again
  * (costmodel_remeasure) go on as before.
  *
