@@ -88,17 +88,9 @@ static int probes_same_boot(const char *id, uint64_t epoch)
 /* 16 hex digits at s, a finite double: 0, else -EINVAL. */
 static int probes_parse_bits(const char *s, double *out)
 {
-	uint64_t bits = 0;
-	for (int i = 0; i < PROBES_HEX; i++) {
-		char c = s[i];
-		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-			   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-						  : 16u;
-		if (d == 16u)
-			return -EINVAL;
-		bits = bits << 4 | d;
-	}
-	if ((bits >> 52 & 0x7ff) == 0x7ff) /* an infinity or a NaN */
+	uint64_t bits;
+	/* not hex, an infinity or a NaN */
+	if (probes_parse_hex(s, &bits) < 0 || (bits >> 52 & 0x7ff) == 0x7ff)
 		return -EINVAL;
 	memcpy(out, &bits, sizeof(bits));
 	return 0;
@@ -115,10 +107,11 @@ static char probes_flag_char(int v)
 	return v < 0 ? '-' : v ? '1' : '0';
 }
 
-/* PROBES_FORMAT " " boot_id " " epoch (16 hex digits, ns) " " pmu (1: the kernel drives a CPU PMU, 0:
- * none) " " traps (watchpoint_probe: 1 breakpoints trap, 0 never, '-' not
- * probed) " " sigtrap (1: SIGTRAP breakpoints open, 0: not, '-' not asked),
- * then the PROBES_N numbers, a space before each */
+/* PROBES_FORMAT " " boot_id " " epoch (16 hex digits, ns) " " pmu (1: the
+ * kernel drives a CPU PMU, 0: none) " " traps (watchpoint_probe: 1
+ * breakpoints trap, 0 never, '-' not probed) " " sigtrap (1: SIGTRAP
+ * breakpoints open, 0: not, '-' not asked), then the PROBES_N numbers, a
+ * space before each */
 int probes_take_inherited(void)
 {
 	const char *v = getenv(PROBES_ENV);
@@ -128,7 +121,8 @@ int probes_take_inherited(void)
 		return -ENOENT;
 	size_t flen = strlen(PROBES_FORMAT);
 	const char *id = v + flen + 1, *at = id + BOOT_ID_LEN;
-	if (strncmp(v, PROBES_FORMAT " ", flen + 1) != 0 || strnlen(id, BOOT_ID_LEN + 18) < BOOT_ID_LEN + 18 ||
+	if (strncmp(v, PROBES_FORMAT " ", flen + 1) != 0 ||
+	    strnlen(id, BOOT_ID_LEN + 18) < BOOT_ID_LEN + 18 ||
 	    at[0] != ' ' || probes_parse_hex(at + 1, &epoch) < 0 || !probes_same_boot(id, epoch))
 		return -EINVAL;
 	at += 17;

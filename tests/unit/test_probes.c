@@ -178,8 +178,8 @@ static void test_refused(void)
 	 * digits), " " and the PMU field, " " and
 	 * the traps field, " " and the sigtrap field, then " " and 16 hex
 	 * digits a number (the last: a hit's price) */
-	char boot_bad[1024], epoch_bad[1024], fmt_bad[1024], pmu_bad[1024], traps_bad[1024], sigtrap_bad[1024],
-		no_price[1024], range_bad[1024], not_hex[1024], nan_bits[1024], cut[1024], junk[1024];
+	char boot_bad[1024], epoch_bad[1024], fmt_bad[1024], pmu_bad[1024], traps_bad[1024],
+		sigtrap_bad[1024], no_price[1024], range_bad[1024], not_hex[1024], nan_bits[1024], cut[1024], junk[1024];
 	size_t len = strlen(handed);
 	if (len < FIRST_AT + 16 || handed[FIRST_AT - 1] != ' ') {
 		FAIL(__LINE__, "the handed-down line's layout: %s", handed);
