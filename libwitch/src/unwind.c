@@ -5,10 +5,59 @@
 #include "witch/phdrs.h"
 #include "witch/unwind_rules.h"
 
+#include "witch/export.h"
+#include "witch/fdio.h"
+#include "witch/rawsys.h"
+
+#include <dlfcn.h>
 #include <errno.h>
 #include <libunwind.h>
+#include <link.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/syscall.h>
+
+/* libunwind's code, where its pipe2 calls come from (unwind_pipe2). */
+static uint64_t unw_text_lo, unw_text_hi;
+
+static int unwind_find_text(struct dl_phdr_info *info, size_t size, void *base)
+{
+	(void)size;
+	if ((void *)info->dlpi_addr != base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			unw_text_lo = info->dlpi_addr + ph->p_vaddr;
+			unw_text_hi = unw_text_lo + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+/* libunwind (1.6) checks that memory it reads during a walk from a signal
+ * frame is mapped by writing a byte of it into a pipe of its own and
+ * reading one back: two descriptors it opens at its first use, at the
+ * lowest free numbers (3 and 4 under a plain shell).  A program that then
+ * dup2s onto them (a shell's `exec 3<file`, its pipelines) hands libunwind
+ * its file: the handler's walk read the program's pipe, blocking there for
+ * good (runtime_fds hung 1 run in ~20) or taking a byte of its data.  Its
+ * pipes go high instead (fdio_move_high); anyone else's pipe2 is the C
+ * library's, untouched. */
+WITCH_EXPORT int pipe2(int fds[2], int flags)
+{
+	uint64_t from = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	long rc = rawsys6(SYS_pipe2, (long)fds, flags, 0, 0, 0, 0);
+	if (rc < 0) {
+		errno = (int)-rc;
+		return -1;
+	}
+	if (from >= unw_text_lo && from < unw_text_hi) {
+		fds[0] = fdio_move_high(fds[0]);
+		fds[1] = fdio_move_high(fds[1]);
+	}
+	return 0;
+}
 
 int unwind_init(void)
 {
@@ -23,6 +72,10 @@ int unwind_init(void)
 	 * owner the waiting thread; none in 63 runs without the cache).  The
 	 * handler's time a tick moved less than this host's spread
 	 * (bench/results/unwind_cache.md). */
+	Dl_info lib;
+	if (dladdr((void *)&unw_set_caching_policy, &lib) != 0 && lib.dli_fbase)
+		dl_iterate_phdr(unwind_find_text, lib.dli_fbase);
+	/* (Its first use: the pipe opens here.) */
 	if (unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE) < 0)
 		return -EINVAL;
 	return 0;
