@@ -13,8 +13,8 @@
  * limit where that is lower (0: not known yet, -1: no range). */
 static long fdio_high_floor(void)
 {
-	static long floor;
-	long f = __atomic_load_n(&floor, __ATOMIC_RELAXED);
+	static long high_floor;
+	long f = __atomic_load_n(&high_floor, __ATOMIC_RELAXED);
 	if (f != 0)
 		return f;
 	struct rlimit r;
@@ -23,7 +23,7 @@ static long fdio_high_floor(void)
 	    r.rlim_cur < (rlim_t)top)
 		top = (long)r.rlim_cur;
 	f = top > 2 * FDIO_HIGH_SPAN ? top - FDIO_HIGH_SPAN : top > 16 ? top / 2 : -1;
-	__atomic_store_n(&floor, f, __ATOMIC_RELAXED);
+	__atomic_store_n(&high_floor, f, __ATOMIC_RELAXED);
 	return f;
 }
 

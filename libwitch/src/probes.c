@@ -18,6 +18,7 @@
 /* Bump when a number is added, removed or reordered. */
 #define PROBES_FORMAT "p6"
 #define BOOT_ID_LEN 36 /* 8-4-4-4-12 hex digits and dashes */
+#define PROBES_HEX 16  /* digits of a 64-bit number */
 
 /* This boot's id, the kernel's: the machine and its boot, as a line. */
 static int probes_boot_id(char out[BOOT_ID_LEN + 1])
@@ -49,11 +50,11 @@ static uint64_t probes_boot_epoch_ns(void)
 			  (wall.tv_nsec - up.tv_nsec));
 }
 
-/* 16 hex digits at s: 0 and *out, else -EINVAL. */
+/* PROBES_HEX hex digits at s: 0 and *out, else -EINVAL. */
 static int probes_parse_hex(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;
-	for (int i = 0; i < 16; i++) {
+	for (int i = 0; i < PROBES_HEX; i++) {
 		char c = s[i];
 		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
 			   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
@@ -83,9 +84,8 @@ static int probes_same_boot(const char *id, uint64_t epoch)
  * hexadecimal floats was ~40 us of a process's start). */
 #define PROBES_N (COSTMODEL_PROBES + MEMLAT_PROBES + 1)
 #define PROBES_HIT (COSTMODEL_PROBES + MEMLAT_PROBES)
-#define PROBES_HEX 16
 
-/* 16 hex digits at s, a finite double: 0, else -EINVAL. */
+/* PROBES_HEX hex digits at s, a finite double: 0, else -EINVAL. */
 static int probes_parse_bits(const char *s, double *out)
 {
 	uint64_t bits;
@@ -120,12 +120,13 @@ int probes_take_inherited(void)
 	if (!v)
 		return -ENOENT;
 	size_t flen = strlen(PROBES_FORMAT);
+	/* the boot id, " " and the epoch, then " " and the rest */
 	const char *id = v + flen + 1, *at = id + BOOT_ID_LEN;
 	if (strncmp(v, PROBES_FORMAT " ", flen + 1) != 0 ||
-	    strnlen(id, BOOT_ID_LEN + 18) < BOOT_ID_LEN + 18 ||
+	    strnlen(id, BOOT_ID_LEN + 2 + PROBES_HEX) < BOOT_ID_LEN + 2 + PROBES_HEX ||
 	    at[0] != ' ' || probes_parse_hex(at + 1, &epoch) < 0 || !probes_same_boot(id, epoch))
 		return -EINVAL;
-	at += 17;
+	at += 1 + PROBES_HEX;
 	if (at[0] != ' ' || (at[1] != '0' && at[1] != '1') || at[2] != ' ' || at[4] != ' ')
 		return -EINVAL;
 	int pmu = at[1] == '1', traps = probes_flag(at[3]), sigtrap = probes_flag(at[5]);

@@ -4,7 +4,6 @@
 #include "witch/stats.h"
 #include "witch/phdrs.h"
 #include "witch/unwind_rules.h"
-
 #include "witch/export.h"
 #include "witch/fdio.h"
 #include "witch/rawsys.h"
@@ -17,7 +16,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-/* libunwind's code, where its pipe2 calls come from (unwind_pipe2). */
+/* libunwind's code, where its pipe2 calls come from (pipe2 below). */
 static uint64_t unw_text_lo, unw_text_hi;
 
 static int unwind_find_text(struct dl_phdr_info *info, size_t size, void *base)
