@@ -641,6 +641,15 @@ int emulate_return_from_call(struct emulate *e, struct decode_regs *regs)
 	return 0;
 }
 
+int emulate_frame_left(struct emulate *e)
+{
+	if (e->n_calls > 0)
+		return -ENOTSUP;
+	e->frames_left++;
+	e->frame_gen++;
+	return 0;
+}
+
 static int emulate_jump(struct emulate_ctx *c, const struct decode_insn *in, int cc)
 {
 	uint64_t target;

@@ -134,6 +134,26 @@ struct heap_thread {
 static __thread struct heap_thread heap_me
 	__attribute__((tls_model("initial-exec"))) = {.neg = ~0ull};
 
+/* A tracked malloc's frame, for the tick's window (heap_window_return):
+ * heap_malloc_frame writes it as the program's call comes in, with the
+ * program's registers, and heap_malloc_on closes it once the allocator has
+ * returned.  The slots' offsets are the stub's. */
+struct heap_frame {
+	struct heap_frame_regs regs; /* 0: kept[6], 48: ip, 56: sp */
+	uint64_t open;               /* 64 */
+	uint64_t size;               /* 72: what the program asked for */
+	uint64_t block;              /* 80: what the allocator returns, as a window ran it */
+	uint32_t site;               /* 88: the block's, found ahead (heap_site_ahead), or 0 */
+};
+_Static_assert(offsetof(struct heap_frame, regs.ip) == 48 &&
+		       offsetof(struct heap_frame, regs.sp) == 56 &&
+		       offsetof(struct heap_frame, open) == 64 &&
+		       offsetof(struct heap_frame, size) == 72 &&
+		       offsetof(struct heap_frame, block) == 80 && offsetof(struct heap_frame, site) == 88,
+	       "heap_malloc_frame's offsets");
+__thread struct heap_frame heap_frame_tls
+	__attribute__((visibility("hidden"), tls_model("initial-exec")));
+
 /* ---- raw system calls (rawsys.h): mmap and friends are interposed here,
  * and libwitch's syscall() is too ---- */
 static long heap_sys_ret(long r)
@@ -181,14 +201,15 @@ static inline int64_t heap_mix_bytes(uint64_t bits)
 
 /* Record a new block (span: the size its removal will compute). */
 static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
-			    uint64_t cfa, uint64_t bits)
+			    uint64_t cfa, uint64_t bits, uint32_t site)
 {
 	if (heap_me.busy || size == 0 || __atomic_load_n(&heap_paused, __ATOMIC_RELAXED))
 		return;
 	if (ret >= heap_text_lo && ret < heap_text_hi)
 		return; /* the runtime's own */
 	heap_me.busy = 1;
-	uint32_t site = heap_sites_find(ret, cfa);
+	if (site == 0)
+		site = heap_sites_find(ret, cfa);
 	int tracked = site != 0 && heap_table_insert((uint64_t)(uintptr_t)p, size, span, site, bits) == 0;
 	heap_sites_count(tracked);
 	if (tracked && size < heap_thread_period() && !(bits & HEAP_MMAP_BIT)) {
@@ -198,6 +219,20 @@ static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
 	heap_me.busy = 0;
 }
 
+/* The site of a block tracked whatever its count (heap_period or more),
+ * found before the allocator's call; 0 for any other. */
+static uint32_t heap_site_ahead(uint64_t size, uint64_t ret, uint64_t cfa)
+{
+	if (size < heap_thread_period() || heap_me.busy ||
+	    __atomic_load_n(&heap_paused, __ATOMIC_RELAXED) ||
+	    (ret >= heap_text_lo && ret < heap_text_hi))
+		return 0;
+	heap_me.busy = 1;
+	uint32_t site = heap_sites_find(ret, cfa);
+	heap_me.busy = 0;
+	return site;
+}
+
 /* A tracked calloc or realloc is under way in this thread: the C library
  * fills the block (calloc's zeroing, realloc's copy) before it is in the
  * table (heap_add_block, after the call), so what a sample finds nowhere
@@ -205,14 +240,7 @@ static inline void heap_add(void *p, uint64_t size, uint64_t span, uint64_t ret,
  * whatever their count (heap_period or more). */
 static void heap_pending_begin(uint64_t size, uint64_t ret, uint64_t cfa)
 {
-	if (size < heap_thread_period() || heap_me.busy ||
-	    __atomic_load_n(&heap_paused, __ATOMIC_RELAXED) ||
-	    (ret >= heap_text_lo && ret < heap_text_hi))
-		return;
-	heap_me.busy = 1;
-	uint32_t site = heap_sites_find(ret, cfa);
-	heap_me.busy = 0;
-	heap_me.pending_site = site;
+	heap_me.pending_site = heap_site_ahead(size, ret, cfa);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* set before the call's first store */
 }
 
@@ -227,8 +255,13 @@ int heap_recording(void)
 	return heap_me.busy;
 }
 
-int heap_pending_site(uint32_t *site)
+int heap_pending_site(uint64_t addr, uint32_t *site)
 {
+	const struct heap_frame *f = &heap_frame_tls;
+	if (f->open && f->site && f->block && addr - f->block < f->size) {
+		*site = f->site;
+		return 0;
+	}
 	uint32_t s = heap_me.pending_site;
 	if (s == 0)
 		return -ENOENT;
@@ -377,7 +410,8 @@ static inline void heap_unskip(uint64_t n)
  * fall: k of them with E[k] = size / period, so k period summed over a
  * site's live sampled blocks estimates its live small bytes (heap_mix.h).
  * HEAP_SKIP has decided the common case before. */
-static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t cfa)
+static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t cfa,
+				  uint32_t site)
 {
 	uint64_t bits = 0;
 	if (!p)
@@ -407,7 +441,7 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 	int early = n <= HEAP_BUDGET_BLOCKS;
 	int timed = early || (n & (HEAP_TIME_EVERY - 1)) == HEAP_TIME_EVERY / 2;
 	uint64_t t0 = timed ? __rdtsc() : 0;
-	heap_add(p, size, next_usable_size(p), ret, cfa, bits);
+	heap_add(p, size, next_usable_size(p), ret, cfa, bits, site);
 	if (timed)
 		heap_count_time(__rdtsc() - t0, early ? 1 : HEAP_TIME_EVERY);
 	if ((n & 15) == 0 && heap_growth_hook) {
@@ -452,6 +486,20 @@ static void heap_unmap(uint64_t addr, uint64_t len)
 	}
 }
 
+int heap_window_call(uint64_t pc, uint64_t *real)
+{
+	const struct heap_next_fns *f = __atomic_load_n(&heap_next_table, __ATOMIC_ACQUIRE);
+	if (!f || !__atomic_load_n(&heap_on, __ATOMIC_RELAXED))
+		return -ENOENT;
+	if (pc == (uint64_t)(uintptr_t)malloc)
+		*real = (uint64_t)(uintptr_t)f->malloc;
+	else if (pc == (uint64_t)(uintptr_t)free)
+		*real = (uint64_t)(uintptr_t)f->free;
+	else
+		return -ENOENT;
+	return 0;
+}
+
 /* ---- the interposers ----
  * Each exported one is a few branches and a tail call (no frame of its
  * own): off, or on for a block HEAP_SKIP leaves untracked (and a free the
@@ -465,11 +513,50 @@ static void heap_unmap(uint64_t addr, uint64_t len)
  * (malloc's and free's own stores and loads) is the program's. */
 #define HEAP_ON_PATH CONTEXT_THROUGH
 
-HEAP_ON_PATH static void *heap_malloc_on(size_t n)
+
+void *heap_malloc_frame(size_t n) __attribute__((visibility("hidden")));
+HEAP_ON_PATH __attribute__((visibility("hidden"))) void *heap_malloc_on(size_t n);
+
+/* Entered by malloc's tail call, so its registers and stack are still the
+ * program's call's: it notes them and goes on to heap_malloc_on.  In
+ * assembly, because no C function can read the registers it keeps before
+ * its prologue moves them. */
+__asm__(".text\n"
+	".type heap_malloc_frame, @function\n"
+	"heap_malloc_frame:\n"
+	".cfi_startproc\n"
+	"movq heap_frame_tls@gottpoff(%rip), %r11\n"
+	"movq %rbx, %fs:0(%r11)\n"
+	"movq %rbp, %fs:8(%r11)\n"
+	"movq %r12, %fs:16(%r11)\n"
+	"movq %r13, %fs:24(%r11)\n"
+	"movq %r14, %fs:32(%r11)\n"
+	"movq %r15, %fs:40(%r11)\n"
+	"movq (%rsp), %rax\n"
+	"movq %rax, %fs:48(%r11)\n"
+	"leaq 8(%rsp), %rax\n"
+	"movq %rax, %fs:56(%r11)\n"
+	"movq %rdi, %fs:72(%r11)\n"
+	"movq $0, %fs:80(%r11)\n"
+	"movl $0, %fs:88(%r11)\n"
+	"movq $1, %fs:64(%r11)\n"
+	"jmp heap_malloc_on\n"
+	".cfi_endproc\n"
+	".size heap_malloc_frame, .-heap_malloc_frame\n");
+
+HEAP_ON_PATH void *heap_malloc_on(size_t n)
 {
 	heap_unskip(n);
+	/* Found before the call, so that a window running on past its return
+	 * finds the block (heap_pending_site); found once all the same. */
+	uint32_t site = heap_site_ahead(n, HEAP_RET(), HEAP_CFA());
+	heap_frame_tls.site = site;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	void *p = next_malloc(n);
-	heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	heap_frame_tls.open = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	heap_add_block(p, n, HEAP_RET(), HEAP_CFA(), site);
 	return p;
 }
 
@@ -477,7 +564,19 @@ HEAP_ENTRY void *malloc(size_t n)
 {
 	if (!HEAP_ON() || HEAP_SKIP(n))
 		return next_malloc(n);
-	return heap_malloc_on(n);
+	return heap_malloc_frame(n);
+}
+
+int heap_window_return(uint64_t sp, uint64_t result, struct heap_frame_regs *out)
+{
+	struct heap_frame *f = &heap_frame_tls;
+	/* sp lies in heap_malloc_on's frame: below the program's, by its
+	 * pushes and alignment (32 bytes in this build) */
+	if (!f->open || sp >= f->regs.sp || f->regs.sp - sp > 256)
+		return -ENOENT;
+	f->block = result;
+	*out = f->regs;
+	return 0;
 }
 
 HEAP_ON_PATH static void heap_free_on(void *p)
@@ -504,7 +603,7 @@ HEAP_ON_PATH static void *heap_calloc_on(size_t k, size_t n)
 	struct witch_thread *fill = bulk_libc_begin((uint64_t)k * n);
 	void *p = next_calloc(k, n);
 	heap_pending_end();
-	heap_add_block(p, (uint64_t)k * n, HEAP_RET(), HEAP_CFA());
+	heap_add_block(p, (uint64_t)k * n, HEAP_RET(), HEAP_CFA(), 0);
 	bulk_fill_end(fill, p, (uint64_t)k * n); /* its sample finds the block */
 	return p;
 }
@@ -546,7 +645,7 @@ __attribute__((always_inline)) static inline void *heap_realloc_body(void *old, 
 	void *p = next_realloc(old, n);
 	heap_pending_end();
 	if (p)
-		heap_add_block(p, n, ret, cfa);
+		heap_add_block(p, n, ret, cfa, 0);
 	else if (v && n != 0 &&
 		 heap_table_insert((uint64_t)(uintptr_t)old, heap_table_val_size(v), ospan,
 				   (uint32_t)(v >> HEAP_SITE_SHIFT), heap_table_val_bits(v)) == 0)
@@ -588,7 +687,7 @@ HEAP_ENTRY void *reallocarray(void *old, size_t k, size_t n)
 HEAP_ON_PATH static void *heap_memalign_on(size_t align, size_t n)
 {
 	void *p = next_memalign(align, n);
-	heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
+	heap_add_block(p, n, HEAP_RET(), HEAP_CFA(), 0);
 	return p;
 }
 
@@ -602,7 +701,7 @@ HEAP_ENTRY void *memalign(size_t align, size_t n)
 HEAP_ON_PATH static void *heap_aligned_alloc_on(size_t align, size_t n)
 {
 	void *p = next_aligned_alloc(align, n);
-	heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
+	heap_add_block(p, n, HEAP_RET(), HEAP_CFA(), 0);
 	return p;
 }
 
@@ -620,7 +719,7 @@ HEAP_ON_PATH static int heap_posix_memalign_on(void **out, size_t align, size_t 
 	if (rc != 0)
 		return rc;
 	if (HEAP_ON())
-		heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
+		heap_add_block(p, n, HEAP_RET(), HEAP_CFA(), 0);
 	*out = p;
 	return 0;
 }
@@ -633,7 +732,7 @@ HEAP_ENTRY int posix_memalign(void **out, size_t align, size_t n)
 HEAP_ON_PATH static void *heap_valloc_on(size_t n, int page_multiple)
 {
 	void *p = next_valloc(n, page_multiple);
-	heap_add_block(p, n, HEAP_RET(), HEAP_CFA());
+	heap_add_block(p, n, HEAP_RET(), HEAP_CFA(), 0);
 	return p;
 }
 
@@ -662,7 +761,7 @@ HEAP_ON_PATH static void *heap_mmap_on(void *addr, size_t len, int prot, int fla
 	if (flags & MAP_FIXED)
 		heap_unmap((uint64_t)(uintptr_t)p, len);
 	if ((flags & MAP_ANONYMOUS) && !(flags & MAP_STACK))
-		heap_add(p, len, len, HEAP_RET(), HEAP_CFA(), HEAP_MMAP_BIT);
+		heap_add(p, len, len, HEAP_RET(), HEAP_CFA(), HEAP_MMAP_BIT, 0);
 	return p;
 }
 

@@ -4,6 +4,7 @@
 #include "witch/bulk.h"
 #include "witch/costmodel.h"
 #include "witch/decode_zydis.h"
+#include "witch/heap.h"
 #include "witch/emulate_vec.h"
 #include "witch/log.h"
 #include "witch/peek.h"
@@ -169,18 +170,25 @@ static uint64_t access_bytes(const struct decode_insn *in, const struct decode_a
 	return (in->flags & DECODE_F_REP) ? (uint64_t)a->len * regs->gpr[DECODE_RCX] : a->len;
 }
 
-/* The window reached a wrapper of bulk.c (the program called memcpy):
- * run on as the program will, into the C library's function for a call
- * the wrapper only passes on, or past a call whose bytes bulk.c counts
- * (its time modelled at a vector copy's store rate).  Stopping there
- * instead would weigh the stores just before such calls by a window cut
- * short (spills, the return address): several times their share. */
+/* The window reached a wrapper of bulk.c (the program called memcpy) or
+ * an allocation interposer (heap.c: malloc, free): run on as the program
+ * will, into the C library's function for a call the wrapper only passes
+ * on, or past a call whose bytes bulk.c counts (its time modelled at a
+ * vector copy's store rate).  Stopping there instead would weigh the
+ * stores just before such calls by a window cut short (spills, the return
+ * address): several times their share (a store d cycles before the cut
+ * weighs ~1 + ln(64 / d)). */
 static int look_past_wrapper(struct emulate *emu, struct costmodel *cm, struct decode_regs *r,
 			     struct look_trace *tr)
 {
 	struct bulk_call call;
+	uint64_t real;
 	int rc;
 
+	if (heap_window_call(r->rip, &real) == 0) {
+		r->rip = real; /* what the interposer adds is the runtime's time */
+		return 0;
+	}
 	if ((rc = bulk_window_call(r->rip, r->gpr, &call)) < 0)
 		return rc;
 	if (call.real) {
@@ -194,6 +202,29 @@ static int look_past_wrapper(struct emulate *emu, struct costmodel *cm, struct d
 	r->gpr[DECODE_RAX] = call.result;
 	tr->complete = tr->n; /* the call's accesses are not traced */
 	costmodel_add_busy(cm, (double)call.bytes / BULK_BYTES_PER_CYCLE);
+	return 0;
+}
+
+/* The window, from a tick inside the allocator's malloc, returned into the
+ * tracked malloc's interposer that called it: on in the program, where
+ * the interposer returns (heap_window_return), as the program will.
+ * Stopping there instead weighed malloc's last stores by windows cut
+ * short (alloc_churn: _int_malloc 1.3-2.5x fill's bytes for 0.75). */
+static int look_past_interposer_return(struct emulate *emu, struct decode_regs *r)
+{
+	static const int kept[6] = {DECODE_RBX, DECODE_RBP, DECODE_R12,
+				    DECODE_R13, DECODE_R14, DECODE_R15};
+	struct heap_frame_regs f;
+	int rc;
+
+	if ((rc = heap_window_return(r->gpr[DECODE_RSP], r->gpr[DECODE_RAX], &f)) < 0)
+		return rc;
+	if ((rc = emulate_frame_left(emu)) < 0)
+		return rc;
+	for (int i = 0; i < 6; i++)
+		r->gpr[kept[i]] = f.kept[i];
+	r->gpr[DECODE_RSP] = f.sp;
+	r->rip = f.ip;
 	return 0;
 }
 
@@ -502,7 +533,8 @@ static double look_window(const struct look_env *env, struct look *l,
 	int n;
 	for (n = 0; n < LOOK_MAX_INSNS && costmodel_span(&cm) < LOOK_WINDOW_CYCLES; n++) {
 		if (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi &&
-		    (!exact || look_past_wrapper(&emu, &cm, &ahead, tr) < 0))
+		    (!exact || (look_past_wrapper(&emu, &cm, &ahead, tr) < 0 &&
+				look_past_interposer_return(&emu, &ahead) < 0)))
 			break; /* the runtime's own code */
 		if (decode_at_zydis_cached(zc, ahead.rip, &ahead, &in, &z) < 0) {
 			if (n == 0)

@@ -179,8 +179,8 @@ uint32_t objects_classify(uint64_t addr, const struct objects_where *w, int *dro
 	} else if (datasym_static(addr, &hit) == 0) {
 		uint64_t key = hit.name ? hit.start : hit.start | KEY_UNNAMED;
 		id = object_id(OBJECTS_STATIC, key, hit.start, hit.name, hit.module, hit.size);
-	} else if (heap_pending_site(&site) == 0) {
-		id = object_id(OBJECTS_HEAP, site, site, NULL, NULL, 0); /* calloc filling it */
+	} else if (heap_pending_site(addr, &site) == 0) {
+		id = object_id(OBJECTS_HEAP, site, site, NULL, NULL, 0); /* calloc filling it, a malloc's ahead */
 	} else if (w->rng && heap_mix_holds(addr) && heap_mix_draw(rng_next(w->rng), &site) == 0) {
 		id = object_id(OBJECTS_HEAP, site, site, NULL, NULL, 0); /* an untracked small block */
 	} else {

@@ -370,6 +370,8 @@ def main(argv):
         if not ok:
             failures.append(what)
             print(f"FAIL {what}: expected {expected}; found {found}")
+        elif args.verbose:
+            print(f"ok {what}: expected {expected}; found {found}")
         return ok
 
     # ---- format ----

@@ -11,7 +11,8 @@
  * mmap, munmap (whole, head, tail, middle), mremap; file and MAP_STACK
  * mappings untracked; threads allocating and freeing while another looks
  * up (no torn answer); a fork child; the sampling of small blocks; the
- * period a budget moves (heap_set_budget), from a thread's start credit.
+ * period a budget moves (heap_set_budget), from a thread's start credit;
+ * what the tick's window finds through a tracked malloc (test_window_frame).
  * Failures print __LINE__.
  */
 #ifndef _GNU_SOURCE
@@ -22,6 +23,7 @@
 #include "witch/cost.h"
 #include "witch/heap.h"
 #include "witch/heap_mix.h"
+#include "witch/heap_next.h"
 #include "witch/heap_sites.h"
 
 #include <errno.h>
@@ -765,6 +767,125 @@ static void test_budget_start(void)
 	heap_set_sample_bytes(0);
 }
 
+/* The tick's window through a tracked malloc (heap_window_call,
+ * heap_window_return, heap_pending_site).  test_call_malloc_regs calls
+ * malloc with known values in the registers a callee keeps; the allocator
+ * the interposer calls is fake_malloc, which asks what a window that ran it
+ * to its return would continue with: those values, the return address
+ * right after the call and the stack pointer there; the block it returns
+ * is the site's while the call is open, and nothing after. */
+void *test_call_malloc_regs(size_t n, uint64_t *out);
+__asm__(".text\n"
+	".type test_call_malloc_regs, @function\n"
+	"test_call_malloc_regs:\n"
+	".cfi_startproc\n"
+	"push %rbx\n.cfi_adjust_cfa_offset 8\n.cfi_offset %rbx, -16\n"
+	"push %rbp\n.cfi_adjust_cfa_offset 8\n.cfi_offset %rbp, -24\n"
+	"push %r12\n.cfi_adjust_cfa_offset 8\n.cfi_offset %r12, -32\n"
+	"push %r13\n.cfi_adjust_cfa_offset 8\n.cfi_offset %r13, -40\n"
+	"push %r14\n.cfi_adjust_cfa_offset 8\n.cfi_offset %r14, -48\n"
+	"push %r15\n.cfi_adjust_cfa_offset 8\n.cfi_offset %r15, -56\n"
+	"push %rsi\n.cfi_adjust_cfa_offset 8\n"
+	"movabs $0x1111111111111111, %rbx\n"
+	"movabs $0x2222222222222222, %rbp\n"
+	"movabs $0x3333333333333333, %r12\n"
+	"movabs $0x4444444444444444, %r13\n"
+	"movabs $0x5555555555555555, %r14\n"
+	"movabs $0x6666666666666666, %r15\n"
+	"call malloc@PLT\n"
+	"1:\n"
+	"mov %rsp, %rcx\n"
+	"pop %rsi\n.cfi_adjust_cfa_offset -8\n"
+	"lea 1b(%rip), %rdx\n"
+	"mov %rdx, 0(%rsi)\n"
+	"mov %rcx, 8(%rsi)\n"
+	"pop %r15\n.cfi_adjust_cfa_offset -8\n"
+	"pop %r14\n.cfi_adjust_cfa_offset -8\n"
+	"pop %r13\n.cfi_adjust_cfa_offset -8\n"
+	"pop %r12\n.cfi_adjust_cfa_offset -8\n"
+	"pop %rbp\n.cfi_adjust_cfa_offset -8\n"
+	"pop %rbx\n.cfi_adjust_cfa_offset -8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size test_call_malloc_regs, .-test_call_malloc_regs\n");
+
+static const struct heap_next_fns *window_next; /* the allocator's own */
+static struct {
+	int rc, rc_outside, rc_low, in_block, past_block;
+	uint32_t site;
+	struct heap_frame_regs regs;
+	void *p;
+} window_seen;
+
+NOINLINE static void *fake_malloc(size_t n)
+{
+	/* where the interposer's ret leaves its stack: this frame's CFA */
+	uint64_t sp = U(__builtin_frame_address(0)) + 16;
+	void *p = window_next->malloc(n);
+	struct heap_frame_regs r;
+	uint32_t site = 0, other;
+	window_seen.p = p;
+	window_seen.rc_low = heap_window_return(sp - 4096, U(p), &r);
+	window_seen.rc_outside = heap_pending_site(U(p), &other) == 0; /* before the window ran it */
+	window_seen.rc = heap_window_return(sp, U(p), &window_seen.regs);
+	window_seen.in_block = heap_pending_site(U(p) + n - 1, &site) == 0;
+	window_seen.site = site;
+	window_seen.past_block = heap_pending_site(U(p) + n, &other) == 0;
+	return p;
+}
+
+static void test_window_frame(void)
+{
+	static struct heap_next_fns fake;
+	const size_t n = 64 << 10;
+	uint64_t out[2];
+	uint64_t real;
+	window_next = __atomic_load_n(&heap_next_table, __ATOMIC_ACQUIRE);
+	if (!window_next) {
+		FAIL(__LINE__, "no allocator resolved after heap_init");
+		return;
+	}
+	fake = *window_next;
+	fake.malloc = fake_malloc;
+	__atomic_store_n(&heap_next_table, &fake, __ATOMIC_RELEASE);
+	CHECK(__LINE__, heap_window_call(U(malloc), &real) == 0 && real == U(fake_malloc),
+	      "malloc's interposer does not pass the window on to the allocator's malloc");
+	CHECK(__LINE__, heap_window_call(U(free), &real) == 0 && real == U(window_next->free),
+	      "free's interposer does not pass the window on to the allocator's free");
+	CHECK(__LINE__, heap_window_call(U(calloc), &real) == -ENOENT,
+	      "calloc's interposer is passed (its clearing is counted by bytes)");
+	memset(&window_seen, 0, sizeof(window_seen));
+	void *p = test_call_malloc_regs(n, out);
+	__atomic_store_n(&heap_next_table, window_next, __ATOMIC_RELEASE);
+
+	static const uint64_t want[6] = {0x1111111111111111ull, 0x2222222222222222ull,
+					 0x3333333333333333ull, 0x4444444444444444ull,
+					 0x5555555555555555ull, 0x6666666666666666ull};
+	CHECK(__LINE__, p == window_seen.p && window_seen.rc == 0,
+	      "inside the tracked malloc: heap_window_return %d", window_seen.rc);
+	for (int i = 0; i < 6; i++)
+		CHECK(__LINE__, window_seen.regs.kept[i] == want[i],
+		      "kept register %d: %llx, the program's %llx", i,
+		      (unsigned long long)window_seen.regs.kept[i], (unsigned long long)want[i]);
+	CHECK(__LINE__, window_seen.regs.ip == out[0] && window_seen.regs.sp == out[1],
+	      "returns to %llx sp %llx; the call returned to %llx sp %llx",
+	      (unsigned long long)window_seen.regs.ip, (unsigned long long)window_seen.regs.sp,
+	      (unsigned long long)out[0], (unsigned long long)out[1]);
+	CHECK(__LINE__, window_seen.rc_low == -ENOENT, "a stack pointer far below the frame is taken");
+	CHECK(__LINE__, !window_seen.rc_outside, "the block is found before a window ran malloc");
+	uint32_t site = 0;
+	uint64_t s, z;
+	CHECK(__LINE__, heap_lookup(U(p), &site, &s, &z) == 0 && window_seen.in_block &&
+				window_seen.site == site && !window_seen.past_block,
+	      "pending site %u (in %d, past %d), tracked as %u", window_seen.site,
+	      window_seen.in_block, window_seen.past_block, site);
+	struct heap_frame_regs r;
+	CHECK(__LINE__, heap_window_return(out[1] - 32, U(p), &r) == -ENOENT &&
+				heap_pending_site(U(p), &site) == -ENOENT,
+	      "the frame is still open after malloc returned");
+	free(p);
+}
+
 int main(void)
 {
 	void *early = malloc(64);
@@ -797,6 +918,7 @@ int main(void)
 	test_sampling();
 	test_budget();
 	test_budget_start();
+	test_window_frame();
 	heap_get_stats(&st);
 	CHECK(__LINE__, st.blocks_tracked > 1000 && st.sites >= 10 && st.bytes_reserved > 0 &&
 				st.bytes_reserved < (4u << 20),

@@ -74,6 +74,10 @@ int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decod
  * models instead, look.c).  Returns 0, or -ENOTSUP when the latest emulated
  * call did not push at rsp. */
 int emulate_return_from_call(struct emulate *e, struct decode_regs *regs);
+/* The run left its frame other than by an emulated ret (look.c: the
+ * program's registers set past an allocation interposer's own return):
+ * counted as that ret would be.  -ENOTSUP inside a call it emulated. */
+int emulate_frame_left(struct emulate *e);
 /* 1 if the code page holding pc is mapped (checked once per page and
  * remembered in e), so decoding there cannot fault. */
 int emulate_code_readable(struct emulate *e, uint64_t pc);

@@ -97,17 +97,44 @@ int heap_init(void);
  * in a signal handler that interrupted malloc/free in the same thread). */
 int heap_lookup(uint64_t addr, uint32_t *site, uint64_t *start, uint64_t *size);
 void heap_get_stats(struct heap_stats *s);
-/* Inside a tracked calloc or realloc of this thread (a block of
- * heap_sample_bytes() or more): 0 and the site the block will have; what
- * the C library stores meanwhile where no object is (the block it fills,
- * not yet in the table) is the site's.  -ENOENT otherwise.
- * Async-signal-safe (the thread's own TLS). */
-int heap_pending_site(uint32_t *site);
+/* For addr, where no object is: 0 and the site of a block not yet in the
+ * table.  Inside a tracked calloc or realloc of this thread (a block of
+ * heap_sample_bytes() or more), any addr: what the C library stores
+ * meanwhile (the block it fills) is the site's.  Inside a tracked malloc
+ * of such a block, an addr in the block a window found it returns
+ * (heap_window_return): the program's accesses to it, which the window
+ * ran ahead.  -ENOENT otherwise.  Async-signal-safe (the thread's own TLS). */
+int heap_pending_site(uint64_t addr, uint32_t *site);
 /* 1 while this thread records a block (its site found, its table entry
  * written): work whose time cost_heap_ns already counts (timed one block in
  * HEAP_TIME_EVERY), so a tick there is not the runtime's inline time a
  * second time (handler.c).  Async-signal-safe (the thread's own TLS). */
 int heap_recording(void);
+/* For the tick's window (look.h), which runs the program's code ahead on a
+ * register copy: pc is the entry of an interposer that passes the call on
+ * with the same arguments (malloc, free): 0 and *real, the allocator's
+ * function the call reaches, as if the interposer were not there (what it
+ * does besides is the runtime's time, which ticks landing in it sample).
+ * -ENOENT elsewhere, for the others (calloc's clearing and realloc's copy
+ * are counted by bytes, bulk.h), and before the allocator is resolved.
+ * Async-signal-safe. */
+int heap_window_call(uint64_t pc, uint64_t *real);
+/* What a caller keeps across a call (rbx, rbp, r12-r15, in that order),
+ * where it returns (ip) and its stack pointer then (sp). */
+struct heap_frame_regs {
+	uint64_t kept[6];
+	uint64_t ip, sp;
+};
+/* For the same window, started by a tick inside the allocator's malloc
+ * that a tracked malloc's interposer called: the run returned into the
+ * interposer, at sp (past its ret), with the allocator's result.  0 and
+ * the program's registers as the
+ * interposer will return to it, past its own work (which reads the block's
+ * size and writes the runtime's table: the runtime's).  Its result is the
+ * allocator's, in rax already; the registers a caller may not read after a
+ * call are left as they are.  -ENOENT when this thread has no such call
+ * open there.  Async-signal-safe (the thread's own TLS). */
+int heap_window_return(uint64_t sp, uint64_t result, struct heap_frame_regs *out);
 /* Blocks of at least this many bytes are all tracked, and so are the
  * first HEAP_FIRST_BLOCKS of each call site in each thread; a smaller one
  * past those is tracked when sample bytes, one every heap_sample_bytes()
