@@ -130,6 +130,9 @@ struct heap_thread {
 	double window_cpu_ns;  /* the thread's CPU clock at that check */
 	double debt_ns;        /* the credit's shortfall below its start (0: a new thread's) */
 	uint8_t seen[256]; /* blocks by call site (its return address's low byte) */
+	/* heap_window_block's: a block a window's malloc returned */
+	uint64_t window_start, window_size;
+	uint32_t window_site;
 };
 static __thread struct heap_thread heap_me
 	__attribute__((tls_model("initial-exec"))) = {.neg = ~0ull};
@@ -260,6 +263,11 @@ int heap_pending_site(uint64_t addr, uint32_t *site)
 	const struct heap_frame *f = &heap_frame_tls;
 	if (f->open && f->site && f->block && addr - f->block < f->size) {
 		*site = f->site;
+		return 0;
+	}
+	if (heap_me.window_site && heap_me.window_start &&
+	    addr - heap_me.window_start < heap_me.window_size) {
+		*site = heap_me.window_site;
 		return 0;
 	}
 	uint32_t s = heap_me.pending_site;
@@ -491,13 +499,33 @@ int heap_window_call(uint64_t pc, uint64_t *real)
 	const struct heap_next_fns *f = __atomic_load_n(&heap_next_table, __ATOMIC_ACQUIRE);
 	if (!f || !__atomic_load_n(&heap_on, __ATOMIC_RELAXED))
 		return -ENOENT;
-	if (pc == (uint64_t)(uintptr_t)malloc)
+	if (pc == (uint64_t)(uintptr_t)malloc) {
 		*real = (uint64_t)(uintptr_t)f->malloc;
-	else if (pc == (uint64_t)(uintptr_t)free)
+		return HEAP_WINDOW_ALLOCATES;
+	}
+	if (pc == (uint64_t)(uintptr_t)free) {
 		*real = (uint64_t)(uintptr_t)f->free;
-	else
-		return -ENOENT;
-	return 0;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+uint32_t heap_window_site(uint64_t n, uint64_t ret, uint64_t cfa,
+			  const struct heap_stack_overlay *ov)
+{
+	/* (busy: the handler interrupted this thread's own site lookup) */
+	if (!__atomic_load_n(&heap_on, __ATOMIC_RELAXED) || heap_me.busy ||
+	    n < heap_thread_period() || __atomic_load_n(&heap_paused, __ATOMIC_RELAXED) ||
+	    (ret >= heap_text_lo && ret < heap_text_hi))
+		return 0;
+	return heap_sites_peek(ret, cfa, ov);
+}
+
+void heap_window_block(uint64_t start, uint64_t size, uint32_t site)
+{
+	heap_me.window_start = start;
+	heap_me.window_size = size;
+	heap_me.window_site = site;
 }
 
 /* ---- the interposers ----

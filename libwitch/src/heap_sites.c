@@ -3,6 +3,7 @@
 #include "witch/heap_sites.h"
 #include "witch/cost.h"
 #include "witch/densetab.h"
+#include "witch/peek.h"
 #include "witch/stepcache.h"
 
 #include <dlfcn.h>
@@ -445,6 +446,40 @@ __attribute__((noinline)) static uint32_t hs_find_slow(uint64_t ret, uint64_t cf
 	else
 		__atomic_add_fetch(&hs_g_slow_tsc, spent, __ATOMIC_RELAXED);
 	return site;
+}
+
+/* hs_check_now, for heap_sites_peek: its slots through the overlay,
+ * else read safely; -1 where one cannot be read. */
+static int hs_check_peek(const struct hs_centry *ce, uint64_t cfa,
+			 const struct heap_stack_overlay *ov, uint64_t *h)
+{
+	*h = 0;
+	for (unsigned i = 0; i + 1 < ce->n; i++) {
+		uint64_t at = cfa + 8u * ce->off[i], v;
+		int j = 0;
+		while (ov && j < ov->n && ov->slot[j] != at)
+			j++;
+		if (ov && j < ov->n)
+			v = ov->val[j];
+		else if (peek_read(at, &v, sizeof(v)) < 0)
+			return -1;
+		*h ^= hs_check_part(i, v);
+	}
+	return 0;
+}
+
+uint32_t heap_sites_peek(uint64_t ret, uint64_t cfa, const struct heap_stack_overlay *ov)
+{
+	struct hs_cache *c = hs_tcache;
+	uint64_t h;
+	if (!c || c == HS_RETIRED)
+		return 0;
+	const struct hs_centry *ce = hs_set_of(c, ret, cfa);
+	for (unsigned w = 0; w < HS_WAYS; w++, ce++)
+		if (ce->ret == ret && ce->cfa == cfa && hs_check_peek(ce, cfa, ov, &h) == 0 &&
+		    h == ce->check)
+			return ce->site;
+	return 0;
 }
 
 uint32_t heap_sites_find(uint64_t ret, uint64_t cfa)

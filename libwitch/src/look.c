@@ -5,6 +5,7 @@
 #include "witch/costmodel.h"
 #include "witch/decode_zydis.h"
 #include "witch/heap.h"
+#include "witch/heap_sites.h"
 #include "witch/emulate_vec.h"
 #include "witch/log.h"
 #include "witch/peek.h"
@@ -178,14 +179,31 @@ static uint64_t access_bytes(const struct decode_insn *in, const struct decode_a
  * stores just before such calls by a window cut short (spills, the return
  * address): several times their share (a store d cycles before the cut
  * weighs ~1 + ln(64 / d)). */
+struct window_malloc {
+	uint64_t slot; /* where the call pushed its return address; 0: none */
+	uint64_t ret, size;
+	uint32_t site;
+};
+
 static int look_past_wrapper(struct emulate *emu, struct costmodel *cm, struct decode_regs *r,
-			     struct look_trace *tr)
+			     struct look_trace *tr, struct window_malloc *wm)
 {
 	struct bulk_call call;
-	uint64_t real;
+	uint64_t real, rsp = r->gpr[DECODE_RSP];
 	int rc;
 
-	if (heap_window_call(r->rip, &real) == 0) {
+	if ((rc = heap_window_call(r->rip, &real)) >= 0) {
+		/* A block it will track: its stores ahead are the block's */
+		if (rc == HEAP_WINDOW_ALLOCATES && emu->n_calls > 0 &&
+		    emu->call_slot[emu->n_calls - 1] == rsp) {
+			uint64_t ret = emu->call_ret[emu->n_calls - 1];
+			struct heap_stack_overlay ov = {
+				.n = emu->n_calls, .slot = emu->call_slot, .val = emu->call_ret};
+			uint32_t site = heap_window_site(r->gpr[DECODE_RDI], ret, rsp + 8, &ov);
+			if (site)
+				*wm = (struct window_malloc){
+					.slot = rsp, .ret = ret, .size = r->gpr[DECODE_RDI], .site = site};
+		}
 		r->rip = real; /* what the interposer adds is the runtime's time */
 		return 0;
 	}
@@ -517,7 +535,9 @@ static double look_window(const struct look_env *env, struct look *l,
 	uint32_t written = 0;     /* registers the exact part writes (pace.h) */
 	struct look_trace *tr = env->trace;
 	struct decode_zcache *zc = env->zcache;
+	struct window_malloc wm = {.slot = 0};
 
+	heap_window_block(0, 0, 0);
 	if (env->vec)
 		emulate_vec_begin(env->vec, env->fpregs);
 	emulate_begin(&emu, regs->rip, env->vec);
@@ -533,7 +553,7 @@ static double look_window(const struct look_env *env, struct look *l,
 	int n;
 	for (n = 0; n < LOOK_MAX_INSNS && costmodel_span(&cm) < LOOK_WINDOW_CYCLES; n++) {
 		if (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi &&
-		    (!exact || (look_past_wrapper(&emu, &cm, &ahead, tr) < 0 &&
+		    (!exact || (look_past_wrapper(&emu, &cm, &ahead, tr, &wm) < 0 &&
 				look_past_interposer_return(&emu, &ahead) < 0)))
 			break; /* the runtime's own code */
 		if (decode_at_zydis_cached(zc, ahead.rip, &ahead, &in, &z) < 0) {
@@ -610,6 +630,11 @@ static double look_window(const struct look_env *env, struct look *l,
 				}
 				probe_stores(&cm, &in, lines, &n_lines);
 				trace_stored(tr, traced, &emu, stores);
+				if (wm.slot && ahead.rip == wm.ret &&
+				    ahead.gpr[DECODE_RSP] == wm.slot + 8) {
+					heap_window_block(ahead.gpr[DECODE_RAX], wm.size, wm.site);
+					wm.slot = 0;
+				}
 				int taken = ahead.rip != in.pc + in.len;
 				if (taken)
 					costmodel_taken(&cm, (in.flags & (DECODE_F_CALL | DECODE_F_RET)) != 0);

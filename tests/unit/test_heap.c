@@ -768,7 +768,8 @@ static void test_budget_start(void)
 }
 
 /* The tick's window through a tracked malloc (heap_window_call,
- * heap_window_return, heap_pending_site).  test_call_malloc_regs calls
+ * heap_window_return, heap_pending_site, heap_window_site,
+ * heap_window_block).  test_call_malloc_regs calls
  * malloc with known values in the registers a callee keeps; the allocator
  * the interposer calls is fake_malloc, which asks what a window that ran it
  * to its return would continue with: those values, the return address
@@ -795,10 +796,12 @@ __asm__(".text\n"
 	"call malloc@PLT\n"
 	"1:\n"
 	"mov %rsp, %rcx\n"
+	"mov 56(%rsp), %r8\n"
 	"pop %rsi\n.cfi_adjust_cfa_offset -8\n"
 	"lea 1b(%rip), %rdx\n"
 	"mov %rdx, 0(%rsi)\n"
 	"mov %rcx, 8(%rsi)\n"
+	"mov %r8, 16(%rsi)\n"
 	"pop %r15\n.cfi_adjust_cfa_offset -8\n"
 	"pop %r14\n.cfi_adjust_cfa_offset -8\n"
 	"pop %r13\n.cfi_adjust_cfa_offset -8\n"
@@ -838,7 +841,7 @@ static void test_window_frame(void)
 {
 	static struct heap_next_fns fake;
 	const size_t n = 64 << 10;
-	uint64_t out[2];
+	uint64_t out[3]; /* the call's return address and stack pointer; the helper's return address */
 	uint64_t real;
 	window_next = __atomic_load_n(&heap_next_table, __ATOMIC_ACQUIRE);
 	if (!window_next) {
@@ -848,7 +851,7 @@ static void test_window_frame(void)
 	fake = *window_next;
 	fake.malloc = fake_malloc;
 	__atomic_store_n(&heap_next_table, &fake, __ATOMIC_RELEASE);
-	CHECK(__LINE__, heap_window_call(U(malloc), &real) == 0 && real == U(fake_malloc),
+	CHECK(__LINE__, heap_window_call(U(malloc), &real) == HEAP_WINDOW_ALLOCATES && real == U(fake_malloc),
 	      "malloc's interposer does not pass the window on to the allocator's malloc");
 	CHECK(__LINE__, heap_window_call(U(free), &real) == 0 && real == U(window_next->free),
 	      "free's interposer does not pass the window on to the allocator's free");
@@ -883,6 +886,39 @@ static void test_window_frame(void)
 	CHECK(__LINE__, heap_window_return(out[1] - 32, U(p), &r) == -ENOENT &&
 				heap_pending_site(U(p), &site) == -ENOENT,
 	      "the frame is still open after malloc returned");
+
+	/* A window passing the same call at its entry (the call's return
+	 * address out[0], the caller's stack pointer after it out[1]) finds
+	 * its site in the cache, which checks the callers' return addresses
+	 * on the stack.  test_call_malloc_regs's own (out[2], above its 7
+	 * pushes) has been overwritten by the calls since it returned, as a
+	 * frame a window emulated the call of is not yet written: the
+	 * overlay, the window's emulated calls, has it. */
+	uint64_t own_slot = out[1] + 56, wrong = out[2] + 1;
+	struct heap_stack_overlay right = {.n = 1, .slot = &own_slot, .val = &out[2]};
+	struct heap_stack_overlay bad = {.n = 1, .slot = &own_slot, .val = &wrong};
+	CHECK(__LINE__, heap_window_site(n, out[0], out[1], &right) == site,
+	      "the call's site is not found ahead: %u for %u",
+	      heap_window_site(n, out[0], out[1], &right), site);
+	CHECK(__LINE__, heap_window_site(n, out[0], out[1], &bad) == 0 &&
+				heap_window_site(n, out[0], out[1], NULL) == 0,
+	      "a caller's return address other than the cached one is taken");
+	CHECK(__LINE__, heap_window_site(n, out[0] + 1, out[1], &right) == 0 &&
+				heap_window_site(n, out[0], out[1] + 16, &right) == 0,
+	      "another call or stack depth is taken for the cached one");
+	heap_set_sample_bytes(4096);
+	CHECK(__LINE__, heap_window_site(1000, out[0], out[1], NULL) == 0,
+	      "a block below the period (tracked by chance) has a site ahead");
+	heap_set_sample_bytes(0);
+	/* The block the window's call returned is the site's until the next. */
+	heap_window_block(U(p), n, site);
+	uint32_t got = 0;
+	CHECK(__LINE__, heap_pending_site(U(p) + n - 1, &got) == 0 && got == site &&
+				heap_pending_site(U(p) + n, &got) == -ENOENT &&
+				heap_pending_site(U(p) - 1, &got) == -ENOENT,
+	      "the window's block: last byte %u, one past and one before taken", got);
+	heap_window_block(0, 0, 0);
+	CHECK(__LINE__, heap_pending_site(U(p), &got) == -ENOENT, "the window's block stays");
 	free(p);
 }
 

@@ -103,7 +103,8 @@ void heap_get_stats(struct heap_stats *s);
  * meanwhile (the block it fills) is the site's.  Inside a tracked malloc
  * of such a block, an addr in the block a window found it returns
  * (heap_window_return): the program's accesses to it, which the window
- * ran ahead.  -ENOENT otherwise.  Async-signal-safe (the thread's own TLS). */
+ * ran ahead; or in the block heap_window_block names.  -ENOENT otherwise.
+ * Async-signal-safe (the thread's own TLS). */
 int heap_pending_site(uint64_t addr, uint32_t *site);
 /* 1 while this thread records a block (its site found, its table entry
  * written): work whose time cost_heap_ns already counts (timed one block in
@@ -112,13 +113,27 @@ int heap_pending_site(uint64_t addr, uint32_t *site);
 int heap_recording(void);
 /* For the tick's window (look.h), which runs the program's code ahead on a
  * register copy: pc is the entry of an interposer that passes the call on
- * with the same arguments (malloc, free): 0 and *real, the allocator's
- * function the call reaches, as if the interposer were not there (what it
- * does besides is the runtime's time, which ticks landing in it sample).
- * -ENOENT elsewhere, for the others (calloc's clearing and realloc's copy
- * are counted by bytes, bulk.h), and before the allocator is resolved.
- * Async-signal-safe. */
+ * with the same arguments (malloc, free): *real, the allocator's function
+ * the call reaches, as if the interposer were not there (what it does
+ * besides is the runtime's time, which ticks landing in it sample), and
+ * HEAP_WINDOW_ALLOCATES for malloc, else 0.  -ENOENT elsewhere, for the
+ * others (calloc's clearing and realloc's copy are counted by bytes,
+ * bulk.h), and before the allocator is resolved.  Async-signal-safe. */
+#define HEAP_WINDOW_ALLOCATES 1
 int heap_window_call(uint64_t pc, uint64_t *real);
+/* The window passes such a malloc of n bytes, called to return to ret
+ * with its stack pointer then cfa: the site its block will have where
+ * every block of n bytes is tracked and this thread's site cache knows
+ * the call (heap_sites_peek, through ov: the return addresses of the calls
+ * the window emulated); else 0.  Async-signal-safe. */
+struct heap_stack_overlay;
+uint32_t heap_window_site(uint64_t n, uint64_t ret, uint64_t cfa,
+			  const struct heap_stack_overlay *ov);
+/* ... and the block that call returned as the window ran it: until the
+ * next call (start 0 at each window's start), heap_pending_site answers
+ * site for addresses in it, which are in no block yet (the interposer
+ * records it as the program runs the call).  Async-signal-safe. */
+void heap_window_block(uint64_t start, uint64_t size, uint32_t site);
 /* What a caller keeps across a call (rbx, rbp, r12-r15, in that order),
  * where it returns (ip) and its stack pointer then (sp). */
 struct heap_frame_regs {

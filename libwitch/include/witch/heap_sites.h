@@ -61,6 +61,18 @@ int heap_sites_init(void);
  * pushed it.  0 when the site table is full (counted as dropped).  Not
  * reentrant in one thread (the caller guards), not in a handler. */
 uint32_t heap_sites_find(uint64_t ret, uint64_t cfa);
+/* Return addresses the stack will hold but does not yet: the tick's
+ * window emulated the calls that push them (slot[i] will hold val[i]). */
+struct heap_stack_overlay {
+	int n;
+	const uint64_t *slot, *val;
+};
+/* heap_sites_find's answer where this thread's cache holds it, else 0: no
+ * unwind, nothing written; the stack read through ov (may be NULL), and
+ * peek_read (a slot may lie below the stack pointer).  Async-signal-safe
+ * where the handler did not interrupt the thread's own heap_sites_find
+ * (heap.c guards). */
+uint32_t heap_sites_peek(uint64_t ret, uint64_t cfa, const struct heap_stack_overlay *ov);
 /* Count one block of this thread as tracked (1) or not (0). */
 void heap_sites_count(int tracked);
 /* A site's path, leaf first: the frame count (>= 1, at most max) or
