@@ -482,10 +482,18 @@ static void look_decide_ahead(const struct look_env *env, struct look *l, struct
 	for (uint32_t k = 1; open && k <= most; k++, n++) {
 		struct decode_insn in;
 		const struct decode_zydis *z;
-		if ((ahead->rip >= env->runtime_lo && ahead->rip < env->runtime_hi) ||
-		    decode_at_zydis_cached(env->zcache, ahead->rip, ahead, &in, &z) < 0 ||
+		uint64_t real;
+		/* through the allocation interposers as the window goes (not
+		 * past a call bulk.c counts: its accesses are not traced) */
+		if (ahead->rip >= env->runtime_lo && ahead->rip < env->runtime_hi) {
+			if (heap_window_call(ahead->rip, &real) >= 0)
+				ahead->rip = real;
+			else if (look_past_interposer_return(emu, ahead) < 0)
+				break; /* the runtime's own code */
+		}
+		if (decode_at_zydis_cached(env->zcache, ahead->rip, ahead, &in, &z) < 0 ||
 		    (in.flags & DECODE_F_NO_STEP))
-			break; /* the runtime's own code, a syscall, no code */
+			break; /* a syscall, no code */
 		int stores = emu->n_stores;
 		uint32_t traced = tr->n;
 		trace_insn(tr, &in, n, trace_frame(tr, emu));
