@@ -600,8 +600,9 @@ int heap_window_return(uint64_t sp, uint64_t result, struct heap_frame_regs *out
 	struct heap_frame *f = &heap_frame_tls;
 	/* sp lies in heap_malloc_on's frame: below the program's, by its
 	 * pushes and alignment (32 bytes in this build) */
-	if (!f->open || sp >= f->regs.sp || f->regs.sp - sp > 256)
-		return -ENOENT;
+	if (!f->open || sp >= f->regs.sp || f->regs.sp - sp > 256 ||
+	    (f->regs.ip >= heap_text_lo && f->regs.ip < heap_text_hi))
+		return -ENOENT; /* (the stub called, not jumped to: not the program's registers) */
 	f->block = result;
 	*out = f->regs;
 	return 0;
