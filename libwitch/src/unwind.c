@@ -95,10 +95,12 @@ static int unwind_regs_of(unw_cursor_t *cursor, struct unwind_regs *at)
 /* libunwind from frame n - 1, whose registers are *at (the interrupted
  * frame's: uc itself), for up to steps steps (more while it stands in a
  * signal frame, which only libunwind steps out of), teaching r each one.
- * *ended: the walk is over (the outermost frame, or libunwind stopped). */
+ * *ended: the walk is over (the outermost frame, or libunwind stopped).
+ * -ESTALE: a caller's frame stepped to no module's code (below). */
 static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwind_regs *at,
 			    uint64_t *pcs, uint64_t *sps, int n, int max, int steps, int *ended)
 {
+	int from_caller = !at->first;
 	unw_cursor_t cursor;
 	ucontext_t mid;
 	ucontext_t *start = uc;
@@ -130,6 +132,16 @@ static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwin
 		}
 		if (unwind_regs_of(&cursor, &to) < 0 || to.ip == 0)
 			return n;
+		/* A caller's frame starts from the interrupted registers but
+		 * for rip, rsp and rbp.  Where its CFA is another register's
+		 * (ld.so's _dl_runtime_resolve realigns its stack through rbx,
+		 * which _dl_fixup below it had changed), libunwind reads a
+		 * stale one and lands anywhere: a return address in no
+		 * module's code tells (unit.unwind_rules's qsort row, its
+		 * first call's lazy binding: 1 walk in ~7,000). */
+		if (from_caller && !phdrs_in_code(to.ip - 1))
+			return -ESTALE;
+		from_caller = 0;
 		int sig_to = unw_is_signal_frame(&cursor) > 0;
 		uint64_t bp_saved = unw_get_save_loc(&cursor, UNW_X86_64_RBP, &loc) == 0 &&
 					    loc.type == UNW_SLT_MEMORY
@@ -186,7 +198,15 @@ int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64
 			if (ended || n >= max)
 				break;
 		}
-		n = unwind_walk_from(r, uc, &at, pcs, sps, n, max, check ? max : 1, &ended);
+		int m = unwind_walk_from(r, uc, &at, pcs, sps, n, max, check ? max : 1, &ended);
+		if (m == -ESTALE) { /* again, by libunwind alone from the interrupted frame */
+			at = (struct unwind_regs){.ip = pcs[0], .sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+						  .bp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP],
+						  .first = 1};
+			m = unwind_walk_from(r, uc, &at, pcs, sps, 1, max, max, &ended);
+			ended = 1;
+		}
+		n = m;
 	}
 	phdrs_unwind_end();
 	if (by_run && check && n > 1 && r->stats &&

