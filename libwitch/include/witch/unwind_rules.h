@@ -14,7 +14,12 @@
  * site, past the prologue) is followed from its first step, one for an
  * interrupted pc once two steps there agreed, and one that ever disagrees
  * (a CFA computed from another register, a stack realigned through DRAP,
- * a signal frame) is never cached.  Now and then a walk goes all the way
+ * a signal frame) is never cached.  libunwind's step from a frame the
+ * rules reached starts from the interrupted registers but rip, rsp and
+ * rbp; where that frame's CFA is another register's (ld.so's
+ * _dl_runtime_resolve: rbx), the step may land anywhere, and one that
+ * lands in no module's code has the walk redone by libunwind alone
+ * (unwind.c).  Now and then a walk goes all the way
  * with libunwind, which re-teaches, so a rule that stops holding is found:
  * every 16th walk at first, backing off to every 256th while no confirmed
  * rule was dropped since the last such walk (a check walk of python3's 17
