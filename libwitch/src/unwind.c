@@ -4,6 +4,7 @@
 #include "witch/stats.h"
 #include "witch/phdrs.h"
 #include "witch/unwind_rules.h"
+#include "witch/decode_zydis.h"
 #include "witch/export.h"
 #include "witch/fdio.h"
 #include "witch/rawsys.h"
@@ -92,11 +93,35 @@ static int unwind_regs_of(unw_cursor_t *cursor, struct unwind_regs *at)
 	return 0;
 }
 
+/* A function that realigns its stack (`and rsp, imm` among its first
+ * instructions: GCC's DRAP prologue, ld.so's _dl_runtime_resolve through
+ * rbx) has frames whose size at one call site depends on the stack it was
+ * called with: a rule for it holds only for that stack. */
+static int unwind_realigns(uint64_t start)
+{
+	struct decode_regs regs;
+	struct decode_insn in;
+	struct decode_zydis z;
+	memset(&regs, 0, sizeof(regs));
+	for (int i = 0; i < 12; i++) {
+		if (decode_at_zydis(start, &regs, &in, &z) < 0)
+			return 0;
+		if (z.insn.mnemonic == ZYDIS_MNEMONIC_AND && z.ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    z.ops[0].reg.value == ZYDIS_REGISTER_RSP)
+			return 1;
+		if (in.flags & DECODE_F_BRANCH)
+			return 0; /* past the prologue */
+		start += in.len;
+	}
+	return 0;
+}
+
 /* libunwind from frame n - 1, whose registers are *at (the interrupted
  * frame's: uc itself), for up to steps steps (more while it stands in a
  * signal frame, which only libunwind steps out of), teaching r each one.
  * *ended: the walk is over (the outermost frame, or libunwind stopped).
- * -ESTALE: a caller's frame stepped to no module's code (below). */
+ * -ESTALE: a caller's frame stepped to no module's code, or not at all
+ * (below). */
 static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwind_regs *at,
 			    uint64_t *pcs, uint64_t *sps, int n, int max, int steps, int *ended)
 {
@@ -124,7 +149,14 @@ static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwin
 	while (n < max && (steps-- > 0 || sig_from)) {
 		struct unwind_regs to = {.first = 0};
 		unw_save_loc_t loc;
+		/* Looked up only for a frame's first step: libunwind's
+		 * procedure lookup costs as much as the step. */
+		unw_proc_info_t pi;
+		int realigns = !unwind_rules_known(r, at) && unw_get_proc_info(&cursor, &pi) == 0 &&
+			       unwind_realigns(pi.start_ip);
 		int rc = unw_step(&cursor);
+		if (rc < 0 && from_caller)
+			return -ESTALE; /* (below) */
 		if (rc <= 0) {
 			if (rc == 0 && !sig_from)
 				unwind_rules_learn(r, at, NULL, 0, 0);
@@ -137,8 +169,9 @@ static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwin
 		 * (ld.so's _dl_runtime_resolve realigns its stack through rbx,
 		 * which _dl_fixup below it had changed), libunwind reads a
 		 * stale one and lands anywhere: a return address in no
-		 * module's code tells (unit.unwind_rules's qsort row, its
-		 * first call's lazy binding: 1 walk in ~7,000). */
+		 * module's code tells, or a step that fails (unit.unwind_rules:
+		 * the qsort row's first call's lazy binding, 1 walk in ~7,000;
+		 * the rbx-based row, every walk through its frame). */
 		if (from_caller && !phdrs_in_code(to.ip - 1))
 			return -ESTALE;
 		from_caller = 0;
@@ -147,7 +180,7 @@ static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwin
 					    loc.type == UNW_SLT_MEMORY
 				    ? loc.u.addr
 				    : 0;
-		unwind_rules_learn(r, at, &to, bp_saved, sig_from || sig_to);
+		unwind_rules_learn(r, at, &to, bp_saved, sig_from || sig_to || realigns);
 		if (sps) /* the caller's sp: where the frame below ends (its CFA) */
 			sps[n] = to.sp;
 		pcs[n++] = sig_to ? to.ip : to.ip - 1;

@@ -59,7 +59,7 @@ static uint64_t rule_key(const struct unwind_regs *at)
 	return key & ~RULE_KEY_MASK ? 0 : key;
 }
 
-static struct unwind_rule *rule_slot(struct unwind_rules *r, uint64_t key)
+static struct unwind_rule *rule_slot(const struct unwind_rules *r, uint64_t key)
 {
 	uint64_t h = key * 0x9e3779b97f4a7c15ull;
 	return &r->table->slot[h >> (64 - UNWIND_RULES_BITS)];
@@ -180,6 +180,14 @@ static int rule_of_step(const struct unwind_regs *from, const struct unwind_regs
 		u->cfa_off = (int32_t)(cfa - from->sp);
 	}
 	return 1;
+}
+
+int unwind_rules_known(const struct unwind_rules *r, const struct unwind_regs *at)
+{
+	uint64_t key = rule_key(at);
+	struct rule_body u;
+	return key && rule_read(rule_slot(r, key), key, &u) &&
+	       u.state != RULE_EMPTY;
 }
 
 void unwind_rules_learn(struct unwind_rules *r, const struct unwind_regs *from,

@@ -108,6 +108,11 @@ int unwind_rules_follow(struct unwind_rules *r, struct unwind_regs *at, uint64_t
  * caller's rbp, 0 when from a register (unchanged).  NULL to: the walk
  * ended cleanly at from.  never: the step is not one a rule can tell (a
  * signal frame on either side). */
+/* 1 when the table holds a rule for the frame at, of any state (one
+ * learned, confirmed or never to be cached); 0 when a step would be its
+ * first. */
+int unwind_rules_known(const struct unwind_rules *r, const struct unwind_regs *at);
+
 void unwind_rules_learn(struct unwind_rules *r, const struct unwind_regs *from,
 			const struct unwind_regs *to, uint64_t bp_saved, int never);
 
