@@ -1,9 +1,11 @@
 /* heap_cost: what heap.c adds to malloc/free (bench/heap_cost.py runs it).
  *
- *     heap_cost MODE [N]    MODE: off (heap_init not called: the
+ *     heap_cost MODE [N [THREADS]]
+ *                           MODE: off (heap_init not called: the
  *                           interposers pass through), sampled (the
  *                           default: small blocks sampled by bytes), all
- *                           (every block tracked)
+ *                           (every block tracked); THREADS (1): threads
+ *                           running the pairs at once, each N of them
  *
  * Linked with the runtime's static library, so malloc and free are
  * heap.c's.  Prints ns per malloc+free pair of 32-100 byte blocks from
@@ -13,13 +15,14 @@
 #include "witch/heap.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define NI __attribute__((noinline))
-static void *volatile sink;
+static __thread void *volatile sink; /* per thread: a shared one would bounce a line */
 NI static void pair(size_t n)
 {
 	void *p = malloc(n);
@@ -39,13 +42,34 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+static long pairs_each;
+
+static void *run_pairs(void *unused)
+{
+	(void)unused;
+	for (long i = 0; i < pairs_each; i++) {
+		switch (i & 3) {
+		case 0: pair(32); break;
+		case 1: d2(48); break;
+		case 2: d5(100); break;
+		default: d3(64); break;
+		}
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || (strcmp(argv[1], "off") && strcmp(argv[1], "sampled") && strcmp(argv[1], "all"))) {
-		fprintf(stderr, "usage: heap_cost off|sampled|all [N]\n");
+		fprintf(stderr, "usage: heap_cost off|sampled|all [N [THREADS]]\n");
 		return 2;
 	}
 	long n = argc > 2 ? atol(argv[2]) : 4000000;
+	int threads = argc > 3 ? atoi(argv[3]) : 1;
+	if (n < 1 || threads < 1 || threads > 64) {
+		fprintf(stderr, "heap_cost: N >= 1 and THREADS 1-64\n");
+		return 2;
+	}
 	/* No trimming in any mode: whether a round's last frees coalesce past
 	 * glibc's 64 KiB consolidation threshold, and so trim the 16 MiB heap
 	 * and fault it back in next round, depends on where the heap's top
@@ -59,15 +83,17 @@ int main(int argc, char **argv)
 		return 1;
 	enum { LIVE = 100000 };
 	static void *v[LIVE];
+	/* Threads apart allocate from arenas apart: what they share is the
+	 * runtime's (its table, its counters). */
+	pthread_t tid[64];
+	pairs_each = n;
 	double t0 = now();
-	for (long i = 0; i < n; i++) {
-		switch (i & 3) {
-		case 0: pair(32); break;
-		case 1: d2(48); break;
-		case 2: d5(100); break;
-		default: d3(64); break;
-		}
-	}
+	for (int t = 1; t < threads; t++)
+		if (pthread_create(&tid[t], NULL, run_pairs, NULL) != 0)
+			return 1;
+	run_pairs(NULL);
+	for (int t = 1; t < threads; t++)
+		pthread_join(tid[t], NULL);
 	double t1 = now();
 	long rounds = n / LIVE > 0 ? n / LIVE : 1;
 	for (long r = 0; r < rounds; r++) {

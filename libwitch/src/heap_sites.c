@@ -50,8 +50,11 @@ struct hs_centry {
 	uint16_t pad2;
 };
 
+/* A line or two of its own: threads' caches side by side shared lines,
+ * one's counts bouncing the other's set_shift on every malloc
+ * (bench/heap_cost.c all 1000000 2: ~150 of its 330 ns a pair). */
 struct hs_cache {
-	uint32_t used;
+	_Alignas(64) uint32_t used;
 	uint32_t victim;                      /* the way the next insert replaces */
 	uint64_t tracked, untracked, dropped; /* this slot's threads' counts */
 	uint64_t unwinds;                     /* ... finds that unwound (cache misses) */

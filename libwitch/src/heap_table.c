@@ -36,8 +36,6 @@ struct ht_entry {
 uint8_t *heap_table_filter;
 static struct ht_entry *ht_blocks;
 static uint32_t ht_levels_used; /* bit L: level L ever held a block */
-/* ht_put calls under way, whose slots may be half-written (HT_BUSY). */
-static uint32_t ht_putting;
 
 static inline unsigned ht_level(uint64_t n)
 {
@@ -71,7 +69,6 @@ static int ht_put(unsigned level, uint64_t gran, uint64_t start, uint64_t val, i
 {
 	uint32_t idx = ht_slot(level, gran);
 	int rc = -ENOSPC;
-	__atomic_fetch_add(&ht_putting, 1, __ATOMIC_SEQ_CST); /* before any slot turns busy */
 	for (unsigned i = 0; i < HT_WINDOW; i++) {
 		struct ht_entry *e = ht_at(idx, i);
 		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
@@ -87,7 +84,6 @@ static int ht_put(unsigned level, uint64_t gran, uint64_t start, uint64_t val, i
 		rc = 0;
 		break;
 	}
-	__atomic_fetch_sub(&ht_putting, 1, __ATOMIC_SEQ_CST); /* after it is published */
 	return rc;
 }
 
@@ -255,24 +251,13 @@ void heap_table_postfork_parent(void)
 {
 }
 
-/* The parent's other threads are gone: their half-written slots are
- * freed.  None can be where no put was under way as the process forked:
- * a thread's count comes before its busy slot, and what the child sees of
- * the parent is what was written before fork write-protected the page,
- * or after it through a stale TLB entry, never a later write without the
- * earlier ones (a write to a write-protected page faults and waits for
- * fork's end).  The scan is dear: each page's first touch in a child
- * costs 6-15 us on these VMs, 0.35-0.4 ms a shell's fork child over a
- * written table, ~1 ms over an unwritten one (each page a zero-page
- * fault). */
+/* A slot the parent's other threads were writing as it forked stays busy
+ * (HT_BUSY) in the child: puts and finds pass over it, so it costs its
+ * window one slot of HT_WINDOW, and the child reads none of the table.
+ * Freeing such slots took a count of puts under way, two locked
+ * instructions on one line all threads share in each insert
+ * (bench/results/startup.md, stop 68); a full scan took 0.35-1 ms a fork
+ * child (each page's first touch 6-15 us on these VMs). */
 void heap_table_postfork_child(void)
 {
-	if (!ht_blocks || __atomic_load_n(&ht_putting, __ATOMIC_RELAXED) == 0)
-		return;
-	ht_putting = 0;
-	for (uint32_t i = 0; i < HEAP_BLOCK_SLOTS; i++) {
-		uint64_t k = ht_blocks[i].key;
-		if ((k & HT_START_MASK) == HT_BUSY)
-			ht_blocks[i].key = k & ~HT_START_MASK;
-	}
 }

@@ -5,10 +5,11 @@
  * that tracks few blocks (a shell) has written few of its pages.  Reading
  * an unwritten page maps the zero page, a minor fault each (15-20 us on
  * the project's VMs), so a child that read the whole table to free its
- * parent's half-written slots paid 64 faults, ~1 ms a shell command.  With
- * no insert under way as the process forked (here: one thread), there is
- * no such slot and the hook reads none of the table.  (With inserts under
- * way, test_heap's test_fork: the child keeps its parent's blocks.)
+ * parent's half-written slots paid 64 faults, ~1 ms a shell command.  Now
+ * such a slot stays busy in the child, passed over (heap_table.c), and the
+ * hook reads none of the table.  (With inserts under way in other threads
+ * as the process forks, test_heap's test_fork: the child keeps its
+ * parent's blocks and tracks its own.)
  *
  * Cases, each a fork child reporting through its exit status:
  *   - one block inserted (one page written): the hook takes at most 4

@@ -51,7 +51,7 @@ int heap_table_find(uint64_t addr, int maps_only, uint64_t *start, uint64_t *val
 uint64_t heap_table_reserved(void);
 void heap_table_prefork(void);
 void heap_table_postfork_parent(void);
-/* The child frees the slots the parent's other threads were writing. */
+/* Nothing: the parent's other threads' half-written slots stay busy. */
 void heap_table_postfork_child(void);
 
 /* A tracked block's size (a sampled one's carries its points above). */
