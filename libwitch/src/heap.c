@@ -921,7 +921,7 @@ void heap_postfork_parent(void)
 }
 
 /* Nothing of its own to reset: the table's and the sites' hooks
- * (heap_table.h, heap_sites.h) free what the parent's threads held. */
+ * (heap_table.h, heap_sites.h) see to what the parent's threads held. */
 void heap_postfork_child(void)
 {
 }

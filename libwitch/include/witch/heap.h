@@ -181,8 +181,8 @@ void heap_pause(int paused);
  * data symbols may be due (witch.c sets datasym_refresh_due, which reads
  * the clock: not on each block).  Set before heap_init. */
 void heap_set_growth_hook(void (*every_16_blocks)(void));
-/* Fork: the child frees what the parent's other threads held half-written
- * (table slots, thread caches). */
+/* Fork: nothing of heap.c's own (the table's and the sites' hooks see to
+ * what the parent's other threads held). */
 void heap_prefork(void);
 void heap_postfork_parent(void);
 void heap_postfork_child(void);

@@ -14,7 +14,9 @@
  * site, past the prologue) is followed from its first step, one for an
  * interrupted pc once two steps there agreed, and one that ever disagrees
  * (a CFA computed from another register, a stack realigned through DRAP,
- * a signal frame) is never cached.  libunwind's step from a frame the
+ * a signal frame) is never cached; nor, from its first step, is one of a
+ * function that realigns its stack (`and rsp, imm` in its prologue, which
+ * unwind.c looks for), whose frame size moves with the caller's stack.  libunwind's step from a frame the
  * rules reached starts from the interrupted registers but rip, rsp and
  * rbp; where that frame's CFA is another register's (ld.so's
  * _dl_runtime_resolve: rbx), the step may land anywhere, and one that
