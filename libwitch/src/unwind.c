@@ -96,22 +96,30 @@ static int unwind_regs_of(unw_cursor_t *cursor, struct unwind_regs *at)
 /* A function that realigns its stack (`and rsp, imm` among its first
  * instructions: GCC's DRAP prologue, ld.so's _dl_runtime_resolve through
  * rbx) has frames whose size at one call site depends on the stack it was
- * called with: a rule for it holds only for that stack. */
-static int unwind_realigns(uint64_t start)
+ * called with: a rule for it holds only for that stack.  Looked up on a
+ * frame's first step only, and only in modules' code (where rules are
+ * kept): libunwind's procedure lookup costs as much as the step. */
+static int unwind_realigns(const struct unwind_rules *r, unw_cursor_t *cursor,
+			   const struct unwind_regs *at)
 {
 	struct decode_regs regs;
 	struct decode_insn in;
 	struct decode_zydis z;
+	unw_proc_info_t pi;
+	if (!phdrs_in_code(at->first ? at->ip : at->ip - 1) || unwind_rules_known(r, at) ||
+	    unw_get_proc_info(cursor, &pi) != 0)
+		return 0;
+	uint64_t pc = pi.start_ip;
 	memset(&regs, 0, sizeof(regs));
 	for (int i = 0; i < 12; i++) {
-		if (decode_at_zydis(start, &regs, &in, &z) < 0)
+		if (decode_at_zydis(pc, &regs, &in, &z) < 0)
 			return 0;
 		if (z.insn.mnemonic == ZYDIS_MNEMONIC_AND && z.ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
 		    z.ops[0].reg.value == ZYDIS_REGISTER_RSP)
 			return 1;
 		if (in.flags & DECODE_F_BRANCH)
 			return 0; /* past the prologue */
-		start += in.len;
+		pc += in.len;
 	}
 	return 0;
 }
@@ -149,11 +157,7 @@ static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwin
 	while (n < max && (steps-- > 0 || sig_from)) {
 		struct unwind_regs to = {.first = 0};
 		unw_save_loc_t loc;
-		/* Looked up only for a frame's first step: libunwind's
-		 * procedure lookup costs as much as the step. */
-		unw_proc_info_t pi;
-		int realigns = !unwind_rules_known(r, at) && unw_get_proc_info(&cursor, &pi) == 0 &&
-			       unwind_realigns(pi.start_ip);
+		int realigns = unwind_realigns(r, &cursor, at);
 		int rc = unw_step(&cursor);
 		if (rc < 0 && from_caller)
 			return -ESTALE; /* (below) */
