@@ -256,7 +256,7 @@ void heap_table_postfork_parent(void)
  * window one slot of HT_WINDOW, and the child reads none of the table.
  * Freeing such slots took a count of puts under way, two locked
  * instructions on one line all threads share in each insert
- * (bench/results/startup.md, stop 68); a full scan took 0.35-1 ms a fork
+ * (bench/results/heap_cost.md, stop 68); a full scan took 0.35-1 ms a fork
  * child (each page's first touch 6-15 us on these VMs). */
 void heap_table_postfork_child(void)
 {

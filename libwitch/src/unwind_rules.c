@@ -186,8 +186,7 @@ int unwind_rules_known(const struct unwind_rules *r, const struct unwind_regs *a
 {
 	uint64_t key = rule_key(at);
 	struct rule_body u;
-	return key && rule_read(rule_slot(r, key), key, &u) &&
-	       u.state != RULE_EMPTY;
+	return key && rule_read(rule_slot(r, key), key, &u) && u.state != RULE_EMPTY;
 }
 
 void unwind_rules_learn(struct unwind_rules *r, const struct unwind_regs *from,

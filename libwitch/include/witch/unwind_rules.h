@@ -16,13 +16,13 @@
  * (a CFA computed from another register, a stack realigned through DRAP,
  * a signal frame) is never cached; nor, from its first step, is one of a
  * function that realigns its stack (`and rsp, imm` in its prologue, which
- * unwind.c looks for), whose frame size moves with the caller's stack.  libunwind's step from a frame the
- * rules reached starts from the interrupted registers but rip, rsp and
- * rbp; where that frame's CFA is another register's (ld.so's
- * _dl_runtime_resolve: rbx), the step may land anywhere, and one that
- * lands in no module's code has the walk redone by libunwind alone
- * (unwind.c).  Now and then a walk goes all the way
- * with libunwind, which re-teaches, so a rule that stops holding is found:
+ * unwind.c looks for), whose frame size moves with the caller's stack.
+ * libunwind's step from a frame the rules reached starts from the
+ * interrupted registers but rip, rsp and rbp; where that frame's CFA is
+ * another register's (ld.so's _dl_runtime_resolve: rbx), the step may
+ * land anywhere, and one that lands in no module's code, or fails, has the
+ * walk redone by libunwind alone (unwind.c).  Now and then a walk goes all
+ * the way with libunwind, which re-teaches, so a rule that stops holding is found:
  * every 16th walk at first, backing off to every 256th while no confirmed
  * rule was dropped since the last such walk (a check walk of python3's 17
  * frames cost 140-170 thousand cycles at budget rates, 3-5% of the ticks'
@@ -106,15 +106,15 @@ int unwind_rules_caller(const struct unwind_rules *r, const struct unwind_regs *
 int unwind_rules_follow(struct unwind_rules *r, struct unwind_regs *at, uint64_t *pcs,
 			uint64_t *sps, int n, int max, int *done);
 
-/* libunwind stepped from *from to *to.  bp_saved: where it read the
- * caller's rbp, 0 when from a register (unchanged).  NULL to: the walk
- * ended cleanly at from.  never: the step is not one a rule can tell (a
- * signal frame on either side). */
 /* 1 when the table holds a rule for the frame at, of any state (one
  * learned, confirmed or never to be cached); 0 when a step would be its
  * first. */
 int unwind_rules_known(const struct unwind_rules *r, const struct unwind_regs *at);
 
+/* libunwind stepped from *from to *to.  bp_saved: where it read the
+ * caller's rbp, 0 when from a register (unchanged).  NULL to: the walk
+ * ended cleanly at from.  never: the step is not one a rule can tell (a
+ * signal frame on either side, a function that realigns its stack). */
 void unwind_rules_learn(struct unwind_rules *r, const struct unwind_regs *from,
 			const struct unwind_regs *to, uint64_t bp_saved, int never);
 
