@@ -308,8 +308,9 @@ int main(void)
 		struct run l = one_run(&c, rows[i].long_ns);
 		/* A run meant to be counted whole that this test itself lost
 		 * the CPU in was preempted (400 us that took 1210 beside the
-		 * suite): the row again, up to 5 times. */
-		if (!rows[i].want_preempted && l.wall_ns > 1.5 * rows[i].long_ns && ++tries < 5) {
+		 * suite; in CI, 530 us, past PREEMPT_MIN_NS): the row again, up
+		 * to 5 times.  15% over stays under the 400 us row's rule. */
+		if (!rows[i].want_preempted && l.wall_ns > 1.15 * rows[i].long_ns && ++tries < 5) {
 			i--;
 			continue;
 		}
