@@ -205,6 +205,11 @@ static uint32_t objects_taken(void)
 	return table ? densetab_taken(&objects_index) : 0;
 }
 
+uint32_t objects_count(void)
+{
+	return objects_taken();
+}
+
 void objects_prepare(objects_node_fn node_of, void *arg)
 {
 	uint64_t pcs[HEAP_SITE_MAX_DEPTH];

@@ -328,12 +328,18 @@ static int profile_module_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* Record the modules loaded now; prof.lock held. */
-static void profile_walk_modules(void)
+/* The executable's path into buf ("" if unreadable); buf. */
+static char *profile_exe_path(char *buf, size_t size)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Record the modules loaded now, exe the main program's path; prof.lock
+ * held. */
+static void profile_walk_modules(const char *exe)
+{
 	struct module_walk mw = {.exe = exe, .first = 1};
 	pmods.walk++;
 	dl_iterate_phdr(profile_module_cb, &mw);
@@ -341,10 +347,12 @@ static void profile_walk_modules(void)
 
 void profile_note_modules(void)
 {
+	char exe[PATH_MAX];
 	if (!prof.ready)
 		return;
+	profile_exe_path(exe, sizeof(exe));
 	pthread_mutex_lock(&prof.lock);
-	profile_walk_modules();
+	profile_walk_modules(exe);
 	pthread_mutex_unlock(&prof.lock);
 }
 
@@ -362,10 +370,10 @@ static int module_overlaps(const struct profile_module *m, size_t upto, int load
 
 /* Loaded modules first, then closed ones whose range nothing since took
  * (the reader needs one module per pc). */
-static void profile_emit_modules(FILE *f)
+static void profile_emit_modules(FILE *f, const char *exe)
 {
 	int id = 0;
-	profile_walk_modules();
+	profile_walk_modules(exe);
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < pmods.n; i++) {
 			const struct profile_module *m = &pmods.v[i];
@@ -472,12 +480,8 @@ static void profile_emit_pairs(FILE *f)
 	free(order);
 }
 
-static int profile_emit(FILE *f)
+static int profile_emit(FILE *f, const char *exe)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-
 	fprintf(f, "witch-profile 1\n");
 	fprintf(f, "client %s\n", config_client_name(witch_rt.cfg->client));
 	fprintf(f, "sampler %s\n", prof.sampler);
@@ -507,8 +511,13 @@ static int profile_emit(FILE *f)
 	}
 	fprintf(f, "pid %d\n", (int)getpid());
 	fprintf(f, "exe %s\n", exe);
-	profile_emit_modules(f);
 	objects_prepare(profile_node_of, NULL);
+	/* Modules name the code that nodes, pairs and objects hold.  A process
+	 * with none of them (most of a script's, which take no tick) skips
+	 * resolving each module's path: ~25 system calls, ~0.25 ms of its
+	 * exit here (bench/results/startup.md). */
+	if (prof.cct.n_nodes > 1 || prof.pairs.n_entries > 1 || objects_count() > 0)
+		profile_emit_modules(f, exe);
 	for (uint32_t i = 1; i < prof.cct.n_nodes; i++) {
 		const struct cct_node *n = &prof.cct.nodes[i];
 		fprintf(f, "node %u %u 0x%llx\n", i, n->parent, (unsigned long long)n->pc);
@@ -534,14 +543,11 @@ static int profile_emit(FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-static const char *profile_exe_name(char *buf, size_t size)
+/* The executable's file name ("unknown" if unreadable) from its path. */
+static const char *profile_exe_base(const char *path)
 {
-	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-	if (n <= 0)
-		return "unknown";
-	buf[n] = '\0';
-	const char *slash = strrchr(buf, '/');
-	return slash ? slash + 1 : buf;
+	const char *slash = strrchr(path, '/');
+	return !*path ? "unknown" : slash ? slash + 1 : path;
 }
 
 int profile_write(void)
@@ -554,7 +560,7 @@ int profile_path(const char *exe, char *path, size_t size)
 	char own[PATH_MAX];
 	pid_t pid = getpid();
 	if (!exe)
-		exe = profile_exe_name(own, sizeof(own));
+		exe = profile_exe_base(profile_exe_path(own, sizeof(own)));
 	return profile_expand_path(witch_rt.cfg->output, pid, exe, pid != prof.first_pid, path, size);
 }
 
@@ -610,7 +616,9 @@ int profile_write_suffixed(const char *suffix)
 	if (!prof.ready)
 		return -ENODEV;
 	pid_t pid = getpid();
-	rc = profile_path(NULL, path, sizeof(path));
+	char exe[PATH_MAX];
+	profile_exe_path(exe, sizeof(exe)); /* once: each readlink of procfs is ~20 us here */
+	rc = profile_path(profile_exe_base(exe), path, sizeof(path));
 	if (rc == 0 && strlen(path) + strlen(suffix) >= sizeof(path))
 		rc = -ENAMETOOLONG;
 	if (rc < 0) {
@@ -637,7 +645,7 @@ int profile_write_suffixed(const char *suffix)
 		return rc;
 	}
 	pthread_mutex_lock(&prof.lock);
-	rc = profile_emit(f);
+	rc = profile_emit(f, exe);
 	pthread_mutex_unlock(&prof.lock);
 	if (fclose(f) != 0 && rc == 0)
 		rc = -errno;

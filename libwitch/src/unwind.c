@@ -75,10 +75,25 @@ int unwind_init(void)
 	Dl_info lib;
 	if (dladdr((void *)&unw_set_caching_policy, &lib) != 0 && lib.dli_fbase)
 		dl_iterate_phdr(unwind_find_text, lib.dli_fbase);
-	/* (Its first use: the pipe opens here.) */
-	if (unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE) < 0)
-		return -EINVAL;
 	return 0;
+}
+
+/* libunwind's own set-up at the first walk, not at start: it writes its
+ * tables' pages and opens its pipe, ~0.3 ms of a process's start here,
+ * which a process that never ticks (most of a script's) paid for nothing
+ * (bench/results/startup.md).  In a handler as unw_init_local would do it:
+ * libunwind sets up under its lock with every signal blocked, and setting
+ * no cache only bumps a generation count.  Each thread sets it before its
+ * first walk, so none walks with libunwind's global cache. */
+static int unwind_ready(void)
+{
+	static int ready; /* 1 set, -1 failed */
+	int r = __atomic_load_n(&ready, __ATOMIC_ACQUIRE);
+	if (!r) {
+		r = unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE) < 0 ? -1 : 1;
+		__atomic_store_n(&ready, r, __ATOMIC_RELEASE);
+	}
+	return r > 0 ? 0 : -EINVAL;
 }
 
 static int unwind_regs_of(unw_cursor_t *cursor, struct unwind_regs *at)
@@ -150,7 +165,8 @@ static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwin
 	}
 	/* On x86-64 unw_context_t is ucontext_t; SIGNAL_FRAME marks the first
 	 * ip as exact rather than a return address. */
-	if (unw_init_local2(&cursor, (unw_context_t *)start, at->first ? UNW_INIT_SIGNAL_FRAME : 0) < 0)
+	if (unwind_ready() < 0 ||
+	    unw_init_local2(&cursor, (unw_context_t *)start, at->first ? UNW_INIT_SIGNAL_FRAME : 0) < 0)
 		return n;
 	phdrs_unwind_at(pcs[n - 1]);
 	int sig_from = unw_is_signal_frame(&cursor) > 0;
@@ -255,6 +271,8 @@ int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64
 int unwind_proc_range(uint64_t pc, uint64_t *start, uint64_t *end)
 {
 	unw_proc_info_t pi;
+	if (unwind_ready() < 0)
+		return -ENOENT;
 	phdrs_unwind_begin();
 	phdrs_unwind_at(pc);
 	int rc = unw_get_proc_info_by_ip(unw_local_addr_space, pc, &pi, NULL);

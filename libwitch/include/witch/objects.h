@@ -63,6 +63,8 @@ void objects_add_sampled(uint32_t id, double bytes);
  * records are written, then objects_emit for the object records. */
 typedef int64_t (*objects_node_fn)(const uint64_t *pcs, int n, void *arg);
 void objects_prepare(objects_node_fn node_of, void *arg);
+/* Object records taken so far (0: none to write). */
+uint32_t objects_count(void);
 int objects_emit(FILE *f);
 
 /* After objects_emit: id if its record was written, else 0 (unknown). */

@@ -8,8 +8,10 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-/* Once per process: libunwind set to keep no cache of its own (unwind.c
- * says why; each thread keeps its rules instead, unwind_rules.h). */
+/* Once per process, at start: where libunwind's code is (its pipe goes
+ * high, unwind.c).  libunwind itself is set up at the first walk, to keep
+ * no cache of its own (unwind.c says why; each thread keeps its rules
+ * instead, unwind_rules.h). */
 int unwind_init(void);
 /* Walk the interrupted thread's stack, by r's rules where they lead and
  * libunwind from where they end (unwind_rules.h; r learns from it); the
