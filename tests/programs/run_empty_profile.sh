@@ -29,7 +29,7 @@ lib=$build/libwitch.so
 witch=$build/witch
 tmp=$(mktemp -d /tmp/witch-empty.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/table.sh"
 
 rows=(
 	# program and arguments|settings|status|ticks
@@ -72,13 +72,6 @@ for row in "${rows[@]}"; do
 			bad="$bad report-samples:$(grep '^samples:' "$tmp/report")"
 		fi
 	fi
-	if [ -n "$bad" ]; then
-		echo "FAIL [$cmd $settings]:$bad"
-		fails=$((fails + 1))
-	else
-		echo "ok   [$cmd $settings]: ticks $ticks, samples $samples, modules $nmod$note"
-	fi
+	row_end "$cmd $settings" "$bad" "ticks $ticks, samples $samples, modules $nmod$note"
 done
-[ "$fails" = 0 ] && { echo "PASS empty_profile"; exit 0; }
-echo "FAIL empty_profile: $fails of ${#rows[@]} rows"
-exit 1
+table_end empty_profile ${#rows[@]}

@@ -17,7 +17,7 @@ lib=$build/libwitch.so
 line='witch: WITCH_RATE=abc: expected a whole number of samples per second from 1 to 10000; running without profiling'
 tmp=$(mktemp -d /tmp/witch-said.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/table.sh"
 
 pre() { env LD_PRELOAD="$lib" WITCH_CLIENT=dead WITCH_RATE=abc "$@"; }
 export -f pre
@@ -44,14 +44,10 @@ for row in "${rows[@]}"; do
 	other=$(grep -v '^witch: ' "$tmp/err" | head -n 3)
 	wrong=$(grep '^witch: ' "$tmp/err" | grep -vxF "$line" | head -n 1)
 	nout=$(grep -c '^exit7' "$tmp/out")
+	bad=""
 	if [ "$got" != "$want" ] || [ -n "$other" ] || [ -n "$wrong" ] || [ "$nout" = 0 ]; then
-		echo "FAIL [$cmd]: $got witch: lines, want $want; stdout lines $nout"
-		sed 's/^/    /' "$tmp/err" | head -n 8
-		fails=$((fails + 1))
-	else
-		echo "ok   [$cmd]: $got"
+		bad=" $got witch: lines, want $want; stdout lines $nout"
 	fi
+	row_end "$cmd" "$bad" "$got" || sed 's/^/    /' "$tmp/err" | head -n 8
 done
-[ "$fails" = 0 ] && { echo "PASS said_once"; exit 0; }
-echo "FAIL said_once: $fails of ${#rows[@]} rows"
-exit 1
+table_end said_once ${#rows[@]}

@@ -25,7 +25,7 @@ exit7=$2
 lib=$build/libwitch.so
 tmp=$(mktemp -d /tmp/witch-tree.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/table.sh"
 export exit7
 
 rows=(
@@ -53,14 +53,9 @@ for row in "${rows[@]}"; do
 	done
 	ran=$(grep -c '^exit7' "$tmp/out")
 	[ "$(grep -cx exit7 "$tmp/exes")" = "$ran" ] || bad="$bad exit7-ran:$ran"
-	if [ -n "$bad" ] || [ -s "$tmp/err" ]; then
-		echo "FAIL [$cmd]: want $want; wrong:$bad; profiles of: $(sort "$tmp/exes" | tr '\n' ' ')"
-		sed 's/^/    /' "$tmp/err" | head -n 4
-		fails=$((fails + 1))
-	else
-		echo "ok   [$cmd]: $(sort "$tmp/exes" | tr '\n' ' ')"
-	fi
+	exes=$(sort "$tmp/exes" | tr '\n' ' ')
+	[ -s "$tmp/err" ] && bad="$bad stderr"
+	[ -n "$bad" ] && bad=" want $want; wrong:$bad; profiles of: $exes"
+	row_end "$cmd" "$bad" "$exes" || sed 's/^/    /' "$tmp/err" | head -n 4
 done
-[ "$fails" = 0 ] && { echo "PASS tree_names"; exit 0; }
-echo "FAIL tree_names: $fails of ${#rows[@]} rows"
-exit 1
+table_end tree_names ${#rows[@]}
