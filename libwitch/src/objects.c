@@ -199,21 +199,16 @@ void objects_add_sampled(uint32_t id, double bytes)
 		atomic_add_double(&table[id - 1].sampled, bytes);
 }
 
-/* Ids 1..objects_taken() are records; densetab_is_live says which. */
-static uint32_t objects_taken(void)
-{
-	return table ? densetab_taken(&objects_index) : 0;
-}
-
+/* Ids 1..objects_count() are records; densetab_is_live says which. */
 uint32_t objects_count(void)
 {
-	return objects_taken();
+	return table ? densetab_taken(&objects_index) : 0;
 }
 
 void objects_prepare(objects_node_fn node_of, void *arg)
 {
 	uint64_t pcs[HEAP_SITE_MAX_DEPTH];
-	for (uint32_t id = 1; id <= objects_taken(); id++) {
+	for (uint32_t id = 1; id <= objects_count(); id++) {
 		struct object *o = &table[id - 1];
 		if (!densetab_is_live(&objects_index, id) || o->tag >> KEY_BITS != OBJECTS_HEAP ||
 		    o->alloc_node >= 0)
@@ -253,7 +248,7 @@ uint32_t objects_written_id(uint32_t id)
 int objects_emit(FILE *f)
 {
 	double unknown = all_sampled; /* less every known object's part */
-	for (uint32_t id = 1; id <= objects_taken(); id++) {
+	for (uint32_t id = 1; id <= objects_count(); id++) {
 		struct object *o = &table[id - 1];
 		o->emitted = 0;
 		if (!densetab_is_live(&objects_index, id))
@@ -275,7 +270,7 @@ int objects_emit(FILE *f)
 void objects_postfork_child(void)
 {
 	all_sampled = 0;
-	for (uint32_t id = 1; id <= objects_taken(); id++) {
+	for (uint32_t id = 1; id <= objects_count(); id++) {
 		table[id - 1].sampled = 0;
 		table[id - 1].alloc_node = -1; /* the child's profile has a tree of its own */
 	}
