@@ -38,25 +38,34 @@ import time
 PIPELINE = "for i in $(seq 20); do echo x$i | sed s/x/y/ | grep -c y >/dev/null; done"
 
 
-def workloads(tmp):
-    """(name, argv): a process that does nothing, a shell's pipelines, a
-    compile (the driver, cc1, as, collect2, ld)."""
+FORKS = 200
+
+
+def workloads(tmp, fork_exec):
+    """(name, argv, forks): a process that does nothing, a shell's
+    pipelines, a compile (the driver, cc1, as, collect2, ld), and forks
+    alone: a parent that ran 30 ms forks FORKS children that exec
+    /bin/true unprofiled (bench/real/fork_exec.c), so that what is added
+    is the fork's side, divided by the forks."""
     src = os.path.join(tmp, "hello.c")
     with open(src, "w") as f:
         f.write("#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n")
-    out = [("true", ["/bin/true"]),
-           ("pipeline (60 processes)", ["/bin/bash", "-c", PIPELINE])]
+    out = [("true", ["/bin/true"], 0),
+           ("pipeline (60 processes)", ["/bin/bash", "-c", PIPELINE], 0)]
     if shutil.which("gcc"):
-        out.append(("gcc -O2 hello.c", ["gcc", "-O2", "-o", os.path.join(tmp, "hello"), src]))
+        out.append(("gcc -O2 hello.c", ["gcc", "-O2", "-o", os.path.join(tmp, "hello"), src], 0))
+    out.append((f"fork+exec x{FORKS}, children unprofiled",
+                [fork_exec, str(FORKS), "30", "/bin/true"], FORKS))
     return out
 
 
-def build_launcher(tmp):
-    """bench/real/rusage_run: a small launcher, so the program is forked
-    from a small process (a child forked from Python pays for Python's
-    pages first: /bin/true read 15 ms of CPU that way, 1.5 ms this way)."""
-    exe = os.path.join(tmp, "rusage_run")
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real", "rusage_run.c")
+def build_tool(tmp, name):
+    """bench/real/NAME.c built into tmp.  rusage_run is the launcher, so
+    the program is forked from a small process (a child forked from
+    Python pays for Python's pages first: /bin/true read 15 ms of CPU that
+    way, 1.5 ms this way)."""
+    exe = os.path.join(tmp, name)
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real", name + ".c")
     r = subprocess.run([os.environ.get("CC", "cc"), "-O2", src, "-o", exe],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -105,15 +114,15 @@ def main():
     tmp = tempfile.mkdtemp(prefix="witch-startup.")
     outdir = os.path.join(tmp, "prof")
     os.mkdir(outdir)
-    loads = workloads(tmp)
-    launcher = build_launcher(tmp)
+    loads = workloads(tmp, build_tool(tmp, "fork_exec"))
+    launcher = build_tool(tmp, "rusage_run")
     stat = os.path.join(tmp, "rusage")
     configs = ["native"] + libs
-    res = {(w, c): [] for w, _ in loads for c in configs}
+    res = {(w, c): [] for w, _, _ in loads for c in configs}
     procs = {}
     bad = {}
     for r in range(args.runs):
-        for w, argv in loads:
+        for w, argv, _ in loads:
             for c in configs:
                 env = dict(os.environ)
                 for k in list(env):
@@ -134,15 +143,17 @@ def main():
     lines = ["# What a process costs whatever it runs: start-up and exit", "",
              f"`bench/startup.py {args.libs} --runs {args.runs} --env {args.env} --cpu {args.cpu}`; "
              "medians of interleaved runs; CPU = user + system of the whole tree (wait4)", "",
-             "| workload | build | CPU ms | wall ms | CPU over native | added a process (ms) |",
+             "| workload | build | CPU ms | wall ms | CPU over native | added a process or fork (ms) |",
              "|---|---|---:|---:|---:|---:|"]
-    for w, _ in loads:
+    for w, _, forks in loads:
         nat = statistics.median(c for c, _ in res[(w, "native")])
         for c in configs:
             cpu = statistics.median(x for x, _ in res[(w, c)])
             wall = statistics.median(x for _, x in res[(w, c)])
             label = "native" if c == "native" else os.path.relpath(c)
-            per = "" if c == "native" or not procs.get(w) else \
+            per = "" if c == "native" else \
+                f"{(cpu - nat) * 1e3 / forks:.3f} a fork" if forks else \
+                "" if not procs.get(w) else \
                 f"{(cpu - nat) * 1e3 / procs[w]:.2f} ({procs[w]} processes)"
             note = f" ({bad[(w, c)]} runs failed)" if bad.get((w, c)) else ""
             lines.append(f"| {w} | {label}{note} | {cpu * 1e3:.2f} | {wall * 1e3:.2f} | "

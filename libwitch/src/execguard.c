@@ -1,8 +1,8 @@
 /* execguard: write the profile before exec (see execguard.h). */
 #include "witch/execguard.h"
 #include "witch/export.h"
+#include "witch/realfn.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,9 +28,22 @@ void execguard_set_hooks(int (*before)(const char *file), void (*failed)(void))
 	guard_failed = failed;
 }
 
-static void *real_fn(const char *name)
+/* The C library's definitions, each found at its first use (realfn.h). */
+enum exec_real { REAL_EXECVE, REAL_EXECV, REAL_EXECVP, REAL_EXECVPE, REAL_FEXECVE, REAL_EXECVEAT,
+		 REAL_EXIT, REAL_EXIT_ISO, REAL_N };
+static const char *const real_names[REAL_N] = {"execve",  "execv",    "execvp", "execvpe",
+					       "fexecve", "execveat", "_exit",  "_Exit"};
+static void *real_slots[REAL_N];
+
+static void *real_fn(enum exec_real which)
 {
-	return dlsym(RTLD_NEXT, name);
+	return realfn_next(&real_slots[which], real_names[which]);
+}
+
+void execguard_prefork(void)
+{
+	for (int i = 0; i < REAL_N; i++)
+		real_fn((enum exec_real)i);
 }
 
 static void (*guard_exit)(void);
@@ -42,11 +55,11 @@ void execguard_set_exit_hook(void (*before_exit)(void))
 
 typedef void (*exit_fn)(int) __attribute__((noreturn));
 
-static __attribute__((noreturn)) void exit_guarded(const char *name, int status)
+static __attribute__((noreturn)) void exit_guarded(enum exec_real which, int status)
 {
 	if (guard_exit)
 		guard_exit();
-	exit_fn real = (exit_fn)real_fn(name);
+	exit_fn real = (exit_fn)real_fn(which);
 	if (real)
 		real(status);
 	for (;;) /* no C library _exit: the system call itself */
@@ -55,12 +68,12 @@ static __attribute__((noreturn)) void exit_guarded(const char *name, int status)
 
 WITCH_EXPORT void _exit(int status)
 {
-	exit_guarded("_exit", status);
+	exit_guarded(REAL_EXIT, status);
 }
 
 WITCH_EXPORT void _Exit(int status)
 {
-	exit_guarded("_Exit", status);
+	exit_guarded(REAL_EXIT_ISO, status);
 }
 
 /* Every wrapper: hook, the real call, and on failure resume with errno kept. */
@@ -77,7 +90,7 @@ WITCH_EXPORT void _Exit(int status)
 
 WITCH_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	int (*real)(const char *, char *const[], char *const[]) = real_fn("execve");
+	int (*real)(const char *, char *const[], char *const[]) = real_fn(REAL_EXECVE);
 	if (!real)
 		return errno = ENOSYS, -1;
 	EXEC_GUARDED(path, real(path, argv, envp));
@@ -85,7 +98,7 @@ WITCH_EXPORT int execve(const char *path, char *const argv[], char *const envp[]
 
 WITCH_EXPORT int execv(const char *path, char *const argv[])
 {
-	int (*real)(const char *, char *const[]) = real_fn("execv");
+	int (*real)(const char *, char *const[]) = real_fn(REAL_EXECV);
 	if (!real)
 		return errno = ENOSYS, -1;
 	EXEC_GUARDED(path, real(path, argv));
@@ -93,7 +106,7 @@ WITCH_EXPORT int execv(const char *path, char *const argv[])
 
 WITCH_EXPORT int execvp(const char *file, char *const argv[])
 {
-	int (*real)(const char *, char *const[]) = real_fn("execvp");
+	int (*real)(const char *, char *const[]) = real_fn(REAL_EXECVP);
 	if (!real)
 		return errno = ENOSYS, -1;
 	EXEC_GUARDED(file, real(file, argv));
@@ -101,7 +114,7 @@ WITCH_EXPORT int execvp(const char *file, char *const argv[])
 
 WITCH_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	int (*real)(const char *, char *const[], char *const[]) = real_fn("execvpe");
+	int (*real)(const char *, char *const[], char *const[]) = real_fn(REAL_EXECVPE);
 	if (!real)
 		return errno = ENOSYS, -1;
 	EXEC_GUARDED(file, real(file, argv, envp));
@@ -109,7 +122,7 @@ WITCH_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[
 
 WITCH_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	int (*real)(int, char *const[], char *const[]) = real_fn("fexecve");
+	int (*real)(int, char *const[], char *const[]) = real_fn(REAL_FEXECVE);
 	if (!real)
 		return errno = ENOSYS, -1;
 	EXEC_GUARDED(argv[0] ? argv[0] : "", real(fd, argv, envp));
@@ -118,7 +131,7 @@ WITCH_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 WITCH_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 			  int flags)
 {
-	int (*real)(int, const char *, char *const[], char *const[], int) = real_fn("execveat");
+	int (*real)(int, const char *, char *const[], char *const[], int) = real_fn(REAL_EXECVEAT);
 	if (!real)
 		return errno = ENOSYS, -1;
 	EXEC_GUARDED(path, real(dirfd, path, argv, envp, flags));

@@ -79,6 +79,12 @@ int faultlog_since_tick(struct faultlog *f, uint64_t *ip)
 	return 1;
 }
 
+void faultlog_close_inherited(const struct faultlog *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+}
+
 void faultlog_close(struct faultlog *f)
 {
 	f->tid = 0; /* (one never opened stays so) */

@@ -1,8 +1,8 @@
 /* forkguard: start profiling a forked child as fork returns (see forkguard.h). */
 #include "witch/forkguard.h"
 #include "witch/export.h"
+#include "witch/realfn.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pty.h>
 #include <sys/types.h>
@@ -15,10 +15,8 @@ void forkguard_set_child_hook(void (*child_start)(void))
 	guard_child_start = child_start;
 }
 
-static void *real_fn(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
+/* The C library's definitions, each found at its first use (realfn.h). */
+static void *real_fork, *real_libc_fork, *real_daemon, *real_forkpty;
 
 /* In the child only (`in_child`): the hook, errno kept. */
 static void child_started(int in_child)
@@ -30,9 +28,9 @@ static void child_started(int in_child)
 	errno = err;
 }
 
-static pid_t fork_guarded(const char *name)
+static pid_t fork_guarded(void **slot, const char *name)
 {
-	pid_t (*real)(void) = (pid_t(*)(void))real_fn(name);
+	pid_t (*real)(void) = (pid_t(*)(void))realfn_next(slot, name);
 	if (!real) {
 		errno = ENOSYS;
 		return -1;
@@ -44,18 +42,18 @@ static pid_t fork_guarded(const char *name)
 
 WITCH_EXPORT pid_t fork(void)
 {
-	return fork_guarded("fork");
+	return fork_guarded(&real_fork, "fork");
 }
 
 WITCH_EXPORT pid_t __fork(void)
 {
-	return fork_guarded("__fork");
+	return fork_guarded(&real_libc_fork, "__fork");
 }
 
 /* Returns in the grandchild only (the parents _exit inside). */
 WITCH_EXPORT int daemon(int nochdir, int noclose)
 {
-	int (*real)(int, int) = (int (*)(int, int))real_fn("daemon");
+	int (*real)(int, int) = (int (*)(int, int))realfn_next(&real_daemon, "daemon");
 	if (!real) {
 		errno = ENOSYS;
 		return -1;
@@ -69,7 +67,7 @@ WITCH_EXPORT pid_t forkpty(int *amaster, char *name, const struct termios *termp
 			   const struct winsize *winp)
 {
 	pid_t (*real)(int *, char *, const struct termios *, const struct winsize *) =
-		(pid_t(*)(int *, char *, const struct termios *, const struct winsize *))real_fn("forkpty");
+		(pid_t(*)(int *, char *, const struct termios *, const struct winsize *))realfn_next(&real_forkpty, "forkpty");
 	if (!real) {
 		errno = ENOSYS;
 		return -1;

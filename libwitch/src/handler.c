@@ -162,6 +162,8 @@ static void run_step(struct witch_thread *t, ucontext_t *uc, void *arg)
  * program's timer: si_code <= 0) are the program's: return 0. */
 int handler_on_signal(int sig, siginfo_t *si, void *ucv)
 {
+	if (thread_child_on_signal(si)) /* a fork child's start, not a sample */
+		return 1;
 	struct witch_thread *t = thread_self();
 	int tick = t && sampler_is_tick(&t->sampler, si);
 	if (!tick && si->si_code <= 0)

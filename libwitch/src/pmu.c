@@ -27,6 +27,13 @@ void pmu_close(struct pmu *p)
 	pmu_reset(p);
 }
 
+void pmu_close_inherited(const struct pmu *p)
+{
+	for (int i = 0; i < p->n && i < PMU_EVENT_MAX; i++)
+		if (p->fd[i] >= 0)
+			close(p->fd[i]);
+}
+
 int pmu_open(struct pmu *p, const struct pmu_event *ev, int sig, pid_t tid, uint32_t data_pages)
 {
 	pmu_reset(p);

@@ -194,7 +194,7 @@ static uint64_t sampler_draw_first(const struct sampler *s, uint64_t random, uin
 	return next;
 }
 
-int sampler_start(struct sampler *s, uint64_t random)
+int sampler_start(struct sampler *s, uint64_t random, uint64_t ran_ns)
 {
 	if (s->clock == SAMPLER_PMU)
 		return pmu_start(&s->pmu);
@@ -207,7 +207,7 @@ int sampler_start(struct sampler *s, uint64_t random)
 	s->kept = SAMPLER_KEEP_TICKS;
 	s->arrived_ns = 0;
 	s->arrived_cpu_ns = 0;
-	s->head_ns = head;
+	s->head_ns = head + ran_ns;
 	s->current_ns = next;
 	s->started_ns = monotonic_ns();
 	if (sampler_wants_timer(s)) {
@@ -331,6 +331,14 @@ int sampler_tick_arrive(struct sampler *s)
 	s->current_ns += s->head_ns;
 	s->head_ns = 0;
 	return 0;
+}
+
+void sampler_close_inherited(const struct sampler *s)
+{
+	if (s->clock == SAMPLER_PERF_TASK_CLOCK && s->fd >= 0)
+		close(s->fd);
+	else if (s->clock == SAMPLER_PMU)
+		pmu_close_inherited(&s->pmu);
 }
 
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si)

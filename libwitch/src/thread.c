@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define THREAD_ARENA_SIZE ((size_t)8 << 20)
@@ -44,6 +45,9 @@ static struct decode_zshared *thread_zshared;
 static pthread_key_t thread_key;
 static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct witch_thread *thread_list;
+/* A fork child's thread started in a handler (thread_child_on_signal),
+ * which takes no lock: the list takes it in at its next locked use. */
+static struct witch_thread *thread_pending;
 static int thread_warned_wp, thread_warned_fewer, thread_warned_sampler, thread_warned_yield;
 
 struct witch_thread *thread_self(void)
@@ -120,8 +124,11 @@ static void thread_stack_bounds(struct witch_thread *t)
 	pthread_attr_destroy(&attr);
 }
 
-/* Everything the thread needs, allocated and opened outside any handler. */
-static int thread_setup(struct witch_thread *t)
+/* Everything the thread needs.  in_child: a fork child's thread, set up
+ * in the mapping its parent thread had, from a handler running on the
+ * signal stack there: that stack and the stack's bounds are inherited,
+ * and every step left is a system call or the thread's own memory. */
+static int thread_setup(struct witch_thread *t, int in_child)
 {
 	const struct witch_config *cfg = witch_rt.cfg;
 	int rc;
@@ -130,7 +137,8 @@ static int thread_setup(struct witch_thread *t)
 	syscall(SYS_arch_prctl, ARCH_GET_FS, &t->fs_base);
 	syscall(SYS_arch_prctl, ARCH_GET_GS, &t->gs_base);
 	t->errno_addr = (uint64_t)(uintptr_t)&errno;
-	thread_stack_bounds(t);
+	if (!in_child)
+		thread_stack_bounds(t);
 	rng_seed(&t->rng, (cfg->seed_set ? cfg->seed : (uint64_t)getpid() << 20 ^
 							 (uint64_t)(uintptr_t)t) ^
 				  (uint64_t)t->tid * 0x9e3779b97f4a7c15ull);
@@ -140,7 +148,7 @@ static int thread_setup(struct witch_thread *t)
 
 	/* Handlers run here, never on the program's stack (Witch 4.5). */
 	stack_t ss = {.ss_sp = t->altstack, .ss_size = THREAD_ALTSTACK_SIZE, .ss_flags = 0};
-	if (sigaltstack(&ss, NULL) < 0)
+	if (!in_child && sigaltstack(&ss, NULL) < 0)
 		return -errno;
 	t->altstack_on = 1;
 
@@ -167,7 +175,7 @@ static int thread_setup(struct witch_thread *t)
 			} else {
 				log_line("no hardware watchpoint available (perf_event_open breakpoint: %s); "
 					 "free a debug register (detach debuggers); running without profiling",
-					 strerror(-rc));
+					 strerrordesc_np(-rc));
 			}
 		}
 		return rc;
@@ -184,7 +192,7 @@ static int thread_setup(struct witch_thread *t)
 		if (rc < 0) {
 			if (!__atomic_exchange_n(&thread_warned_sampler, 1, __ATOMIC_RELAXED))
 				log_line("cannot open the PMU sampler for a thread (%s); "
-					 "that thread runs without profiling", strerror(-rc));
+					 "that thread runs without profiling", strerrordesc_np(-rc));
 			return rc;
 		}
 		return 0;
@@ -193,7 +201,7 @@ static int thread_setup(struct witch_thread *t)
 	if (rc < 0) {
 		if (!__atomic_exchange_n(&thread_warned_sampler, 1, __ATOMIC_RELAXED))
 			log_line("cannot start the sampler (perf_event_open task-clock and timer_create: %s); "
-				 "running without profiling", strerror(-rc));
+				 "running without profiling", strerrordesc_np(-rc));
 		return rc;
 	}
 	/* Opened at the thread's first tick (faultlog.h); where it cannot
@@ -246,6 +254,40 @@ static void thread_release(struct witch_thread *t)
 	munmap(t->altstack, THREAD_MAP_SIZE);
 }
 
+/* The state in map (zeroed), before its setup: nothing open yet. */
+static struct witch_thread *thread_lay_out(char *map)
+{
+	struct witch_thread *t = (struct witch_thread *)(void *)(map + THREAD_ALTSTACK_SIZE);
+	t->altstack = map;
+	arena_init_at(&t->arena, map + THREAD_ALTSTACK_SIZE + THREAD_STATE_SIZE, THREAD_ARENA_SIZE);
+	t->reserved = 1;
+	t->sampler.fd = -1;
+	t->faults.fd = -1;
+	return t;
+}
+
+/* The last step of a start, once the list has t: sampling on (ran_ns:
+ * CPU time the thread ran unsampled before, which its first tick stands
+ * for too). */
+static void thread_go(struct witch_thread *t, uint64_t ran_ns)
+{
+	thread_tls = t;
+	peek_thread_begin(&t->wps, &t->stats);
+	t->active = 1;
+	if (sampler_start(&t->sampler, rng_next(&t->rng), ran_ns) < 0)
+		t->active = 0;
+}
+
+/* Under thread_lock, before any use of the list. */
+static void thread_link_pending(void)
+{
+	struct witch_thread *t = __atomic_exchange_n(&thread_pending, NULL, __ATOMIC_ACQ_REL);
+	if (t) {
+		t->next = thread_list;
+		thread_list = t;
+	}
+}
+
 struct witch_thread *thread_begin(void)
 {
 	/* Outside any handler: a library loaded since is unwound through, and
@@ -260,13 +302,8 @@ struct witch_thread *thread_begin(void)
 		__atomic_sub_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	struct witch_thread *t = (struct witch_thread *)(void *)(map + THREAD_ALTSTACK_SIZE);
-	t->altstack = map;
-	arena_init_at(&t->arena, map + THREAD_ALTSTACK_SIZE + THREAD_STATE_SIZE, THREAD_ARENA_SIZE);
-	t->reserved = 1;
-	t->sampler.fd = -1;
-	t->faults.fd = -1;
-	if (thread_setup(t) < 0) {
+	struct witch_thread *t = thread_lay_out(map);
+	if (thread_setup(t, 0) < 0) {
 		thread_release(t);
 		return NULL;
 	}
@@ -284,14 +321,11 @@ struct witch_thread *thread_begin(void)
 		return NULL;
 	}
 	pthread_mutex_lock(&thread_lock);
+	thread_link_pending();
 	t->next = thread_list;
 	thread_list = t;
 	pthread_mutex_unlock(&thread_lock);
-	thread_tls = t;
-	peek_thread_begin(&t->wps, &t->stats);
-	t->active = 1;
-	if (sampler_start(&t->sampler, rng_next(&t->rng)) < 0)
-		t->active = 0;
+	thread_go(t, 0);
 	return t;
 }
 
@@ -319,6 +353,7 @@ static void thread_quiesce(struct witch_thread *t)
 static void thread_unlink(struct witch_thread *t)
 {
 	pthread_mutex_lock(&thread_lock);
+	thread_link_pending();
 	for (struct witch_thread **p = &thread_list; *p; p = &(*p)->next) {
 		if (*p == t) {
 			*p = t->next;
@@ -368,6 +403,7 @@ void thread_end(struct witch_thread *t)
 void thread_end_all(void)
 {
 	pthread_mutex_lock(&thread_lock);
+	thread_link_pending();
 	for (struct witch_thread *t = thread_list; t; t = t->next)
 		thread_quiesce(t);
 	/* Other threads may still be inside a handler that started before
@@ -380,6 +416,7 @@ void thread_end_all(void)
 void thread_flush_all(void)
 {
 	pthread_mutex_lock(&thread_lock);
+	thread_link_pending();
 	for (struct witch_thread *t = thread_list; t; t = t->next) {
 		__atomic_store_n(&t->paused, 1, __ATOMIC_SEQ_CST);
 		while (__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
@@ -421,19 +458,55 @@ int thread_yield_watchpoint(void)
 void thread_resume_all(void)
 {
 	pthread_mutex_lock(&thread_lock);
+	thread_link_pending();
 	for (struct witch_thread *t = thread_list; t; t = t->next) {
 		t->active = 1;
-		if (sampler_start(&t->sampler, rng_next(&t->rng)) < 0)
+		if (sampler_start(&t->sampler, rng_next(&t->rng), 0) < 0)
 			t->active = 0;
 	}
 	pthread_mutex_unlock(&thread_lock);
 }
 
-/* --- fork ----------------------------------------------------------------- */
+/* --- fork -----------------------------------------------------------------
+ * A fork child starts sampling lazily.  Most children exec at once (a
+ * shell's commands), and before their exec threw it away, the runtime's
+ * start took 16% of such a child's time and releasing the parent's
+ * threads 10% more (bench/results/startup.md, stop 70).  So at fork the
+ * child only closes its parent's descriptors; the forking thread's state
+ * waits in thread_child, the parent's other threads in thread_orphans, and
+ * a one-shot timer on the child's CPU time starts it (thread_child_arm).
+ * The start runs in that timer's handler, on the signal stack the child
+ * inherited, so it reuses the forking thread's mapping as it is. */
+
+static struct witch_thread *thread_child; /* the forking thread's state, to restart */
+static pthread_t thread_child_owner;      /* ... the thread it is for */
+static struct witch_thread *thread_orphans; /* the parent's list: their mappings */
+static timer_t thread_child_timer;
+static int thread_child_timer_on;
+
+/* A fork child's start comes after this much of its CPU time, or one
+ * sampling interval if shorter (the default rate's is 5 ms): past what a
+ * child that execs at once spends, 0.1-2 ms here (this VM's page faults
+ * are slow).  Its first tick stands for the time before the start, so
+ * the CPU time the profile covers is the child's whole. */
+#define THREAD_CHILD_START_NS 5000000ull
+
+/* The parent's threads' mappings but keep's (their descriptors were
+ * closed at fork; only the mappings are the child's to free). */
+static void thread_release_orphans(const struct witch_thread *keep)
+{
+	for (struct witch_thread *t = thread_orphans, *next; t; t = next) {
+		next = t->next;
+		if (t != keep)
+			munmap(t->altstack, THREAD_MAP_SIZE);
+	}
+	thread_orphans = NULL;
+}
 
 void thread_prefork(void)
 {
 	pthread_mutex_lock(&thread_lock);
+	thread_link_pending();
 }
 
 void thread_postfork_parent(void)
@@ -444,23 +517,107 @@ void thread_postfork_parent(void)
 void thread_postfork_child(void)
 {
 	struct witch_thread *self = thread_tls;
+	if (!self && thread_child && pthread_equal(thread_child_owner, pthread_self()))
+		self = thread_child; /* a child forking before its own start */
 	pthread_mutex_init(&thread_lock, NULL);
-	/* Only the forking thread exists in the child; the rest is the parent's. */
-	for (struct witch_thread *t = thread_list, *next; t; t = next) {
-		next = t->next;
-		if (t != self)
-			thread_release(t);
+	/* A child forking before its start still holds its parent's list:
+	 * freed now, but for the forking thread's (rare: a shell's child that
+	 * forks again at once). */
+	thread_release_orphans(self);
+	/* The inherited events watch the parent's threads, and the program
+	 * may reuse their numbers once it closes them: closed now.  Read
+	 * only, so the parent's pages are not copied for it. */
+	for (const struct witch_thread *t = thread_list; t; t = t->next) {
+		sampler_close_inherited(&t->sampler);
+		faultlog_close_inherited(&t->faults);
+		watchpoint_set_close_inherited(&t->wps);
 	}
+	thread_orphans = thread_list;
 	thread_list = NULL;
-	if (!self)
-		return;
-	/* The inherited events watch the parent's tid.  The child starts
-	 * afresh with thread_begin once fork has returned to it (forkguard.h). */
+	thread_reserved = self ? THREAD_FOOTPRINT : 0;
+	thread_child = self;
+	thread_child_owner = pthread_self();
+	thread_child_timer_on = 0; /* (timers are not inherited) */
 	thread_tls = NULL;
 	peek_thread_begin(NULL, NULL);
-	pthread_setspecific(thread_key, NULL); /* its destructor must not fold freed memory */
-	self->active = 0;
-	thread_release(self);
+	pthread_setspecific(thread_key, NULL); /* its destructor must not fold the parent's */
+}
+
+/* The forking thread's state, made the child's: its mapping's state and
+ * arena zeroed, then set up as a new thread's.  Async-signal-safe (system
+ * calls and this memory only; the list takes t in later, thread_pending);
+ * runs on this mapping's signal stack, so on failure the mapping stays. */
+static int thread_child_start(struct witch_thread *t)
+{
+	double start_ns = cost_thread_cpu_ns();
+	thread_release_orphans(t);
+	char *map = t->altstack;
+	uint64_t stack_hi = t->stack_hi;
+	if (madvise(map + THREAD_ALTSTACK_SIZE, THREAD_STATE_SIZE + THREAD_ARENA_SIZE,
+		    MADV_DONTNEED) < 0)
+		return -errno;
+	t = thread_lay_out(map);
+	t->stack_hi = stack_hi;
+	int rc = thread_setup(t, 1);
+	/* The key's destructor folds the thread if it ends before the process
+	 * (glibc sets a key below 32 in the thread's own block: no lock). */
+	if (rc == 0 && pthread_setspecific(thread_key, t) != 0)
+		rc = -ENOMEM;
+	if (rc < 0) {
+		sampler_close(&t->sampler);
+		faultlog_close(&t->faults);
+		watchpoint_set_close(&t->wps);
+		return rc;
+	}
+	t->stats.threads = 1;
+	__atomic_store_n(&thread_pending, t, __ATOMIC_RELEASE);
+	thread_go(t, (uint64_t)start_ns); /* (its clock began at fork) */
+	profile_note_startup(start_ns); /* what the child's start cost */
+	return 0;
+}
+
+int thread_child_arm(void)
+{
+	if (!thread_child) /* forked by a thread the runtime did not profile */
+		return thread_begin() ? 0 : -ENOMEM;
+	uint64_t period = 1000000000ull / (witch_rt.cfg->rate ? witch_rt.cfg->rate : 1);
+	uint64_t ns = period < THREAD_CHILD_START_NS ? period : THREAD_CHILD_START_NS;
+	struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = witch_rt.sig};
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	ev.sigev_value.sival_ptr = &thread_child_timer;
+	struct itimerspec at = {.it_value = {.tv_sec = (time_t)(ns / 1000000000ull),
+					     .tv_nsec = (long)(ns % 1000000000ull)}};
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &thread_child_timer) == 0) {
+		thread_child_timer_on = 1;
+		if (timer_settime(thread_child_timer, 0, &at, NULL) == 0)
+			return 0;
+		timer_delete(thread_child_timer);
+		thread_child_timer_on = 0;
+	}
+	/* No timer (RLIMIT_SIGPENDING?): started now, as before. */
+	struct witch_thread *t = thread_child;
+	thread_child = NULL;
+	return thread_child_start(t);
+}
+
+int thread_child_on_signal(const siginfo_t *si)
+{
+	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != (void *)&thread_child_timer)
+		return 0;
+	struct witch_thread *t = thread_child;
+	/* (off: the exit or an exec is under way; a stale one after a start) */
+	if (!t || witch_rt.off || !pthread_equal(thread_child_owner, pthread_self()))
+		return 1;
+	thread_child = NULL;
+	if (thread_child_timer_on) {
+		timer_delete(thread_child_timer);
+		thread_child_timer_on = 0;
+	}
+	int rc = thread_child_start(t);
+	if (rc < 0)
+		log_verbose(1, "fork child %d: its thread runs unprofiled (%s)", (int)getpid(),
+			    strerrordesc_np(-rc));
+	return 1;
 }
 
 /* --- pthread_create interposition ----------------------------------------- */

@@ -371,6 +371,13 @@ void watchpoint_set_close(struct watchpoint_set *s)
 	s->n = 0;
 }
 
+void watchpoint_set_close_inherited(const struct watchpoint_set *s)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->wp[i].fd >= 0)
+			close(s->wp[i].fd);
+}
+
 /* Linux 5.18 on: a perf SIGTRAP the thread blocks waits, flagged
  * asynchronous (before, the kernel forced it and a blocked one killed). */
 static int kernel_has_safe_sigtrap(void)

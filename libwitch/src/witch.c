@@ -104,6 +104,7 @@ static void witch_faults_one_page(void)
 
 static void witch_prefork(void)
 {
+	execguard_prefork();
 	flush_prefork();
 	thread_prefork();
 	profile_prefork();
@@ -129,8 +130,8 @@ static void witch_postfork_parent(void)
 	flush_postfork_parent();
 }
 
-/* Resets only: what the parent's threads held is released here, and the
- * child starts profiling in witch_child_start, as fork returns to it. */
+/* Resets only: the child starts profiling lazily, armed in
+ * witch_child_start as fork returns to it (thread.h). */
 static void witch_postfork_child(void)
 {
 	witch_pid = getpid();
@@ -166,11 +167,9 @@ static void witch_child_start(void)
 
 	if (!witch_running || getpid() != witch_pid)
 		return;
-	if (!thread_begin()) {
-		witch_running = 0;
-		witch_rt.live = 0;
-		return;
-	}
+	if ((rc = thread_child_arm()) < 0)
+		log_verbose(1, "child %d: its thread runs unprofiled (%s)", (int)witch_pid,
+			    strerror(-rc));
 	if ((rc = flush_start_in_child()) < 0)
 		log_verbose(1, "child %d: no periodic profile writer (%s)", (int)witch_pid,
 			    strerror(-rc));

@@ -111,7 +111,7 @@ static int run_row(const struct row *r)
 	from_arrival = r->from_arrival;
 	measured_sum = 0;
 	long_period_ns = 0;
-	if (sampler_start(&smp, 0x8000000080000000ull) < 0) {
+	if (sampler_start(&smp, 0x8000000080000000ull, 0) < 0) {
 		printf("FAIL line %d: sampler_start\n", r->line);
 		return 1;
 	}

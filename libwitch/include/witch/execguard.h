@@ -22,4 +22,8 @@ void execguard_set_hooks(int (*before)(const char *file), void (*failed)(void));
  * tells by its pid. */
 void execguard_set_exit_hook(void (*before_exit)(void));
 
+/* Before a fork: the C library's exec and _exit found now, once, so that
+ * a child that execs at once inherits them found (realfn.h). */
+void execguard_prefork(void);
+
 #endif

@@ -58,5 +58,8 @@ int faultlog_since_tick(struct faultlog *f, uint64_t *ip);
 int faultlog_open(struct faultlog *f, pid_t tid);
 /* Close it (fd -1 or open). */
 void faultlog_close(struct faultlog *f);
+/* A fork child's copy of its parent thread's log: the descriptor only (the
+ * ring's mapping was not copied), f untouched. */
+void faultlog_close_inherited(const struct faultlog *f);
 
 #endif

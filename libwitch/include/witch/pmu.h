@@ -48,5 +48,8 @@ int pmu_drain(struct pmu *p, pmu_sample_fn fn, void *arg);
 void pmu_stats(const struct pmu *p, struct pmu_ring_stats *sum);
 /* Unmaps and closes; p may be zeroed or half-open. */
 void pmu_close(struct pmu *p);
+/* A fork child's copy: the descriptors only, p untouched (the rings'
+ * mappings were not copied: perf maps them VM_DONTCOPY). */
+void pmu_close_inherited(const struct pmu *p);
 
 #endif

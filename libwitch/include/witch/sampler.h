@@ -63,7 +63,8 @@ struct sampler {
 /* A user-CPU-time clock for thread tid raising `sig` on that thread `rate`
  * times per CPU-second: a perf_event task-clock event and a POSIX timer on
  * the thread's user time, or the timer alone where perf_event_open is
- * refused. Returns 0 or a negative errno.  Not async-signal-safe. */
+ * refused. Returns 0 or a negative errno.  System calls only (a fork
+ * child opens it in a handler, thread.c). */
 int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
 /* Start the ticks as a stationary process (renewal theory's equilibrium
  * start): the thread's start falls at a uniform point of an interval drawn
@@ -77,7 +78,9 @@ int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
  * sooner than SAMPLER_FIRST_MIN_NS: a thread's first 30 us are sampled at
  * their end (bench/results/stationary_start.md). */
 #define SAMPLER_FIRST_MIN_NS 30000
-int sampler_start(struct sampler *s, uint64_t random);
+/* ran_ns: CPU time the thread ran before, unsampled (a fork child's lazy
+ * start, thread.h), which the first tick stands for too. */
+int sampler_start(struct sampler *s, uint64_t random, uint64_t ran_ns);
 int sampler_stop(struct sampler *s);
 int sampler_is_tick(const struct sampler *s, const siginfo_t *si);
 /* From a tick: set the time to the next tick to a value drawn uniformly from
@@ -115,6 +118,11 @@ uint64_t sampler_perf_interval_ns(const struct sampler *s);
  * kept interval starts there). */
 int sampler_tick_arrive(struct sampler *s);
 void sampler_close(struct sampler *s);
+/* In a fork child, for the parent thread's sampler: close its descriptors
+ * only.  The kernel copied neither its timer nor a PMU ring's mapping (perf
+ * maps rings VM_DONTCOPY), and s stays untouched (its page not copied).
+ * Async-signal-safe. */
+void sampler_close_inherited(const struct sampler *s);
 /* The PMU instead of the clock (ev encoded and probed at start-up): start,
  * stop, is_tick and close then act on its events, and next_period does nothing
  * (the event period is fixed).  Samples are read with pmu_drain(&s->pmu, ...)

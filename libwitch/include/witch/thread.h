@@ -103,10 +103,18 @@ struct witch_thread *thread_self(void);
  * its handler touches (the TCB head with the stack canary, errno): never
  * sampled. */
 int thread_owns_address(const struct witch_thread *t, uint64_t addr);
-/* The child releases the parent's threads, its own too: it calls thread_begin
- * afresh once fork has returned to it (forkguard.h). */
+/* The child closes the descriptors of the parent's threads; their memory
+ * and the forking thread's state wait for the child's start (thread.c). */
 void thread_prefork(void);
 void thread_postfork_parent(void);
 void thread_postfork_child(void);
+/* Once fork has returned to the child (forkguard.h): arm its start, a
+ * one-shot timer at 5 ms of its CPU time (or its first sampling
+ * interval if shorter), so a child that execs before never pays for it.  Started at once where no timer can be had.  0 or a negative
+ * errno. */
+int thread_child_arm(void);
+/* From the runtime signal's handler, first: 1 when si is that timer's
+ * (the child's thread then starts sampling, async-signal-safely), else 0. */
+int thread_child_on_signal(const siginfo_t *si);
 
 #endif

@@ -125,6 +125,9 @@ int watchpoint_uses_sigtrap(void);
  * the program).  0, or -ENOSPC when none is left. */
 int watchpoint_set_shrink(struct watchpoint_set *s);
 void watchpoint_set_close(struct watchpoint_set *s);
+/* A fork child's copy of its parent thread's set: its descriptors closed
+ * (the events watch the parent's thread), s untouched. */
+void watchpoint_set_close_inherited(const struct watchpoint_set *s);
 /* Whether this machine delivers debug-register traps: a counting write
  * breakpoint on a word of the calling thread sees one store to it.  0 if it
  * does; -EOPNOTSUPP if the breakpoint opens but counts nothing (some

@@ -1,0 +1,206 @@
+/* fork_lazy: target program for run_fork_lazy.sh: a fork child starts
+ * sampling lazily, at its first millisecond of CPU time (thread.h), in
+ * each way a child can reach that point.
+ *
+ * usage: fork_lazy MODE MS
+ *
+ * The parent forks once as MODE says and exits with the child's status
+ * (0, or the code of the check that failed).  A child "spends" MS ms of
+ * CPU time storing at a steady rate.
+ *   lazy     the child counts its perf_event descriptors at once (0: its
+ *            parent's are closed at fork and its own not yet opened; else
+ *            exit 3), spends MS, counts again (at least 1, its sampler;
+ *            else exit 4)
+ *   thread   the child starts a thread at once, before its own start;
+ *            both spend MS
+ *   refork   the child forks a grandchild at once, before its own start;
+ *            both spend MS (the child exits with the grandchild's status)
+ *   fds      the parent lists its perf_event descriptors (the runtime's;
+ *            none: exit 6), the child puts /dev/null on each at once,
+ *            spends MS, then checks that each is still /dev/null (else
+ *            exit 5): the start must not close what the program opened
+ *            where its parent's descriptors were
+ *   thread_fork  a second thread forks; the child spends MS
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double spend_ms;
+
+static double thread_cpu_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static uint64_t buf[2][1024];
+
+__attribute__((noinline)) static void spend(int which)
+{
+	double until = thread_cpu_ms() + spend_ms;
+	uint64_t v = 1;
+	while (thread_cpu_ms() < until)
+		for (int i = 0; i < 10000; i++) {
+			v = v * 6364136223846793005ull + 1442695040888963407ull;
+			((volatile uint64_t *)buf[which])[i & 1023] = v;
+		}
+}
+
+static void *spend_thread(void *arg)
+{
+	(void)arg;
+	spend(1);
+	return NULL;
+}
+
+static int perf_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	struct dirent *e;
+	char path[300], link[64];
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		ssize_t len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0) {
+			link[len] = 0;
+			n += strstr(link, "perf_event") != NULL;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static int wait_status(pid_t pid)
+{
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return 2;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int child_lazy(void)
+{
+	if (perf_fds() != 0)
+		return 3;
+	spend(0);
+	return perf_fds() >= 1 ? 0 : 4;
+}
+
+static int child_thread(void)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, spend_thread, NULL) != 0)
+		return 2;
+	spend(0);
+	pthread_join(th, NULL);
+	return 0;
+}
+
+static int child_refork(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		spend(1);
+		_exit(0);
+	}
+	spend(0);
+	return wait_status(pid);
+}
+
+/* The parent's perf_event descriptors (the runtime's: its main thread's
+ * sampler and fault log), listed before the fork. */
+static int parent_fd[16], parent_fds;
+
+static int perf_fds_list(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[300], link[64];
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL && parent_fds < 16) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		ssize_t len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0) {
+			link[len] = 0;
+			if (strstr(link, "perf_event"))
+				parent_fd[parent_fds++] = atoi(e->d_name);
+		}
+	}
+	closedir(d);
+	return parent_fds;
+}
+
+static int child_fds(void)
+{
+	struct stat null_st, st;
+	int null = open("/dev/null", O_RDONLY);
+	if (null < 0 || fstat(null, &null_st) < 0)
+		return 2;
+	for (int i = 0; i < parent_fds; i++)
+		if (dup2(null, parent_fd[i]) != parent_fd[i])
+			return 2;
+	spend(0);
+	for (int i = 0; i < parent_fds; i++)
+		if (fstat(parent_fd[i], &st) < 0 || st.st_rdev != null_st.st_rdev)
+			return 5;
+	return 0;
+}
+
+static void *fork_thread(void *arg)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		spend(0);
+		_exit(0);
+	}
+	*(int *)arg = wait_status(pid);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: fork_lazy lazy|thread|refork|fds|thread_fork MS\n");
+		return 2;
+	}
+	const char *mode = argv[1];
+	spend_ms = atof(argv[2]);
+	if (strcmp(mode, "thread_fork") == 0) {
+		pthread_t th;
+		int status = 2;
+		if (pthread_create(&th, NULL, fork_thread, &status) != 0)
+			return 2;
+		pthread_join(th, NULL);
+		return status;
+	}
+	int (*child)(void) = strcmp(mode, "lazy") == 0	     ? child_lazy
+			     : strcmp(mode, "thread") == 0 ? child_thread
+			     : strcmp(mode, "refork") == 0 ? child_refork
+			     : strcmp(mode, "fds") == 0	     ? child_fds
+							     : NULL;
+	if (!child) {
+		fprintf(stderr, "fork_lazy: unknown mode %s\n", mode);
+		return 2;
+	}
+	if (child == child_fds && perf_fds_list() < 1)
+		return 6;
+	pid_t pid = fork();
+	if (pid == 0)
+		exit(child());
+	return wait_status(pid);
+}
