@@ -3,6 +3,7 @@
 #include "witch/peek.h"
 #include "witch/datasym.h"
 #include "witch/phdrs.h"
+#include "witch/perf_fd.h"
 #include "witch/runtime.h"
 #include "witch/export.h"
 #include "witch/pmu_event.h"
@@ -18,9 +19,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #define THREAD_ARENA_SIZE ((size_t)8 << 20)
@@ -474,15 +475,18 @@ void thread_resume_all(void)
  * threads 10% more (bench/results/startup.md, stop 70).  So at fork the
  * child only closes its parent's descriptors; the forking thread's state
  * waits in thread_child, the parent's other threads in thread_orphans, and
- * a one-shot timer on the child's CPU time starts it (thread_child_arm).
- * The start runs in that timer's handler, on the signal stack the child
- * inherited, so it reuses the forking thread's mapping as it is. */
+ * a task-clock event on the child's CPU time starts it: the first signal
+ * of its count runs the start in the handler, on the signal stack the
+ * child inherited, so it reuses the forking thread's mapping as it is.
+ * (A POSIX CPU-time timer was tried first: here one in ~20 children under
+ * load never fired, timer_gettime reading 1 ns left 100 ms on.) */
 
 static struct witch_thread *thread_child; /* the forking thread's state, to restart */
 static pthread_t thread_child_owner;      /* ... the thread it is for */
 static struct witch_thread *thread_orphans; /* the parent's list: their mappings */
-static timer_t thread_child_timer;
-static int thread_child_timer_on;
+static int thread_child_fd = -1;          /* the event that starts it */
+static uint64_t thread_child_fd_id;       /* ... its id: the descriptor is still it */
+static int thread_child_now;              /* no event: start as fork returns */
 
 /* A fork child's start comes after this much of its CPU time, or one
  * sampling interval if shorter (the default rate's is 5 ms): past what a
@@ -490,6 +494,43 @@ static int thread_child_timer_on;
  * are slow).  Its first tick stands for the time before the start, so
  * the CPU time the profile covers is the child's whole. */
 #define THREAD_CHILD_START_NS 5000000ull
+
+/* The event that starts the forking thread's copy: counting its user
+ * time, as the sampler's clock does, one signal at ns.  0 or -errno. */
+static int thread_child_open_trigger(pid_t tid)
+{
+	uint64_t period = 1000000000ull / (witch_rt.cfg->rate ? witch_rt.cfg->rate : 1);
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = period < THREAD_CHILD_START_NS ? period : THREAD_CHILD_START_NS;
+	a.wakeup_events = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	int fd = perf_fd_open(&a, tid);
+	if (fd < 0)
+		return fd;
+	int rc = perf_fd_route(fd, witch_rt.sig, tid);
+	if (rc == 0 && ioctl(fd, PERF_EVENT_IOC_ID, &thread_child_fd_id) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	thread_child_fd = fd;
+	return 0;
+}
+
+/* Closed where it is still the event with that id (the program may have
+ * put a descriptor of its own on its number: closefrom, dup2). */
+static void thread_child_close_trigger(int fd, uint64_t want_id)
+{
+	uint64_t id = 0;
+	if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 && id == want_id)
+		close(fd);
+}
 
 /* The parent's threads' mappings but keep's (their descriptors were
  * closed at fork; only the mappings are the child's to free). */
@@ -524,6 +565,14 @@ void thread_postfork_child(void)
 	 * freed now, but for the forking thread's (rare: a shell's child that
 	 * forks again at once). */
 	thread_release_orphans(self);
+	/* The trigger first, so it does not take a number the parent's
+	 * descriptors had, where the program may put its own; then the
+	 * parent's own trigger, if it had not started yet. */
+	int parent_trigger = thread_child_fd;
+	uint64_t parent_trigger_id = thread_child_fd_id;
+	thread_child_fd = -1;
+	thread_child_now = self && thread_child_open_trigger((pid_t)syscall(SYS_gettid)) < 0;
+	thread_child_close_trigger(parent_trigger, parent_trigger_id);
 	/* The inherited events watch the parent's threads, and the program
 	 * may reuse their numbers once it closes them: closed now.  Read
 	 * only, so the parent's pages are not copied for it. */
@@ -537,7 +586,6 @@ void thread_postfork_child(void)
 	thread_reserved = self ? THREAD_FOOTPRINT : 0;
 	thread_child = self;
 	thread_child_owner = pthread_self();
-	thread_child_timer_on = 0; /* (timers are not inherited) */
 	thread_tls = NULL;
 	peek_thread_begin(NULL, NULL);
 	pthread_setspecific(thread_key, NULL); /* its destructor must not fold the parent's */
@@ -580,21 +628,9 @@ int thread_child_arm(void)
 {
 	if (!thread_child) /* forked by a thread the runtime did not profile */
 		return thread_begin() ? 0 : -ENOMEM;
-	uint64_t period = 1000000000ull / (witch_rt.cfg->rate ? witch_rt.cfg->rate : 1);
-	uint64_t ns = period < THREAD_CHILD_START_NS ? period : THREAD_CHILD_START_NS;
-	struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = witch_rt.sig};
-	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	ev.sigev_value.sival_ptr = &thread_child_timer;
-	struct itimerspec at = {.it_value = {.tv_sec = (time_t)(ns / 1000000000ull),
-					     .tv_nsec = (long)(ns % 1000000000ull)}};
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &thread_child_timer) == 0) {
-		thread_child_timer_on = 1;
-		if (timer_settime(thread_child_timer, 0, &at, NULL) == 0)
-			return 0;
-		timer_delete(thread_child_timer);
-		thread_child_timer_on = 0;
-	}
-	/* No timer (RLIMIT_SIGPENDING?): started now, as before. */
+	if (!thread_child_now)
+		return 0;
+	/* No event to start it (the descriptors at their limit?): now. */
 	struct witch_thread *t = thread_child;
 	thread_child = NULL;
 	return thread_child_start(t);
@@ -602,17 +638,15 @@ int thread_child_arm(void)
 
 int thread_child_on_signal(const siginfo_t *si)
 {
-	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != (void *)&thread_child_timer)
+	if (thread_child_fd < 0 || si->si_code <= 0 || si->si_fd != thread_child_fd)
 		return 0;
 	struct witch_thread *t = thread_child;
 	/* (off: the exit or an exec is under way; a stale one after a start) */
 	if (!t || witch_rt.off || !pthread_equal(thread_child_owner, pthread_self()))
 		return 1;
 	thread_child = NULL;
-	if (thread_child_timer_on) {
-		timer_delete(thread_child_timer);
-		thread_child_timer_on = 0;
-	}
+	thread_child_close_trigger(thread_child_fd, thread_child_fd_id);
+	thread_child_fd = -1;
 	int rc = thread_child_start(t);
 	if (rc < 0)
 		log_verbose(1, "fork child %d: its thread runs unprofiled (%s)", (int)getpid(),

@@ -7,10 +7,10 @@
  * The parent forks once as MODE says and exits with the child's status
  * (0, or the code of the check that failed).  A child "spends" MS ms of
  * CPU time storing at a steady rate.
- *   lazy     the child counts its perf_event descriptors at once (0: its
- *            parent's are closed at fork and its own not yet opened; else
- *            exit 3), spends MS, counts again (at least 1, its sampler;
- *            else exit 4)
+ *   lazy     the child counts its POSIX timers at once (/proc/self/timers:
+ *            0, as its sampler, which has one, is not open yet; else exit
+ *            3; timers are not inherited), spends MS, counts again (at
+ *            least 1; else exit 4)
  *   thread   the child starts a thread at once, before its own start;
  *            both spend MS
  *   refork   the child forks a grandchild at once, before its own start;
@@ -64,23 +64,20 @@ static void *spend_thread(void *arg)
 	return NULL;
 }
 
-static int perf_fds(void)
+static int timers(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-	struct dirent *e;
-	char path[300], link[64];
-	if (!d)
+	char buf[4096];
+	int fd = open("/proc/self/timers", O_RDONLY);
+	if (fd < 0)
 		return -1;
-	while ((e = readdir(d)) != NULL) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-		ssize_t len = readlink(path, link, sizeof(link) - 1);
-		if (len > 0) {
-			link[len] = 0;
-			n += strstr(link, "perf_event") != NULL;
-		}
-	}
-	closedir(d);
+	ssize_t len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = 0;
+	int n = 0;
+	for (char *p = buf; (p = strstr(p, "ID:")) != NULL; p += 3)
+		n++;
 	return n;
 }
 
@@ -94,10 +91,10 @@ static int wait_status(pid_t pid)
 
 static int child_lazy(void)
 {
-	if (perf_fds() != 0)
+	if (timers() != 0)
 		return 3;
 	spend(0);
-	return perf_fds() >= 1 ? 0 : 4;
+	return timers() >= 1 ? 0 : 4;
 }
 
 static int child_thread(void)

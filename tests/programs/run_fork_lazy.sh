@@ -21,8 +21,8 @@
 #   stands for the time before the start too.
 # refork writes two such profiles (the child's and the grandchild's, each
 # MS), the others one.  The old build, which started every child at
-# fork, fails `lazy` (status 3: the child's own perf_event descriptor is
-# open before it ran at all).
+# fork, fails `lazy` (status 3: the child's sampler, with its POSIX timer,
+# is open before it ran at all).
 set -u
 build=$1
 tmp=$(mktemp -d /tmp/witch-fork-lazy.XXXXXX)
