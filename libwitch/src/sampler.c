@@ -10,16 +10,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int sampler_open_perf(struct sampler *s, int sig, pid_t tid)
+int sampler_task_clock_open(uint64_t period_ns, int enabled, int sig, pid_t tid)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = s->period_ns;
+	a.sample_period = period_ns;
 	a.wakeup_events = 1;
-	a.disabled = 1;
+	a.disabled = !enabled;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	int fd = perf_fd_open(&a, tid);
@@ -30,6 +30,14 @@ static int sampler_open_perf(struct sampler *s, int sig, pid_t tid)
 		close(fd);
 		return rc;
 	}
+	return fd;
+}
+
+static int sampler_open_perf(struct sampler *s, int sig, pid_t tid)
+{
+	int fd = sampler_task_clock_open(s->period_ns, 0, sig, tid);
+	if (fd < 0)
+		return fd;
 	s->fd = fd;
 	s->clock = SAMPLER_PERF_TASK_CLOCK;
 	return 0;

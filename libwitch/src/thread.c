@@ -3,7 +3,6 @@
 #include "witch/peek.h"
 #include "witch/datasym.h"
 #include "witch/phdrs.h"
-#include "witch/perf_fd.h"
 #include "witch/runtime.h"
 #include "witch/export.h"
 #include "witch/pmu_event.h"
@@ -500,22 +499,12 @@ static int thread_child_now;              /* no event: start as fork returns */
 static int thread_child_open_trigger(pid_t tid)
 {
 	uint64_t period = 1000000000ull / (witch_rt.cfg->rate ? witch_rt.cfg->rate : 1);
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = period < THREAD_CHILD_START_NS ? period : THREAD_CHILD_START_NS;
-	a.wakeup_events = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	int fd = perf_fd_open(&a, tid);
+	int fd = sampler_task_clock_open(period < THREAD_CHILD_START_NS ? period : THREAD_CHILD_START_NS,
+					 1, witch_rt.sig, tid);
 	if (fd < 0)
 		return fd;
-	int rc = perf_fd_route(fd, witch_rt.sig, tid);
-	if (rc == 0 && ioctl(fd, PERF_EVENT_IOC_ID, &thread_child_fd_id) < 0)
-		rc = -errno;
-	if (rc < 0) {
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &thread_child_fd_id) < 0) {
+		int rc = -errno;
 		close(fd);
 		return rc;
 	}

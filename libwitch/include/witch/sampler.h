@@ -66,6 +66,11 @@ struct sampler {
  * refused. Returns 0 or a negative errno.  System calls only (a fork
  * child opens it in a handler, thread.c). */
 int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
+/* Its clock alone: a perf_event task-clock event on thread tid's user
+ * time, raising `sig` there every period_ns (enabled, or not until
+ * PERF_EVENT_IOC_ENABLE).  The descriptor (high, close-on-exec) or a
+ * negative errno.  System calls only. */
+int sampler_task_clock_open(uint64_t period_ns, int enabled, int sig, pid_t tid);
 /* Start the ticks as a stationary process (renewal theory's equilibrium
  * start): the thread's start falls at a uniform point of an interval drawn
  * length-biased from [period/2, 3*period/2), the first tick ends that
