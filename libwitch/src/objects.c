@@ -267,11 +267,17 @@ int objects_emit(FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* Written only where they differ: a page the child writes is copied for
+ * it, and most records of a parent that never wrote its profile have
+ * neither a sample's bytes nor a node. */
 void objects_postfork_child(void)
 {
 	all_sampled = 0;
 	for (uint32_t id = 1; id <= objects_count(); id++) {
-		table[id - 1].sampled = 0;
-		table[id - 1].alloc_node = -1; /* the child's profile has a tree of its own */
+		struct object *o = &table[id - 1];
+		if (o->sampled != 0)
+			o->sampled = 0;
+		if (o->alloc_node != -1)
+			o->alloc_node = -1; /* the child's profile has a tree of its own */
 	}
 }

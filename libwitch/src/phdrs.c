@@ -157,8 +157,8 @@ void phdrs_postfork_parent(void)
 void phdrs_postfork_child(void)
 {
 	pthread_mutex_init(&phdrs_lock, NULL);
-	for (int i = 0; i < 2; i++)
-		if (phdrs_bufs[i])
+	for (int i = 0; i < 2; i++) /* (written only if not 0: a written page is copied) */
+		if (phdrs_bufs[i] && phdrs_bufs[i]->readers != 0)
 			phdrs_bufs[i]->readers = 0;
 }
 
