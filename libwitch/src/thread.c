@@ -474,7 +474,8 @@ void thread_resume_all(void)
  * threads 10% more (bench/results/startup.md, stop 70).  So at fork the
  * child only closes its parent's descriptors; the forking thread's state
  * waits in thread_child, the parent's other threads in thread_orphans, and
- * a task-clock event on the child's CPU time starts it: the first signal
+ * a task-clock event on the child's user time, armed as fork returns (after
+ * the atfork handlers), starts it: the first signal
  * of its count runs the start in the handler, on the signal stack the
  * child inherited, so it reuses the forking thread's mapping as it is.
  * (A POSIX CPU-time timer was tried first: here one in ~20 children under
@@ -483,9 +484,9 @@ void thread_resume_all(void)
 static struct witch_thread *thread_child; /* the forking thread's state, to restart */
 static pthread_t thread_child_owner;      /* ... the thread it is for */
 static struct witch_thread *thread_orphans; /* the parent's list: their mappings */
+static int thread_child_fresh;            /* the forking thread was not profiled */
 static int thread_child_fd = -1;          /* the event that starts it */
 static uint64_t thread_child_fd_id;       /* ... its id: the descriptor is still it */
-static int thread_child_now;              /* no event: start as fork returns */
 
 /* A fork child's start comes after this much of its CPU time, or one
  * sampling interval if shorter (the default rate's is 5 ms): past what a
@@ -554,14 +555,9 @@ void thread_postfork_child(void)
 	 * freed now, but for the forking thread's (rare: a shell's child that
 	 * forks again at once). */
 	thread_release_orphans(self);
-	/* The trigger first, so it does not take a number the parent's
-	 * descriptors had, where the program may put its own; then the
-	 * parent's own trigger, if it had not started yet. */
-	int parent_trigger = thread_child_fd;
-	uint64_t parent_trigger_id = thread_child_fd_id;
+	/* A parent that had not started yet: its trigger is its parent's. */
+	thread_child_close_trigger(thread_child_fd, thread_child_fd_id);
 	thread_child_fd = -1;
-	thread_child_now = self && thread_child_open_trigger((pid_t)syscall(SYS_gettid)) < 0;
-	thread_child_close_trigger(parent_trigger, parent_trigger_id);
 	/* The inherited events watch the parent's threads, and the program
 	 * may reuse their numbers once it closes them: closed now.  Read
 	 * only, so the parent's pages are not copied for it. */
@@ -574,6 +570,7 @@ void thread_postfork_child(void)
 	thread_list = NULL;
 	thread_reserved = self ? THREAD_FOOTPRINT : 0;
 	thread_child = self;
+	thread_child_fresh = !self;
 	thread_child_owner = pthread_self();
 	thread_tls = NULL;
 	peek_thread_begin(NULL, NULL);
@@ -615,9 +612,11 @@ static int thread_child_start(struct witch_thread *t)
 
 int thread_child_arm(void)
 {
-	if (!thread_child) /* forked by a thread the runtime did not profile */
+	if (thread_child_fresh) /* forked by a thread the runtime did not profile */
 		return thread_begin() ? 0 : -ENOMEM;
-	if (!thread_child_now)
+	/* Armed here, past the program's atfork handlers, which may close
+	 * what they find (the runtime opens nothing in the child before). */
+	if (!thread_child || thread_child_open_trigger((pid_t)syscall(SYS_gettid)) == 0)
 		return 0;
 	/* No event to start it (the descriptors at their limit?): now. */
 	struct witch_thread *t = thread_child;

@@ -15,11 +15,14 @@
  *            both spend MS
  *   refork   the child forks a grandchild at once, before its own start;
  *            both spend MS (the child exits with the grandchild's status)
- *   fds      the parent lists its perf_event descriptors (the runtime's;
- *            none: exit 6), the child puts /dev/null on each at once,
- *            spends MS, then checks that each is still /dev/null (else
- *            exit 5): the start must not close what the program opened
- *            where its parent's descriptors were
+ *   fds      the parent spends MS (it ticks: its thread's sampler and
+ *            fault log are open), lists its perf_event descriptors (the
+ *            runtime's), forks; the child puts /dev/null at once on each
+ *            that is not a perf_event one again (the child's trigger takes
+ *            the lowest number free; none left: exit 6), spends MS, then
+ *            checks that each is still /dev/null (else exit 5): the start
+ *            must not close what the program opened where its parent's
+ *            descriptors were
  *   thread_fork  a second thread forks; the child spends MS
  */
 #include <dirent.h>
@@ -142,18 +145,35 @@ static int perf_fds_list(void)
 	return parent_fds;
 }
 
+static int is_perf_fd(int fd)
+{
+	char path[64], link[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t len = readlink(path, link, sizeof(link) - 1);
+	if (len <= 0)
+		return 0;
+	link[len] = 0;
+	return strstr(link, "perf_event") != NULL;
+}
+
 static int child_fds(void)
 {
 	struct stat null_st, st;
+	int put[16], n = 0;
 	int null = open("/dev/null", O_RDONLY);
 	if (null < 0 || fstat(null, &null_st) < 0)
 		return 2;
 	for (int i = 0; i < parent_fds; i++)
-		if (dup2(null, parent_fd[i]) != parent_fd[i])
+		if (!is_perf_fd(parent_fd[i]))
+			put[n++] = parent_fd[i];
+	if (n == 0)
+		return 6;
+	for (int i = 0; i < n; i++)
+		if (dup2(null, put[i]) != put[i])
 			return 2;
 	spend(0);
-	for (int i = 0; i < parent_fds; i++)
-		if (fstat(parent_fd[i], &st) < 0 || st.st_rdev != null_st.st_rdev)
+	for (int i = 0; i < n; i++)
+		if (fstat(put[i], &st) < 0 || st.st_rdev != null_st.st_rdev)
 			return 5;
 	return 0;
 }
@@ -194,8 +214,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fork_lazy: unknown mode %s\n", mode);
 		return 2;
 	}
-	if (child == child_fds && perf_fds_list() < 1)
-		return 6;
+	if (child == child_fds) {
+		spend(1);
+		if (perf_fds_list() < 1)
+			return 6;
+	}
 	pid_t pid = fork();
 	if (pid == 0)
 		exit(child());

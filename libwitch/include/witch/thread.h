@@ -108,12 +108,12 @@ int thread_owns_address(const struct witch_thread *t, uint64_t addr);
 void thread_prefork(void);
 void thread_postfork_parent(void);
 void thread_postfork_child(void);
-/* Once fork has returned to the child (forkguard.h).  Its start was
- * armed at fork: a task-clock event that signals at 5 ms of its user time
- * (or one sampling interval if shorter), so a child that execs before
- * never pays for it.  Here it starts at once where that could not be
- * armed, or begins afresh when the forking thread was not profiled.  0 or
- * a negative errno. */
+/* Once fork has returned to the child (forkguard.h), past the program's
+ * atfork handlers: arm its start, a task-clock event that signals at 5 ms
+ * of its user time (or one sampling interval if shorter), so a child that
+ * execs before never pays for it.  Started at once where no event can be
+ * had; begun afresh when the forking thread was not profiled.  0 or a
+ * negative errno. */
 int thread_child_arm(void);
 /* From the runtime signal's handler, first: 1 when si is that event's
  * (the child's thread then starts sampling, async-signal-safely), else 0. */
