@@ -1,9 +1,9 @@
 /* realfn: the definition an interposer passes a call on to, found once.
  *
  * dlsym(RTLD_NEXT) takes the loader's lock and searches the modules in
- * order: found at every call, an exec'ing fork child spent ~10% of its
- * time before the exec there (bench/results/startup.md, stop 70).  The
- * slot keeps what was found, and a fork child inherits it.
+ * order: found at every call, it was ~1% of an exec'ing fork child's
+ * time before the exec (bench/results/startup.md, stop 70).  The slot
+ * keeps what was found, and a fork child inherits it.
  */
 #ifndef WITCH_REALFN_H
 #define WITCH_REALFN_H
