@@ -555,7 +555,7 @@ void thread_postfork_child(void)
 	 * freed now, but for the forking thread's (rare: a shell's child that
 	 * forks again at once). */
 	thread_release_orphans(self);
-	/* A parent that had not started yet: its trigger is its parent's. */
+	/* Forked by a child that had not started yet: its trigger, inherited. */
 	thread_child_close_trigger(thread_child_fd, thread_child_fd_id);
 	thread_child_fd = -1;
 	/* The inherited events watch the parent's threads, and the program
