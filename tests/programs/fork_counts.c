@@ -7,6 +7,8 @@
  *
  * Usage: fork_counts PARENT_MS CHILD_MS SLEEP_MS
  */
+#include "ka.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,26 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static double cpu_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 static uint64_t buf[1024];
 
-/* Stores at a steady rate, so the bytes the samples stand for follow the
- * CPU time. */
-__attribute__((noinline)) static void spend(double ms)
+static void spend(double ms)
 {
-	double until = cpu_ms() + ms;
-	uint64_t v = 1;
-	while (cpu_ms() < until)
-		for (int i = 0; i < 10000; i++) {
-			v = v * 6364136223846793005ull + 1442695040888963407ull;
-			((volatile uint64_t *)buf)[i & 1023] = v;
-		}
+	ka_spend_ms(ms, buf); /* (one thread: its CPU time is the process's) */
 }
 
 int main(int argc, char **argv)

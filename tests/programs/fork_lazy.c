@@ -25,6 +25,8 @@
  *            descriptors were
  *   thread_fork  a second thread forks; the child spends MS
  */
+#include "ka.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -40,24 +42,11 @@
 
 static double spend_ms;
 
-static double thread_cpu_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 static uint64_t buf[2][1024];
 
-__attribute__((noinline)) static void spend(int which)
+static void spend(int which)
 {
-	double until = thread_cpu_ms() + spend_ms;
-	uint64_t v = 1;
-	while (thread_cpu_ms() < until)
-		for (int i = 0; i < 10000; i++) {
-			v = v * 6364136223846793005ull + 1442695040888963407ull;
-			((volatile uint64_t *)buf[which])[i & 1023] = v;
-		}
+	ka_spend_ms(spend_ms, buf[which]);
 }
 
 static void *spend_thread(void *arg)

@@ -106,4 +106,18 @@ static inline double ka_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Spend ms of the thread's CPU time storing into buf (1024 words) at a
+ * steady rate, so the bytes a sampler's ticks stand for follow the CPU
+ * time (fork_counts, fork_lazy). */
+__attribute__((noinline, unused)) static void ka_spend_ms(double ms, uint64_t *buf)
+{
+	double until = ka_now() + ms * 1e-3;
+	uint64_t v = 1;
+	while (ka_now() < until)
+		for (int i = 0; i < 10000; i++) {
+			KA_LCG(v);
+			((volatile uint64_t *)buf)[i & 1023] = v;
+		}
+}
+
 #endif
