@@ -624,6 +624,11 @@ int thread_child_arm(void)
 	return thread_child_start(t);
 }
 
+int thread_child_pending(void)
+{
+	return thread_child != NULL;
+}
+
 int thread_child_on_signal(const siginfo_t *si)
 {
 	if (thread_child_fd < 0 || si->si_code <= 0 || si->si_fd != thread_child_fd)

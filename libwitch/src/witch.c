@@ -191,6 +191,11 @@ static int witch_before_exec(const char *file)
 
 	if (!witch_running || getpid() != witch_pid)
 		return 0;
+	/* A fork child that execs before its start measured nothing: nothing
+	 * to stop or write (its trigger closes with the exec), and no page
+	 * of the runtime's copied for it. */
+	if (thread_child_pending())
+		return 0;
 	flush_stop();
 	witch_rt.off = 1;
 	witch_running = 0;

@@ -118,5 +118,8 @@ int thread_child_arm(void);
 /* From the runtime signal's handler, first: 1 when si is that event's
  * (the child's thread then starts sampling, async-signal-safely), else 0. */
 int thread_child_on_signal(const siginfo_t *si);
+/* 1 in a fork child whose start has not come yet: it has measured
+ * nothing. */
+int thread_child_pending(void);
 
 #endif
