@@ -29,8 +29,9 @@ struct pmu {
  * for thread tid (> 0), disabled; map 1 + data_pages pages of ring each (a
  * power of two; 0 = PMU_DATA_PAGES); and route each event's overflow to `sig`
  * on that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX F_OWNER_TID).  Returns 0 or a
- * negative errno, with nothing left open.  Not async-signal-safe; call where
- * sampler_open is called (thread start). */
+ * negative errno, with nothing left open.  System calls and p's memory
+ * only: called where sampler_open is, at a thread's start, which for a
+ * fork child is in a handler (thread.c). */
 int pmu_open(struct pmu *p, const struct pmu_event *ev, int sig, pid_t tid, uint32_t data_pages);
 /* Resets and enables the events. */
 int pmu_start(struct pmu *p);
