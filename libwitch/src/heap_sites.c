@@ -6,7 +6,6 @@
 #include "witch/peek.h"
 #include "witch/stepcache.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -139,28 +138,11 @@ int heap_sites_path(uint32_t site, uint64_t *pcs, int max)
 	return n;
 }
 
-/* ---- the unwind, once per (call site, callers, depth, thread) ---- */
-typedef _Unwind_Reason_Code (*hs_backtrace_fn)(_Unwind_Trace_Fn, void *);
-static hs_backtrace_fn hs_backtrace;
-static _Unwind_Ptr (*hs_get_ip_info)(struct _Unwind_Context *, int *);
-static _Unwind_Word (*hs_get_cfa)(struct _Unwind_Context *);
-
-static int hs_unwinder_init(void)
-{
-	/* libgcc's, not libunwind's of the same names: by its handle.  Loaded
-	 * with libwitch.so (CMakeLists.txt); opened here only where it is not
-	 * (the unit tests' executables). */
-	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-	if (!gcc)
-		gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!gcc)
-		return -ENOENT;
-	hs_get_ip_info = (_Unwind_Ptr(*)(struct _Unwind_Context *, int *))dlsym(gcc, "_Unwind_GetIPInfo");
-	hs_get_cfa = (_Unwind_Word(*)(struct _Unwind_Context *))dlsym(gcc, "_Unwind_GetCFA");
-	hs_backtrace = (hs_backtrace_fn)dlsym(gcc, "_Unwind_Backtrace");
-	return hs_get_ip_info && hs_get_cfa && hs_backtrace ? 0 : -ENOENT;
-}
-
+/* ---- the unwind, once per (call site, callers, depth, thread) ----
+ * libgcc's unwinder, linked into the runtime from libgcc_eh.a and hidden
+ * (CMakeLists.txt), not libunwind's exports of the same names: it finds a
+ * frame's FDE through the C library's _dl_find_object, with no lock, and
+ * a C program no longer loads libgcc_s.so for it (~0.15 ms a process). */
 struct hs_walk {
 	uint64_t ret; /* the interposer's return address */
 	int skipped, found, n, signal_frame;
@@ -172,7 +154,7 @@ static _Unwind_Reason_Code hs_walk_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct hs_walk *w = arg;
 	int before = 0;
-	uint64_t ip = hs_get_ip_info(ctx, &before);
+	uint64_t ip = _Unwind_GetIPInfo(ctx, &before);
 	if (!w->found && ip != w->ret)
 		return ++w->skipped < 8 ? _URC_NO_REASON : _URC_END_OF_STACK;
 	w->found = 1;
@@ -181,7 +163,7 @@ static _Unwind_Reason_Code hs_walk_frame(struct _Unwind_Context *ctx, void *arg)
 	w->pcs[w->n] = before ? ip : ip - 1;
 	/* libgcc's "CFA" of a frame is its callee's: the stack pointer at
 	 * the call, just above the return address the call pushed. */
-	w->slot[w->n] = hs_get_cfa(ctx) - 8;
+	w->slot[w->n] = _Unwind_GetCFA(ctx) - 8;
 	w->signal_frame |= before;
 	return ++w->n < HEAP_SITE_MAX_DEPTH ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
@@ -385,7 +367,7 @@ static void hs_unwind(struct hs_cache *c, uint64_t ret, uint64_t cfa, struct hs_
 		c->walked++;
 		return;
 	}
-	hs_backtrace(hs_walk_frame, w);
+	_Unwind_Backtrace(hs_walk_frame, w);
 	if (!c || !hs_walk_from(w, cfa))
 		return;
 	stepcache_learn(w->pcs, w->slot, w->n, w->n < HEAP_SITE_MAX_DEPTH);
@@ -512,10 +494,7 @@ int heap_sites_init(void)
 {
 	if (__atomic_load_n(&hs_ready, __ATOMIC_ACQUIRE))
 		return 0;
-	int rc = hs_unwinder_init();
-	if (rc < 0)
-		return rc;
-	rc = pthread_key_create(&hs_key, hs_cache_release);
+	int rc = pthread_key_create(&hs_key, hs_cache_release);
 	if (rc != 0)
 		return -rc;
 	hs_sites = hs_map(sizeof(struct hs_site) * HEAP_SITES);

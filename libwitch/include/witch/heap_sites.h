@@ -5,8 +5,11 @@
  * libwitch frames), interned once per process in an insert-only table:
  * sites are numbered from 1 in the order first seen, and never change.
  *
- * Finding one: libgcc's _Unwind_Backtrace (dlopen'd: libunwind, which
- * libwitch links, exports functions of the same names), once per thread,
+ * Finding one: libgcc's _Unwind_Backtrace (a private copy from
+ * libgcc_eh.a: libunwind, which libwitch links, exports functions of the
+ * same names; and the shared libgcc_s would be one more library for every
+ * C program to load; JIT code registered with libgcc_s's
+ * __register_frame is not walked through), once per thread,
  * call site, callers and stack depth, or, where every frame was walked
  * before, the frame sizes it found (stepcache.h: a slot read a frame, not
  * an FDE parsed); a per-thread 4-way cache keyed by
@@ -53,8 +56,7 @@ struct heap_sites_stats {
 	uint64_t bytes_reserved; /* the tables' mappings */
 };
 
-/* Outside handlers, once (heap_init): libgcc's unwinder, the tables; 0 or
- * -errno. */
+/* Outside handlers, once (heap_init): the tables; 0 or -errno. */
 int heap_sites_init(void);
 /* The site of the allocation being made: `ret` is the interposer's return
  * address (into the program), `cfa` the stack pointer before that call
