@@ -1,6 +1,6 @@
 /* decode: x86-64 instruction decoding and effective addresses (Zydis).
  *
- * Everything but decode_init runs in signal handlers: Zydis decodes into
+ * Everything runs in signal handlers: Zydis decodes into
  * caller-provided structs without allocating, code is read either directly
  * from a page known to be mapped or through peek_read (peek.h), and no
  * errno/stdio/locks are touched.
@@ -27,7 +27,12 @@
 #define MAX_INSN  ZYDIS_MAX_INSTRUCTION_LENGTH
 
 static ZydisDecoder g_decoder;
-static int g_ready;
+/* The decoder and the register table: built by the first decode, which is
+ * in a tick's handler, so a process that never ticks never pays for them
+ * (~1,000 Zydis lookups and two of its pages: ~0.1 ms of every start
+ * here).  A handler that finds another thread building skips its sample. */
+enum { DECODE_UNBUILT, DECODE_BUILDING, DECODE_BUILT };
+static int g_state;
 
 struct decode_gpr_slot decode_gpr_slots[ZYDIS_REGISTER_MAX_VALUE + 1];
 
@@ -38,10 +43,8 @@ const void *decode_library(void)
 	return (const void *)&ZydisDecoderDecodeFull;
 }
 
-int decode_init(void)
+static int decode_build(void)
 {
-	if (g_ready)
-		return 0;
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&g_decoder, ZYDIS_MACHINE_MODE_LONG_64,
 					   ZYDIS_STACK_WIDTH_64)))
 		return -EINVAL;
@@ -58,8 +61,29 @@ int decode_init(void)
 		int is_k = ZydisRegisterGetClass((ZydisRegister)r) == ZYDIS_REGCLASS_MASK;
 		g->mask = (int8_t)(is_k && k >= 0 && k < 8 ? k : -1);
 	}
-	g_ready = 1;
 	return 0;
+}
+
+/* 0 once built (by this call or an earlier one), -EAGAIN while another
+ * thread or an interrupted handler of this one builds, -EINVAL if Zydis
+ * refused (then the next call tries again).  Async-signal-safe. */
+static int decode_ready(void)
+{
+	int state = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	if (state == DECODE_BUILT)
+		return 0;
+	if (state == DECODE_BUILDING ||
+	    !__atomic_compare_exchange_n(&g_state, &state, DECODE_BUILDING, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == DECODE_BUILT ? 0 : -EAGAIN;
+	int rc = decode_build();
+	__atomic_store_n(&g_state, rc == 0 ? DECODE_BUILT : DECODE_UNBUILT, __ATOMIC_RELEASE);
+	return rc;
+}
+
+int decode_init(void)
+{
+	return decode_ready();
 }
 
 void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
@@ -130,8 +154,9 @@ static int decode_full(uint64_t pc, ZydisDecodedInstruction *insn,
 	ZydisDecoderContext ctx;
 	ZyanStatus st;
 
-	if (!g_ready)
-		return -EINVAL;
+	int rc = decode_ready();
+	if (rc < 0)
+		return rc;
 	st = ZydisDecoderDecodeInstruction(&g_decoder, &ctx, bytes, n, insn);
 	if (st == ZYDIS_STATUS_NO_MORE_DATA && n < MAX_INSN) {
 		if (peek_read(pc, tmp, MAX_INSN) < 0)
@@ -408,8 +433,6 @@ int decode_at_zydis(uint64_t pc, const struct decode_regs *regs, struct decode_i
 
 	memset(out, 0, sizeof(*out));
 	out->pc = pc;
-	if (!g_ready)
-		return -EINVAL;
 	rc = decode_full(pc, &insn, ops);
 	if (rc < 0)
 		return rc;
@@ -658,8 +681,9 @@ int decode_find_prev(struct decode_cache *cache, uint64_t fn_start,
 		return -ENOENT;
 	if (ctx_pc - fn_start > DECODE_MAX_SCAN)
 		return -E2BIG;
-	if (!g_ready)
-		return -EINVAL;
+	int ready = decode_ready();
+	if (ready < 0)
+		return ready; /* not built yet: nothing cached */
 
 	/* ctx_pc > fn_start >= 0, so the zeroed slot (ctx_pc 0) never hits;
 	 * length 0 records a failed scan so it is not repeated every sample. */

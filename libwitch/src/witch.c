@@ -312,7 +312,7 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	witch_faults_one_page();
-	if ((rc = decode_init()) < 0 || (rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
+	if ((rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
 	    (!inherited && (rc = costmodel_init()) < 0) || (rc = xsave_init()) < 0) {
 		log_line("cannot initialize the decoder or unwinder (%s); running without profiling",
 			 strerror(-rc));

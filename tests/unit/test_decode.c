@@ -1156,8 +1156,62 @@ static void test_dep_masks(void)
 	}
 }
 
+/* The first decode builds the decoder (decode.c: a process that never
+ * ticks never pays for it).  Four threads decode at once before anything
+ * built it: each gets 0 or -EAGAIN (another builds) until it gets 0, never
+ * -EINVAL, and every answer reads `mov [rdi+8], eax` as a 4-byte store at
+ * rdi + 8 whose address takes rdi (the register table the build fills). */
+#define FIRST_THREADS 4
+static const uint8_t first_code[] = {0x89, 0x47, 0x08, 0xc3}; /* mov [rdi+8], eax; ret */
+static pthread_barrier_t first_barrier;
+
+struct first_try {
+	int bad_rc;   /* a return other than 0 and -EAGAIN, or 0 */
+	int wrong;    /* a decode that read the store wrongly */
+};
+
+static void *first_decode(void *arg)
+{
+	struct first_try *t = arg;
+	struct decode_regs regs;
+	memset(&regs, 0, sizeof(regs));
+	regs.gpr[DECODE_RDI] = 0x1000;
+	pthread_barrier_wait(&first_barrier);
+	for (;;) {
+		struct decode_insn in;
+		int rc = decode_at((uint64_t)(uintptr_t)first_code, &regs, &in);
+		if (rc == -EAGAIN)
+			continue; /* another thread builds */
+		if (rc != 0)
+			t->bad_rc = rc;
+		else if (in.n_access != 1 || in.access[0].addr != 0x1008 || in.access[0].len != 4 ||
+			 in.access[0].kind != DECODE_STORE ||
+			 in.access[0].addr_regs != (1u << DECODE_RDI))
+			t->wrong = 1;
+		return NULL;
+	}
+}
+
+static void test_first_decode_builds(void)
+{
+	pthread_t th[FIRST_THREADS];
+	struct first_try tries[FIRST_THREADS];
+	memset(tries, 0, sizeof(tries));
+	pthread_barrier_init(&first_barrier, NULL, FIRST_THREADS);
+	for (int i = 0; i < FIRST_THREADS; i++)
+		pthread_create(&th[i], NULL, first_decode, &tries[i]);
+	for (int i = 0; i < FIRST_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(__LINE__, tries[i].bad_rc == 0, "thread %d: the first decode returned %d", i,
+		      tries[i].bad_rc);
+		CHECK(__LINE__, !tries[i].wrong, "thread %d: the first decode misread the store", i);
+	}
+	pthread_barrier_destroy(&first_barrier);
+}
+
 int main(void)
 {
+	test_first_decode_builds();
 	int rc = decode_init();
 	if (rc != 0) {
 		fprintf(stderr, "decode_init: %d\n", rc);

@@ -97,7 +97,10 @@ struct decode_cache {
 	uint64_t hits, misses; /* counts, lossy where threads race */
 };
 
-/* Once per process, before any other call (not async-signal-safe). */
+/* Builds the decoder and its register table now, as the first decode
+ * otherwise does (the runtime leaves it to that first decode, in a tick's
+ * handler: a process that never ticks never pays).  0, -EAGAIN while
+ * another thread builds, or -EINVAL. */
 int decode_init(void);
 /* An address in the decoder library's code (faultaround_add_module). */
 const void *decode_library(void);
@@ -107,7 +110,8 @@ void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
 /* Decode the instruction at pc and compute each memory access it makes
  * (address, length, load/store/read-modify-write) as if it executed with the
  * register values in regs.  Returns 0, -EFAULT when the code bytes cannot be
- * read, -EILSEQ when they do not decode (-EINVAL before decode_init).  The
+ * read, -EILSEQ when they do not decode (-EAGAIN while another thread
+ * builds the decoder, the first decode's work; -EINVAL if Zydis refused).  The
  * page holding pc must be readable (it is for an interrupted pc); only bytes
  * past it are read via peek_read (peek.h).  Accesses are listed in Zydis operand
  * order (explicit operands first); a rep string op with a zero count reports
