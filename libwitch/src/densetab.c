@@ -1,5 +1,6 @@
 /* densetab: a lock-free hash index over densely kept records (see densetab.h). */
 #include "witch/densetab.h"
+#include "witch/firsttouch.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -39,6 +40,7 @@ uint32_t densetab_find(const struct densetab *t, uint64_t hash, densetab_match_f
 uint32_t densetab_intern(struct densetab *t, uint64_t hash, densetab_match_fn match,
 			 densetab_fill_fn fill, const void *arg)
 {
+	firsttouch_for_write(&t->slots[(uint32_t)hash & (t->nslots - 1)]); /* a miss writes there */
 	uint32_t id = densetab_find(t, hash, match, arg);
 	if (id)
 		return id;

@@ -1,5 +1,6 @@
 /* heap_table: the live tracked blocks, lock-free (see heap_table.h). */
 #include "witch/heap_table.h"
+#include "witch/firsttouch.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -69,6 +70,7 @@ static int ht_put(unsigned level, uint64_t gran, uint64_t start, uint64_t val, i
 {
 	uint32_t idx = ht_slot(level, gran);
 	int rc = -ENOSPC;
+	firsttouch_for_write(ht_at(idx, 0)); /* read, then claimed */
 	for (unsigned i = 0; i < HT_WINDOW; i++) {
 		struct ht_entry *e = ht_at(idx, i);
 		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
@@ -107,6 +109,7 @@ static uint64_t ht_take(unsigned level, uint64_t gran, uint64_t start)
 static void ht_filter_add(uint64_t start, int d)
 {
 	uint8_t *f = heap_table_filter_of(start);
+	firsttouch_for_write(f);
 	uint8_t c = __atomic_load_n(f, __ATOMIC_RELAXED);
 	do {
 		if (c == HT_FILTER_FULL || (d < 0 && c == 0))

@@ -1,6 +1,9 @@
 /* stepcache: frame sizes by return address, to walk stacks again (see stepcache.h). */
 #include "witch/stepcache.h"
+#include "witch/lbss.h"
+#include "witch/firsttouch.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* An entry: the return address (user space: below 2^47), the frame's size
@@ -21,11 +24,39 @@
 #define SET_BITS 12
 _Static_assert((1u << SET_BITS) * WAYS == STEPCACHE_SLOTS, "SET_BITS: STEPCACHE_SLOTS / WAYS sets");
 
-static uint64_t entries[STEPCACHE_SLOTS];
+/* A process starts on the table's first page alone (SMALL_SET_BITS: 256
+ * sets of two words) and takes the whole table at the first learn after
+ * GROW_AT return addresses were learned.  Hashed over all 16 pages, a short process's few
+ * walks touched one page a frame, each twice (the set's read maps the zero
+ * page, the write copies it): grep's 5 walks 22 faults of ~16 us here.
+ * What the first page held is lost where the wider hash looks elsewhere:
+ * learned again at the next libgcc walk. */
+#define SMALL_SET_BITS 8
+#define GROW_AT 256u
+_Static_assert((1u << SMALL_SET_BITS) * WAYS * sizeof(uint64_t) == 4096, "one page");
+
+static _Alignas(4096) uint64_t entries[STEPCACHE_SLOTS] WITCH_LBSS;
+static unsigned set_bits = SMALL_SET_BITS;
+static unsigned learned; /* return addresses written into a slot */
 
 static uint64_t *set_of(uint64_t ra)
 {
-	return &entries[((ra * 0x9e3779b97f4a7c15ull) >> (64 - SET_BITS)) * WAYS];
+	unsigned bits = __atomic_load_n(&set_bits, __ATOMIC_RELAXED);
+	return &entries[((ra * 0x9e3779b97f4a7c15ull) >> (64 - bits)) * WAYS];
+}
+
+/* Past GROW_AT return addresses learned, the whole table: before a
+ * learn picks its slot, so what it writes is where walks look. */
+static void grow_if_due(void)
+{
+	if (__atomic_load_n(&learned, __ATOMIC_RELAXED) >= GROW_AT &&
+	    __atomic_load_n(&set_bits, __ATOMIC_RELAXED) != SET_BITS)
+		__atomic_store_n(&set_bits, SET_BITS, __ATOMIC_RELAXED);
+}
+
+size_t stepcache_span(void)
+{
+	return ((size_t)1 << __atomic_load_n(&set_bits, __ATOMIC_RELAXED)) * WAYS * sizeof(uint64_t);
 }
 
 /* The entry for ra, or 0. */
@@ -87,8 +118,12 @@ static void learn_one(uint64_t ra, uint64_t words, uint64_t flags)
 {
 	if (ra == 0 || ra > RA_MASK)
 		return;
+	grow_if_due();
+	firsttouch_for_write(set_of(ra)); /* slot_for reads the set first */
 	uint64_t *s = slot_for(ra);
 	uint64_t old = __atomic_load_n(s, __ATOMIC_RELAXED), e = ra | flags;
+	if (!old || (old & RA_MASK) != ra)
+		__atomic_add_fetch(&learned, 1, __ATOMIC_RELAXED);
 	if (old && (old & RA_MASK) == ra) {
 		e |= old & (F_VARIES | F_ENDS);
 		if ((old & F_SIZED) && (flags & F_SIZED) && ((old >> SIZE_SHIFT) & SIZE_MAX_WORDS) != words)
@@ -122,4 +157,6 @@ void stepcache_learn(const uint64_t *pcs, const uint64_t *slots, int n, int ende
 void stepcache_reset(void)
 {
 	memset(entries, 0, sizeof(entries));
+	__atomic_store_n(&learned, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&set_bits, SMALL_SET_BITS, __ATOMIC_RELAXED);
 }

@@ -102,8 +102,51 @@ static void test_same_set(void)
 	}
 }
 
+/* One return address taught as a one-frame walk that ended, then walked:
+ * 1 if the walk found it. */
+static int teach_and_walk(uint64_t ra)
+{
+	uint64_t pc = ra - 1, slot = AT(8), pcs[2], slots[2];
+	stepcache_learn(&pc, &slot, 1, 1);
+	memset(stack, 0, sizeof(stack));
+	stack[8] = ra;
+	return stepcache_walk(ra, AT(8) + 8, AT(0), AT(WORDS - 1), pcs, slots, 2) == 1 &&
+	       pcs[0] == ra - 1;
+}
+
+/* The table's first page alone until 256 return addresses were learned
+ * (a short process's walks touch one page), all 64 KiB from the next
+ * learn on; a return address learned either side is walked at once. */
+static void test_growth(void)
+{
+	stepcache_reset();
+	CHECK(__LINE__, stepcache_span() == 4096, "a fresh cache spans %zu bytes, want 4096",
+	      stepcache_span());
+	for (unsigned i = 0; i < 255; i++) {
+		uint64_t ra = 0x500000 + 0x10 * (uint64_t)i;
+		CHECK(__LINE__, teach_and_walk(ra), "learned %u, %#llx not walked", i,
+		      (unsigned long long)ra);
+	}
+	CHECK(__LINE__, stepcache_span() == 4096, "255 learned: spans %zu bytes, want 4096",
+	      stepcache_span());
+	CHECK(__LINE__, teach_and_walk(0x600000), "the 256th not walked");
+	CHECK(__LINE__, stepcache_span() == 4096, "256 learned: spans %zu bytes, want 4096",
+	      stepcache_span());
+	CHECK(__LINE__, teach_and_walk(0x600010), "the 257th, the first on the whole table, not walked");
+	CHECK(__LINE__, stepcache_span() == 65536, "257 learned: spans %zu bytes, want 65536",
+	      stepcache_span());
+	/* Learned again, the same address takes no new slot's count. */
+	stepcache_reset();
+	for (unsigned i = 0; i < 300; i++)
+		teach_and_walk(0x500000);
+	CHECK(__LINE__, stepcache_span() == 4096, "one address learned 300 times: spans %zu, want 4096",
+	      stepcache_span());
+	stepcache_reset();
+}
+
 int main(void)
 {
+	test_growth();
 	stepcache_reset();
 	for (size_t i = 0; i < sizeof(taught) / sizeof(taught[0]); i++) {
 		uint64_t pcs[MAXF], slots[MAXF];

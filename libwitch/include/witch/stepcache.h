@@ -20,10 +20,13 @@
  *
  * Memory: STEPCACHE_SLOTS words (64 KiB), two ways a set: one 64-bit word
  * an entry, so readers never see half an update.  Lock-free, no waiting.
+ * Only its first page is used until 256 return addresses were learned (a
+ * short process's walks touch one page, not one a frame). 
  */
 #ifndef WITCH_STEPCACHE_H
 #define WITCH_STEPCACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define STEPCACHE_SLOTS 8192u
@@ -40,7 +43,10 @@ int stepcache_walk(uint64_t ret, uint64_t cfa, uint64_t lo, uint64_t hi, uint64_
  * unwinder stopped after the last one (it has no caller to walk to). */
 void stepcache_learn(const uint64_t *pcs, const uint64_t *slots, int n, int ended);
 
-/* Forget everything (tests). */
+/* Forget everything, back to the first page (tests). */
 void stepcache_reset(void);
+/* The bytes of the table in use: 4096 until 256 return addresses were
+ * learned, then all of it. */
+size_t stepcache_span(void);
 
 #endif
