@@ -1,5 +1,6 @@
 /* costmodel: cycles of straight-line code from its instructions (see costmodel.h). */
 #include "witch/costmodel.h"
+#include "witch/lbss.h"
 #include "witch/log.h"
 #include "witch/memlat.h"
 
@@ -58,7 +59,7 @@ struct mnem_cost {
  * mnemonic (classify is string compares, async-signal-safe; two threads
  * write the same value): classifying all ~1900 at start cost every process
  * ~170 us. */
-static struct mnem_cost mnem_cost[ZYDIS_MNEMONIC_MAX_VALUE + 1];
+static struct mnem_cost mnem_cost[ZYDIS_MNEMONIC_MAX_VALUE + 1] WITCH_LBSS;
 static double cycles_per_ns = 3.0;
 static float issue_width = DEFAULT_ISSUE_WIDTH;
 static float alu_rate = DEFAULT_ALU_RATE;

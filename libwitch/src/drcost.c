@@ -1,5 +1,6 @@
 /* drcost: armed debug registers' cost to the program's kernel work (see drcost.h). */
 #include "witch/drcost.h"
+#include "witch/lbss.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,7 @@ static double now_ns(void)
  * system calls: it runs in a handler). */
 static int probe(double *fault, double *byte)
 {
-	static char buf[PROBE_COPY];
+	static char buf[PROBE_COPY] WITCH_LBSS;
 	int p[2];
 	long r = rawsys6(SYS_mmap, 0, PROBE_FAULTS * 4096l, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

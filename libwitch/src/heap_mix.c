@@ -1,5 +1,6 @@
 /* heap_mix: whose an untracked small heap block is (see heap_mix.h). */
 #include "witch/heap_mix.h"
+#include "witch/lbss.h"
 #include "witch/heap_sites.h"
 
 #include <errno.h>
@@ -10,7 +11,7 @@
  * took 12, each a locked add of ~20 cycles, twice a tracked block), and a
  * draw sums the sites up to the highest one added (ids are dense, in the
  * order first seen: heap_sites.h). */
-static int64_t mix_bytes[MIX_N + 1];
+static int64_t mix_bytes[MIX_N + 1] WITCH_LBSS;
 static uint32_t mix_top; /* the highest site added */
 static uint64_t mix_windows[HEAP_MIX_WINDOWS]; /* window number + 1, 0 free */
 static uint32_t mix_n_windows;

@@ -1,5 +1,6 @@
 /* heap_next: the allocator after libwitch's interposers (see heap_next.h). */
 #include "witch/heap_next.h"
+#include "witch/lbss.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -11,7 +12,7 @@ const struct heap_next_fns *heap_next_table;
 static struct heap_next_fns next_fns;
 static int next_resolving;
 
-static _Alignas(16) uint8_t boot[BOOT_BYTES];
+static _Alignas(16) uint8_t boot[BOOT_BYTES] WITCH_LBSS;
 static size_t boot_used;
 
 void *heap_next_boot_alloc(size_t n, size_t align)

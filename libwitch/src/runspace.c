@@ -1,5 +1,6 @@
 /* runspace: a handler run's workspace, from the process's pool (see runspace.h). */
 #include "witch/runspace.h"
+#include "witch/lbss.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -27,7 +28,7 @@ static uint32_t rs_laid;       /* laid out so far (atomic) */
  * of changes in the high half, so a head popped and pushed back between a
  * thread's read and its compare-and-swap is not taken for unchanged. */
 static uint64_t rs_head;
-static uint32_t rs_next[RUNSPACE_MAX]; /* below each free one: index + 1, 0: none */
+static uint32_t rs_next[RUNSPACE_MAX] WITCH_LBSS; /* below each free one: index + 1, 0: none */
 
 static size_t align_up(size_t n, size_t to)
 {
