@@ -95,7 +95,10 @@ def main():
     exe = os.path.join(tmp, "heap_cost")
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "heap_cost.c")
     inc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "libwitch", "include")
+    # libgcc_eh ahead of libunwind, as CMakeLists.txt links the runtime:
+    # libunwind exports _Unwind_Backtrace too, a slower walk on unw_step.
     subprocess.run(["cc", "-O2", "-I", inc, src, os.path.join(build, "libwitch_static.a"),
+                    "-Wl,--push-state,-Bstatic", "-lgcc_eh", "-Wl,--pop-state",
                     "-lunwind", "-lZydis", "-lpthread", "-ldl", "-o", exe], check=True)
     res = {m: ([], []) for m in ("off", "sampled", "all")}
     for i in range(runs):

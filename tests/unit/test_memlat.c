@@ -41,6 +41,28 @@ static double median_extra(volatile uint8_t *line, int flush, int checked)
 	return ns[PROBES / 2];
 }
 
+/* One measurement and its readings: 1 when they are what a working
+ * memlat reads (the checks below say which failed). */
+struct reading {
+	double hot, cold, checked, line;
+};
+
+static int measure(uint8_t *buf, struct reading *r)
+{
+	r->hot = median_extra(buf, 0, 0);
+	r->cold = median_extra(buf + 64, 1, 0);
+	r->checked = median_extra(buf + 128, 1, 1);
+	r->line = memlat_line_ns();
+	return r->hot == 0 && r->line >= MEMLAT_LINE_FLOOR_NS && r->line <= MEMLAT_MIN_NS &&
+	       r->cold >= r->line && r->checked >= r->line;
+}
+
+/* memlat_init's and the medians' measurements in one of TRIES: beside
+ * two busy loops on this 2-core VM, 1 run in 60 read every flushed line
+ * 0 ns past an L2 hit (a ctest -j2 beside a QEMU guest once too).  A
+ * wrong mechanism fails every try. */
+#define TRIES 3
+
 int main(void)
 {
 	static uint8_t buf[4096] __attribute__((aligned(64)));
@@ -48,10 +70,13 @@ int main(void)
 		printf("test_memlat: no invariant TSC: skipped\n");
 		return 77;
 	}
-	double hot = median_extra(buf, 0, 0), cold = median_extra(buf + 64, 1, 0);
-	double checked = median_extra(buf + 128, 1, 1);
+	struct reading r;
+	for (int t = 1; !measure(buf, &r) && t < TRIES; t++)
+		if (memlat_init() < 0)
+			break;
+	double hot = r.hot, cold = r.cold, checked = r.checked;
 	CHECK(__LINE__, hot == 0, "a line in L1: %.1f ns past an L2 hit, want 0", hot);
-	double line = memlat_line_ns();
+	double line = r.line;
 	CHECK(__LINE__, line >= MEMLAT_LINE_FLOOR_NS && line <= MEMLAT_MIN_NS,
 	      "the line at %.1f ns, want %g-%g", line, MEMLAT_LINE_FLOOR_NS, MEMLAT_MIN_NS);
 	CHECK(__LINE__, cold >= line, "a flushed line: %.1f ns past an L2 hit, want >= %.1f", cold,
