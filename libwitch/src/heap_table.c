@@ -38,6 +38,24 @@ uint8_t *heap_table_filter;
 static struct ht_entry *ht_blocks;
 static uint32_t ht_levels_used; /* bit L: level L ever held a block */
 
+/* A young table's inserts take their pages for writing before reading
+ * them (firsttouch.h: one fault a fresh page, not two; a short process
+ * tracks a few blocks, each on fresh pages).  Past HT_YOUNG_INSERTS its
+ * pages are mostly touched, and the locked instructions would cost a
+ * tracked malloc+free pair ~10-20 ns (~75 -> ~100 ns, every block
+ * tracked).  Racing threads may lose a count: a few more touches. */
+#define HT_YOUNG_INSERTS 1024u
+static unsigned ht_young_inserts;
+
+static int ht_is_young(void)
+{
+	unsigned n = __atomic_load_n(&ht_young_inserts, __ATOMIC_RELAXED);
+	if (n >= HT_YOUNG_INSERTS)
+		return 0;
+	__atomic_store_n(&ht_young_inserts, n + 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 static inline unsigned ht_level(uint64_t n)
 {
 	if (n <= 64)
@@ -70,7 +88,6 @@ static int ht_put(unsigned level, uint64_t gran, uint64_t start, uint64_t val, i
 {
 	uint32_t idx = ht_slot(level, gran);
 	int rc = -ENOSPC;
-	firsttouch_for_write(ht_at(idx, 0)); /* read, then claimed */
 	for (unsigned i = 0; i < HT_WINDOW; i++) {
 		struct ht_entry *e = ht_at(idx, i);
 		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
@@ -109,7 +126,6 @@ static uint64_t ht_take(unsigned level, uint64_t gran, uint64_t start)
 static void ht_filter_add(uint64_t start, int d)
 {
 	uint8_t *f = heap_table_filter_of(start);
-	firsttouch_for_write(f);
 	uint8_t c = __atomic_load_n(f, __ATOMIC_RELAXED);
 	do {
 		if (c == HT_FILTER_FULL || (d < 0 && c == 0))
@@ -131,6 +147,12 @@ int heap_table_insert(uint64_t start, uint64_t size, uint64_t span, uint32_t sit
 	uint32_t bit = 1u << level;
 	if (!(__atomic_load_n(&ht_levels_used, __ATOMIC_RELAXED) & bit))
 		__atomic_or_fetch(&ht_levels_used, bit, __ATOMIC_SEQ_CST);
+	if (ht_is_young()) {
+		firsttouch_for_write(heap_table_filter_of(start));
+		firsttouch_for_write(ht_at(ht_slot(level, g0), 0));
+		if (g1 != g0)
+			firsttouch_for_write(ht_at(ht_slot(level, g1), 0));
+	}
 	ht_filter_add(start, 1); /* first: a find that skips by it never misses the entry */
 	if (ht_put(level, g0, start, val, 1) < 0) {
 		ht_filter_add(start, -1);
