@@ -26,18 +26,18 @@ _Static_assert((1u << SET_BITS) * WAYS == STEPCACHE_SLOTS, "SET_BITS: STEPCACHE_
 
 /* A process starts on the table's first page alone (SMALL_SET_BITS: 256
  * sets of two words) and takes the whole table at the first learn after
- * GROW_AT return addresses were learned.  Hashed over all 16 pages, a short process's few
- * walks touched one page a frame, each twice (the set's read maps the zero
- * page, the write copies it): grep's 5 walks 22 faults of ~16 us here.
- * What the first page held is lost where the wider hash looks elsewhere:
- * learned again at the next libgcc walk. */
+ * GROW_AT return addresses were learned.  Hashed over all 16 pages, a
+ * short process's few walks touched one page a frame, each twice (the
+ * set's read maps the zero page, the write copies it): grep's 5 walks 22
+ * faults of 12-15 us here.  What the first page held is lost where the
+ * wider hash looks elsewhere: learned again at the next libgcc walk. */
 #define SMALL_SET_BITS 8
 #define GROW_AT 256u
 _Static_assert((1u << SMALL_SET_BITS) * WAYS * sizeof(uint64_t) == 4096, "one page");
 
 static _Alignas(4096) uint64_t entries[STEPCACHE_SLOTS] WITCH_LBSS;
 static unsigned set_bits = SMALL_SET_BITS;
-static unsigned learned; /* return addresses written into a slot */
+static unsigned learned; /* return addresses written into a slot, while small */
 
 static uint64_t *set_of(uint64_t ra)
 {
@@ -122,8 +122,9 @@ static void learn_one(uint64_t ra, uint64_t words, uint64_t flags)
 	firsttouch_for_write(set_of(ra)); /* slot_for reads the set first */
 	uint64_t *s = slot_for(ra);
 	uint64_t old = __atomic_load_n(s, __ATOMIC_RELAXED), e = ra | flags;
-	if (!old || (old & RA_MASK) != ra)
-		__atomic_add_fetch(&learned, 1, __ATOMIC_RELAXED);
+	if ((!old || (old & RA_MASK) != ra) &&
+	    __atomic_load_n(&set_bits, __ATOMIC_RELAXED) != SET_BITS)
+		__atomic_add_fetch(&learned, 1, __ATOMIC_RELAXED); /* counted while small */
 	if (old && (old & RA_MASK) == ra) {
 		e |= old & (F_VARIES | F_ENDS);
 		if ((old & F_SIZED) && (flags & F_SIZED) && ((old >> SIZE_SHIFT) & SIZE_MAX_WORDS) != words)
