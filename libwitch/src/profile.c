@@ -199,6 +199,43 @@ int profile_expand_path(const char *pattern, pid_t pid, const char *exe, int add
 	return 0;
 }
 
+int profile_anchor_pattern(const char *pattern, const char *dir, char *out, size_t size)
+{
+	size_t n = 0, len = strlen(pattern);
+	if (pattern[0] != '/') {
+		for (const char *c = dir; *c; c++) {
+			if (n + 2 >= size)
+				return -ENAMETOOLONG;
+			out[n++] = *c;
+			if (*c == '%')
+				out[n++] = '%';
+		}
+		if (n == 0 || out[n - 1] != '/') { /* dir "/" ends in one */
+			if (n + 1 >= size)
+				return -ENAMETOOLONG;
+			out[n++] = '/';
+		}
+	}
+	if (n + len >= size)
+		return -ENAMETOOLONG;
+	memcpy(out + n, pattern, len + 1);
+	return 0;
+}
+
+int profile_anchor_output(char *pattern, size_t size)
+{
+	char dir[PATH_MAX], out[CONFIG_PATH_MAX];
+	if (pattern[0] == '/')
+		return 0;
+	if (!getcwd(dir, sizeof(dir)))
+		return -errno;
+	size_t cap = size < sizeof(out) ? size : sizeof(out);
+	int rc = profile_anchor_pattern(pattern, dir, out, cap);
+	if (rc == 0)
+		memcpy(pattern, out, strlen(out) + 1);
+	return rc;
+}
+
 /* --- module map --------------------------------------------------------- */
 
 static void profile_build_id(const struct dl_phdr_info *info, char *hex, size_t size)
@@ -595,15 +632,16 @@ int profile_path_after_exec(const char *exe, char *path, size_t size)
 
 int profile_name_descendants(void)
 {
-	const char *pattern = witch_rt.cfg->output;
+	const char *pattern = witch_rt.cfg->output, *env = getenv("WITCH_OUTPUT");
+	const char *suffix = profile_pattern_has_pid(pattern) ? "" : ".%p";
 	char apart[CONFIG_PATH_MAX];
-	if (profile_pattern_has_pid(pattern))
-		return 0;
 	size_t len = strlen(pattern);
-	if (len + sizeof(".%p") > sizeof(apart))
+	if (!*suffix && env && !strcmp(env, pattern))
+		return 0; /* what the processes below read already */
+	if (len + strlen(suffix) >= sizeof(apart))
 		return -ENAMETOOLONG;
 	memcpy(apart, pattern, len);
-	memcpy(apart + len, ".%p", sizeof(".%p"));
+	memcpy(apart + len, suffix, strlen(suffix) + 1);
 	return config_env_hand_down("WITCH_OUTPUT", apart);
 }
 

@@ -288,6 +288,11 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	log_set_verbosity(witch_cfg.verbose);
+	/* Where the directory cannot be read, each process writes in its own
+	 * as before. */
+	if ((rc = profile_anchor_output(witch_cfg.output, sizeof(witch_cfg.output))) < 0)
+		log_verbose(1, "WITCH_OUTPUT=%s stays relative to each process's directory (%s)",
+			    witch_cfg.output, strerror(-rc));
 	/* The machine's measurements, from the process that started this one
 	 * if it took them on this machine (probes.h), else taken here; first,
 	 * as the sampler's choice asks whether there is a PMU. */

@@ -1,7 +1,8 @@
-/* Unit test of profile_expand_path: table-driven like libpfm4's
- * validate_x86.c.  Each row is (pattern, pid, exe, add_pid, buffer size)
- * and the expected result: the path, or -ENAMETOOLONG.  Failures print the
- * row's line number.  Exit status 0 on success.
+/* Unit test of profile_expand_path and profile_anchor_pattern:
+ * table-driven like libpfm4's validate_x86.c.  Each row of the first is
+ * (pattern, pid, exe, add_pid, buffer size) and the expected result: the
+ * path, or -ENAMETOOLONG.  Failures print the row's line number.  Exit
+ * status 0 on success.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -150,14 +151,70 @@ static void test_long(void)
 	      "1020 bytes + \".12\" into 1024: rc %d", rc);
 }
 
+/* profile_anchor_pattern: a relative pattern under the tree's first
+ * directory.  Each row: pattern, directory, buffer size, and the result:
+ * the anchored pattern, or -ENAMETOOLONG. */
+struct anchor_row {
+	int line;
+	const char *pattern, *dir;
+	size_t size; /* 0: a large buffer */
+	int rc;
+	const char *want;
+};
+
+static const struct anchor_row anchor_rows[] = {
+	{__LINE__, "witch-%e-%p.prof", "/home/u/src", BIG, 0, "/home/u/src/witch-%e-%p.prof"},
+	{__LINE__, "out/p.prof", "/tmp", BIG, 0, "/tmp/out/p.prof"},
+	{__LINE__, "../p-%p", "/a/b", BIG, 0, "/a/b/../p-%p"},
+	/* absolute: as written, whatever the directory */
+	{__LINE__, "/var/tmp/p-%p", "/tmp", BIG, 0, "/var/tmp/p-%p"},
+	{__LINE__, "/p", "/100%p", 3, 0, "/p"},
+	/* the root directory has its slash already */
+	{__LINE__, "p.prof", "/", BIG, 0, "/p.prof"},
+	/* '%' in the directory is doubled: a directory named 100%p must not
+	 * expand to the pid */
+	{__LINE__, "p-%p", "/tmp/100%p", BIG, 0, "/tmp/100%%p/p-%p"},
+	{__LINE__, "x", "/%%", BIG, 0, "/%%%%/x"},
+	/* the result and its NUL must fit */
+	{__LINE__, "ab", "/d", 6, 0, "/d/ab"},
+	{__LINE__, "abc", "/d", 6, -ENAMETOOLONG, NULL},
+	{__LINE__, "a", "/%", 6, 0, "/%%/a"},
+	{__LINE__, "a", "/%", 5, -ENAMETOOLONG, NULL}, /* its doubled % took the room */
+	{__LINE__, "/abc", "/", 4, -ENAMETOOLONG, NULL},
+};
+
+static void test_anchor(void)
+{
+	for (size_t i = 0; i < sizeof(anchor_rows) / sizeof(anchor_rows[0]); i++) {
+		const struct anchor_row *r = &anchor_rows[i];
+		char buf[4096 + 16];
+		size_t size = r->size ? r->size : 4096;
+		memset(buf, 'Z', sizeof(buf));
+		int rc = profile_anchor_pattern(r->pattern, r->dir, buf, size);
+		CHECK(r->line, rc == r->rc, "\"%s\" under \"%s\" (size %zu): rc %d, want %d",
+		      r->pattern, r->dir, size, rc, r->rc);
+		if (r->rc == 0 && rc == 0)
+			CHECK(r->line, memchr(buf, '\0', size) && strcmp(buf, r->want) == 0,
+			      "\"%s\" under \"%s\": got \"%.*s\", want \"%s\"", r->pattern, r->dir,
+			      (int)size, buf, r->want);
+		for (size_t k = size; k < sizeof(buf); k++)
+			if (buf[k] != 'Z') {
+				FAIL(r->line, "\"%s\" size %zu: byte %zu written", r->pattern, size, k);
+				break;
+			}
+	}
+}
+
 int main(void)
 {
 	test_table();
 	test_long();
+	test_anchor();
 	if (check_failures) {
 		fprintf(stderr, "test_profile_path: %d failure(s)\n", check_failures);
 		return 1;
 	}
-	printf("test_profile_path: %zu rows, all passed\n", sizeof(rows) / sizeof(rows[0]));
+	printf("test_profile_path: %zu rows, all passed\n",
+	       sizeof(rows) / sizeof(rows[0]) + sizeof(anchor_rows) / sizeof(anchor_rows[0]));
 	return 0;
 }

@@ -33,13 +33,24 @@ int profile_path(const char *exe, char *path, size_t size);
  * the WITCH_OUTPUT it will read, expanded with this pid.  0 or
  * -ENAMETOOLONG. */
 int profile_path_after_exec(const char *exe, char *path, size_t size);
-/* Every process started below this one names its profile apart: where
- * WITCH_OUTPUT has no %p, ".%p" is added to it in the environment (an
+/* Every process started below this one names its profile apart, in the
+ * same place: the environment gets this process's pattern (made absolute
+ * by profile_anchor_output), with ".%p" added where it has no %p (an
  * exec'd image, whose own pid starts its profile, wrote the pattern's
  * very name: two programs a shell pipeline ran, and then the shell,
- * replaced each other's profiles).  This process's own name is unchanged.
- * 0 or -errno. */
+ * replaced each other's profiles).  Nothing is set where the environment
+ * says so already.  This process's own name is unchanged.  0 or -errno. */
 int profile_name_descendants(void);
+/* A relative pattern names a file in the directory the process tree began
+ * in, as `witch run` does: not in the directory each process happens to
+ * exit from (a script's `cd tmp; prog; cd ..; rmdir tmp` failed on the
+ * profile left in tmp, and a daemon's went to /).  Rewrites pattern, of
+ * size bytes, against the current directory.  0 (also for an absolute
+ * one), or -errno from getcwd, or -ENAMETOOLONG (pattern unchanged). */
+int profile_anchor_output(char *pattern, size_t size);
+/* pattern under dir, '%' in dir doubled so it reads as no conversion; an
+ * absolute pattern as it is.  0 or -ENAMETOOLONG. */
+int profile_anchor_pattern(const char *pattern, const char *dir, char *out, size_t size);
 /* %p pid, %e executable basename, %% percent; add_pid appends ".<pid>" when
  * the pattern has no %p (a forked child must not overwrite its parent's
  * profile).  0 or -ENAMETOOLONG. */
