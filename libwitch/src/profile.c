@@ -224,7 +224,8 @@ int profile_anchor_pattern(const char *pattern, const char *dir, char *out, size
 
 int profile_anchor_output(char *pattern, size_t size)
 {
-	char dir[PATH_MAX], out[CONFIG_PATH_MAX];
+	/* a directory past CONFIG_PATH_MAX could not hold the name anyway */
+	char dir[CONFIG_PATH_MAX], out[CONFIG_PATH_MAX];
 	if (pattern[0] == '/')
 		return 0;
 	if (!getcwd(dir, sizeof(dir)))
