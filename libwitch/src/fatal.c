@@ -24,6 +24,8 @@ static volatile sig_atomic_t fatal_owned[FATAL_N]; /* our handler is the kernel'
  * (fatal_chains) its own handler, which ours passes their faults on to. */
 static struct sigaction fatal_prog[FATAL_N];
 static int fatal_writing;
+static int fatal_released; /* fatal_release: the program's actions are the kernel's */
+static int fatal_sigio_owned;
 
 static int fatal_index(int sig)
 {
@@ -164,7 +166,10 @@ static int sigio_install(void)
 	sa.sa_sigaction = sigio_handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	return fatal_real_sigaction(SIGIO, &sa, NULL) < 0 ? -errno : 0;
+	if (fatal_real_sigaction(SIGIO, &sa, NULL) < 0)
+		return -errno;
+	fatal_sigio_owned = 1;
+	return 0;
 }
 
 int fatal_install(void (*write_profile)(void))
@@ -190,10 +195,38 @@ int fatal_install(void (*write_profile)(void))
 	return sigio_install();
 }
 
+int fatal_release(void)
+{
+	int rc = 0;
+	if (!fatal_real_sigaction || fatal_released)
+		return 0;
+	fatal_released = 1;
+	for (unsigned i = 0; i < FATAL_N; i++) {
+		if (!fatal_owned[i])
+			continue;
+		fatal_owned[i] = 0;
+		if (fatal_real_sigaction(fatal_signals[i], &fatal_prog[i], NULL) < 0 && rc == 0)
+			rc = -errno;
+	}
+	if (fatal_sigio_owned) {
+		fatal_sigio_owned = 0;
+		fatal_default(SIGIO);
+	}
+	return rc;
+}
+
+int fatal_reinstall(void)
+{
+	if (!fatal_released)
+		return 0;
+	fatal_released = 0;
+	return fatal_install(fatal_write);
+}
+
 int fatal_program_action(int sig, const struct sigaction *act, struct sigaction *oact)
 {
 	int i = fatal_index(sig);
-	if (i < 0 || !fatal_real_sigaction)
+	if (i < 0 || !fatal_real_sigaction || fatal_released)
 		return 0;
 	/* Ours stays for SIG_DFL, and for any action on a fault. */
 	int keep = act && (sigchain_is_default(act) || fatal_chains(sig));

@@ -16,6 +16,29 @@ static uint32_t flush_seconds;
 static int flush_always;  /* WITCH_FLUSH set: not waiting for the program's first thread */
 static int flush_started; /* this process has its flusher (or is starting it) */
 static int flush_stopped; /* under flush_lock */
+/* flush_end: the flusher is told to return (under flush_lock), and is
+ * joined; its handle. */
+static pthread_cond_t flush_wake = PTHREAD_COND_INITIALIZER;
+static int flush_quit;
+static pthread_t flush_thread;
+
+/* A quarter of a second, or less if told to return: 1 then. */
+static int flush_wait_quarter(void)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
+	until.tv_nsec += 250000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&flush_lock);
+	while (!flush_quit && pthread_cond_timedwait(&flush_wake, &flush_lock, &until) != ETIMEDOUT)
+		;
+	int quit = flush_quit;
+	pthread_mutex_unlock(&flush_lock);
+	return quit;
+}
 
 static void *flush_main(void *arg)
 {
@@ -29,9 +52,8 @@ static void *flush_main(void *arg)
 	 * no module came or went); the unwind tables' pages go back
 	 * (ehpages.h). */
 	for (uint64_t quarters = 0;; quarters++) {
-		struct timespec ts = {.tv_sec = 0, .tv_nsec = 250000000};
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+		if (flush_wait_quarter())
+			return NULL;
 		phdrs_refresh_if_stale();
 		datasym_refresh();
 		ehpages_release_due();
@@ -53,10 +75,31 @@ static int flush_spawn(void)
 	if (flush_seconds == 0 || __atomic_exchange_n(&flush_started, 1, __ATOMIC_ACQ_REL))
 		return 0;
 	int rc = thread_create_unprofiled(&th, flush_main, NULL);
-	if (rc < 0)
+	if (rc < 0) {
+		__atomic_store_n(&flush_started, 0, __ATOMIC_RELEASE);
 		return rc;
-	rc = pthread_detach(th);
-	return rc ? -rc : 0;
+	}
+	flush_thread = th; /* joined by flush_end, if ever */
+	return 0;
+}
+
+int flush_end(void)
+{
+	if (!__atomic_load_n(&flush_started, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&flush_lock);
+	flush_quit = 1;
+	pthread_cond_signal(&flush_wake);
+	pthread_mutex_unlock(&flush_lock);
+	pthread_join(flush_thread, NULL);
+	flush_quit = 0;
+	__atomic_store_n(&flush_started, 0, __ATOMIC_RELEASE);
+	return 1;
+}
+
+int flush_restart(void)
+{
+	return flush_spawn();
 }
 
 int flush_start(uint32_t seconds, int always)
@@ -100,6 +143,7 @@ void flush_postfork_parent(void)
 void flush_postfork_child(void)
 {
 	pthread_mutex_init(&flush_lock, NULL);
+	pthread_cond_init(&flush_wake, NULL);
 	flush_started = 0; /* the parent's flusher is not in the child */
 }
 

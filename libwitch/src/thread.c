@@ -386,7 +386,9 @@ static void thread_fold(struct witch_thread *t)
 
 void thread_end(struct witch_thread *t)
 {
-	if (!t)
+	/* Sealed: stopped already (thread_end_all), and its descriptors and
+	 * memory stay, since closing and unmapping are system calls. */
+	if (!t || witch_rt.sealed)
 		return;
 	thread_quiesce(t);
 	/* Out of the list first, under its lock: a periodic flush folding the
@@ -410,6 +412,16 @@ void thread_end_all(void)
 	 * quiesce; their memory stays mapped, only this fold reads it. */
 	for (struct witch_thread *t = thread_list; t; t = t->next)
 		thread_fold(t);
+	pthread_mutex_unlock(&thread_lock);
+}
+
+void thread_wait_handlers(void)
+{
+	pthread_mutex_lock(&thread_lock);
+	thread_link_pending();
+	for (struct witch_thread *t = thread_list; t; t = t->next)
+		while (t != thread_tls && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
+			sched_yield();
 	pthread_mutex_unlock(&thread_lock);
 }
 
@@ -622,6 +634,14 @@ int thread_child_arm(void)
 	struct witch_thread *t = thread_child;
 	thread_child = NULL;
 	return thread_child_start(t);
+}
+
+void thread_child_disarm(void)
+{
+	if (thread_child_fd < 0)
+		return;
+	thread_child_close_trigger(thread_child_fd, thread_child_fd_id);
+	thread_child_fd = -1;
 }
 
 int thread_child_pending(void)

@@ -33,6 +33,7 @@
 #include "witch/probes.h"
 #include "witch/profile.h"
 #include "witch/runtime.h"
+#include "witch/sandboxguard.h"
 #include "witch/sigguard.h"
 #include "witch/thread.h"
 #include "witch/unwind.h"
@@ -51,6 +52,8 @@ static int witch_running;
 static pid_t witch_pid;                 /* the process the runtime's state is for */
 static const char *witch_exec_suffix = "";
 static int witch_exec_wrote; /* the image wrote its profile before the exec */
+static int witch_sandbox_wrote; /* the profile was written before a sandbox */
+static int witch_sandbox_flusher; /* ... and its flusher ended */
 
 /* The runtime's own code range, so handlers can tell its accesses apart. */
 static int witch_text_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -104,6 +107,8 @@ static void witch_faults_one_page(void)
 
 static void witch_prefork(void)
 {
+	if (witch_rt.sealed) /* no system call of the runtime's past a sandbox */
+		return;
 	execguard_prefork();
 	flush_prefork();
 	thread_prefork();
@@ -119,6 +124,8 @@ static void witch_prefork(void)
 /* The reverse of witch_prefork's lock order. */
 static void witch_postfork_parent(void)
 {
+	if (witch_rt.sealed) /* no system call of the runtime's past a sandbox */
+		return;
 	heap_table_postfork_parent();
 	heap_sites_postfork_parent();
 	heap_postfork_parent();
@@ -134,6 +141,8 @@ static void witch_postfork_parent(void)
  * witch_child_start as fork returns to it (thread.h). */
 static void witch_postfork_child(void)
 {
+	if (witch_rt.sealed) /* no system call of the runtime's past a sandbox */
+		return;
 	witch_pid = getpid();
 	heap_table_postfork_child();
 	heap_sites_postfork_child();
@@ -229,6 +238,62 @@ static void witch_exec_failed(void)
 	witch_rt.off = 0;
 	witch_running = 1;
 	flush_resume();
+}
+
+/* sandboxguard's: a seccomp filter goes in next, and past it any system
+ * call of the runtime's may kill the program.  Stop as for an exec and
+ * write the profile; then seal, so that nothing starts again (threads,
+ * fork children, a crash's stand-in; the exit writes nothing more). */
+static int witch_before_sandbox(void)
+{
+	if (!witch_running || getpid() != witch_pid)
+		return 0;
+	witch_sandbox_flusher = flush_end();
+	witch_rt.off = 1;
+	witch_rt.live = 0;
+	witch_running = 0;
+	heap_pause(1);
+	int pending = thread_child_pending();
+	if (pending)
+		thread_child_disarm(); /* measured nothing: nothing to write */
+	else
+		thread_end_all();
+	thread_wait_handlers();
+	witch_rt.sealed = 1;
+	int rc = fatal_release();
+	if (rc < 0)
+		log_verbose(1, "sandbox: the fatal signals' actions not all given back (%s)",
+			    strerror(-rc));
+	witch_sandbox_wrote = !pending && profile_write() == 0;
+	return 1;
+}
+
+/* The install failed: the program goes on unsandboxed, and so does
+ * profiling, whose profile at exit holds everything. */
+static void witch_sandbox_failed(void)
+{
+	char path[CONFIG_PATH_MAX + 64];
+	int rc;
+
+	if (witch_sandbox_wrote && profile_path(NULL, path, sizeof(path)) == 0)
+		unlink(path);
+	witch_rt.sealed = 0;
+	if ((rc = fatal_reinstall()) < 0)
+		log_verbose(1, "cannot stand in for fatal signals again (%s): a crash loses the profile",
+			    strerror(-rc));
+	heap_pause(0);
+	if (thread_child_pending()) {
+		if ((rc = thread_child_arm()) < 0)
+			log_verbose(1, "child %d: its thread runs unprofiled (%s)", (int)witch_pid,
+				    strerror(-rc));
+	} else {
+		thread_resume_all();
+	}
+	witch_rt.off = 0;
+	witch_rt.live = 1;
+	witch_running = 1;
+	if (witch_sandbox_flusher && (rc = flush_restart()) < 0)
+		log_verbose(1, "cannot start the periodic profile writer again (%s)", strerror(-rc));
 }
 
 /* WITCH_SAMPLER: 1 to use the PMU (witch_pmu_ev encoded and probed), 0 for
@@ -388,6 +453,7 @@ __attribute__((constructor)) static void witch_init(void)
 	forkguard_set_child_hook(witch_child_start);
 	execguard_set_hooks(witch_before_exec, witch_exec_failed);
 	execguard_set_exit_hook(witch_end);
+	sandboxguard_set_hooks(witch_before_sandbox, witch_sandbox_failed);
 	if (use_pmu)
 		log_verbose(1, "client %s, PMU sampler (%s, period %llu), signal %d", craft->name,
 			    witch_pmu_ev.name[0], (unsigned long long)witch_pmu_ev.period, witch_rt.sig);

@@ -1,6 +1,6 @@
 /* export: what the runtime shows the program.  The library is built with
  * hidden visibility; the interposed C library functions (bulk, dlguard,
- * execguard, perfguard, sigguard, thread) are exported with this, and
+ * execguard, perfguard, sandboxguard, sigguard, thread) are exported with this, and
  * nothing else. */
 #ifndef WITCH_EXPORT_H
 #define WITCH_EXPORT_H

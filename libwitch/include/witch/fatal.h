@@ -47,6 +47,14 @@ int fatal_install(void (*write_profile)(void));
  * its default action, which takes the process as the handler returns.
  * From that signal's handler; -ENOSYS before fatal_install. */
 int fatal_end_with(int sig, siginfo_t *si, void *uc);
+/* Before a sandbox (sandboxguard.h): each signal the runtime stands in
+ * for gets the program's action back in the kernel (SIG_DFL, or its own
+ * fault handler), and the program's sigaction calls pass straight on.
+ * 0 or the first -errno. */
+int fatal_release(void);
+/* After fatal_release, when the sandbox was not installed: stand in again,
+ * as fatal_install did.  0 or -errno. */
+int fatal_reinstall(void);
 /* sigaction for the program on a signal the runtime may stand in for: returns
  * 1 when handled here (rc in errno semantics: 0), 0 when sig is none of these
  * (the caller goes on), -1 with errno on failure. */

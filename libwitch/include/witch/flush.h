@@ -28,6 +28,12 @@ int flush_program_thread(void);
 void flush_stop(void);
 /* After flush_stop, when an exec failed. */
 void flush_resume(void);
+/* The flusher returns, now, and is joined: no system call of its own
+ * after (a sandbox comes next, sandboxguard.h).  1 if there was one, else
+ * 0.  flush_restart starts one again (the sandbox did not come): 0 or a
+ * negative errno. */
+int flush_end(void);
+int flush_restart(void);
 void flush_prefork(void);
 void flush_postfork_parent(void);
 void flush_postfork_child(void);

@@ -12,6 +12,9 @@
  *          setup that failed halfway leaves them alone)
  *   off    set (a plain store, no call) to make every handler return at
  *          once, from the moment the runtime starts shutting down
+ *   sealed set before a seccomp sandbox goes in (sandboxguard.h): from then
+ *          on the runtime makes no system call, whatever runs (a thread's
+ *          end, a fork, the exit)
  */
 #ifndef WITCH_RUNTIME_H
 #define WITCH_RUNTIME_H
@@ -27,6 +30,7 @@ struct witch_runtime {
 	int sig;
 	volatile sig_atomic_t live;
 	volatile sig_atomic_t off;
+	volatile sig_atomic_t sealed;
 };
 
 extern struct witch_runtime witch_rt;

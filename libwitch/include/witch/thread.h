@@ -83,6 +83,9 @@ struct witch_thread *thread_begin(void);
 void thread_end(struct witch_thread *t);
 /* At process exit: stops and folds every thread. */
 void thread_end_all(void);
+/* After thread_end_all, until no other thread is inside a handler run
+ * that began before (a sandbox comes next: sandboxguard.h). */
+void thread_wait_handlers(void);
 /* After thread_end_all, start every thread's sampling again (an exec that
  * failed: the process goes on). */
 void thread_resume_all(void);
@@ -121,5 +124,8 @@ int thread_child_on_signal(const siginfo_t *si);
 /* 1 in a fork child whose start has not come yet: it has measured
  * nothing. */
 int thread_child_pending(void);
+/* Such a child's start is called off (a sandbox comes first): its event
+ * closed.  thread_child_arm arms it again. */
+void thread_child_disarm(void);
 
 #endif

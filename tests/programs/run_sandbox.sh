@@ -1,0 +1,59 @@
+#!/bin/bash
+# run_sandbox.sh: a program that sandboxes itself with seccomp runs on as
+# without the profiler, and its profile holds what came before.
+#
+# usage: run_sandbox.sh BUILD_DIR
+#
+# sandbox.c does the same work twice, phase_one and phase_two, and
+# installs between them a filter that kills the process on any system
+# call it does not make itself (or enters strict mode).  Before
+# sandboxguard.h the runtime's first tick past it killed the program with
+# SIGSYS (status 159).  Each row: the way it sandboxes, and the shares of
+# the profile's sampled bytes (WITCH_WATCHPOINTS=0: no traps needed) the
+# two phases must have.  Sandboxed, the runtime wrote the profile before
+# the filter and stopped: phase_two has none of the bytes (a sample past
+# the filter would need a tick, whose ioctl the filter kills).  Where the
+# install fails, profiling went on: the same work each, half each.  Every
+# row: stdout and status as native, nothing on stderr, one profile.
+# Skipped (77) where the kernel has no seccomp filters.
+set -u
+build=$(cd "$1" && pwd) || exit 1
+prog=$build/tests/programs/sandbox
+tmp=$(mktemp -d /tmp/witch-sandbox.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/table.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+unset LD_PRELOAD
+for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
+
+"$prog" prctl 1 >/dev/null 2>&1 || { echo "SKIP sandbox: seccomp filters unavailable here (native run failed)"; exit 77; }
+
+rows=(
+	"prctl|phase_one=1.0,phase_two=0.0|0.02"
+	"tsync|phase_one=1.0,phase_two=0.0|0.02"
+	"strict|phase_one=1.0,phase_two=0.0|0.02"
+	"fail|phase_one=0.5,phase_two=0.5|0.15"
+)
+for row in "${rows[@]}"; do
+	IFS='|' read -r way shares tol <<<"$row"
+	rm -rf "$tmp/p" && mkdir "$tmp/p"
+	"$prog" "$way" >"$tmp/native.out" 2>&1
+	echo "status $?" >>"$tmp/native.out"
+	env LD_PRELOAD="$build/libwitch.so" WITCH_WATCHPOINTS=0 WITCH_RATE=2000 WITCH_SEED=7 \
+		WITCH_OUTPUT="$tmp/p/s-%p.prof" "$prog" "$way" >"$tmp/out" 2>"$tmp/err"
+	echo "status $?" >>"$tmp/out"
+	bad=""
+	cmp -s "$tmp/native.out" "$tmp/out" || bad="$bad stdout/status: $(tr '\n' ' ' <"$tmp/out")"
+	[ -s "$tmp/err" ] && bad="$bad stderr: $(head -c 300 "$tmp/err")"
+	set -- "$tmp"/p/*.prof
+	if [ $# != 1 ] || [ ! -f "$1" ]; then
+		bad="$bad profiles: $(ls "$tmp/p" | tr '\n' ' ')"
+	elif ! "$build/witch" report --json "$1" >"$tmp/r.json" 2>"$tmp/r.err"; then
+		bad="$bad witch report: $(head -c 200 "$tmp/r.err")"
+	elif ! python3 "$here/check_report.py" "$tmp/r.json" --client dead --sampled-shares "$shares" \
+		--tol "$tol" --min-samples 100 >"$tmp/check" 2>&1; then
+		bad="$bad $(grep -h FAIL "$tmp/check" | head -n 3 | tr '\n' ' ')"
+	fi
+	row_end "$way" "$bad" "$shares within $tol"
+done
+table_end sandbox ${#rows[@]}
