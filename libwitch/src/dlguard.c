@@ -9,6 +9,7 @@
 #include "witch/datasym.h"
 #include "witch/phdrs.h"
 #include "witch/profile.h"
+#include "witch/runtime.h"
 #include "witch/export.h"
 
 #include <dlfcn.h>
@@ -16,6 +17,8 @@
 WITCH_EXPORT int dlclose(void *handle)
 {
 	int (*real)(void *) = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	if (witch_rt.sealed) /* past a sandbox: no file of the module's is read */
+		return real ? real(handle) : -1;
 	profile_note_modules();
 	/* No unwind may read the module's tables while it is unmapped. */
 	phdrs_close_begin();
