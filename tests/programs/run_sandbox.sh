@@ -2,7 +2,12 @@
 # run_sandbox.sh: a program that sandboxes itself with seccomp runs on as
 # without the profiler, and its profile holds what came before.
 #
-# usage: run_sandbox.sh BUILD_DIR
+# usage: run_sandbox.sh BUILD_DIR [--armed]
+#
+# --armed: with the debug registers the runtime takes by default, armed
+# across the install (behind tests/needs_traps.sh --or-window, which
+# passes TEST_WATCHPOINTS=window where they never trap); else
+# WITCH_WATCHPOINTS=0, which samples and arms nothing on any machine.
 #
 # sandbox.c does the same work twice, phase_one and phase_two, and
 # installs between them a filter that kills the process on any system
@@ -25,6 +30,11 @@ trap 'rm -rf "$tmp"' EXIT
 here=$(cd "$(dirname "$0")" && pwd)
 unset LD_PRELOAD
 for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
+watch=(WITCH_WATCHPOINTS=0)
+if [ "${2-}" = --armed ]; then
+	watch=()
+	[ -z "${TEST_WATCHPOINTS-}" ] || watch=(WITCH_WATCHPOINTS="$TEST_WATCHPOINTS")
+fi
 
 "$prog" prctl 1 >/dev/null 2>&1 || { echo "SKIP sandbox: seccomp filters unavailable here (native run failed)"; exit 77; }
 
@@ -39,7 +49,7 @@ for row in "${rows[@]}"; do
 	rm -rf "$tmp/p" && mkdir "$tmp/p"
 	"$prog" "$way" >"$tmp/native.out" 2>&1
 	echo "status $?" >>"$tmp/native.out"
-	env LD_PRELOAD="$build/libwitch.so" WITCH_WATCHPOINTS=0 WITCH_RATE=2000 WITCH_SEED=7 \
+	env LD_PRELOAD="$build/libwitch.so" "${watch[@]}" WITCH_RATE=2000 WITCH_SEED=7 \
 		WITCH_OUTPUT="$tmp/p/s-%p.prof" "$prog" "$way" >"$tmp/out" 2>"$tmp/err"
 	echo "status $?" >>"$tmp/out"
 	bad=""
@@ -56,4 +66,4 @@ for row in "${rows[@]}"; do
 	fi
 	row_end "$way" "$bad" "$shares within $tol"
 done
-table_end sandbox ${#rows[@]}
+table_end "sandbox${2:+ $2}" ${#rows[@]}
