@@ -345,6 +345,12 @@ __attribute__((constructor)) static void witch_init(void)
 {
 	char err[CONFIG_PATH_MAX + 256];
 	int rc;
+
+	/* First, before any call a filter in place may kill (sandboxguard.h). */
+	if (sandboxguard_probe(err, sizeof(err)) < 0) {
+		log_line("%s; running without profiling", err);
+		return;
+	}
 	double start_cpu_ns = cost_thread_cpu_ns();
 
 	config_defaults(&witch_cfg);
