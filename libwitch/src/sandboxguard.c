@@ -24,13 +24,15 @@ void sandboxguard_set_hooks(int (*before)(void), void (*failed)(void))
 	guard_failed = failed;
 }
 
-/* The hook, the install, and on failure resume with errno kept. */
+/* The hook, the install, and on failure (-1: a filter with
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER returns a descriptor) resume with errno
+ * kept. */
 #define SANDBOX_GUARDED(type, call)                                              \
 	do {                                                                     \
 		int stopped_ = guard_before ? guard_before() : 0;                \
 		type rc_ = (call);                                               \
 		int err_ = errno;                                                \
-		if (rc_ != 0 && stopped_ && guard_failed)                        \
+		if (rc_ < 0 && stopped_ && guard_failed)                         \
 			guard_failed();                                          \
 		errno = err_;                                                    \
 		return rc_;                                                      \
