@@ -41,6 +41,7 @@ fi
 rows=(
 	"prctl|phase_one=1.0,phase_two=0.0|0.02"
 	"tsync|phase_one=1.0,phase_two=0.0|0.02"
+	"listener|phase_one=1.0,phase_two=0.0|0.02"
 	"strict|phase_one=1.0,phase_two=0.0|0.02"
 	"fail|phase_one=0.5,phase_two=0.5|0.15"
 )

@@ -19,6 +19,10 @@
  *              (libseccomp's way) for every thread, with a second thread
  *              that works, spins across the install, works once more
  *              after it and ends
+ *      listener  syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+ *              NEW_LISTENER, ...) with a filter that allows all but acct,
+ *              which it hands to a supervisor (none: this program never
+ *              calls it): the install returns a descriptor, not 0
  *      strict  syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT): only read,
  *              write, _exit and sigreturn; phase two ends with the exit
  *              system call itself
@@ -74,6 +78,14 @@ static struct sock_filter filter[] = {
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
+/* listener's: everything but acct, which goes to the supervisor. */
+static struct sock_filter notify_acct[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_acct, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
 static long reps;
 static volatile int sandboxed;
 static uint64_t other_sum;
@@ -117,6 +129,11 @@ int main(int argc, char **argv)
 	} else if (tsync) {
 		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
 			return fail("install the filter on every thread");
+	} else if (!strcmp(way, "listener")) {
+		struct sock_fprog notify = {sizeof(notify_acct) / sizeof(notify_acct[0]), notify_acct};
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			    &notify) <= 0)
+			return fail("install a filter with a listener");
 	} else if (!strcmp(way, "strict")) {
 		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, NULL) != 0)
 			return fail("enter strict mode");
@@ -124,7 +141,7 @@ int main(int argc, char **argv)
 		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL) == 0 || errno != EFAULT)
 			return fail("fail to install a filter");
 	} else {
-		return fail("tell the way (prctl, tsync, strict or fail)");
+		return fail("tell the way (prctl, tsync, listener, strict or fail)");
 	}
 	sandboxed = 1;
 	sum += phase_two(buf, reps);
