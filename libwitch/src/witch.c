@@ -194,6 +194,34 @@ static void witch_child_start(void)
  * gets ".exec" added. */
 static void witch_end(void);
 
+/* Every thread stops sampling, its measurements folded: an exec or a
+ * sandbox comes next.  witch_go_on undoes it where that fails. */
+static void witch_pause_all(void)
+{
+	witch_rt.off = 1;
+	witch_running = 0;
+	heap_pause(1);
+	thread_end_all();
+}
+
+/* The exec or sandbox failed: the program goes on, and so does profiling.
+ * Its final profile, written at exit, holds everything, so the one written
+ * before (the path with suffix; NULL: none) goes. */
+static void witch_go_on(const char *wrote_suffix)
+{
+	char path[CONFIG_PATH_MAX + 64];
+
+	if (wrote_suffix && profile_path(NULL, path, sizeof(path)) == 0 &&
+	    strlen(path) + strlen(wrote_suffix) < sizeof(path)) {
+		strcat(path, wrote_suffix);
+		unlink(path);
+	}
+	heap_pause(0);
+	thread_resume_all();
+	witch_rt.off = 0;
+	witch_running = 1;
+}
+
 static int witch_before_exec(const char *file)
 {
 	char mine[CONFIG_PATH_MAX + 64], next[CONFIG_PATH_MAX + 64];
@@ -206,10 +234,7 @@ static int witch_before_exec(const char *file)
 	if (thread_child_pending())
 		return 0;
 	flush_stop();
-	witch_rt.off = 1;
-	witch_running = 0;
-	heap_pause(1);
-	thread_end_all();
+	witch_pause_all();
 	witch_exec_wrote = 0;
 	if (!profile_has_ticks())
 		return 1;
@@ -222,42 +247,27 @@ static int witch_before_exec(const char *file)
 	return 1;
 }
 
-/* The exec failed: the program goes on, and so does profiling; its final
- * profile, written at exit, holds everything, so the pre-exec one goes. */
 static void witch_exec_failed(void)
 {
-	char path[CONFIG_PATH_MAX + 64];
-
-	if (witch_exec_wrote && profile_path(NULL, path, sizeof(path)) == 0 &&
-	    strlen(path) + strlen(witch_exec_suffix) < sizeof(path)) {
-		strcat(path, witch_exec_suffix);
-		unlink(path);
-	}
-	heap_pause(0);
-	thread_resume_all();
-	witch_rt.off = 0;
-	witch_running = 1;
+	witch_go_on(witch_exec_wrote ? witch_exec_suffix : NULL);
 	flush_resume();
 }
 
 /* sandboxguard's: a seccomp filter goes in next, and past it any system
- * call of the runtime's may kill the program.  Stop as for an exec and
- * write the profile; then seal, so that nothing starts again (threads,
- * fork children, a crash's stand-in; the exit writes nothing more). */
+ * call of the runtime's may kill the program.  Stop as for an exec, and
+ * seal: nothing starts again (threads, fork children, a crash's stand-in,
+ * the flusher; the exit writes nothing more); the profile is written
+ * last. */
 static int witch_before_sandbox(void)
 {
 	if (!witch_running || getpid() != witch_pid)
 		return 0;
 	witch_sandbox_flusher = flush_end();
-	witch_rt.off = 1;
-	witch_rt.live = 0;
-	witch_running = 0;
-	heap_pause(1);
-	int pending = thread_child_pending();
+	int pending = thread_child_pending(); /* a fork child that measured nothing */
+	witch_pause_all();
 	if (pending)
-		thread_child_disarm(); /* measured nothing: nothing to write */
-	else
-		thread_end_all();
+		thread_child_disarm();
+	witch_rt.live = 0;
 	thread_wait_handlers();
 	witch_rt.sealed = 1;
 	int rc = fatal_release();
@@ -268,30 +278,19 @@ static int witch_before_sandbox(void)
 	return 1;
 }
 
-/* The install failed: the program goes on unsandboxed, and so does
- * profiling, whose profile at exit holds everything. */
 static void witch_sandbox_failed(void)
 {
-	char path[CONFIG_PATH_MAX + 64];
 	int rc;
 
-	if (witch_sandbox_wrote && profile_path(NULL, path, sizeof(path)) == 0)
-		unlink(path);
 	witch_rt.sealed = 0;
 	if ((rc = fatal_reinstall()) < 0)
 		log_verbose(1, "cannot stand in for fatal signals again (%s): a crash loses the profile",
 			    strerror(-rc));
-	heap_pause(0);
-	if (thread_child_pending()) {
-		if ((rc = thread_child_arm()) < 0)
-			log_verbose(1, "child %d: its thread runs unprofiled (%s)", (int)witch_pid,
-				    strerror(-rc));
-	} else {
-		thread_resume_all();
-	}
-	witch_rt.off = 0;
+	witch_go_on(witch_sandbox_wrote ? "" : NULL);
+	if (thread_child_pending() && (rc = thread_child_arm()) < 0)
+		log_verbose(1, "child %d: its thread runs unprofiled (%s)", (int)witch_pid,
+			    strerror(-rc));
 	witch_rt.live = 1;
-	witch_running = 1;
 	if (witch_sandbox_flusher && (rc = flush_restart()) < 0)
 		log_verbose(1, "cannot start the periodic profile writer again (%s)", strerror(-rc));
 }
