@@ -18,15 +18,26 @@ static int flush_started; /* this process has its flusher (or is starting it) */
 static int flush_stopped; /* under flush_lock */
 /* flush_end: the flusher is told to return (under flush_lock), and is
  * joined; its handle. */
-static pthread_cond_t flush_wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t flush_wake; /* on CLOCK_MONOTONIC: flush_wake_init */
 static int flush_quit;
 static pthread_t flush_thread;
+static int flush_joinable; /* flush_thread is a flusher that runs */
+
+/* (the monotonic clock: a wall clock set back would stretch a wait) */
+static void flush_wake_init(void)
+{
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&flush_wake, &a);
+	pthread_condattr_destroy(&a);
+}
 
 /* A quarter of a second, or less if told to return: 1 then. */
 static int flush_wait_quarter(void)
 {
 	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
+	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_nsec += 250000000;
 	if (until.tv_nsec >= 1000000000) {
 		until.tv_sec++;
@@ -75,23 +86,23 @@ static int flush_spawn(void)
 	if (flush_seconds == 0 || __atomic_exchange_n(&flush_started, 1, __ATOMIC_ACQ_REL))
 		return 0;
 	int rc = thread_create_unprofiled(&th, flush_main, NULL);
-	if (rc < 0) {
-		__atomic_store_n(&flush_started, 0, __ATOMIC_RELEASE);
+	if (rc < 0)
 		return rc;
-	}
 	flush_thread = th; /* joined by flush_end, if ever */
+	flush_joinable = 1;
 	return 0;
 }
 
 int flush_end(void)
 {
-	if (!__atomic_load_n(&flush_started, __ATOMIC_ACQUIRE))
+	if (!flush_joinable)
 		return 0;
 	pthread_mutex_lock(&flush_lock);
 	flush_quit = 1;
 	pthread_cond_signal(&flush_wake);
 	pthread_mutex_unlock(&flush_lock);
 	pthread_join(flush_thread, NULL);
+	flush_joinable = 0;
 	flush_quit = 0;
 	__atomic_store_n(&flush_started, 0, __ATOMIC_RELEASE);
 	return 1;
@@ -104,6 +115,7 @@ int flush_restart(void)
 
 int flush_start(uint32_t seconds, int always)
 {
+	flush_wake_init();
 	flush_seconds = seconds;
 	flush_always = always;
 	return always ? flush_spawn() : 0;
@@ -143,8 +155,8 @@ void flush_postfork_parent(void)
 void flush_postfork_child(void)
 {
 	pthread_mutex_init(&flush_lock, NULL);
-	pthread_cond_init(&flush_wake, NULL);
-	flush_started = 0; /* the parent's flusher is not in the child */
+	flush_wake_init();
+	flush_started = flush_joinable = 0; /* the parent's flusher is not in the child */
 }
 
 int flush_start_in_child(void)
