@@ -43,6 +43,7 @@ rows=(
 	"tsync|phase_one=1.0,phase_two=0.0|0.02"
 	"listener|phase_one=1.0,phase_two=0.0|0.02"
 	"strict|phase_one=1.0,phase_two=0.0|0.02"
+	"crash|phase_one=1.0,phase_two=0.0|0.02"
 	"fail|phase_one=0.5,phase_two=0.5|0.15"
 )
 for row in "${rows[@]}"; do

@@ -26,6 +26,10 @@
  *      strict  syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT): only read,
  *              write, _exit and sigreturn; phase two ends with the exit
  *              system call itself
+ *      crash   as prctl, then a NULL store after the checksum: the
+ *              program dies of SIGSEGV as natively, its default action
+ *              given back to it before the filter (the runtime's stand-in
+ *              would write a profile, through calls the filter kills)
  *      fail    prctl with no filter (EFAULT): not sandboxed
  *
  * Usage: sandbox WAY [REPS]     default REPS = 150 (~0.3 s a phase)
@@ -123,7 +127,7 @@ int main(int argc, char **argv)
 	uint64_t sum = phase_one(buf, reps);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return fail("set no_new_privs");
-	if (!strcmp(way, "prctl")) {
+	if (!strcmp(way, "prctl") || !strcmp(way, "crash")) {
 		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
 			return fail("install the filter");
 	} else if (tsync) {
@@ -141,7 +145,7 @@ int main(int argc, char **argv)
 		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL) == 0 || errno != EFAULT)
 			return fail("fail to install a filter");
 	} else {
-		return fail("tell the way (prctl, tsync, listener, strict or fail)");
+		return fail("tell the way (prctl, tsync, listener, strict, crash or fail)");
 	}
 	sandboxed = 1;
 	sum += phase_two(buf, reps);
@@ -160,5 +164,9 @@ int main(int argc, char **argv)
 		return 3;
 	if (!strcmp(way, "strict"))
 		syscall(SYS_exit, 0); /* exit_group is not strict mode's */
+	if (!strcmp(way, "crash")) {
+		int *volatile nowhere = NULL;
+		*nowhere = 1;
+	}
 	return 0;
 }
