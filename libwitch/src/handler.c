@@ -45,14 +45,24 @@ static void step_traps(struct witch_thread *t, ucontext_t *uc, const struct deco
 /* --- entry points ------------------------------------------------------------ */
 
 /* Around every use of the thread's tables: the periodic flush pauses the
- * thread and waits for in_handler to clear (thread_flush_all).  The run
- * takes its workspace from the process's pool (runspace.h).  1: a run;
- * 0: paused, do nothing; -1: no workspace free (counted): the tables may
- * be used, but nothing that needs the workspace, and handler_leave ends
- * it (handler_enter_run, for the paths that need one). */
+ * thread and waits for in_handler to clear (thread_flush_all), and a stop
+ * (the exit, an exec, a sandbox's seal) sets off and waits the same way.
+ * The run takes its workspace from the process's pool (runspace.h).
+ * 1: a run; 0: paused or stopped, do nothing; -1: no workspace free
+ * (counted): the tables may be used, but nothing that needs the workspace,
+ * and handler_leave ends it (handler_enter_run, for the paths that need
+ * one). */
 static int handler_enter(struct witch_thread *t)
 {
 	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
+	/* Read after in_handler is set, before anything else (drcost_enter
+	 * makes a system call): a stopper that set these, then read in_handler
+	 * as 0, has no run begin behind it.  Past a sandbox's filter that run
+	 * was the program's death (sandboxguard.h). */
+	if (__atomic_load_n(&t->paused, __ATOMIC_SEQ_CST) || witch_rt.off || !t->active) {
+		__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
+		return 0;
+	}
 	cost_enter(&t->cost);
 	peek_run_begin();
 	struct drcost_sums dr = {0};
@@ -61,15 +71,10 @@ static int handler_enter(struct witch_thread *t)
 	t->stats.dr_faults_armed += dr.faults_armed;
 	t->stats.cost_dr_ns += dr.cost_ns;
 	t->back_soon = t->back_step = 0;
-	if (!__atomic_load_n(&t->paused, __ATOMIC_SEQ_CST)) {
-		if ((t->rs = runspace_take()) != NULL)
-			return 1;
-		t->stats.skip_no_runspace++;
-		return -1;
-	}
-	peek_run_end();
-	__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
-	return 0;
+	if ((t->rs = runspace_take()) != NULL)
+		return 1;
+	t->stats.skip_no_runspace++;
+	return -1;
 }
 
 static void handler_leave(struct witch_thread *t, enum cost_entry entry)
