@@ -155,7 +155,9 @@ static int probe_child_fn(void *arg)
  * less of every start under a filter here.  Before Linux 5.16 a signal
  * that dumps core (SIGSYS, a filter's kill) also killed every process
  * sharing the dumper's memory, the program among them: there the child is
- * a fork. */
+ * a fork.  (A filter's SECCOMP_RET_TRAP would run a SIGSYS handler in the
+ * child, in the shared memory: at the constructor the program has set
+ * none.) */
 static int probe_may_share_memory(void)
 {
 	struct utsname u;
