@@ -167,6 +167,10 @@ int config_parse(struct witch_config *cfg, const char *name, const char *value,
 		if (parse_range(value, 0, 1, &v) < 0)
 			return bad(err, errlen, name, value, "0 or 1");
 		cfg->slow_rearm = (int)v;
+	} else if (!strcmp(name, "WITCH_STARTUP_TIMES")) {
+		if (parse_range(value, 0, 1, &v) < 0)
+			return bad(err, errlen, name, value, "0 or 1");
+		cfg->startup_times = (int)v;
 	} else if (!strcmp(name, "WITCH_SIGTRAP")) {
 		if (parse_range(value, 0, 1, &v) < 0)
 			return bad(err, errlen, name, value, "0 or 1");
@@ -208,7 +212,7 @@ static const char *const config_names[] = {
 	"WITCH_WATCHPOINTS", "WITCH_OUTPUT", "WITCH_SEED", "WITCH_VERBOSE",
 	"WITCH_MAX_STEPS", "WITCH_BUDGET", "WITCH_DEPTH", "WITCH_SLOW_REARM",
 	"WITCH_FP_TOLERANCE", "WITCH_EVENT", "WITCH_FLUSH", "WITCH_MEMORY_MB",
-	"WITCH_OBJECTS", "WITCH_SIGTRAP",
+	"WITCH_OBJECTS", "WITCH_SIGTRAP", "WITCH_STARTUP_TIMES",
 };
 
 int config_from_env(struct witch_config *cfg, char *err, size_t errlen)

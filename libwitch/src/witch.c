@@ -35,11 +35,13 @@
 #include "witch/runtime.h"
 #include "witch/sandboxguard.h"
 #include "witch/sigguard.h"
+#include "witch/startstep.h"
 #include "witch/thread.h"
 #include "witch/unwind.h"
 #include "witch/xsave.h"
 
 #include <errno.h>
+#include <x86intrin.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -344,6 +346,7 @@ __attribute__((constructor)) static void witch_init(void)
 {
 	char err[CONFIG_PATH_MAX + 256];
 	int rc;
+	uint64_t entry_tsc = __rdtsc();
 
 	/* First, before any call a filter in place may kill (sandboxguard.h). */
 	if (sandboxguard_probe(err, sizeof(err)) < 0) {
@@ -358,6 +361,8 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	log_set_verbosity(witch_cfg.verbose);
+	startstep_begin(entry_tsc, witch_cfg.startup_times);
+	startstep_mark("filter_check+config");
 	/* Where the directory cannot be read, each process writes in its own
 	 * as before. */
 	if ((rc = profile_anchor_output(witch_cfg.output, sizeof(witch_cfg.output))) < 0)
@@ -367,12 +372,14 @@ __attribute__((constructor)) static void witch_init(void)
 	 * if it took them on this machine (probes.h), else taken here; first,
 	 * as the sampler's choice asks whether there is a PMU. */
 	int inherited = probes_take_inherited() == 0;
+	startstep_mark("output+probes");
 	const struct craft *craft = craft_get(witch_cfg.client);
 	witch_rt.cfg = &witch_cfg;
 	witch_rt.craft = craft;
 	int use_pmu = witch_choose_sampler();
 	if (use_pmu < 0)
 		return;
+	startstep_mark("sampler_choice");
 	/* A breakpoint that cannot open is said by the first thread's
 	 * watchpoint_set_open; one that opens and never traps only here. */
 	if (config_arms_watchpoints(&witch_cfg) &&
@@ -386,6 +393,7 @@ __attribute__((constructor)) static void witch_init(void)
 			 "near waste only)");
 		return;
 	}
+	startstep_mark("watchpoint_probe");
 	witch_faults_one_page();
 	if ((rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
 	    (!inherited && (rc = costmodel_init()) < 0) || (rc = xsave_init()) < 0) {
@@ -393,6 +401,7 @@ __attribute__((constructor)) static void witch_init(void)
 			 strerror(-rc));
 		return;
 	}
+	startstep_mark("unwind+phdrs+costmodel+xsave");
 	/* Without an invariant TSC the cost model takes every load for a hit. */
 	if (!inherited && (rc = memlat_init()) < 0)
 		log_verbose(1, "no invariant TSC (%s): cache misses are not measured", strerror(-rc));
@@ -409,6 +418,7 @@ __attribute__((constructor)) static void witch_init(void)
 			    "measure them again", strerror(-rc));
 	/* The read and write interposers (drcost.h counts their bytes) find
 	 * the C library's at their first call without it. */
+	startstep_mark("memlat+cost+probes_down");
 	if ((rc = iocount_init()) < 0)
 		log_verbose(1, "the C library's read or write not found (%s)", strerror(-rc));
 	/* Names static and TLS data (docs/objects.md); profiling goes on
@@ -416,6 +426,7 @@ __attribute__((constructor)) static void witch_init(void)
 	if (witch_cfg.objects && (rc = datasym_init()) < 0)
 		log_verbose(1, "cannot index the modules' data symbols (%s): static data is unnamed",
 			    strerror(-rc));
+	startstep_mark("iocount+datasym");
 	witch_rt.sig = sigguard_pick_signal();
 	if (witch_rt.sig < 0) {
 		log_line("every real-time signal is in use by the program; running without profiling");
@@ -427,6 +438,7 @@ __attribute__((constructor)) static void witch_init(void)
 		log_line("cannot allocate the profile (%s); running without profiling", strerror(-rc));
 		return;
 	}
+	startstep_mark("signal+profile+thread_module");
 	if ((rc = profile_name_descendants()) < 0)
 		log_line("cannot set WITCH_OUTPUT for child processes (%s): a program this one "
 			 "execs may replace its profile; put %%p in WITCH_OUTPUT", strerror(-rc));
@@ -436,6 +448,7 @@ __attribute__((constructor)) static void witch_init(void)
 		log_verbose(1, "no object table (%s): objects are not told apart", strerror(-rc));
 	if (!use_pmu && (rc = bulk_init(craft->sample_kind)) < 0)
 		log_verbose(1, "memset/memcpy not found (%s): ticks sample them", strerror(-rc));
+	startstep_mark("descendants+objects+bulk");
 	witch_find_runtime_text();
 	if ((rc = sigguard_install(witch_rt.sig)) < 0) {
 		log_line("cannot install signal handlers (%s); running without profiling",
@@ -466,8 +479,10 @@ __attribute__((constructor)) static void witch_init(void)
 		log_verbose(1, "client %s, software sampler, %s %u ticks/s, signal %d", craft->name,
 			    witch_cfg.budget > 0 ? "CPU budget, starting at" : "fixed at",
 			    witch_cfg.rate, witch_rt.sig);
+	startstep_mark("handlers+atfork+heap");
 	if (!thread_begin())
 		return;
+	startstep_mark("thread_begin");
 	witch_running = 1;
 	witch_rt.live = 1; /* from here new threads are profiled */
 	if ((rc = fatal_install(witch_end)) < 0)
@@ -478,6 +493,7 @@ __attribute__((constructor)) static void witch_init(void)
 		log_line("cannot start the periodic profile writer (%s); the profile is written at exit only",
 			 strerror(-rc));
 	profile_note_startup(start_cpu_ns);
+	startstep_mark("fatal+flush");
 }
 
 /* At exit, or at _exit (execguard.h) except in a vfork child, whose
@@ -486,13 +502,17 @@ static void witch_end(void)
 {
 	if (!witch_running || getpid() != witch_pid)
 		return;
+	startstep_mark("(program)");
 	witch_rt.off = 1;
 	witch_running = 0;
 	heap_pause(1);
 	profile_exit_begins();
 	flush_stop();
 	thread_end_all();
+	startstep_mark("exit_stop");
 	profile_write();
+	startstep_mark("profile_write");
+	startstep_say();
 }
 
 __attribute__((destructor)) static void witch_fini(void)

@@ -41,6 +41,7 @@ enum field {
 	F_MEMORY,
 	F_OBJECTS,
 	F_SIGTRAP,
+	F_STARTUP_TIMES,
 };
 
 struct row {
@@ -227,6 +228,11 @@ static const struct row rows[] = {
 	BAD("WITCH_SLOW_REARM", "", E_SLOW),
 
 	/* WITCH_SIGTRAP: 0 or 1 (1, the default: traps as perf SIGTRAPs) */
+	/* WITCH_STARTUP_TIMES: 0 or 1 */
+	OK("WITCH_STARTUP_TIMES", "0", F_STARTUP_TIMES, 0),
+	OK("WITCH_STARTUP_TIMES", "1", F_STARTUP_TIMES, 1),
+	BAD("WITCH_STARTUP_TIMES", "2", E_SLOW),
+	BAD("WITCH_STARTUP_TIMES", "on", E_SLOW),
 	OK("WITCH_SIGTRAP", "0", F_SIGTRAP, 0),
 	OK("WITCH_SIGTRAP", "1", F_SIGTRAP, 1),
 	BAD("WITCH_SIGTRAP", "2", E_SLOW),
@@ -341,6 +347,7 @@ static void apply(struct witch_config *c, const struct row *r)
 	case F_MEMORY: c->memory_mb = (uint32_t)r->want; break;
 	case F_OBJECTS: c->objects = (int)r->want; break;
 	case F_SIGTRAP: c->sigtrap = (int)r->want; break;
+	case F_STARTUP_TIMES: c->startup_times = (int)r->want; break;
 	}
 }
 

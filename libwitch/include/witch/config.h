@@ -60,6 +60,7 @@ struct witch_config {
 	int flush_set;            /* WITCH_FLUSH given: the writer runs even in a program with no threads */
 	uint32_t memory_mb;       /* cap on what profiled threads reserve */
 	int objects;              /* data-centric attribution: track heap blocks (heap.h) */
+	int startup_times;        /* at exit, what each start-up and exit step took (startstep.h) */
 	char event[CONFIG_EVENT_MAX]; /* pmu sampler: libpfm4 event; "" = per-client default */
 };
 
