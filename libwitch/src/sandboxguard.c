@@ -79,7 +79,8 @@ WITCH_EXPORT int prctl(int option, ...)
 static const struct probe_call {
 	long nr;
 	long a[6];
-	const char *name;
+	char name[20]; /* an array, not a pointer: the table needs no relocation at
+			* load, which had written a page more of every process */
 } probe_calls[] = {
 	{SYS_perf_event_open, {0, 0, -1, -1, 0, 0}, "perf_event_open"},
 	{SYS_ioctl, {-1, 0x2400 /* PERF_EVENT_IOC_ENABLE */, 0}, "ioctl"},

@@ -1,6 +1,7 @@
 /* startstep: a short process's fixed cost, step by step (see startstep.h). */
 #include "witch/startstep.h"
 #include "witch/cost.h"
+#include "witch/lbss.h"
 #include "witch/log.h"
 
 #include <stdint.h>
@@ -8,10 +9,11 @@
 
 #define STARTSTEP_MAX 48
 
+/* (touched only when asked for: not among the pages every start touches) */
 static struct {
 	const char *name;
 	uint64_t tsc;
-} startstep_marks[STARTSTEP_MAX];
+} startstep_marks[STARTSTEP_MAX] WITCH_LBSS;
 static int startstep_n, startstep_on;
 
 void startstep_begin(uint64_t tsc, int on)
