@@ -83,6 +83,17 @@ static const struct row rows[] = {
 	{__LINE__, "a", 1, "prog", 0, 1, -ENAMETOOLONG, NULL},
 };
 
+/* Never a byte past size, whatever the result (buf was filled with 'Z'). */
+static void check_untouched(int line, const char *pattern, const char *buf, size_t size,
+			    size_t cap)
+{
+	for (size_t k = size; k < cap; k++)
+		if (buf[k] != 'Z') {
+			FAIL(line, "\"%s\" size %zu: byte %zu written", pattern, size, k);
+			return;
+		}
+}
+
 static void test_table(void)
 {
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -96,12 +107,7 @@ static void test_table(void)
 		if (r->rc == 0 && rc == 0)
 			CHECK(r->line, memchr(buf, '\0', size) && strcmp(buf, r->want) == 0,
 			      "\"%s\": got \"%.*s\", want \"%s\"", r->pattern, (int)size, buf, r->want);
-		/* never a byte past size, whatever the result */
-		for (size_t k = size; k < sizeof(buf); k++)
-			if (buf[k] != 'Z') {
-				FAIL(r->line, "\"%s\" size %zu: byte %zu written", r->pattern, size, k);
-				break;
-			}
+		check_untouched(r->line, r->pattern, buf, size, sizeof(buf));
 	}
 }
 
@@ -197,11 +203,7 @@ static void test_anchor(void)
 			CHECK(r->line, memchr(buf, '\0', size) && strcmp(buf, r->want) == 0,
 			      "\"%s\" under \"%s\": got \"%.*s\", want \"%s\"", r->pattern, r->dir,
 			      (int)size, buf, r->want);
-		for (size_t k = size; k < sizeof(buf); k++)
-			if (buf[k] != 'Z') {
-				FAIL(r->line, "\"%s\" size %zu: byte %zu written", r->pattern, size, k);
-				break;
-			}
+		check_untouched(r->line, r->pattern, buf, size, sizeof(buf));
 	}
 }
 
