@@ -3,6 +3,7 @@
 #include "witch/due.h"
 #include "witch/elfdata.h"
 #include "witch/log.h"
+#include "witch/fdguard.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -299,7 +300,7 @@ static void ds_module(struct dl_phdr_info *info, int is_main, struct ds_walk *w)
 	struct elfdata_image img = {info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, w->initial};
 	const struct elfdata_file *f = fd >= 0 ? elfdata_file_get(fd, name, is_main ? open_path : NULL, &img) : NULL;
 	if (fd >= 0)
-		close(fd);
+		fdguard_close(fd);
 	if (f && ds_image_matches(info, f)) {
 		ds_body_fill(info, f, w->initial, &b);
 		ds_count(&ds_st.modules, 1);
@@ -525,7 +526,7 @@ static void ds_fill_pending(struct ds_slot *s, const struct ds_body *was)
 	const struct elfdata_file *f =
 		fd >= 0 ? elfdata_file_get(fd, info.dlpi_name, s->name ? NULL : open_path, &img) : NULL;
 	if (fd >= 0)
-		close(fd);
+		fdguard_close(fd);
 	elfdata_scratch_release();
 	if (f && ds_image_matches(&info, f)) {
 		ds_body_fill(&info, f, 0, &b);

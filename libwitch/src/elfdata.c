@@ -4,6 +4,7 @@
 #include "witch/filepages.h"
 #include "witch/log.h"
 #include "witch/arena.h"
+#include "witch/fdguard.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -594,11 +595,11 @@ static int ds_read_file(int fd, const char *open_path, const struct elfdata_imag
 		if (dfd >= 0 && ds_elf_open(dfd, &dbg) == 0 && ds_elf_shdrs(&dbg) == 0 &&
 		    ds_pick_symtab(&dbg, SHT_SYMTAB, &dsym, &dstr) == 0) {
 			rc = ds_symsrc_set(f, dfd, dpath, &dsym, &dstr, NULL, NULL);
-			close(dfd);
+			fdguard_close(dfd);
 			return rc;
 		}
 		if (dfd >= 0)
-			close(dfd);
+			fdguard_close(dfd);
 	}
 	if (!have_dyn)
 		return 0;
@@ -634,7 +635,7 @@ static int ds_symsrc_open(const struct elfdata_symsrc *src)
 	if (fstat(fd, &st) < 0 || st.st_dev != src->dev || st.st_ino != src->ino ||
 	    (uint64_t)st.st_size != src->fsize ||
 	    (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec != src->mtime_ns) {
-		close(fd);
+		fdguard_close(fd);
 		return -ESTALE;
 	}
 	return fd;
@@ -656,7 +657,7 @@ int elfdata_file_symbols(const struct elfdata_file *cf)
 	if (rc == 0)
 		rc = ds_read_symbols(fd, &sym, &str, src->msym, src->mstr, f);
 	if (fd >= 0)
-		close(fd);
+		fdguard_close(fd);
 	elfdata_scratch_release();
 	if (rc == 0)
 		__atomic_add_fetch(&ds_nsymbols, f->nsyms + f->ntsyms, __ATOMIC_RELAXED);

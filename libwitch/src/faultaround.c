@@ -1,9 +1,9 @@
 /* faultaround: one page a read fault where only the runtime reads (see
  * faultaround.h). */
 #include "witch/faultaround.h"
-#include "witch/fdio.h"
 #include "witch/filepages.h"
 #include "witch/rawsys.h"
+#include "witch/fdguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,12 +43,12 @@ int faultaround_init(void)
 	long fd = rawsys6(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
 	if (fd < 0)
 		return fa_rc = (int)fd;
-	fd = fdio_move_high((int)fd); /* (kept: out of the program's way) */
+	fd = fdguard_take((int)fd); /* out of the program's way, and its sweeps */
 	struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC};
 	struct stat st;
 	if (ioctl((int)fd, UFFDIO_API, &api) < 0 || fstat((int)fd, &st) < 0) {
 		fa_rc = -errno;
-		close((int)fd);
+		fdguard_close((int)fd);
 		return fa_rc;
 	}
 	fa_fd = (int)fd;
@@ -144,7 +144,7 @@ int faultaround_add_module(const void *addr)
 void faultaround_postfork_child(void)
 {
 	if (fa_fd_ours()) /* never the program's own file at that number */
-		close(fa_fd);
+		fdguard_close(fa_fd);
 	fa_fd = -1;
 	fa_rc = 1;
 }

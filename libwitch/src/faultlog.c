@@ -1,6 +1,7 @@
 /* faultlog: whether a tick's time fell in a page fault (see faultlog.h). */
 #include "witch/faultlog.h"
 #include "witch/perf_fd.h"
+#include "witch/fdguard.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -39,7 +40,7 @@ int faultlog_open(struct faultlog *f, pid_t tid)
 	void *map = mmap(NULL, FAULTLOG_PAGE * FAULTLOG_PAGES, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		int rc = -errno;
-		close(fd);
+		fdguard_close(fd);
 		return rc;
 	}
 	f->fd = fd;
@@ -82,7 +83,7 @@ int faultlog_since_tick(struct faultlog *f, uint64_t *ip)
 void faultlog_close_inherited(const struct faultlog *f)
 {
 	if (f->fd >= 0)
-		close(f->fd);
+		fdguard_close(f->fd);
 }
 
 void faultlog_close(struct faultlog *f)
@@ -91,6 +92,6 @@ void faultlog_close(struct faultlog *f)
 	if (f->fd < 0)
 		return;
 	munmap(f->map, FAULTLOG_PAGE * FAULTLOG_PAGES);
-	close(f->fd);
+	fdguard_close(f->fd);
 	f->fd = -1;
 }

@@ -1,6 +1,7 @@
 /* filepages: give back a read-only file mapping's pages (see filepages.h). */
 #include "witch/filepages.h"
 #include "witch/fdio.h"
+#include "witch/fdguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,6 @@ int filepages_release(const void *at, uint64_t size)
 			run = page + PAGE;
 		}
 	}
-	close(fd);
+	fdguard_close(fd);
 	return rc;
 }

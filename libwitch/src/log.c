@@ -1,5 +1,6 @@
 /* log: async-signal-safe formatting of `witch:` lines (see log.h). */
 #include "witch/log.h"
+#include "witch/fdguard.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -172,7 +173,7 @@ static long log_parent_of(long pid)
 	if (fd < 0)
 		return -1;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	fdguard_close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
@@ -200,7 +201,7 @@ static int log_said_above(uint64_t hash)
 		said = connect(fd, (struct sockaddr *)&a, len) == 0;
 		pid = log_parent_of(pid);
 	}
-	close(fd);
+	fdguard_close(fd);
 	return said;
 }
 
@@ -215,7 +216,9 @@ static void log_hold(uint64_t hash)
 	struct sockaddr_un a;
 	socklen_t len = log_said_name(&a, (long)getpid(), hash);
 	if (bind(fd, (struct sockaddr *)&a, len) < 0)
-		close(fd); /* held already (a forked copy said it too) */
+		fdguard_close(fd); /* held already (a forked copy said it too) */
+	else
+		(void)fdguard_take(fd); /* kept for the process's life: out of its way */
 }
 
 void log_line(const char *fmt, ...)

@@ -1,6 +1,6 @@
 /* perf_fd: the runtime's own perf_event file descriptors (see perf_fd.h). */
 #include "witch/perf_fd.h"
-#include "witch/fdio.h"
+#include "witch/fdguard.h"
 #include "witch/rawsys.h"
 
 #include <errno.h>
@@ -13,7 +13,7 @@ int perf_fd_open(const struct perf_event_attr *attr, pid_t tid)
 			   PERF_FLAG_FD_CLOEXEC, 0);
 	if (ret < 0)
 		return (int)ret; /* -errno straight from the kernel */
-	return fdio_move_high((int)ret);
+	return fdguard_take((int)ret);
 }
 
 int perf_fd_route(int fd, int sig, pid_t tid)

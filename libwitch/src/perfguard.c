@@ -4,9 +4,11 @@
  * syscall(SYS_perf_event_open, ...)).  When the program's breakpoint event
  * is refused for want of a debug register (ENOSPC) while the runtime holds
  * some in the calling thread, the runtime gives one up and the call is
- * tried again, as often as needed.  seccomp goes to sandboxguard.h; every
- * other call passes straight on.
+ * tried again, as often as needed.  seccomp goes to sandboxguard.h, close,
+ * close_range, dup2 and dup3 to fdguard.h; every other call passes
+ * straight on.
  */
+#include "witch/fdguard.h"
 #include "witch/sandboxguard.h"
 #include "witch/thread.h"
 #include "witch/export.h"
@@ -40,6 +42,9 @@ WITCH_EXPORT long syscall(long nr, ...)
 	}
 	if (nr == SYS_seccomp)
 		return sandboxguard_syscall(real, nr, a);
+	long ret;
+	if (fdguard_syscall(nr, a, &ret))
+		return ret;
 	long rc = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (nr != SYS_perf_event_open || rc >= 0 || errno != ENOSPC)
 		return rc;

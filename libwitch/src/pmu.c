@@ -1,6 +1,7 @@
 /* pmu: per-thread PMU address sampler (see pmu.h). */
 #include "witch/pmu.h"
 #include "witch/perf_fd.h"
+#include "witch/fdguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,7 @@ void pmu_close(struct pmu *p)
 		if (p->map[i])
 			munmap(p->map[i], p->map_len);
 		if (p->fd[i] >= 0)
-			close(p->fd[i]);
+			fdguard_close(p->fd[i]);
 	}
 	pmu_reset(p);
 }
@@ -31,7 +32,7 @@ void pmu_close_inherited(const struct pmu *p)
 {
 	for (int i = 0; i < p->n && i < PMU_EVENT_MAX; i++)
 		if (p->fd[i] >= 0)
-			close(p->fd[i]);
+			fdguard_close(p->fd[i]);
 }
 
 int pmu_open(struct pmu *p, const struct pmu_event *ev, int sig, pid_t tid, uint32_t data_pages)

@@ -3,6 +3,7 @@
 #include "witch/perf_fd.h"
 #include "witch/pmu_ring.h"
 #include "witch/pmu_sysfs.h"
+#include "witch/fdguard.h"
 
 #include <cpuid.h>
 #include <dlfcn.h>
@@ -543,7 +544,7 @@ int pmu_event_probe(struct pmu_event *ev, char *why, size_t whylen)
 					  ev->client, why, whylen);
 			return fd;
 		}
-		close(fd);
+		fdguard_close(fd);
 		ev->attr[i].precise_ip = (uint64_t)precise;
 	}
 	return 0;

@@ -1,5 +1,6 @@
 /* pmu_sysfs: what the kernel says about its PMUs (see pmu_sysfs.h). */
 #include "witch/pmu_sysfs.h"
+#include "witch/fdguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,7 @@ static int read_small(const char *path, char *buf, size_t len)
 		return -errno;
 	ssize_t n = read(fd, buf, len - 1);
 	int rc = n < 0 ? -errno : 0;
-	close(fd);
+	fdguard_close(fd);
 	if (rc < 0)
 		return rc;
 	buf[n] = '\0';

@@ -5,6 +5,7 @@
 #include "witch/memlat.h"
 #include "witch/pmu_sysfs.h"
 #include "witch/watchpoint.h"
+#include "witch/fdguard.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -27,7 +28,7 @@ static int probes_boot_id(char out[BOOT_ID_LEN + 1])
 	if (fd < 0)
 		return -errno;
 	ssize_t n = read(fd, out, BOOT_ID_LEN);
-	close(fd);
+	fdguard_close(fd);
 	if (n != BOOT_ID_LEN)
 		return -EINVAL;
 	out[BOOT_ID_LEN] = '\0';

@@ -7,6 +7,7 @@
 #include "witch/runspace.h"
 #include "witch/runtime.h"
 #include "witch/log.h"
+#include "witch/fdguard.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -296,7 +297,7 @@ static int profile_real_path(const char *path, char *out, size_t size)
 	int fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd >= 0) {
 		int rc = elfdata_fd_path(fd, out, size);
-		close(fd);
+		fdguard_close(fd);
 		if (rc == 0)
 			return 0;
 	}
@@ -547,6 +548,11 @@ static int profile_emit(FILE *f, const char *exe)
 		fprintf(f, "stat heap_sample_bytes_max %llu\n",
 			(unsigned long long)hs.sample_bytes_max);
 	}
+	/* The runtime's descriptors the program's sweeps met (fdguard.h). */
+	uint64_t fd_kept, fd_taken;
+	fdguard_counts(&fd_kept, &fd_taken);
+	fprintf(f, "stat fd_closes_kept %llu\n", (unsigned long long)fd_kept);
+	fprintf(f, "stat fd_numbers_taken %llu\n", (unsigned long long)fd_taken);
 	fprintf(f, "pid %d\n", (int)getpid());
 	fprintf(f, "exe %s\n", exe);
 	objects_prepare(profile_node_of, NULL);
@@ -678,7 +684,7 @@ int profile_write_suffixed(const char *suffix)
 	f = fdopen(fd, "w");
 	if (!f) {
 		rc = -errno;
-		close(fd);
+		fdguard_close(fd);
 		unlink(tmp);
 		log_line("cannot write profile %s: %s", path, strerror(-rc));
 		return rc;

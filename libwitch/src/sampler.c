@@ -1,6 +1,7 @@
 /* sampler: per-thread CPU-time clock (see sampler.h). */
 #include "witch/sampler.h"
 #include "witch/perf_fd.h"
+#include "witch/fdguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@ int sampler_task_clock_open(uint64_t period_ns, int enabled, int sig, pid_t tid)
 		return fd;
 	int rc = perf_fd_route(fd, sig, tid);
 	if (rc < 0) {
-		close(fd);
+		fdguard_close(fd);
 		return rc;
 	}
 	return fd;
@@ -344,7 +345,7 @@ int sampler_tick_arrive(struct sampler *s)
 void sampler_close_inherited(const struct sampler *s)
 {
 	if (s->clock == SAMPLER_PERF_TASK_CLOCK && s->fd >= 0)
-		close(s->fd);
+		fdguard_close(s->fd);
 	else if (s->clock == SAMPLER_PMU)
 		pmu_close_inherited(&s->pmu);
 }
@@ -361,7 +362,7 @@ int sampler_is_tick(const struct sampler *s, const siginfo_t *si)
 void sampler_close(struct sampler *s)
 {
 	if (s->clock == SAMPLER_PERF_TASK_CLOCK && s->fd >= 0)
-		close(s->fd);
+		fdguard_close(s->fd);
 	else if (s->clock == SAMPLER_PMU)
 		pmu_close(&s->pmu);
 	if (s->timer_ok)

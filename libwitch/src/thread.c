@@ -10,6 +10,7 @@
 #include "witch/profile.h"
 #include "witch/runspace.h"
 #include "witch/sigguard.h"
+#include "witch/fdguard.h"
 
 #include <asm/prctl.h>
 #include <dlfcn.h>
@@ -518,7 +519,7 @@ static int thread_child_open_trigger(pid_t tid)
 		return fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &thread_child_fd_id) < 0) {
 		int rc = -errno;
-		close(fd);
+		fdguard_close(fd);
 		return rc;
 	}
 	thread_child_fd = fd;
@@ -531,7 +532,7 @@ static void thread_child_close_trigger(int fd, uint64_t want_id)
 {
 	uint64_t id = 0;
 	if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 && id == want_id)
-		close(fd);
+		fdguard_close(fd);
 }
 
 /* The parent's threads' mappings but keep's (their descriptors were

@@ -6,7 +6,7 @@
 #include "witch/unwind_rules.h"
 #include "witch/decode_zydis.h"
 #include "witch/export.h"
-#include "witch/fdio.h"
+#include "witch/fdguard.h"
 #include "witch/rawsys.h"
 
 #include <dlfcn.h>
@@ -42,8 +42,8 @@ static int unwind_find_text(struct dl_phdr_info *info, size_t size, void *base)
  * dup2s onto them (a shell's `exec 3<file`, its pipelines) hands libunwind
  * its file: the handler's walk read the program's pipe, blocking there for
  * good (runtime_fds hung 1 run in ~20) or taking a byte of its data.  Its
- * pipes go high instead (fdio_move_high); anyone else's pipe2 is the C
- * library's, untouched. */
+ * pipes go high instead, held against the program's sweeps (fdguard.h);
+ * anyone else's pipe2 is the C library's, untouched. */
 WITCH_EXPORT int pipe2(int fds[2], int flags)
 {
 	uint64_t from = (uint64_t)(uintptr_t)__builtin_return_address(0);
@@ -53,8 +53,8 @@ WITCH_EXPORT int pipe2(int fds[2], int flags)
 		return -1;
 	}
 	if (from >= unw_text_lo && from < unw_text_hi) {
-		fds[0] = fdio_move_high(fds[0]);
-		fds[1] = fdio_move_high(fds[1]);
+		fds[0] = fdguard_take(fds[0]);
+		fds[1] = fdguard_take(fds[1]);
 	}
 	return 0;
 }
@@ -75,6 +75,9 @@ int unwind_init(void)
 	Dl_info lib;
 	if (dladdr((void *)&unw_set_caching_policy, &lib) != 0 && lib.dli_fbase)
 		dl_iterate_phdr(unwind_find_text, lib.dli_fbase);
+	/* libunwind closes its pipe itself to open it again after a failed
+	 * read: its closes are the runtime's. */
+	fdguard_trust_code(unw_text_lo, unw_text_hi);
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "witch/watchpoint.h"
 #include "witch/watch_word.h"
 #include "witch/perf_fd.h"
+#include "witch/fdguard.h"
 
 #include <cpuid.h>
 #include <errno.h>
@@ -75,7 +76,7 @@ static int watchpoint_open_one(struct watchpoint_set *s, int slot, uint64_t addr
 		return fd;
 	int rc = perf_fd_route(fd, s->sig, s->tid);
 	if (rc < 0) {
-		close(fd);
+		fdguard_close(fd);
 		return rc;
 	}
 	return fd;
@@ -123,7 +124,7 @@ static int watchpoint_reopen(struct watchpoint_set *s, struct watchpoint *w, uin
 			     uint32_t len, int type, uint32_t pass)
 {
 	if (w->fd >= 0)
-		close(w->fd);
+		fdguard_close(w->fd);
 	w->pass = pass;
 	int slot = (int)(w - s->wp);
 	w->fd = watchpoint_open_one(s, slot, addr, len, type, 0, pass);
@@ -353,7 +354,7 @@ int watchpoint_set_shrink(struct watchpoint_set *s)
 		return -ENOSPC;
 	struct watchpoint *w = &s->wp[s->n - 1];
 	if (w->fd >= 0)
-		close(w->fd);
+		fdguard_close(w->fd);
 	w->fd = -1;
 	w->armed = 0;
 	s->n--;
@@ -364,7 +365,7 @@ void watchpoint_set_close(struct watchpoint_set *s)
 {
 	for (int i = 0; i < s->n; i++) {
 		if (s->wp[i].fd >= 0)
-			close(s->wp[i].fd);
+			fdguard_close(s->wp[i].fd);
 		s->wp[i].fd = -1;
 		s->wp[i].armed = 0;
 	}
@@ -375,7 +376,7 @@ void watchpoint_set_close_inherited(const struct watchpoint_set *s)
 {
 	for (int i = 0; i < s->n; i++)
 		if (s->wp[i].fd >= 0)
-			close(s->wp[i].fd);
+			fdguard_close(s->wp[i].fd);
 }
 
 /* Linux 5.18 on: a perf SIGTRAP the thread blocks waits, flagged
@@ -407,7 +408,7 @@ static int sigtrap_opens(void)
 	int fd = perf_fd_open(&a, 0);
 	if (fd < 0)
 		return 0;
-	close(fd);
+	fdguard_close(fd);
 	return 1;
 }
 
@@ -460,7 +461,7 @@ static int probe_traps(void)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	ssize_t n = read(fd, &count, sizeof(count));
 	int err = n == (ssize_t)sizeof(count) ? 0 : n < 0 ? -errno : -EIO;
-	close(fd);
+	fdguard_close(fd);
 	if (err < 0)
 		return err;
 	probed_traps = count > 0;

@@ -19,6 +19,7 @@
 #include "witch/execguard.h"
 #include "witch/faultaround.h"
 #include "witch/fatal.h"
+#include "witch/fdguard.h"
 #include "witch/flush.h"
 #include "witch/forkguard.h"
 #include "witch/handler.h"
@@ -348,6 +349,9 @@ __attribute__((constructor)) static void witch_init(void)
 	int rc;
 	uint64_t entry_tsc = __rdtsc();
 
+	/* Whether or not profiling starts: the program's closes pass through
+	 * fdguard.h's close either way. */
+	fdguard_init();
 	/* First, before any call a filter in place may kill (sandboxguard.h). */
 	if (sandboxguard_probe(err, sizeof(err)) < 0) {
 		log_line("%s; running without profiling", err);

@@ -144,6 +144,12 @@ static void text_summary(FILE *out, const struct witch_profile *p,
 	if (unprofiled > 0)
 		fprintf(out, "%-19s%.0f threads were not profiled: WITCH_MEMORY_MB was reached\n",
 			"note:", unprofiled);
+	/* fdguard.h: a dup2 onto one of the runtime's numbers is the program's. */
+	double taken = witch_profile_stat(p, "fd_numbers_taken");
+	if (taken > 0)
+		fprintf(out, "%-19sthe program replaced %.0f of the profiler's descriptors (dup2 onto "
+			"their numbers): sampling or watching stopped where they served\n",
+			"note:", taken);
 	fprintf(out, "%-19s%.0f\n", "watchpoints armed:",
 		witch_profile_stat(p, "watchpoints_armed"));
 	double traced = witch_profile_stat(p, "verdicts_traced");
