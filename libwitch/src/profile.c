@@ -8,6 +8,7 @@
 #include "witch/runtime.h"
 #include "witch/log.h"
 #include "witch/fdguard.h"
+#include "witch/profdir.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -81,6 +82,11 @@ static int profile_reset(void)
 	return pairtab_init(&prof.pairs, &prof.arena, PROFILE_MAX_PAIRS);
 }
 
+/* The executable's path, read at start: a program that chroots has no
+ * /proc to read it from at exit (its profile was "unknown-PID.prof"). */
+static char profile_exe[PATH_MAX];
+static char *profile_exe_path(char *buf, size_t size);
+
 int profile_init(const char *sampler, const char *sampler_why, uint64_t period)
 {
 	prof.sampler = sampler;
@@ -93,7 +99,15 @@ int profile_init(const char *sampler, const char *sampler_why, uint64_t period)
 	prof.first_pid = getpid();
 	int rc = profile_reset();
 	prof.ready = rc == 0;
-	return rc;
+	/* Where the profile goes, held now (profdir.h); the readlink is the
+	 * exit's, moved here. */
+	char path[CONFIG_PATH_MAX + 64];
+	profile_exe_path(profile_exe, sizeof(profile_exe));
+	if (rc == 0 && witch_rt.cfg && profile_path(NULL, path, sizeof(path)) == 0 &&
+	    (rc = profdir_hold(path)) < 0)
+		log_verbose(1, "cannot open the directory of %s (%s): the profile goes by its path",
+			    path, strerror(-rc));
+	return prof.ready ? 0 : rc;
 }
 
 /* Re-insert a thread-tree node's path into the process tree. */
@@ -370,6 +384,10 @@ static int profile_module_cb(struct dl_phdr_info *info, size_t size, void *data)
 /* The executable's path into buf ("" if unreadable); buf. */
 static char *profile_exe_path(char *buf, size_t size)
 {
+	if (profile_exe[0] && strlen(profile_exe) < size) {
+		strcpy(buf, profile_exe);
+		return buf;
+	}
 	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
 	buf[n > 0 ? n : 0] = '\0';
 	return buf;
@@ -674,18 +692,18 @@ int profile_write_suffixed(const char *suffix)
 	strcat(path, suffix);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)pid);
 	/* O_EXCL|O_NOFOLLOW: never write through a link planted at the temp name. */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = profdir_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		rc = -errno;
+		rc = fd;
 		log_line("cannot write profile %s: %s; set WITCH_OUTPUT to a writable path",
-			 path, strerror(errno));
+			 path, strerror(-rc));
 		return rc;
 	}
 	f = fdopen(fd, "w");
 	if (!f) {
 		rc = -errno;
 		fdguard_close(fd);
-		unlink(tmp);
+		profdir_unlink(tmp);
 		log_line("cannot write profile %s: %s", path, strerror(-rc));
 		return rc;
 	}
@@ -694,10 +712,10 @@ int profile_write_suffixed(const char *suffix)
 	pthread_mutex_unlock(&prof.lock);
 	if (fclose(f) != 0 && rc == 0)
 		rc = -errno;
-	if (rc == 0 && rename(tmp, path) < 0)
-		rc = -errno;
+	if (rc == 0)
+		rc = profdir_rename(tmp, path);
 	if (rc < 0) {
-		unlink(tmp);
+		profdir_unlink(tmp);
 		log_line("cannot write profile %s: %s; set WITCH_OUTPUT to a writable path", path,
 			 strerror(-rc));
 		return rc;
