@@ -4,6 +4,7 @@
 #include "witch/elfdata.h"
 #include "witch/log.h"
 #include "witch/fdguard.h"
+#include "witch/sigguard.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -396,9 +397,9 @@ static void ds_probe_tls(struct ds_walk *w)
 	}
 	/* The probe takes no signal of the program's (it inherits this mask). */
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	sigguard_mask(SIG_SETMASK, &all, &old);
 	int rc = ds_real_create(&th, NULL, ds_probe_main, &p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sigguard_mask(SIG_SETMASK, &old, NULL);
 	if (rc != 0)
 		return;
 	pthread_join(th, NULL);

@@ -2,6 +2,8 @@
 #include "witch/fatal.h"
 #include "witch/rescue.h"
 #include "witch/sigchain.h"
+#include "witch/sigguard.h"
+#include "witch/thread.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -74,6 +76,16 @@ static void fatal_write_guarded(int sig)
 		timer_delete(timer);
 }
 
+/* The write's frames (stdio, the profile's emit) on the thread's own
+ * stack: the program's sigaltstack may be a small one (thread.h). */
+static int fatal_write_run(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	fatal_write_guarded(sig);
+	return 0;
+}
+
 static void fatal_handler(int sig, siginfo_t *si, void *uc)
 {
 	if (rescue_fault(sig, si, uc))
@@ -87,7 +99,7 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 	int saved = errno;
 	fatal_default(sig); /* from here on the signal does what it would have */
 	if (!__atomic_exchange_n(&fatal_writing, 1, __ATOMIC_SEQ_CST)) {
-		fatal_write_guarded(sig);
+		thread_on_own_stack(fatal_write_run, sig, si, uc);
 	} else {
 		/* Another thread is writing: give it the watchdog's time. */
 		struct timespec ts = {FATAL_WATCHDOG_SEC, 0};
@@ -103,7 +115,7 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 	sigset_t one;
 	sigemptyset(&one);
 	sigaddset(&one, sig);
-	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	sigguard_mask(SIG_UNBLOCK, &one, NULL);
 	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
 }
 

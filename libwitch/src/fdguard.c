@@ -12,15 +12,10 @@
 #include <unistd.h>
 
 #define FDGUARD_WORDS (FDIO_HIGH_TOP / 64)
-#define FDGUARD_TRUSTED 4
 
 static uint64_t fd_held[FDGUARD_WORDS];  /* the runtime's open descriptors */
 static uint64_t fd_given[FDGUARD_WORDS]; /* were: the program dup2'd onto them */
 static uint64_t fd_kept, fd_taken;
-static struct {
-	uint64_t lo, hi;
-} fd_trusted[FDGUARD_TRUSTED];
-static int fd_n_trusted;
 static void *fd_real_close, *fd_real_closefrom;
 
 static int fd_bit(const uint64_t *set, int fd)
@@ -44,14 +39,20 @@ static int fd_bit_clear(uint64_t *set, int fd)
 	return (__atomic_fetch_and(&set[fd / 64], ~m, __ATOMIC_ACQ_REL) & m) != 0;
 }
 
+/* libunwind's code: it closes its pipe itself, to open it again after a
+ * failed read. */
+static uint64_t fd_unwinder_lo, fd_unwinder_hi;
+
 static int fd_from_trusted(const void *ret)
 {
 	uint64_t pc = (uint64_t)(uintptr_t)ret;
-	int n = __atomic_load_n(&fd_n_trusted, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < n; i++)
-		if (pc >= fd_trusted[i].lo && pc < fd_trusted[i].hi)
-			return 1;
-	return 0;
+	return pc >= fd_unwinder_lo && pc < fd_unwinder_hi;
+}
+
+void fdguard_set_unwinder_text(uint64_t lo, uint64_t hi)
+{
+	fd_unwinder_lo = lo;
+	fd_unwinder_hi = hi;
 }
 
 /* errno-style result of a raw call. */
@@ -88,16 +89,6 @@ int fdguard_close(int fd)
 	fd_bit_clear(fd_held, fd);
 	long rc = rawsys6(SYS_close, fd, 0, 0, 0, 0, 0);
 	return rc < 0 ? (int)rc : 0;
-}
-
-void fdguard_trust_code(uint64_t lo, uint64_t hi)
-{
-	int n = __atomic_load_n(&fd_n_trusted, __ATOMIC_ACQUIRE);
-	if (n == FDGUARD_TRUSTED || lo >= hi)
-		return;
-	fd_trusted[n].lo = lo;
-	fd_trusted[n].hi = hi;
-	__atomic_store_n(&fd_n_trusted, n + 1, __ATOMIC_RELEASE);
 }
 
 int fdguard_held(int fd)

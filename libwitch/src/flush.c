@@ -5,6 +5,7 @@
 #include "witch/phdrs.h"
 #include "witch/profile.h"
 #include "witch/thread.h"
+#include "witch/sigguard.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -56,7 +57,7 @@ static void *flush_main(void *arg)
 	/* Signals sent to the process must go to the program's threads. */
 	sigset_t all;
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	sigguard_mask(SIG_BLOCK, &all, NULL);
 	/* Wakes four times a second: a library the C library loaded by itself
 	 * joins the unwinders' module snapshot soon after a miss (phdrs.h),
 	 * and a dlopen'd one the data symbol index (datasym.h; a no-op when

@@ -288,7 +288,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 	if (witch_rt.off || !t || !t->active)
 		return;
 	sigguard_handler_mask(&ours); /* as in a signal handler's run */
-	if (pthread_sigmask(SIG_BLOCK, &ours, &old) != 0)
+	if (sigguard_mask(SIG_BLOCK, &ours, &old) != 0)
 		return;
 	if (handler_enter_run(t, COST_CALL)) {
 		struct decode_access a = {.addr = addr, .len = 1, .kind = kind, .elem = DECODE_ELEM_INT};
@@ -297,7 +297,7 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 		handler_run(t, NULL, run_call, &r);
 		handler_leave(t, COST_CALL);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sigguard_mask(SIG_SETMASK, &old, NULL);
 }
 
 int handler_in_run(void)

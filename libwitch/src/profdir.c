@@ -40,11 +40,14 @@ int profdir_hold(const char *path)
 	return 0;
 }
 
-/* path's name within the held directory, or NULL where it is elsewhere. */
+/* path's name within the held directory, or NULL where it is elsewhere, or
+ * the program has taken the descriptor's number (a dup2 onto it:
+ * fdguard.h). */
 static const char *profdir_name_in(const char *path)
 {
 	size_t len = profdir_dir_len(path);
-	if (dir_fd < 0 || len == 0 || strlen(dir_path) != len || memcmp(path, dir_path, len))
+	if (dir_fd < 0 || len == 0 || strlen(dir_path) != len || memcmp(path, dir_path, len) ||
+	    !fdguard_held(dir_fd))
 		return NULL;
 	return path + (len == 1 ? 1 : len + 1);
 }

@@ -2,6 +2,7 @@
 #include "witch/rescue.h"
 #include "witch/due.h"
 #include "witch/rawsys.h"
+#include "witch/sigguard.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -44,7 +45,7 @@ int rescue_fault(int sig, siginfo_t *si, void *ucv)
 	/* The mask the faulting handler ran with: sigsetjmp did not save one,
 	 * and this handler's own (everything blocked) must not stay. */
 	const ucontext_t *uc = ucv;
-	pthread_sigmask(SIG_SETMASK, &uc->uc_sigmask, NULL);
+	sigguard_mask(SIG_SETMASK, &uc->uc_sigmask, NULL);
 	siglongjmp(p->env, 1);
 }
 

@@ -1,5 +1,6 @@
 /* sigchain: a caught signal handed on to the program's handler (sigchain.h). */
 #include "witch/sigchain.h"
+#include "witch/sigguard.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,11 +34,11 @@ int sigchain_deliver(struct sigaction *act, int sig, siginfo_t *si, void *ucv)
 	sigorset(&m, &m, &a.sa_mask);
 	if (!(a.sa_flags & SA_NODEFER))
 		sigaddset(&m, sig);
-	pthread_sigmask(SIG_SETMASK, &m, &old);
+	sigguard_mask(SIG_SETMASK, &m, &old);
 	if (a.sa_flags & SA_SIGINFO)
 		a.sa_sigaction(sig, si, ucv);
 	else
 		a.sa_handler(sig);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sigguard_mask(SIG_SETMASK, &old, NULL);
 	return 0;
 }

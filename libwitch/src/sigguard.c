@@ -4,14 +4,18 @@
 #include "witch/fatal.h"
 #include "witch/handler.h"
 #include "witch/peek.h"
+#include "witch/rawsys.h"
+#include "witch/realfn.h"
 #include "witch/rescue.h"
 #include "witch/sigchain.h"
+#include "witch/thread.h"
 #include "witch/watchpoint.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 
 
@@ -19,6 +23,7 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef void (*sighandler_fn)(int);
 
 static sigaction_fn guard_real_sigaction;
+static void *guard_real_sigmask; /* the C library's pthread_sigmask */
 static int guard_rt_sig;
 static volatile sig_atomic_t guard_on;
 /* The program's own handlers: [0] SIGTRAP, [1] the runtime's RT signal. */
@@ -57,14 +62,22 @@ static void guard_chain(int slot, int sig, siginfo_t *si, void *uc)
 	sigset_t one;
 	sigemptyset(&one);
 	sigaddset(&one, sig);
-	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	sigguard_mask(SIG_UNBLOCK, &one, NULL);
 	raise(sig);
 }
 
+/* The handlers run on the thread's own stack (thread_on_own_stack); the
+ * program's, chained, where the kernel delivered, as it would have. */
 static void guard_on_rt(int sig, siginfo_t *si, void *uc)
 {
-	if (!handler_on_signal(sig, si, uc))
+	if (!thread_on_own_stack(handler_on_signal, sig, si, uc))
 		guard_chain(1, sig, si, uc);
+}
+
+static int guard_sigtrap_run(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	return handler_on_sigtrap(si, uc);
 }
 
 #define GUARD_EFLAGS_TF 0x100ull
@@ -118,7 +131,7 @@ static void guard_on_sigtrap(int sig, siginfo_t *si, void *uc)
 		handler_on_lost_trap(); /* the watchpoint stays armed for its next hit */
 		return;
 	}
-	if (!handler_on_sigtrap(si, uc) && !guard_stray_trap(si, uc))
+	if (!thread_on_own_stack(guard_sigtrap_run, sig, si, uc) && !guard_stray_trap(si, uc))
 		guard_chain(0, sig, si, uc);
 }
 
@@ -158,6 +171,7 @@ int sigguard_install(int rt_sig)
 	sa.sa_sigaction = guard_on_sigtrap;
 	if (real_sigaction()(SIGTRAP, &sa, &guard_prog[0]) < 0)
 		return -errno;
+	(void)realfn_next(&guard_real_sigmask, "pthread_sigmask");
 	guard_rt_sig = rt_sig;
 	guard_on = 1;
 	return 0;
@@ -193,22 +207,127 @@ WITCH_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 	return 0;
 }
 
+/* --- signal masks ---------------------------------------------------------- */
+
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+
+static uint64_t guard_unwinder_lo, guard_unwinder_hi;
+/* The thread's mask, as the program set it, blocks the runtime's signal,
+ * which the runtime keeps open (it blocks every real-time signal). */
+static __thread int guard_mask_hides __attribute__((tls_model("initial-exec")));
+
+int sigguard_mask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigmask_fn real = (sigmask_fn)__atomic_load_n(&guard_real_sigmask, __ATOMIC_ACQUIRE);
+	if (real)
+		return real(how, set, old);
+	/* Before the constructor found it: the kernel's, without the C
+	 * library's own two signals (32 and 33: cancellation, setxid), as it
+	 * leaves them. */
+	sigset_t s;
+	if (set) {
+		s = *set;
+		((unsigned long *)&s)[0] &= ~(3ul << 31);
+	}
+	long rc = rawsys6(SYS_rt_sigprocmask, how, set ? (long)&s : 0, (long)old, _NSIG / 8, 0, 0);
+	return rc < 0 ? (int)-rc : 0;
+}
+
+void sigguard_set_unwinder_text(uint64_t lo, uint64_t hi)
+{
+	guard_unwinder_lo = lo;
+	guard_unwinder_hi = hi;
+}
+
+/* Signals 1-64 as the kernel keeps them: the first word of a sigset_t. */
+static uint64_t guard_word(const sigset_t *s)
+{
+	uint64_t w;
+	memcpy(&w, s, sizeof(w));
+	return w;
+}
+
+static uint64_t guard_bit(int sig)
+{
+	return 1ull << (sig - 1);
+}
+
+/* Whether mask w blocks every real-time signal. */
+static int guard_all_rt(uint64_t w)
+{
+	uint64_t rt = (guard_bit(SIGRTMAX) << 1) - guard_bit(SIGRTMIN);
+	return (w & rt) == rt;
+}
+
+/* The program's pthread_sigmask, from code at ret: 0 or an errno value.
+ * A mask that blocks every real-time signal (sigfillset: a daemon that
+ * takes its signals by signalfd or sigwait, a thread pool's creator) has
+ * the runtime's left open, as a thread that begins so has (before, the
+ * program's main thread never ticked again); the program reads its mask
+ * back as it set it.  A mask naming the runtime's signal without all the
+ * others blocks it (a program waiting for that signal itself).
+ * libunwind's masks, around locks the handler takes too, are as it asks. */
+static int guard_program_mask(int how, const sigset_t *set, sigset_t *oset, const void *ret)
+{
+	uint64_t pc = (uint64_t)(uintptr_t)ret;
+	int unwinder = pc >= guard_unwinder_lo && pc < guard_unwinder_hi;
+	if (!guard_on || !set || unwinder) {
+		int rc = sigguard_mask(how, set, oset);
+		if (rc == 0 && oset && guard_on && !set && !unwinder && guard_mask_hides)
+			sigaddset(oset, guard_rt_sig);
+		return rc;
+	}
+	if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
+		return EINVAL;
+	int ours = guard_rt_sig, rc;
+	uint64_t bit = guard_bit(ours), asked = guard_word(set);
+	sigset_t want = *set, old, one;
+	sigemptyset(&one);
+	sigaddset(&one, ours);
+	if (how != SIG_UNBLOCK)
+		sigdelset(&want, ours); /* put back below where it stays blocked */
+	rc = sigguard_mask(how, &want, &old);
+	if (rc != 0)
+		return rc;
+	/* The program's view before and after its call, and ours as it is. */
+	uint64_t was = guard_word(&old), view = was | (guard_mask_hides ? bit : 0);
+	uint64_t after = how == SIG_SETMASK ? asked : how == SIG_BLOCK ? view | asked : view & ~asked;
+	int hides = (after & bit) && guard_all_rt(after);
+	int blocked_now = how == SIG_SETMASK ? 0 :
+			  how == SIG_BLOCK   ? (was & bit) != 0 :
+					       (was & bit) && !(asked & bit);
+	int block = (after & bit) && !hides;
+	if (block != blocked_now)
+		sigguard_mask(block ? SIG_BLOCK : SIG_UNBLOCK, &one, NULL);
+	if (oset) {
+		*oset = old;
+		if (guard_mask_hides)
+			sigaddset(oset, ours);
+	}
+	guard_mask_hides = hides;
+	return 0;
+}
+
 int sigguard_thread_open(void)
 {
 	sigset_t cur, one;
 	if (!guard_on)
 		return 0;
-	int rc = pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	int rc = sigguard_mask(SIG_BLOCK, NULL, &cur);
 	if (rc != 0)
 		return -rc;
-	if (sigismember(&cur, guard_rt_sig) != 1)
-		return 0;
-	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
-		if (sigismember(&cur, sig) != 1)
-			return -EPERM;
+	int was_blocked = sigismember(&cur, guard_rt_sig) == 1;
+	/* Where its creator's mask hid the runtime's signal
+	 * (guard_program_mask), the thread's, as the program sees it, blocks
+	 * it too. */
+	guard_mask_hides = guard_all_rt(guard_word(&cur) | guard_bit(guard_rt_sig));
+	if (!guard_mask_hides)
+		return was_blocked ? -EPERM : 0;
+	if (!was_blocked)
+		return 1;
 	sigemptyset(&one);
 	sigaddset(&one, guard_rt_sig);
-	rc = pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	rc = sigguard_mask(SIG_UNBLOCK, &one, NULL);
 	return rc == 0 ? 1 : -rc;
 }
 
@@ -221,12 +340,22 @@ WITCH_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *oset)
 			sigguard_handler_mask(oset);
 		return 0;
 	}
-	int rc = pthread_sigmask(how, set, oset);
+	int rc = guard_program_mask(how, set, oset, __builtin_return_address(0));
 	if (rc != 0) {
 		errno = rc;
 		return -1;
 	}
 	return 0;
+}
+
+WITCH_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *oset)
+{
+	if (handler_in_run()) {
+		if (oset)
+			sigguard_handler_mask(oset);
+		return 0;
+	}
+	return guard_program_mask(how, set, oset, __builtin_return_address(0));
 }
 
 /* glibc's signal() calls its sigaction internally, past the interposer:

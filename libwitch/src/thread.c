@@ -56,6 +56,45 @@ struct witch_thread *thread_self(void)
 	return thread_tls;
 }
 
+/* fn(sig, si, uc) with the stack pointer at top (16-byte aligned); the
+ * frame pointer keeps the way back, and tells unwinders. */
+int thread_call_on_stack(int (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, void *uc,
+			 void *top);
+__asm__(".text\n"
+	".globl thread_call_on_stack\n"
+	".hidden thread_call_on_stack\n"
+	".type thread_call_on_stack, @function\n"
+	"thread_call_on_stack:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	mov %rsp, %rbp\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	mov %r8, %rsp\n"
+	"	mov %rdi, %rax\n"
+	"	mov %esi, %edi\n"
+	"	mov %rdx, %rsi\n"
+	"	mov %rcx, %rdx\n"
+	"	call *%rax\n"
+	"	mov %rbp, %rsp\n"
+	"	pop %rbp\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size thread_call_on_stack, .-thread_call_on_stack\n");
+
+int thread_on_own_stack(int (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, void *uc)
+{
+	struct witch_thread *t = thread_tls;
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	uint64_t lo = t ? (uint64_t)(uintptr_t)t->altstack : 0, hi = lo + THREAD_ALTSTACK_SIZE;
+	if (!t || !t->altstack_on || (sp >= lo && sp < hi))
+		return fn(sig, si, uc);
+	t->stats.signals_off_stack++;
+	return thread_call_on_stack(fn, sig, si, uc, (void *)(uintptr_t)hi);
+}
+
 static void thread_key_destructor(void *p)
 {
 	thread_end(p);
@@ -458,9 +497,9 @@ int thread_yield_watchpoint(void)
 	sigemptyset(&ours);
 	sigaddset(&ours, witch_rt.sig);
 	sigaddset(&ours, SIGTRAP);
-	pthread_sigmask(SIG_BLOCK, &ours, &old);
+	sigguard_mask(SIG_BLOCK, &ours, &old);
 	int rc = watchpoint_set_shrink(&t->wps);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sigguard_mask(SIG_SETMASK, &old, NULL);
 	/* Handled, nothing for the user to do: said only when asked (WITCH_VERBOSE). */
 	if (rc == 0 && !__atomic_exchange_n(&thread_warned_yield, 1, __ATOMIC_RELAXED))
 		log_verbose(1, "the program opens hardware breakpoints itself: giving it debug registers "

@@ -59,6 +59,12 @@ WITCH_EXPORT int pipe2(int fds[2], int flags)
 	return 0;
 }
 
+void unwind_text_range(uint64_t *lo, uint64_t *hi)
+{
+	*lo = unw_text_lo;
+	*hi = unw_text_hi;
+}
+
 int unwind_init(void)
 {
 	/* No cache, so no lock.  A per-thread cache is what a signal handler
@@ -75,9 +81,6 @@ int unwind_init(void)
 	Dl_info lib;
 	if (dladdr((void *)&unw_set_caching_policy, &lib) != 0 && lib.dli_fbase)
 		dl_iterate_phdr(unwind_find_text, lib.dli_fbase);
-	/* libunwind closes its pipe itself to open it again after a failed
-	 * read: its closes are the runtime's. */
-	fdguard_trust_code(unw_text_lo, unw_text_hi);
 	return 0;
 }
 

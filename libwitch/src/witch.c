@@ -454,6 +454,11 @@ __attribute__((constructor)) static void witch_init(void)
 		log_verbose(1, "memset/memcpy not found (%s): ticks sample them", strerror(-rc));
 	startstep_mark("descendants+objects+bulk");
 	witch_find_runtime_text();
+	/* libunwind's own closes and masks are the runtime's to the guards. */
+	uint64_t unw_lo, unw_hi;
+	unwind_text_range(&unw_lo, &unw_hi);
+	fdguard_set_unwinder_text(unw_lo, unw_hi);
+	sigguard_set_unwinder_text(unw_lo, unw_hi);
 	if ((rc = sigguard_install(witch_rt.sig)) < 0) {
 		log_line("cannot install signal handlers (%s); running without profiling",
 			 strerror(-rc));

@@ -39,9 +39,9 @@ int fdguard_take(int fd);
  * 0 or -errno. */
 int fdguard_close(int fd);
 
-/* Code whose closes are the runtime's (libunwind's, which reopens its pipe
- * after a failed read): [lo, hi). */
-void fdguard_trust_code(uint64_t lo, uint64_t hi);
+/* libunwind's code (unwind_text_range): its closes are the runtime's (it
+ * closes its pipe to open it again after a failed read). */
+void fdguard_set_unwinder_text(uint64_t lo, uint64_t hi);
 
 /* Whether the runtime holds fd now. */
 int fdguard_held(int fd);

@@ -11,16 +11,20 @@
  *
  * A handler run blocks every signal but the faults (sigguard_handler_mask),
  * so nothing the program does can come in while the runtime's tables or
- * libunwind's locked cache are half changed.  Also interposed: sigprocmask,
- * which is a no-op inside a handler run.  libunwind blocks every signal
- * around each cache lookup (two system calls a frame, ~13 an unwind: a
- * tenth of a tick's handler time); there they are blocked already, and the
- * faults stay open for the rescue (rescue.h).
+ * libunwind's locked cache are half changed.  Also interposed: sigprocmask
+ * and pthread_sigmask, no-ops inside a handler run.  libunwind blocks every
+ * signal around each cache lookup (two system calls a frame, ~13 an
+ * unwind: a tenth of a tick's handler time); there they are blocked
+ * already, and the faults stay open for the rescue (rescue.h).  Outside
+ * one, a mask that blocks every real-time signal leaves the runtime's open
+ * (a daemon that takes its signals by signalfd blocked all of them in its
+ * main thread, which then never ticked again), and reads back as set.
  */
 #ifndef WITCH_SIGGUARD_H
 #define WITCH_SIGGUARD_H
 
 #include <signal.h>
+#include <stdint.h>
 
 /* A real-time signal nobody has a handler for (from SIGRTMIN+6 up), or -EBUSY.
  * Call before sigguard_install. */
@@ -39,11 +43,18 @@ void sigguard_handler_mask(sigset_t *set);
  * around pthread_create (xz -T; before, its workers, which do the work,
  * never ticked).  The ticks are CPU-time ticks, raised while the thread
  * runs in user mode, so they bring no EINTR to a thread asleep in poll or
- * nanosleep.  Nothing else changes: the program's own pthread_sigmask
- * calls block what they ask (libunwind's, around a lock the handler takes
- * too, among them).  Returns 1 if opened, 0 if it was open, -EPERM if held
+ * nanosleep.  Returns 1 if open under a mask that blocks every other
+ * real-time signal (opened here, or kept open by its creator's
+ * pthread_sigmask), 0 if open otherwise, -EPERM if held
  * by a mask that names it without all the others (a program waiting for
  * that signal itself: left so), or a negative errno. */
 int sigguard_thread_open(void);
+/* The runtime's own changes of a thread's mask: the C library's
+ * pthread_sigmask, past the interposer below (0 or an errno value).
+ * Async-signal-safe. */
+int sigguard_mask(int how, const sigset_t *set, sigset_t *old);
+/* libunwind's code (unwind_text_range): its masks, around locks the
+ * handler takes too, are applied as it asks. */
+void sigguard_set_unwinder_text(uint64_t lo, uint64_t hi);
 
 #endif

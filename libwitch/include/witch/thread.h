@@ -92,6 +92,16 @@ void thread_resume_all(void);
 /* Fold what every live thread measured so far into the profile (pausing each
  * one's handlers for the moment it takes); they go on. */
 void thread_flush_all(void);
+/* fn(sig, si, uc) on the calling thread's own signal stack, from a signal
+ * handler, returning what fn does.  The kernel delivers on the thread's
+ * registered sigaltstack, which the program may have replaced with one of
+ * its own (CPython's faulthandler, which pytest turns on: 16 KiB; Go's
+ * runtime, by raw system call) or turned off: the handler's deepest frames
+ * (~25 KiB, and a profile's write in fatal.h's) wrote past a 16 KiB one
+ * into the program's memory below it.  Where it came on another stack, the
+ * run moves to the thread's own (counted: stat signals_off_stack); a
+ * thread the runtime does not profile runs fn where it is. */
+int thread_on_own_stack(int (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, void *uc);
 /* A runtime thread of its own (the flusher): never sampled. */
 int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
 /* Called (outside any handler) each time the profiled program is about to

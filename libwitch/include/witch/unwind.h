@@ -13,6 +13,10 @@
  * no cache of its own (unwind.c says why; each thread keeps its rules
  * instead, unwind_rules.h). */
 int unwind_init(void);
+/* libunwind's code, [*lo, *hi) (both 0 before unwind_init): its own calls
+ * are the runtime's to the guards, its close of its pipe (fdguard.h) and
+ * its signal masks around its locks (sigguard.h). */
+void unwind_text_range(uint64_t *lo, uint64_t *hi);
 /* Walk the interrupted thread's stack, by r's rules where they lead and
  * libunwind from where they end (unwind_rules.h; r learns from it); the
  * interrupted frame's caller from the tick's run-ahead where it returned
