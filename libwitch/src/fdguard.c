@@ -16,7 +16,11 @@
 static uint64_t fd_held[FDGUARD_WORDS];  /* the runtime's open descriptors */
 static uint64_t fd_given[FDGUARD_WORDS]; /* were: the program dup2'd onto them */
 static uint64_t fd_kept, fd_taken;
-static void *fd_real_close, *fd_real_closefrom;
+static void *fd_real_closefrom;
+
+/* The C library's close under its other public name: no lookup, bound at
+ * load as the runtime's other imports are. */
+extern int __close(int fd);
 
 static int fd_bit(const uint64_t *set, int fd)
 {
@@ -65,13 +69,6 @@ static long fd_result(long rc)
 	return rc;
 }
 
-void fdguard_init(void)
-{
-	/* Found here, in the constructor: the program's close may come from a
-	 * signal handler, where dlsym may not be called. */
-	(void)realfn_next(&fd_real_close, "close");
-}
-
 int fdguard_take(int fd)
 {
 	if (fd < 0)
@@ -104,8 +101,8 @@ void fdguard_counts(uint64_t *kept, uint64_t *taken)
 
 /* --- the program's calls ------------------------------------------------ */
 
-/* close(fd) from code at ret: -errno or 0 (the C library's close where
- * found, a cancellation point as the program expects). */
+/* close(fd) from code at ret: -errno or 0 (the C library's close, a
+ * cancellation point as the program expects). */
 static long fd_close(int fd, const void *ret)
 {
 	if (fd_bit(fd_held, fd) || fd_bit(fd_given, fd)) {
@@ -116,10 +113,7 @@ static long fd_close(int fd, const void *ret)
 			return 0;
 		}
 	}
-	int (*real)(int) = (int (*)(int))__atomic_load_n(&fd_real_close, __ATOMIC_ACQUIRE);
-	if (!real)
-		return rawsys6(SYS_close, fd, 0, 0, 0, 0, 0);
-	return real(fd) < 0 ? -errno : 0;
+	return __close(fd) < 0 ? -errno : 0;
 }
 
 /* close_range without the held numbers: the pieces between them, each a

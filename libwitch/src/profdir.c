@@ -1,15 +1,19 @@
 /* profdir: the profile's directory, held from the start (see profdir.h). */
 #include "witch/profdir.h"
+#include "witch/export.h"
 #include "witch/fdguard.h"
+#include "witch/rawsys.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int dir_fd = -1;
+static void (*before_chroot)(void);
 static char dir_path[PATH_MAX]; /* as the pattern named it, no trailing '/' */
 
 /* The length of path's directory part ("/a/b" of "/a/b/c"; 1 for "/c"),
@@ -78,4 +82,21 @@ int profdir_unlink(const char *path)
 	if (!name || (rc < 0 && errno == ENOENT))
 		rc = unlink(path);
 	return rc < 0 ? -errno : 0;
+}
+
+void profdir_set_before_chroot(void (*hook)(void))
+{
+	before_chroot = hook;
+}
+
+WITCH_EXPORT int chroot(const char *path)
+{
+	if (before_chroot)
+		before_chroot();
+	long rc = rawsys6(SYS_chroot, (long)path, 0, 0, 0, 0, 0);
+	if (rc < 0) {
+		errno = (int)-rc;
+		return -1;
+	}
+	return 0;
 }

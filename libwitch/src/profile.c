@@ -82,10 +82,26 @@ static int profile_reset(void)
 	return pairtab_init(&prof.pairs, &prof.arena, PROFILE_MAX_PAIRS);
 }
 
-/* The executable's path, read at start: a program that chroots has no
- * /proc to read it from at exit (its profile was "unknown-PID.prof"). */
+/* The executable's path, read before a chroot: after it there is no /proc
+ * to read it from at exit (the profile was "unknown-PID.prof"). */
 static char profile_exe[PATH_MAX];
 static char *profile_exe_path(char *buf, size_t size);
+
+/* Just before the program's chroot: the directory the profile goes to,
+ * held (profdir.h), and the executable's path.  Not once sealed: no
+ * system call of the runtime's then (sandboxguard.h). */
+static void profile_before_chroot(void)
+{
+	char path[CONFIG_PATH_MAX + 64];
+	int rc;
+	if (!prof.ready || witch_rt.sealed || !witch_rt.cfg)
+		return;
+	if (!profile_exe[0])
+		profile_exe_path(profile_exe, sizeof(profile_exe));
+	if (profile_path(NULL, path, sizeof(path)) == 0 && (rc = profdir_hold(path)) < 0)
+		log_verbose(1, "cannot open the directory of %s (%s): the profile goes by its path",
+			    path, strerror(-rc));
+}
 
 int profile_init(const char *sampler, const char *sampler_why, uint64_t period)
 {
@@ -99,15 +115,8 @@ int profile_init(const char *sampler, const char *sampler_why, uint64_t period)
 	prof.first_pid = getpid();
 	int rc = profile_reset();
 	prof.ready = rc == 0;
-	/* Where the profile goes, held now (profdir.h); the readlink is the
-	 * exit's, moved here. */
-	char path[CONFIG_PATH_MAX + 64];
-	profile_exe_path(profile_exe, sizeof(profile_exe));
-	if (rc == 0 && witch_rt.cfg && profile_path(NULL, path, sizeof(path)) == 0 &&
-	    (rc = profdir_hold(path)) < 0)
-		log_verbose(1, "cannot open the directory of %s (%s): the profile goes by its path",
-			    path, strerror(-rc));
-	return prof.ready ? 0 : rc;
+	profdir_set_before_chroot(profile_before_chroot);
+	return rc;
 }
 
 /* Re-insert a thread-tree node's path into the process tree. */

@@ -5,7 +5,6 @@
 #include "witch/handler.h"
 #include "witch/peek.h"
 #include "witch/rawsys.h"
-#include "witch/realfn.h"
 #include "witch/rescue.h"
 #include "witch/sigchain.h"
 #include "witch/thread.h"
@@ -23,7 +22,6 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef void (*sighandler_fn)(int);
 
 static sigaction_fn guard_real_sigaction;
-static void *guard_real_sigmask; /* the C library's pthread_sigmask */
 static int guard_rt_sig;
 static volatile sig_atomic_t guard_on;
 /* The program's own handlers: [0] SIGTRAP, [1] the runtime's RT signal. */
@@ -171,7 +169,6 @@ int sigguard_install(int rt_sig)
 	sa.sa_sigaction = guard_on_sigtrap;
 	if (real_sigaction()(SIGTRAP, &sa, &guard_prog[0]) < 0)
 		return -errno;
-	(void)realfn_next(&guard_real_sigmask, "pthread_sigmask");
 	guard_rt_sig = rt_sig;
 	guard_on = 1;
 	return 0;
@@ -209,21 +206,16 @@ WITCH_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 
 /* --- signal masks ---------------------------------------------------------- */
 
-typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
-
 static uint64_t guard_unwinder_lo, guard_unwinder_hi;
 /* The thread's mask, as the program set it, blocks the runtime's signal,
  * which the runtime keeps open (it blocks every real-time signal). */
 static __thread int guard_mask_hides __attribute__((tls_model("initial-exec")));
 
+/* What the C library's pthread_sigmask does, without a lookup of it: the
+ * kernel's, with the C library's own two signals (32 and 33: cancellation,
+ * setxid) never blocked. */
 int sigguard_mask(int how, const sigset_t *set, sigset_t *old)
 {
-	sigmask_fn real = (sigmask_fn)__atomic_load_n(&guard_real_sigmask, __ATOMIC_ACQUIRE);
-	if (real)
-		return real(how, set, old);
-	/* Before the constructor found it: the kernel's, without the C
-	 * library's own two signals (32 and 33: cancellation, setxid), as it
-	 * leaves them. */
 	sigset_t s;
 	if (set) {
 		s = *set;

@@ -349,9 +349,6 @@ __attribute__((constructor)) static void witch_init(void)
 	int rc;
 	uint64_t entry_tsc = __rdtsc();
 
-	/* Whether or not profiling starts: the program's closes pass through
-	 * fdguard.h's close either way. */
-	fdguard_init();
 	/* First, before any call a filter in place may kill (sandboxguard.h). */
 	if (sandboxguard_probe(err, sizeof(err)) < 0) {
 		log_line("%s; running without profiling", err);

@@ -7,11 +7,11 @@
 # The runtime opened WITCH_OUTPUT's path at exit: after a chroot the path
 # did not resolve, the profile was lost, and one `witch:` line blamed the
 # path ("cannot write profile ...: No such file or directory").  The
-# directory is now held from the start (profdir.h); one deleted and made
-# again goes by the path.  Each row: chroot_exit.c's way, and how many
+# directory is now held from just before the chroot (profdir.h); one
+# deleted and made again goes by the path.  Each row: chroot_exit.c's way, and how many
 # profiles must be in the output directory, each named by %e
-# (chroot_exit-PID.prof: the executable's path is read at start, as a
-# chrooted process has no /proc) with the executable's path inside.  Every
+# (chroot_exit-PID.prof: the executable's path is read before the chroot,
+# as a chrooted process has no /proc) with the executable's path inside.  Every
 # row: stdout and status as native, nothing on stderr, nothing in the jail.
 # Skipped (77) where chroot is not allowed (not root).
 set -u

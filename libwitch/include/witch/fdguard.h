@@ -25,10 +25,6 @@
 
 #include <stdint.h>
 
-/* Finds the C library's close, for the program's (in the constructor: not
- * in a signal handler).  Until then the program's go to the kernel. */
-void fdguard_init(void);
-
 /* A descriptor the runtime keeps: moved out of the program's way
  * (fdio_move_high) and held.  Returns its new number (fd itself where it
  * could not move; fd if negative). */
