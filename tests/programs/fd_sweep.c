@@ -51,25 +51,14 @@
 
 static uint32_t buf[N];
 
-static uint64_t churn(uint32_t *p, long reps, uint64_t v)
-{
-	for (long r = 0; r < reps; r++)
-		for (uint32_t i = 0; i < N; i++) {
-			KA_LCG(v);
-			p[i] = KA_HI(v);
-			v += KA_LOAD(p, (i * 7) & (N - 1));
-		}
-	return v;
-}
-
 KA_FN uint64_t phase_one(uint32_t *p, long reps)
 {
-	return churn(p, reps, 1);
+	return ka_phase_work(p, N, reps, 1);
 }
 
 KA_FN uint64_t phase_two(uint32_t *p, long reps)
 {
-	return churn(p, reps, 2);
+	return ka_phase_work(p, N, reps, 2);
 }
 
 static pthread_barrier_t go;

@@ -67,6 +67,22 @@ KA_FN __attribute__((unused)) static void ka_stream(uint64_t *b, uint64_t n, uin
 	}
 }
 
+/* A phase's work: reps passes over p[0..n) (n a power of two), each
+ * element an LCG step stored and a load of another: the same bytes a CPU
+ * second in every phase of every program that splits its run in two
+ * around what it tests (sandbox, fd_sweep, mask_all, each phase a KA_FN
+ * of its own name calling this with its own seed v). */
+static inline __attribute__((always_inline)) uint64_t ka_phase_work(uint32_t *p, uint32_t n, long reps, uint64_t v)
+{
+	for (long r = 0; r < reps; r++)
+		for (uint32_t i = 0; i < n; i++) {
+			KA_LCG(v);
+			p[i] = KA_HI(v);
+			v += KA_LOAD(p, (i * 7) & (n - 1));
+		}
+	return v;
+}
+
 static inline void *ka_alloc(size_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,

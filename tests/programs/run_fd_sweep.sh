@@ -23,14 +23,9 @@
 # native, nothing on stderr.  daemon's profiles are the parent's (no
 # samples) and the child's, read together.
 set -u
-build=$(cd "$1" && pwd) || exit 1
-prog=$build/tests/programs/fd_sweep
-tmp=$(mktemp -d /tmp/witch-fd-sweep.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/table.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-unset LD_PRELOAD
-for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
+table_begin "$1" fd-sweep
+prog=$build/tests/programs/fd_sweep
 
 rows=(
 	"closefrom|phase_one=0.5,phase_two=0.5|--min-stat fd_closes_kept=2"
@@ -42,30 +37,18 @@ rows=(
 	"take|phase_one=1.0,phase_two=0.0|--min-stat fd_numbers_taken=2"
 	"none|phase_one=0.5,phase_two=0.5|--max-stat fd_closes_kept=0"
 )
+row_env=(WITCH_WATCHPOINTS=0)
 for row in "${rows[@]}"; do
 	IFS='|' read -r way shares checks <<<"$row"
-	tol=0.15
-	rm -rf "$tmp/p" && mkdir "$tmp/p"
-	"$prog" "$way" >"$tmp/native.out" 2>&1
-	echo "status $?" >>"$tmp/native.out"
-	env LD_PRELOAD="$build/libwitch.so" WITCH_WATCHPOINTS=0 WITCH_RATE=2000 WITCH_SEED=7 \
-		WITCH_OUTPUT="$tmp/p/s-%p.prof" "$prog" "$way" >"$tmp/out" 2>"$tmp/err"
-	echo "status $?" >>"$tmp/out"
-	bad=""
-	cmp -s "$tmp/native.out" "$tmp/out" || bad="$bad stdout/status: $(tr '\n' ' ' <"$tmp/out")"
-	[ -s "$tmp/err" ] && bad="$bad stderr: $(head -c 300 "$tmp/err")"
-	if ! "$build/witch" report --json "$tmp"/p/*.prof >"$tmp/r.json" 2>"$tmp/r.err"; then
-		bad="$bad witch report: $(head -c 200 "$tmp/r.err")"
-	elif ! python3 "$here/check_report.py" "$tmp/r.json" --client dead --sampled-shares "$shares" \
-		--tol "$tol" --min-samples 200 $checks >"$tmp/check" 2>&1; then
-		bad="$bad $(grep -h FAIL "$tmp/check" | head -n 3 | tr '\n' ' ')"
-	fi
+	read -ra extra <<<"$checks"
+	row_checks=(--sampled-shares "$shares" --tol 0.15 --min-samples 200 "${extra[@]}")
+	row_profiled "$prog" "$way"
 	# The report says when the program took the runtime's numbers.
 	note=$("$build/witch" report "$tmp"/p/*.prof 2>&1 | grep -c 'the program replaced [0-9]* of the profiler')
 	case $checks in
-	*fd_numbers_taken*) [ "$note" = 1 ] || bad="$bad report: no note of the taken descriptors" ;;
-	*) [ "$note" = 0 ] || bad="$bad report: a note of taken descriptors" ;;
+	*fd_numbers_taken*) [ "$note" = 1 ] || row_bad="$row_bad report: no note of the taken descriptors" ;;
+	*) [ "$note" = 0 ] || row_bad="$row_bad report: a note of taken descriptors" ;;
 	esac
-	row_end "$way" "$bad" "$shares within $tol, $checks"
+	row_end "$way" "$row_bad" "$shares within 0.15, $checks"
 done
 table_end fd_sweep ${#rows[@]}

@@ -14,14 +14,9 @@
 # its mask reads back as it set it (exit 1 otherwise).  Every row: stdout
 # and status as native, nothing on stderr.
 set -u
-build=$(cd "$1" && pwd) || exit 1
-prog=$build/tests/programs/mask_all
-tmp=$(mktemp -d /tmp/witch-mask-all.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/table.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-unset LD_PRELOAD
-for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
+table_begin "$1" mask-all
+prog=$build/tests/programs/mask_all
 
 rows=(
 	"sigprocmask|phase_one=0.5,phase_two=0.5"
@@ -30,24 +25,11 @@ rows=(
 	"signalfd|phase_one=0.5,phase_two=0.5"
 	"rt_some|phase_one=1.0,phase_two=0.0"
 )
+row_env=(WITCH_WATCHPOINTS=0)
 for row in "${rows[@]}"; do
 	IFS='|' read -r way shares <<<"$row"
-	tol=0.15
-	rm -rf "$tmp/p" && mkdir "$tmp/p"
-	"$prog" "$way" >"$tmp/native.out" 2>&1
-	echo "status $?" >>"$tmp/native.out"
-	env LD_PRELOAD="$build/libwitch.so" WITCH_WATCHPOINTS=0 WITCH_RATE=2000 WITCH_SEED=7 \
-		WITCH_OUTPUT="$tmp/p/s-%p.prof" "$prog" "$way" >"$tmp/out" 2>"$tmp/err"
-	echo "status $?" >>"$tmp/out"
-	bad=""
-	cmp -s "$tmp/native.out" "$tmp/out" || bad="$bad stdout/status: $(tr '\n' ' ' <"$tmp/out")"
-	[ -s "$tmp/err" ] && bad="$bad stderr: $(head -c 300 "$tmp/err")"
-	if ! "$build/witch" report --json "$tmp"/p/*.prof >"$tmp/r.json" 2>"$tmp/r.err"; then
-		bad="$bad witch report: $(head -c 200 "$tmp/r.err")"
-	elif ! python3 "$here/check_report.py" "$tmp/r.json" --client dead --sampled-shares "$shares" \
-		--tol "$tol" --min-samples 200 >"$tmp/check" 2>&1; then
-		bad="$bad $(grep -h FAIL "$tmp/check" | head -n 3 | tr '\n' ' ')"
-	fi
-	row_end "$way" "$bad" "$shares within $tol"
+	row_checks=(--sampled-shares "$shares" --tol 0.15 --min-samples 200)
+	row_profiled "$prog" "$way"
+	row_end "$way" "$row_bad" "$shares within 0.15"
 done
 table_end mask_all ${#rows[@]}

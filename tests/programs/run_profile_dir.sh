@@ -15,13 +15,9 @@
 # row: stdout and status as native, nothing on stderr, nothing in the jail.
 # Skipped (77) where chroot is not allowed (not root).
 set -u
-build=$(cd "$1" && pwd) || exit 1
-prog=$build/tests/programs/chroot_exit
-tmp=$(mktemp -d /tmp/witch-profile-dir.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/table.sh"
-unset LD_PRELOAD
-for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
+table_begin "$1" profile-dir
+prog=$build/tests/programs/chroot_exit
 
 mkdir -p "$tmp/jail"
 "$prog" exit "$tmp/jail" >/dev/null 2>&1

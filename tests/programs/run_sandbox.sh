@@ -51,26 +51,12 @@ rows=(
 	"crash|phase_one=1.0,phase_two=0.0|0.05"
 	"fail|phase_one=0.5,phase_two=0.5|0.15"
 )
+row_env=("${watch[@]}")
+row_profiles=1
 for row in "${rows[@]}"; do
 	IFS='|' read -r way shares tol <<<"$row"
-	rm -rf "$tmp/p" && mkdir "$tmp/p"
-	"$prog" "$way" >"$tmp/native.out" 2>&1
-	echo "status $?" >>"$tmp/native.out"
-	env LD_PRELOAD="$build/libwitch.so" "${watch[@]}" WITCH_RATE=2000 WITCH_SEED=7 \
-		WITCH_OUTPUT="$tmp/p/s-%p.prof" "$prog" "$way" >"$tmp/out" 2>"$tmp/err"
-	echo "status $?" >>"$tmp/out"
-	bad=""
-	cmp -s "$tmp/native.out" "$tmp/out" || bad="$bad stdout/status: $(tr '\n' ' ' <"$tmp/out")"
-	[ -s "$tmp/err" ] && bad="$bad stderr: $(head -c 300 "$tmp/err")"
-	set -- "$tmp"/p/*.prof
-	if [ $# != 1 ] || [ ! -f "$1" ]; then
-		bad="$bad profiles: $(ls "$tmp/p" | tr '\n' ' ')"
-	elif ! "$build/witch" report --json "$1" >"$tmp/r.json" 2>"$tmp/r.err"; then
-		bad="$bad witch report: $(head -c 200 "$tmp/r.err")"
-	elif ! python3 "$here/check_report.py" "$tmp/r.json" --client dead --sampled-shares "$shares" \
-		--tol "$tol" --min-samples 100 >"$tmp/check" 2>&1; then
-		bad="$bad $(grep -h FAIL "$tmp/check" | head -n 3 | tr '\n' ' ')"
-	fi
-	row_end "$way" "$bad" "$shares within $tol"
+	row_checks=(--sampled-shares "$shares" --tol "$tol" --min-samples 100)
+	row_profiled "$prog" "$way"
+	row_end "$way" "$row_bad" "$shares within $tol"
 done
 table_end "sandbox${2:+ $2}" ${#rows[@]}

@@ -16,32 +16,15 @@
 # traps needed).  Every row: stdout and status as native, nothing on
 # stderr.
 set -u
-build=$(cd "$1" && pwd) || exit 1
-prog=$build/tests/programs/small_altstack
-tmp=$(mktemp -d /tmp/witch-small-altstack.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/table.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-unset LD_PRELOAD
-for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
+table_begin "$1" small-altstack
+prog=$build/tests/programs/small_altstack
 
 rows=(libc raw thread)
+row_env=(WITCH_WATCHPOINTS=0)
+row_checks=(--min-samples 200 --min-stat signals_off_stack=100)
 for way in "${rows[@]}"; do
-	rm -rf "$tmp/p" && mkdir "$tmp/p"
-	"$prog" "$way" >"$tmp/native.out" 2>&1
-	echo "status $?" >>"$tmp/native.out"
-	env LD_PRELOAD="$build/libwitch.so" WITCH_WATCHPOINTS=0 WITCH_RATE=2000 WITCH_SEED=7 \
-		WITCH_OUTPUT="$tmp/p/s-%p.prof" "$prog" "$way" >"$tmp/out" 2>"$tmp/err"
-	echo "status $?" >>"$tmp/out"
-	bad=""
-	cmp -s "$tmp/native.out" "$tmp/out" || bad="$bad stdout/status: $(tr '\n' ' ' <"$tmp/out")"
-	[ -s "$tmp/err" ] && bad="$bad stderr: $(head -c 300 "$tmp/err")"
-	if ! "$build/witch" report --json "$tmp"/p/*.prof >"$tmp/r.json" 2>"$tmp/r.err"; then
-		bad="$bad witch report: $(head -c 200 "$tmp/r.err")"
-	elif ! python3 "$here/check_report.py" "$tmp/r.json" --client dead --min-samples 200 \
-		--min-stat signals_off_stack=100 >"$tmp/check" 2>&1; then
-		bad="$bad $(grep -h FAIL "$tmp/check" | head -n 3 | tr '\n' ' ')"
-	fi
-	row_end "$way" "$bad" "200 samples or more, 100 runs moved to the thread's own stack"
+	row_profiled "$prog" "$way"
+	row_end "$way" "$row_bad" "200 samples or more, 100 runs moved to the thread's own stack"
 done
 table_end small_altstack ${#rows[@]}
