@@ -20,6 +20,7 @@
 #include "witch/faultaround.h"
 #include "witch/fatal.h"
 #include "witch/fdguard.h"
+#include "witch/limitguard.h"
 #include "witch/flush.h"
 #include "witch/forkguard.h"
 #include "witch/handler.h"
@@ -48,6 +49,10 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The address space the runtime reserves but for its threads' maps, with
+ * room to spare (limitguard.h). */
+#define WITCH_AS_FIXED_MB 192
 
 static struct witch_config witch_cfg;
 static struct pmu_event witch_pmu_ev;
@@ -362,6 +367,15 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	log_set_verbosity(witch_cfg.verbose);
+	/* Before the runtime reserves any of the program's address space
+	 * (limitguard.h): its fixed reservations (127 MiB read: `cat`'s
+	 * VmSize profiled less native's and a thread's map), with room to
+	 * spare, and the threads' cap. */
+	if (limitguard_init(((uint64_t)WITCH_AS_FIXED_MB + witch_cfg.memory_mb) << 20, err,
+			    sizeof(err)) < 0) {
+		log_line("%s; running without profiling", err);
+		return;
+	}
 	startstep_begin(entry_tsc, witch_cfg.startup_times);
 	startstep_mark("filter_check+config");
 	/* Where the directory cannot be read, each process writes in its own
