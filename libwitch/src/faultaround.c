@@ -35,15 +35,21 @@ static int fa_nmodules;
 
 static int fa_register_module(const void *addr);
 
+/* Raw: the runtime interposes syscall() for the program (perfguard.c). */
+static long fa_open_uffd(const void *arg)
+{
+	(void)arg;
+	return rawsys6(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
+}
+
 int faultaround_init(void)
 {
 	if (fa_rc <= 0)
 		return fa_rc;
-	/* Raw: the runtime interposes syscall() for the program (perfguard.c). */
-	long fd = rawsys6(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
+	/* Out of the program's way and its sweeps (fdguard.h). */
+	long fd = fdguard_open(fa_open_uffd, NULL);
 	if (fd < 0)
 		return fa_rc = (int)fd;
-	fd = fdguard_take((int)fd); /* out of the program's way, and its sweeps */
 	struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC};
 	struct stat st;
 	if (ioctl((int)fd, UFFDIO_API, &api) < 0 || fstat((int)fd, &st) < 0) {

@@ -3,6 +3,7 @@
 #include "witch/limitguard.h"
 #include "witch/config.h"
 #include "witch/export.h"
+#include "witch/fdguard.h"
 #include "witch/rawsys.h"
 
 #include <errno.h>
@@ -71,6 +72,8 @@ static void lim_view(struct rlimit *r)
 static long lim_program(pid_t pid, int res, const struct rlimit *new, struct rlimit *old)
 {
 	uint64_t extra = __atomic_load_n(&lim_extra, __ATOMIC_RELAXED);
+	if (res == RLIMIT_NOFILE && lim_self(pid))
+		return fdguard_program_limit(new, old); /* never inside a lift */
 	if (res != RLIMIT_AS || !extra || !lim_self(pid))
 		return lim_sys(pid, res, new, old);
 	struct rlimit want, was;

@@ -7,13 +7,22 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 
+struct perf_fd_args {
+	const struct perf_event_attr *attr;
+	pid_t tid;
+};
+
+static long perf_fd_syscall(const void *arg)
+{
+	const struct perf_fd_args *a = arg;
+	return rawsys6(SYS_perf_event_open, (long)a->attr, (long)a->tid, -1L, -1L /* group_fd */,
+		       PERF_FLAG_FD_CLOEXEC, 0); /* -errno straight from the kernel */
+}
+
 int perf_fd_open(const struct perf_event_attr *attr, pid_t tid)
 {
-	long ret = rawsys6(SYS_perf_event_open, (long)attr, (long)tid, -1L, -1L /* group_fd */,
-			   PERF_FLAG_FD_CLOEXEC, 0);
-	if (ret < 0)
-		return (int)ret; /* -errno straight from the kernel */
-	return fdguard_take((int)ret);
+	struct perf_fd_args a = {attr, tid};
+	return fdguard_open(perf_fd_syscall, &a);
 }
 
 int perf_fd_route(int fd, int sig, pid_t tid)

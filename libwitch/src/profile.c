@@ -576,10 +576,11 @@ static int profile_emit(FILE *f, const char *exe)
 			(unsigned long long)hs.sample_bytes_max);
 	}
 	/* The runtime's descriptors the program's sweeps met (fdguard.h). */
-	uint64_t fd_kept, fd_taken;
-	fdguard_counts(&fd_kept, &fd_taken);
+	uint64_t fd_kept, fd_taken, fd_in_range;
+	fdguard_counts(&fd_kept, &fd_taken, &fd_in_range);
 	fprintf(f, "stat fd_closes_kept %llu\n", (unsigned long long)fd_kept);
 	fprintf(f, "stat fd_numbers_taken %llu\n", (unsigned long long)fd_taken);
+	fprintf(f, "stat fd_in_program_range %llu\n", (unsigned long long)fd_in_range);
 	fprintf(f, "pid %d\n", (int)getpid());
 	fprintf(f, "exe %s\n", exe);
 	objects_prepare(profile_node_of, NULL);
@@ -619,6 +620,18 @@ static const char *profile_exe_base(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return !*path ? "unknown" : slash ? slash + 1 : path;
+}
+
+/* The profile's temporary file, created (O_EXCL|O_NOFOLLOW: never written
+ * through a link planted at its name): fd or -errno. */
+static int profile_open_temp(const char *tmp)
+{
+	return profdir_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
+static long profile_open_temp_cb(const void *tmp)
+{
+	return profile_open_temp(tmp);
 }
 
 int profile_write(void)
@@ -700,8 +713,9 @@ int profile_write_suffixed(const char *suffix)
 	}
 	strcat(path, suffix);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)pid);
-	/* O_EXCL|O_NOFOLLOW: never write through a link planted at the temp name. */
-	fd = profdir_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = profile_open_temp(tmp);
+	if (fd == -EMFILE) /* the program used every number of its own: above its limit */
+		fd = fdguard_open_brief(profile_open_temp_cb, tmp);
 	if (fd < 0) {
 		rc = fd;
 		log_line("cannot write profile %s: %s; set WITCH_OUTPUT to a writable path",

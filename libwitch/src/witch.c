@@ -118,6 +118,7 @@ static void witch_prefork(void)
 	if (witch_rt.sealed) /* no system call of the runtime's past a sandbox */
 		return;
 	execguard_prefork();
+	fdguard_prefork();
 	flush_prefork();
 	thread_prefork();
 	profile_prefork();
@@ -143,6 +144,7 @@ static void witch_postfork_parent(void)
 	profile_postfork_parent();
 	thread_postfork_parent();
 	flush_postfork_parent();
+	fdguard_postfork_parent();
 }
 
 /* Resets only: the child starts profiling lazily, armed in
@@ -162,6 +164,7 @@ static void witch_postfork_child(void)
 	objects_postfork_child();
 	thread_postfork_child();
 	flush_postfork_child();
+	fdguard_postfork_child();
 	decode_zcache_postfork_child();
 	runspace_postfork_child();
 }

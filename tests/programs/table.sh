@@ -42,7 +42,7 @@ table_end() {
 # $build/libwitch.so with the row_env array's settings (the caller's: e.g.
 # WITCH_WATCHPOINTS=0), WITCH_RATE=2000 and WITCH_SEED=7, profiles in
 # $tmp/p; sets row_bad to what went wrong: stdout and status unlike
-# native's, anything on stderr, not row_profiles profiles (if set), and
+# native's (unless row_own_stdout=1: the caller compares them), anything on stderr, not row_profiles profiles (if set), and
 # check_report.py's failures on the profiles' report with the row_checks
 # array's arguments.  Needs build, tmp and here (tests/programs) set.
 row_profiled() {
@@ -53,7 +53,8 @@ row_profiled() {
 		WITCH_OUTPUT="$tmp/p/s-%p.prof" "$@" >"$tmp/out" 2>"$tmp/err"
 	echo "status $?" >>"$tmp/out"
 	row_bad=""
-	cmp -s "$tmp/native.out" "$tmp/out" || row_bad="$row_bad stdout/status: $(tr '\n' ' ' <"$tmp/out")"
+	[ "${row_own_stdout-0}" = 1 ] || cmp -s "$tmp/native.out" "$tmp/out" ||
+		row_bad="$row_bad stdout/status: $(tr '\n' ' ' <"$tmp/out")(native: $(tr '\n' ' ' <"$tmp/native.out"))"
 	[ -s "$tmp/err" ] && row_bad="$row_bad stderr: $(head -c 300 "$tmp/err")"
 	local profiles=("$tmp"/p/*.prof)
 	if [ ! -f "${profiles[0]}" ] ||

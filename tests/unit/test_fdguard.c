@@ -2,8 +2,9 @@
  * (fdguard.h), and the runtime's own close still closes them.
  *
  * Each row sets up eight descriptors on consecutive numbers B..B+7 (slots
- * 0..7; B near the top of the first 1024, where fdio_move_high leaves the
- * runtime's as they are), holds those of HELD as the runtime's
+ * 0..7; B near the top of the first 1024, where fdguard_take leaves the
+ * runtime's as they are when the hard limit leaves no room above the soft
+ * one: the test sets them equal), holds those of HELD as the runtime's
  * (fdguard_take), makes one call as the program or the runtime would, and
  * checks which slots are open after it, and what the call returned.  This
  * test links fdguard.o, so its close, close_range and closefrom are the
@@ -84,11 +85,18 @@ static unsigned open_slots(int base)
 int main(void)
 {
 	struct rlimit r;
-	if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur < 1024) {
+	if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_max < 1024) {
 		printf("SKIP: RLIMIT_NOFILE below 1024: the runtime's numbers sit lower\n");
 		return 77;
 	}
-	const int base = 1024 - 2 * SLOTS; /* at or above fdio's floor (896) */
+	/* No room above the soft limit: fdguard_take keeps a number at or
+	 * above its floor in the program's range (896), and moves none. */
+	r.rlim_cur = r.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &r) != 0) {
+		perror("setrlimit");
+		return 1;
+	}
+	const int base = 1024 - 2 * SLOTS;
 	int null = open("/dev/null", O_RDONLY);
 	if (null < 0) {
 		perror("/dev/null");

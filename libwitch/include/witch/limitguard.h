@@ -15,6 +15,8 @@
  * image does not raise it again.  A limit the program sets itself is
  * raised the same way where its hard limit leaves room, else taken as
  * given (and no longer handed down).  Not seen: syscall(SYS_prlimit64).
+ * The program's own RLIMIT_NOFILE calls go to fdguard, which lifts that
+ * limit for moments (fdguard_program_limit).
  */
 #ifndef WITCH_LIMITGUARD_H
 #define WITCH_LIMITGUARD_H
