@@ -384,6 +384,16 @@ BULK_EXPORT void *memcpy(void *d, const void *s, size_t n)
 	return do_move(real_memcpy, d, s, n);
 }
 
+/* This library's memcpy under a name no one else defines: the program's
+ * calls may find another first (sanguard.h). */
+extern __typeof__(memcpy) bulk_memcpy_here
+	__attribute__((alias("memcpy"), copy(memcpy), visibility("hidden")));
+
+const void *bulk_own_memcpy(void)
+{
+	return (const void *)bulk_memcpy_here;
+}
+
 BULK_EXPORT void *memmove(void *d, const void *s, size_t n)
 {
 	memcpy_fn fn = __atomic_load_n(&real_memmove, __ATOMIC_ACQUIRE);

@@ -20,6 +20,7 @@
 #include "witch/faultaround.h"
 #include "witch/fatal.h"
 #include "witch/fdguard.h"
+#include "witch/sanguard.h"
 #include "witch/limitguard.h"
 #include "witch/flush.h"
 #include "witch/forkguard.h"
@@ -370,6 +371,15 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	log_set_verbosity(witch_cfg.verbose);
+	const char *san = sanguard_intercepting();
+	if (san) {
+		log_line("this program is built with %s, whose memcpy and malloc the profiler's "
+			 "own calls would reach: running without profiling (profile a build "
+			 "without -fsanitize=%s)",
+			 san, san[0] == 'A' ? "address" : san[0] == 'T' ? "thread" :
+			 san[0] == 'M' ? "memory" : "hwaddress");
+		return;
+	}
 	/* Before the runtime reserves any of the program's address space
 	 * (limitguard.h): its fixed reservations (127 MiB read: `cat`'s
 	 * VmSize profiled less native's and a thread's map), with room to

@@ -60,6 +60,9 @@ struct bulk {
 
 /* Once, from the constructor: find the C library's functions. */
 int bulk_init(uint8_t sample_kind);
+
+/* The interposed memcpy's own address (sanguard.h). */
+const void *bulk_own_memcpy(void);
 /* A thread's count starts (thread_begin), its period following the sampler's
  * mean tick interval. */
 void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns);
