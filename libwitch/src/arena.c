@@ -1,13 +1,13 @@
 /* arena: mmap-backed bump allocator (see arena.h). */
 #include "witch/arena.h"
+#include "witch/lockguard.h"
 
 #include <errno.h>
 #include <sys/mman.h>
 
 int arena_init(struct arena *a, size_t size)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = lockguard_map(size, MAP_NORESERVE);
 	if (p == MAP_FAILED)
 		return -errno;
 	a->base = p;
@@ -37,7 +37,7 @@ void *arena_alloc(struct arena *a, size_t size)
 void arena_destroy(struct arena *a)
 {
 	if (a->base && a->mapped)
-		munmap(a->base, a->size);
+		(void)lockguard_unmap(a->base, a->size);
 	a->base = NULL;
 	a->size = a->used = 0;
 }

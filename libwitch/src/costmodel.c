@@ -1,5 +1,6 @@
 /* costmodel: cycles of straight-line code from its instructions (see costmodel.h). */
 #include "witch/costmodel.h"
+#include "witch/lockguard.h"
 #include "witch/lbss.h"
 #include "witch/log.h"
 #include "witch/memlat.h"
@@ -399,14 +400,13 @@ static double measure_vector_stores(void *buf)
 
 static void measure_rep_fast(void)
 {
-	void *buf = mmap(NULL, VEC_PROBE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+	void *buf = lockguard_map(VEC_PROBE_BYTES, 0);
 	if (buf == MAP_FAILED)
 		return;
 	double long_ns = time_rep_stos(buf, REP_PROBE_BYTES, 1);
 	double short_ns = time_rep_stos(buf, REP_SHORT_BYTES, REP_SHORT_RUNS);
 	double vec_rate = measure_vector_stores(buf);
-	munmap(buf, VEC_PROBE_BYTES);
+	(void)lockguard_unmap(buf, VEC_PROBE_BYTES);
 	if (store_rate_plausible(vec_rate))
 		store_bytes_per_cycle = (float)vec_rate;
 	double rate = long_ns > 0 ? REP_PROBE_BYTES / (long_ns * cycles_per_ns) : 0;

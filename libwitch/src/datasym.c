@@ -1,5 +1,6 @@
 /* datasym: data symbols of the loaded modules (see datasym.h). */
 #include "witch/datasym.h"
+#include "witch/lockguard.h"
 #include "witch/due.h"
 #include "witch/elfdata.h"
 #include "witch/log.h"
@@ -464,8 +465,7 @@ int datasym_init(void)
 	int rc = elfdata_init(DATASYM_ARENA);
 	if (rc < 0)
 		return rc;
-	void *p = mmap(NULL, DATASYM_SLOTS * sizeof(struct ds_slot), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = lockguard_map(DATASYM_SLOTS * sizeof(struct ds_slot), MAP_NORESERVE);
 	if (p == MAP_FAILED) {
 		rc = -errno;
 		elfdata_destroy();

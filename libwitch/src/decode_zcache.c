@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include "witch/decode.h"
+#include "witch/lockguard.h"
 #include "witch/decode_zcache.h"
 
 /* Mappings are multiples of 4 KiB: the bytes of an instruction that ends
@@ -38,8 +39,7 @@ struct decode_zshared *decode_zshared_process(void)
 {
 	if (!zcache_process_mapped) {
 		/* Reserved, not touched: pages fill only once it is on. */
-		void *mem = mmap(NULL, DECODE_ZSHARED_MEM_SIZE, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *mem = lockguard_map(DECODE_ZSHARED_MEM_SIZE, MAP_NORESERVE);
 		if (mem == MAP_FAILED)
 			return NULL;
 		decode_zshared_init(&zcache_process, mem);

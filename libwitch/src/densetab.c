@@ -1,5 +1,6 @@
 /* densetab: a lock-free hash index over densely kept records (see densetab.h). */
 #include "witch/densetab.h"
+#include "witch/lockguard.h"
 #include "witch/firsttouch.h"
 
 #include <errno.h>
@@ -11,8 +12,7 @@ int densetab_init(struct densetab *t, uint32_t cap, uint32_t nslots)
 	if (cap == 0 || nslots < 2 * cap || (nslots & (nslots - 1)))
 		return -EINVAL;
 	size_t bytes = (size_t)nslots * sizeof(*t->slots) + cap + 1;
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	void *p = lockguard_map(bytes, MAP_NORESERVE);
 	if (p == MAP_FAILED)
 		return -errno;
 	t->slots = p;

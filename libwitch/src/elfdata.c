@@ -1,5 +1,6 @@
 /* elfdata: one ELF file's data symbols and sections, read without malloc (see elfdata.h). */
 #include "witch/elfdata.h"
+#include "witch/lockguard.h"
 #include "witch/fdio.h"
 #include "witch/filepages.h"
 #include "witch/log.h"
@@ -151,7 +152,7 @@ static size_t ds_populated;   /* arena bytes prefaulted */
 void elfdata_scratch_release(void)
 {
 	if (ds_scratch.p)
-		munmap(ds_scratch.p, ds_scratch.size);
+		(void)lockguard_unmap(ds_scratch.p, ds_scratch.size);
 	ds_scratch.p = NULL;
 	ds_scratch.size = 0;
 }
@@ -165,8 +166,7 @@ static int ds_scratch_need(size_t size)
 	while (want < size)
 		want *= 2;
 	elfdata_scratch_release();
-	void *p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		       -1, 0);
+	void *p = lockguard_map(want, MAP_POPULATE);
 	if (p == MAP_FAILED)
 		return -errno;
 	ds_scratch.p = p;

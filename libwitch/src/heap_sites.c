@@ -1,6 +1,7 @@
 /* heap_sites: allocation sites, found by unwinding and cached per thread
  * (see heap_sites.h). */
 #include "witch/heap_sites.h"
+#include "witch/lockguard.h"
 #include "witch/cost.h"
 #include "witch/densetab.h"
 #include "witch/peek.h"
@@ -483,8 +484,7 @@ uint32_t heap_sites_find(uint64_t ret, uint64_t cfa)
 /* ---- setup, stats, fork ---- */
 static void *hs_map(size_t bytes)
 {
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	void *p = lockguard_map(bytes, MAP_NORESERVE);
 	if (p == MAP_FAILED)
 		return NULL;
 	hs_reserved += bytes;

@@ -1,5 +1,6 @@
 /* heap_table: the live tracked blocks, lock-free (see heap_table.h). */
 #include "witch/heap_table.h"
+#include "witch/lockguard.h"
 #include "witch/firsttouch.h"
 
 #include <errno.h>
@@ -242,8 +243,7 @@ static uint64_t ht_reserved;
 
 static void *ht_map(size_t bytes)
 {
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	void *p = lockguard_map(bytes, MAP_NORESERVE);
 	if (p == MAP_FAILED)
 		return NULL;
 	ht_reserved += bytes;

@@ -1,5 +1,6 @@
 /* objects: classify a sample's address, and the process's object table (see objects.h). */
 #include "witch/objects.h"
+#include "witch/lockguard.h"
 #include "witch/datasym.h"
 #include "witch/densetab.h"
 #include "witch/fnrange.h"
@@ -42,13 +43,12 @@ static double all_sampled; /* every sample's bytes */
 
 int objects_init(void)
 {
-	void *p = mmap(NULL, sizeof(struct object) * OBJECTS_MAX, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = lockguard_map(sizeof(struct object) * OBJECTS_MAX, MAP_NORESERVE);
 	if (p == MAP_FAILED)
 		return -errno;
 	int rc = densetab_init(&objects_index, OBJECTS_MAX, OBJECTS_SLOTS);
 	if (rc < 0) {
-		munmap(p, sizeof(struct object) * OBJECTS_MAX);
+		(void)lockguard_unmap(p, sizeof(struct object) * OBJECTS_MAX);
 		return rc;
 	}
 	table = p;

@@ -1,5 +1,6 @@
 /* phdrs: a lock-free snapshot of the module list for unwinding (see phdrs.h). */
 #include "witch/phdrs.h"
+#include "witch/lockguard.h"
 #include "witch/export.h"
 
 #include <dlfcn.h>
@@ -82,8 +83,7 @@ void phdrs_refresh_if_stale(void)
 int phdrs_init(void)
 {
 	for (int i = 0; i < 2; i++) {
-		void *p = mmap(NULL, sizeof(struct phdrs_buf), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *p = lockguard_map(sizeof(struct phdrs_buf), MAP_NORESERVE);
 		if (p == MAP_FAILED)
 			return -errno;
 		phdrs_bufs[i] = p;

@@ -1,5 +1,6 @@
 /* runspace: a handler run's workspace, from the process's pool (see runspace.h). */
 #include "witch/runspace.h"
+#include "witch/lockguard.h"
 #include "witch/lbss.h"
 
 #include <errno.h>
@@ -45,8 +46,7 @@ int runspace_module_init(uint32_t depth, struct decode_zshared *shared, struct d
 	uint64_t cap = cpus > 0 ? (uint64_t)cpus * RUNSPACE_PER_CPU : RUNSPACE_MIN;
 	cap = cap < RUNSPACE_MIN ? RUNSPACE_MIN : cap > RUNSPACE_MAX ? RUNSPACE_MAX : cap;
 	size_t stride = align_up(RS_ARRAYS_AT + sample_scratch_mem_size(depth), 4096);
-	void *m = mmap(NULL, stride * cap, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *m = lockguard_map(stride * cap, MAP_NORESERVE);
 	if (m == MAP_FAILED)
 		return -errno;
 	rs_base = m;

@@ -1,5 +1,6 @@
 /* thread: per-thread runtime state and its life cycle (see thread.h). */
 #include "witch/thread.h"
+#include "witch/lockguard.h"
 #include "witch/peek.h"
 #include "witch/datasym.h"
 #include "witch/phdrs.h"
@@ -104,8 +105,7 @@ int thread_module_init(const struct pmu_event *pmu_ev)
 {
 	thread_pmu_ev = pmu_ev;
 	thread_zshared = decode_zshared_process(); /* NULL: each thread on its own */
-	char *mem = mmap(NULL, sizeof(*thread_prev_cache) + UNWIND_RULES_MEM_SIZE,
-			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *mem = lockguard_map(sizeof(*thread_prev_cache) + UNWIND_RULES_MEM_SIZE, MAP_NORESERVE);
 	if (mem == MAP_FAILED)
 		return -errno;
 	thread_rules_mem = mem; /* first: page-aligned, as the rules want 16 */
@@ -291,7 +291,7 @@ static void thread_release(struct witch_thread *t)
 		sigaltstack(&ss, NULL);
 	}
 	arena_destroy(&t->arena); /* (the mapping's: unmapped with it) */
-	munmap(t->altstack, THREAD_MAP_SIZE);
+	(void)lockguard_unmap(t->altstack, THREAD_MAP_SIZE);
 }
 
 /* The state in map (zeroed), before its setup: nothing open yet. */
@@ -336,8 +336,7 @@ struct witch_thread *thread_begin(void)
 	datasym_refresh();
 	if (thread_reserve() < 0)
 		return NULL;
-	char *map = mmap(NULL, THREAD_MAP_SIZE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *map = lockguard_map(THREAD_MAP_SIZE, MAP_NORESERVE);
 	if (map == MAP_FAILED) {
 		__atomic_sub_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED);
 		return NULL;
@@ -483,7 +482,13 @@ int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg)
 {
 	if (!thread_real_create)
 		return -ENOSYS;
-	int rc = thread_real_create(th, NULL, fn, arg);
+	/* (Lives as long as the process: its stack is never given back.) */
+	pthread_attr_t attr;
+	if (pthread_attr_init(&attr) != 0)
+		return -ENOMEM;
+	(void)lockguard_thread_stack(&attr, THREAD_UNPROFILED_STACK);
+	int rc = thread_real_create(th, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
 	return rc ? -rc : 0;
 }
 
@@ -581,7 +586,7 @@ static void thread_release_orphans(const struct witch_thread *keep)
 	for (struct witch_thread *t = thread_orphans, *next; t; t = next) {
 		next = t->next;
 		if (t != keep)
-			munmap(t->altstack, THREAD_MAP_SIZE);
+			(void)lockguard_unmap(t->altstack, THREAD_MAP_SIZE);
 	}
 	thread_orphans = NULL;
 }

@@ -21,6 +21,7 @@
 #include "witch/fatal.h"
 #include "witch/fdguard.h"
 #include "witch/sanguard.h"
+#include "witch/lockguard.h"
 #include "witch/limitguard.h"
 #include "witch/flush.h"
 #include "witch/forkguard.h"
@@ -166,6 +167,7 @@ static void witch_postfork_child(void)
 	thread_postfork_child();
 	flush_postfork_child();
 	fdguard_postfork_child();
+	lockguard_postfork_child();
 	decode_zcache_postfork_child();
 	runspace_postfork_child();
 }
@@ -389,6 +391,9 @@ __attribute__((constructor)) static void witch_init(void)
 		log_line("%s; running without profiling", err);
 		return;
 	}
+	/* What the runtime may still map once the program locks its future
+	 * mappings: the threads' cap and its tables' growth. */
+	lockguard_init(((size_t)witch_cfg.memory_mb + 64) << 20);
 	startstep_begin(entry_tsc, witch_cfg.startup_times);
 	startstep_mark("filter_check+config");
 	/* Where the directory cannot be read, each process writes in its own

@@ -102,7 +102,10 @@ void thread_flush_all(void);
  * run moves to the thread's own (counted: stat signals_off_stack); a
  * thread the runtime does not profile runs fn where it is. */
 int thread_on_own_stack(int (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, void *uc);
-/* A runtime thread of its own (the flusher): never sampled. */
+/* A runtime thread of its own (the flusher): never sampled.  Where the
+ * program locks its future mappings, its stack is the runtime's
+ * (lockguard_thread_stack), of this size, and outlives it. */
+#define THREAD_UNPROFILED_STACK (8u << 20)
 int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
 /* Called (outside any handler) each time the profiled program is about to
  * start a thread, before it exists (flush.h starts its writer then). */
