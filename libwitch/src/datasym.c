@@ -266,12 +266,12 @@ static void ds_module(struct dl_phdr_info *info, int is_main, struct ds_walk *w)
 	char exe[4096];
 	const char *open_path = name;
 	if (is_main) {
-		ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		ssize_t len = readlink("/proc/thread-self/exe", exe, sizeof(exe) - 1);
 		if (len <= 0)
 			return;
 		exe[len] = 0;
 		name = exe;
-		open_path = "/proc/self/exe"; /* even if the file was moved or deleted */
+		open_path = "/proc/thread-self/exe"; /* even if the file was moved or deleted */
 	} else if (!name || !strchr(name, '/')) {
 		return; /* the vDSO: no file */
 	}
@@ -515,10 +515,10 @@ static void ds_fill_pending(struct ds_slot *s, const struct ds_body *was)
 	info.dlpi_name = s->name;
 	const char *open_path = s->name;
 	if (!s->name) {
-		ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		ssize_t len = readlink("/proc/thread-self/exe", exe, sizeof(exe) - 1);
 		exe[len > 0 ? len : 0] = 0;
 		info.dlpi_name = exe;
-		open_path = "/proc/self/exe";
+		open_path = "/proc/thread-self/exe";
 	}
 	struct ds_body b;
 	memset(&b, 0, sizeof(b));

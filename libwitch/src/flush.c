@@ -109,6 +109,14 @@ int flush_end(void)
 	return 1;
 }
 
+void flush_program_gone(void)
+{
+	pthread_mutex_lock(&flush_lock);
+	flush_quit = 1;
+	pthread_cond_signal(&flush_wake);
+	pthread_mutex_unlock(&flush_lock);
+}
+
 int flush_restart(void)
 {
 	return flush_spawn();

@@ -1,5 +1,6 @@
 /* memlat: a load's latency past an L2 hit, from the TSC (see memlat.h). */
 #include "witch/memlat.h"
+#include "witch/cost.h"
 
 #include <cpuid.h>
 #include <errno.h>
@@ -11,13 +12,6 @@ static double probe_ticks;   /* a probe of a line in L1, fences and all */
 static double line_ns = MEMLAT_MIN_NS; /* where misses start (memlat_init) */
 
 #define DRAM_PROBES 15
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* CPUID 0x80000007 EDX bit 8: the TSC ticks at a constant rate in every
  * P- and C-state, so ticks are time. */
@@ -58,13 +52,9 @@ int memlat_init(void)
 	static volatile uint8_t hot[64];
 	if (!tsc_invariant())
 		return -ENOTSUP;
-	double t0 = now_ns();
-	uint64_t c0 = __rdtsc();
-	while (now_ns() - t0 < 100e3)
-		;
-	double t1 = now_ns();
-	uint64_t c1 = __rdtsc();
-	if (t1 <= t0 || c1 <= c0)
+	/* (A single 100 us run read whatever a lost CPU made of it.) */
+	double rate = cost_measure_tsc_per_ns();
+	if (rate <= 0)
 		return -ENOTSUP;
 	/* The fastest of many: an interrupt can only add. */
 	uint32_t best = UINT32_MAX;
@@ -74,7 +64,7 @@ int memlat_init(void)
 			best = t;
 	}
 	probe_ticks = best;
-	tsc_per_ns = (double)(c1 - c0) / (t1 - t0);
+	tsc_per_ns = rate;
 	double line = dram_ns() * MEMLAT_LINE_OF_DRAM;
 	if (line > MEMLAT_MIN_NS)
 		line = MEMLAT_MIN_NS;

@@ -397,7 +397,9 @@ static char *profile_exe_path(char *buf, size_t size)
 		strcpy(buf, profile_exe);
 		return buf;
 	}
-	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	/* (The thread's own: where the main thread ended by pthread_exit,
+	 * /proc/self, the process's leader, has no executable left.) */
+	ssize_t n = readlink("/proc/thread-self/exe", buf, size - 1);
 	buf[n > 0 ? n : 0] = '\0';
 	return buf;
 }

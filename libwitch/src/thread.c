@@ -96,6 +96,39 @@ int thread_on_own_stack(int (*fn)(int, siginfo_t *, void *), int sig, siginfo_t 
 	return thread_call_on_stack(fn, sig, si, uc, (void *)(uintptr_t)hi);
 }
 
+/* --- the program's last thread --------------------------------------------
+ *
+ * The C library ends the process where its last thread ends, and counts
+ * the runtime's flusher among them: a program whose main thread called
+ * pthread_exit never ended once its other threads had (it waited on the
+ * flusher for ever).  So the runtime counts the program's threads: the
+ * main thread's end by pthread_exit (a key's destructor, which exit()
+ * does not run), each other's by a cleanup handler (its return and its
+ * pthread_exit alike).  At 0 the hook tells the flusher to return, and the
+ * C library's count ends the process where it reaches 0. */
+static int thread_program_live = 1; /* the main thread */
+static pthread_key_t thread_main_key;
+static void (*thread_last_hook)(void);
+
+void thread_set_last_hook(void (*last_gone)(void))
+{
+	thread_last_hook = last_gone;
+}
+
+static void thread_program_left(void *unused)
+{
+	(void)unused;
+	if (__atomic_sub_fetch(&thread_program_live, 1, __ATOMIC_ACQ_REL) == 0 && thread_last_hook)
+		thread_last_hook();
+}
+
+/* The calling thread is the program's only one, as its main thread. */
+static void thread_program_only(void)
+{
+	__atomic_store_n(&thread_program_live, 1, __ATOMIC_RELEASE);
+	(void)pthread_setspecific(thread_main_key, &thread_program_live);
+}
+
 static void thread_key_destructor(void *p)
 {
 	thread_end(p);
@@ -116,6 +149,8 @@ int thread_module_init(const struct pmu_event *pmu_ev)
 	/* Resolve now: dlsym inside the wrapper would run while sampling. */
 	thread_real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	rc = pthread_key_create(&thread_key, thread_key_destructor);
+	if (rc == 0 && (rc = pthread_key_create(&thread_main_key, thread_program_left)) == 0)
+		thread_program_only(); /* (run on the main thread: the constructor's) */
 	return rc ? -rc : 0;
 }
 
@@ -605,6 +640,7 @@ void thread_postfork_parent(void)
 void thread_postfork_child(void)
 {
 	struct witch_thread *self = thread_tls;
+	thread_program_only(); /* the forking thread, alone in the child */
 	if (!self && thread_child && pthread_equal(thread_child_owner, pthread_self()))
 		self = thread_child; /* a child forking before its own start */
 	pthread_mutex_init(&thread_lock, NULL);
@@ -723,8 +759,13 @@ static void *thread_trampoline(void *p)
 {
 	struct thread_start_box box = *(struct thread_start_box *)p;
 	free(p);
+	void *ret;
+	__atomic_add_fetch(&thread_program_live, 1, __ATOMIC_ACQ_REL);
+	pthread_cleanup_push(thread_program_left, NULL);
 	thread_begin();
-	return box.fn(box.arg);
+	ret = box.fn(box.arg);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 

@@ -509,6 +509,10 @@ __attribute__((constructor)) static void witch_init(void)
 	forkguard_set_child_hook(witch_child_start);
 	execguard_set_hooks(witch_before_exec, witch_exec_failed);
 	execguard_set_exit_hook(witch_end);
+	/* quick_exit ends in the C library's own _exit, which the interposed
+	 * one does not see; registered first, this runs after the program's. */
+	if (at_quick_exit(witch_end) != 0)
+		log_verbose(1, "at_quick_exit refused: a quick_exit loses the profile");
 	sandboxguard_set_hooks(witch_before_sandbox, witch_sandbox_failed);
 	if (use_pmu)
 		log_verbose(1, "client %s, PMU sampler (%s, period %llu), signal %d", craft->name,
@@ -527,6 +531,7 @@ __attribute__((constructor)) static void witch_init(void)
 		log_verbose(1, "cannot stand in for fatal signals (%s): a crash loses the profile",
 			    strerror(-rc));
 	thread_set_spawn_hook(witch_program_thread);
+	thread_set_last_hook(flush_program_gone);
 	if ((rc = flush_start(witch_cfg.flush, witch_cfg.flush_set)) < 0)
 		log_line("cannot start the periodic profile writer (%s); the profile is written at exit only",
 			 strerror(-rc));

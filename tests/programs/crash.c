@@ -2,7 +2,11 @@
  * says: "segv" (a store through a null pointer: SIGSEGV), "abort"
  * (SIGABRT), "term" (SIGTERM, as services are stopped), or "handler" (the
  * program's own SIGTERM handler, which puts the default action back and
- * raises it again).  Before that it prints what sigaction reads back for
+ * raises it again), or "quick" (quick_exit(5), after which its
+ * at_quick_exit handler prints a line: the C library's _exit that follows
+ * is its own, which the runtime's _exit does not see, so the profile was
+ * lost before the runtime's own at_quick_exit hook, registered first and so
+ * run last).  Before that it prints what sigaction reads back for
  * SIGTERM, which must be the default under the profiler too.
  * run_same_status.sh checks that the profiled run dies the same way, with
  * the same output, as the native one (issue 6), and that it leaves a
@@ -20,6 +24,12 @@ KA_FN void fill(uint32_t *p, uint64_t v)
 		KA_LCG(v);
 		p[i] = KA_HI(v);
 	}
+}
+
+static void on_quick(void)
+{
+	printf("crash: at_quick_exit ran\n");
+	fflush(stdout);
 }
 
 static void on_term(int sig)
@@ -44,6 +54,10 @@ int main(int argc, char **argv)
 		abort();
 	if (argc > 1 && !strcmp(argv[1], "term"))
 		raise(SIGTERM);
+	if (argc > 1 && !strcmp(argv[1], "quick")) {
+		at_quick_exit(on_quick);
+		quick_exit(5);
+	}
 	if (argc > 1 && !strcmp(argv[1], "handler")) {
 		signal(SIGTERM, on_term);
 		raise(SIGTERM);

@@ -64,10 +64,15 @@ struct cost {
 	uint64_t preempted;      /* runs taken as preempted, counted at the mean */
 };
 
+/* The TSC's ticks a ns against the monotonic clock (~75 us; 0 where it
+ * could not tell): each clock read bracketed by TSC reads, the narrowest
+ * of three runs, so a thread that lost the CPU between the two reads does
+ * not skew it.  Not async-signal-safe. */
+double cost_measure_tsc_per_ns(void);
+
 /* Once: the TSC rate, memlat's (tsc_per_ns: its ticks a ns, which a
  * process measures once a process tree, probes.h) or, where that is 0,
- * measured here (~50 us of every process's start before; not
- * async-signal-safe). */
+ * measured here (cost_measure_tsc_per_ns). */
 int cost_init(double tsc_per_ns);
 /* A TSC difference in ns (the rate cost_init measured). */
 double cost_tsc_ns(uint64_t tsc);

@@ -34,6 +34,9 @@ void flush_resume(void);
  * negative errno. */
 int flush_end(void);
 int flush_restart(void);
+/* The program's last thread has ended (thread_set_last_hook): the flusher
+ * returns, so the process can end; not joined. */
+void flush_program_gone(void);
 void flush_prefork(void);
 void flush_postfork_parent(void);
 void flush_postfork_child(void);

@@ -110,6 +110,10 @@ int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg);
 /* Called (outside any handler) each time the profiled program is about to
  * start a thread, before it exists (flush.h starts its writer then). */
 void thread_set_spawn_hook(void (*before_spawn)(void));
+/* Called where the program's last thread ends without ending the process
+ * (its main thread had called pthread_exit): the runtime's own threads
+ * must return, or the process waits on them for ever. */
+void thread_set_last_hook(void (*last_gone)(void));
 /* The calling thread gives one of its debug registers back (the program wants
  * a breakpoint of its own).  0 or -ENOSPC. */
 int thread_yield_watchpoint(void);
