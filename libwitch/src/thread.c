@@ -101,13 +101,16 @@ int thread_on_own_stack(int (*fn)(int, siginfo_t *, void *), int sig, siginfo_t 
  * The C library ends the process where its last thread ends, and counts
  * the runtime's flusher among them: a program whose main thread called
  * pthread_exit never ended once its other threads had (it waited on the
- * flusher for ever).  So the runtime counts the program's threads: the
- * main thread's end by pthread_exit (a key's destructor, which exit()
- * does not run), each other's by a cleanup handler (its return and its
- * pthread_exit alike).  At 0 the hook tells the flusher to return, and the
- * C library's count ends the process where it reaches 0. */
+ * flusher for ever).  So the runtime counts the program's threads, each
+ * one's end by a key's destructor, which runs at its return and at its
+ * pthread_exit alike (exit() runs none: the main thread's counts only
+ * where it calls pthread_exit).  At 0 the hook tells the flusher to
+ * return, and the C library's count ends the process where it reaches 0.
+ * (Not a cleanup handler around the thread's function: the trampoline's
+ * call to it must stay a tail call, or the trampoline's frame stands
+ * between the program's and start_thread in every sampled context.) */
 static int thread_program_live = 1; /* the main thread */
-static pthread_key_t thread_main_key;
+static pthread_key_t thread_program_key;
 static void (*thread_last_hook)(void);
 
 void thread_set_last_hook(void (*last_gone)(void))
@@ -126,7 +129,7 @@ static void thread_program_left(void *unused)
 static void thread_program_only(void)
 {
 	__atomic_store_n(&thread_program_live, 1, __ATOMIC_RELEASE);
-	(void)pthread_setspecific(thread_main_key, &thread_program_live);
+	(void)pthread_setspecific(thread_program_key, &thread_program_live);
 }
 
 static void thread_key_destructor(void *p)
@@ -149,7 +152,7 @@ int thread_module_init(const struct pmu_event *pmu_ev)
 	/* Resolve now: dlsym inside the wrapper would run while sampling. */
 	thread_real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	rc = pthread_key_create(&thread_key, thread_key_destructor);
-	if (rc == 0 && (rc = pthread_key_create(&thread_main_key, thread_program_left)) == 0)
+	if (rc == 0 && (rc = pthread_key_create(&thread_program_key, thread_program_left)) == 0)
 		thread_program_only(); /* (run on the main thread: the constructor's) */
 	return rc ? -rc : 0;
 }
@@ -759,13 +762,10 @@ static void *thread_trampoline(void *p)
 {
 	struct thread_start_box box = *(struct thread_start_box *)p;
 	free(p);
-	void *ret;
 	__atomic_add_fetch(&thread_program_live, 1, __ATOMIC_ACQ_REL);
-	pthread_cleanup_push(thread_program_left, NULL);
+	(void)pthread_setspecific(thread_program_key, &thread_program_live);
 	thread_begin();
-	ret = box.fn(box.arg);
-	pthread_cleanup_pop(1);
-	return ret;
+	return box.fn(box.arg);
 }
 
 
