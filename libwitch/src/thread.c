@@ -525,6 +525,14 @@ int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg)
 	if (pthread_attr_init(&attr) != 0)
 		return -ENOMEM;
 	(void)lockguard_thread_stack(&attr, THREAD_UNPROFILED_STACK);
+	/* Not the creating thread's policy: a real-time program's SCHED_FIFO
+	 * thread would have made the flusher a real-time thread too, waking
+	 * four times a second ahead of the program's own. */
+	struct sched_param normal = {.sched_priority = 0};
+	if (pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) != 0 ||
+	    pthread_attr_setschedpolicy(&attr, SCHED_OTHER) != 0 ||
+	    pthread_attr_setschedparam(&attr, &normal) != 0)
+		(void)pthread_attr_setinheritsched(&attr, PTHREAD_INHERIT_SCHED);
 	int rc = thread_real_create(th, &attr, fn, arg);
 	pthread_attr_destroy(&attr);
 	return rc ? -rc : 0;
