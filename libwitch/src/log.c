@@ -1,6 +1,7 @@
 /* log: async-signal-safe formatting of `witch:` lines (see log.h). */
 #include "witch/log.h"
 #include "witch/fdguard.h"
+#include "witch/rawsys.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -8,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -124,8 +127,42 @@ static int log_compose(char *buf, size_t size, const char *fmt, va_list ap)
 	return n;
 }
 
+/* What standard error was at the start: a daemon that closes it and
+ * opens a file (its data, a socket) gets number 2 for it, and a witch:
+ * line written there later (the memory cap's, a profile's failed write)
+ * went into that file.  0: not noted (before log_note_stderr). */
+static int log_err_noted; /* 1: open then, 2: closed then */
+static uint64_t log_err_dev, log_err_ino;
+
+static int log_err_id(uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+	if (rawsys6(SYS_fstat, STDERR_FILENO, (long)&st, 0, 0, 0, 0) != 0)
+		return -1;
+	*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+void log_note_stderr(void)
+{
+	log_err_noted = log_err_id(&log_err_dev, &log_err_ino) == 0 ? 1 : 2;
+}
+
+/* Standard error is still what it was at the start. */
+static int log_err_same(void)
+{
+	uint64_t dev, ino;
+	if (!log_err_noted)
+		return 1;
+	return log_err_noted == 1 && log_err_id(&dev, &ino) == 0 && dev == log_err_dev &&
+	       ino == log_err_ino;
+}
+
 static void log_write(const char *buf, int n)
 {
+	if (!log_err_same())
+		return; /* the program's file now, not the user's terminal */
 	for (int off = 0; off < n;) {
 		ssize_t w = write(STDERR_FILENO, buf + off, (size_t)(n - off));
 		if (w <= 0)

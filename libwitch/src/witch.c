@@ -366,6 +366,7 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	double start_cpu_ns = cost_thread_cpu_ns();
+	log_note_stderr();
 
 	config_defaults(&witch_cfg);
 	if (config_from_env(&witch_cfg, err, sizeof(err)) < 0) {

@@ -18,6 +18,9 @@ void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, only when WITCH_VERBOSE >= level. */
 void log_verbose(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_set_verbosity(int level);
+/* At start: which file standard error is.  A line is written only while
+ * it still is (a daemon that closed it may have a file of its own at 2). */
+void log_note_stderr(void);
 int log_format(char *buf, size_t size, const char *fmt, va_list ap);
 int log_snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
