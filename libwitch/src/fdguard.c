@@ -10,6 +10,7 @@
 #include <linux/close_range.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FDGUARD_WORDS (FDGUARD_TOP / 64)
@@ -100,17 +101,25 @@ static int fd_trylock(void)
 	return __atomic_exchange_n(&fd_lock, 1, __ATOMIC_ACQUIRE) == 0;
 }
 
-/* A lift takes ~3 us; 200 yields is far more than one takes. */
-#define FDGUARD_LOCK_TRIES 200
+/* A lift takes ~3 us, but its thread may lose the CPU inside it for a
+ * time slice: 200 yields (~0.2 ms) were too few under ctest -j2 (3
+ * descriptors of 17 threads begun at once went in the program's range).
+ * So a few yields, then 50 us sleeps, 20 ms in all at most. */
+#define FDGUARD_LOCK_YIELDS 64
+#define FDGUARD_LOCK_NAPS 400
 
 static int fd_lock_try_awhile(void)
 {
 	if (fd_lifting)
 		return 0; /* a handler inside its own thread's lift */
-	for (int i = 0; i < FDGUARD_LOCK_TRIES; i++) {
+	for (int i = 0; i < FDGUARD_LOCK_YIELDS + FDGUARD_LOCK_NAPS; i++) {
 		if (fd_trylock())
 			return 1;
-		rawsys6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+		struct timespec nap = {0, 50000};
+		if (i < FDGUARD_LOCK_YIELDS)
+			rawsys6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+		else
+			rawsys6(SYS_nanosleep, (long)&nap, 0, 0, 0, 0, 0);
 	}
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include "witch/log.h"
 #include "witch/fdguard.h"
 #include "witch/rawsys.h"
+#include "witch/sigguard.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -163,12 +164,17 @@ static void log_write(const char *buf, int n)
 {
 	if (!log_err_same())
 		return; /* the program's file now, not the user's terminal */
+	/* Standard error a pipe whose reader is gone (`prog 2>&1 | head`):
+	 * the line's SIGPIPE would end a program that wrote nothing more. */
+	struct sigguard_held pipe;
+	sigguard_hold(SIGPIPE, &pipe);
 	for (int off = 0; off < n;) {
 		ssize_t w = write(STDERR_FILENO, buf + off, (size_t)(n - off));
 		if (w <= 0)
-			return; /* stderr closed: nothing else to tell */
+			break; /* stderr closed: nothing else to tell */
 		off += (int)w;
 	}
+	(void)sigguard_release(&pipe);
 }
 
 /* Said once per process tree.  A line is about the machine or the

@@ -9,7 +9,6 @@
 #include "witch/log.h"
 #include "witch/fdguard.h"
 #include "witch/profdir.h"
-#include "witch/rawsys.h"
 #include "witch/sigguard.h"
 
 #include <elf.h>
@@ -23,8 +22,6 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The runtime's fixed CPU cost in this process: the constructor's, and the
@@ -641,34 +638,6 @@ static long profile_open_temp_cb(const void *tmp)
 	return profile_open_temp(tmp);
 }
 
-/* A file size limit (ulimit -f) the profile outgrows sent SIGXFSZ, whose
- * default ends the program: a program that exits 0 natively died with
- * status 153 and left a cut temporary file.  The signal is held around
- * the write, which then fails (EFBIG): the profile is not written, said
- * in one line.  *pending: SIGXFSZ was pending before (the program's). */
-static void profile_fsize_hold(sigset_t *old, int *pending)
-{
-	sigset_t xfsz, now;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	sigguard_mask(SIG_BLOCK, &xfsz, old);
-	*pending = rawsys6(SYS_rt_sigpending, (long)&now, 8, 0, 0, 0, 0) == 0 &&
-		   sigismember(&now, SIGXFSZ);
-}
-
-/* Whether the write met the limit (its SIGXFSZ taken back). */
-static int profile_fsize_release(const sigset_t *old, int pending)
-{
-	sigset_t xfsz;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	struct timespec zero = {0, 0};
-	int met = !pending &&
-		  rawsys6(SYS_rt_sigtimedwait, (long)&xfsz, 0, (long)&zero, 8, 0, 0) == SIGXFSZ;
-	sigguard_mask(SIG_SETMASK, old, NULL);
-	return met;
-}
-
 int profile_write(void)
 {
 	return profile_write_suffixed("");
@@ -765,15 +734,17 @@ int profile_write_suffixed(const char *suffix)
 		log_line("cannot write profile %s: %s", path, strerror(-rc));
 		return rc;
 	}
-	sigset_t mask;
-	int xfsz_pending;
-	profile_fsize_hold(&mask, &xfsz_pending);
+	/* A file size limit (ulimit -f) the profile outgrows raised SIGXFSZ,
+	 * whose default ended the program (status 153 for 0, a cut temporary
+	 * file left): held, the write fails, and the profile is not written. */
+	struct sigguard_held xfsz;
+	sigguard_hold(SIGXFSZ, &xfsz);
 	pthread_mutex_lock(&prof.lock);
 	rc = profile_emit(f, exe);
 	pthread_mutex_unlock(&prof.lock);
 	if (fclose(f) != 0 && rc == 0)
 		rc = -errno;
-	if (profile_fsize_release(&mask, xfsz_pending)) {
+	if (sigguard_release(&xfsz)) {
 		profdir_unlink(tmp);
 		/* (No path: said once for a tree, whose processes meet it alike.) */
 		log_verbose(1, "profile %s not written: larger than RLIMIT_FSIZE", path);

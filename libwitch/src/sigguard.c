@@ -225,6 +225,29 @@ int sigguard_mask(int how, const sigset_t *set, sigset_t *old)
 	return rc < 0 ? (int)-rc : 0;
 }
 
+void sigguard_hold(int sig, struct sigguard_held *h)
+{
+	sigset_t one, now;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	h->sig = sig;
+	sigguard_mask(SIG_BLOCK, &one, &h->old);
+	h->pending = rawsys6(SYS_rt_sigpending, (long)&now, _NSIG / 8, 0, 0, 0, 0) == 0 &&
+		     sigismember(&now, sig);
+}
+
+int sigguard_release(struct sigguard_held *h)
+{
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, h->sig);
+	struct timespec zero = {0, 0};
+	int raised = !h->pending && rawsys6(SYS_rt_sigtimedwait, (long)&one, 0, (long)&zero,
+					    _NSIG / 8, 0, 0) == h->sig;
+	sigguard_mask(SIG_SETMASK, &h->old, NULL);
+	return raised;
+}
+
 void sigguard_set_unwinder_text(uint64_t lo, uint64_t hi)
 {
 	guard_unwinder_lo = lo;

@@ -53,6 +53,18 @@ int sigguard_thread_open(void);
  * pthread_sigmask, past the interposer below (0 or an errno value).
  * Async-signal-safe. */
 int sigguard_mask(int how, const sigset_t *set, sigset_t *old);
+/* A signal the runtime's own system call may raise and the program must
+ * not get (SIGXFSZ from a profile past ulimit -f, SIGPIPE from a line to
+ * a closed pipe: each would end it), held around the call: blocked, and
+ * on release taken back if the call raised it (unless the program's own
+ * was pending already), the mask restored.  Async-signal-safe. */
+struct sigguard_held {
+	sigset_t old;
+	int sig, pending;
+};
+void sigguard_hold(int sig, struct sigguard_held *h);
+/* 1 if the call raised it. */
+int sigguard_release(struct sigguard_held *h);
 /* libunwind's code (unwind_text_range): its masks, around locks the
  * handler takes too, are applied as it asks. */
 void sigguard_set_unwinder_text(uint64_t lo, uint64_t hi);
