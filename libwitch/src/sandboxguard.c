@@ -120,6 +120,20 @@ static const struct probe_call {
 	{SYS_futex, {0, 1 /* FUTEX_WAKE */, 0}, "futex"},
 	{SYS_nanosleep, {0, 0}, "nanosleep"},
 	{SYS_prctl, {21 /* PR_GET_SECCOMP */}, "prctl"},
+	/* The descriptor limit's lift (fdguard.h) and the address space's
+	 * (limitguard.h): a read. */
+	{SYS_prlimit64, {0, 7 /* RLIMIT_NOFILE */, 0, 0}, "prlimit64"},
+	/* A signal held around a write (sigguard_hold). */
+	{SYS_rt_sigpending, {0, 8}, "rt_sigpending"},
+	{SYS_rt_sigtimedwait, {0, 0, 0, 8}, "rt_sigtimedwait"},
+	/* The flusher's start: its policy set (an invalid one here) and its
+	 * name (a null one). */
+	{SYS_sched_setscheduler, {0, -1, 0}, "sched_setscheduler"},
+	{SYS_prctl, {15 /* PR_SET_NAME */, 0}, "prctl(PR_SET_NAME)"},
+	/* A program's mlockall, made range by range (lockguard.h): a
+	 * length of 0. */
+	{SYS_mlock2, {0, 0, 0}, "mlock2"},
+	{SYS_munlock, {0, 0}, "munlock"},
 };
 #define PROBE_N (sizeof(probe_calls) / sizeof(probe_calls[0]))
 #define PROBE_WAIT_MS 2000 /* a filter's supervisor that never answers */

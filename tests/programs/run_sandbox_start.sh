@@ -7,7 +7,9 @@
 # sandboxed_exec installs a filter that kills the process at one system
 # call, then execs exit7 with the runtime preloaded.  Before
 # sandboxguard_probe the runtime's first perf_event_open or timer_settime
-# killed the program at start (SIGSYS, status 159).  Each row: the call
+# killed the program at start (SIGSYS, status 159).  sched_setscheduler
+# is the flusher's start (at a program's first thread, which exit7 never
+# has: asked at the start all the same).  Each row: the call
 # the filter kills, and the runtime's one line on stderr (empty: none, and
 # the program is profiled: one profile).  Every row: stdout and status as
 # native under the same filter.  No traps needed (WITCH_WATCHPOINTS=0).
@@ -28,6 +30,7 @@ says="the seccomp filter in place kills the process at"
 rows=(
 	"perf_event_open|witch: $says perf_event_open, which the profiler calls; running without profiling"
 	"timer_settime|witch: $says timer_settime, which the profiler calls; running without profiling"
+	"sched_setscheduler|witch: $says sched_setscheduler, which the profiler calls; running without profiling"
 	"acct|"
 )
 for row in "${rows[@]}"; do

@@ -7,8 +7,8 @@
  * the filter.
  *
  * Usage: sandboxed_exec KILL LIB PROG [ARGS...]
- *   KILL: perf_event_open, timer_settime, process_vm_readv or acct (a
- *         call no runtime makes)
+ *   KILL: perf_event_open, timer_settime, process_vm_readv,
+ *         sched_setscheduler or acct (a call no runtime makes)
  */
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -28,6 +28,7 @@ static const struct {
 	{"timer_settime", SYS_timer_settime},
 	{"process_vm_readv", SYS_process_vm_readv},
 	{"acct", SYS_acct},
+	{"sched_setscheduler", SYS_sched_setscheduler},
 };
 
 int main(int argc, char **argv)
