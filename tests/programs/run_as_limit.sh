@@ -32,20 +32,15 @@ rows=(
 )
 for row in "${rows[@]}"; do
 	IFS='|' read -r name limit args profiles lines <<<"$row"
-	rm -rf "$tmp/p" && mkdir "$tmp/p"
-	bash -c "$limit && exec \"\$0\" $args" "$prog" >"$tmp/native.out" 2>&1
-	echo "status $?" >>"$tmp/native.out"
-	LD_PRELOAD="$build/libwitch.so" WITCH_WATCHPOINTS=0 WITCH_OUTPUT="$tmp/p/a-%e-%p.prof" \
-		bash -c "$limit && exec \"\$0\" $args" "$prog" >"$tmp/out" 2>"$tmp/err"
-	echo "status $?" >>"$tmp/out"
-	bad=""
-	cmp -s "$tmp/native.out" "$tmp/out" || bad="$bad stdout/status: $(tr '\n' ' ' <"$tmp/out") (native: $(tr '\n' ' ' <"$tmp/native.out"))"
+	# shellcheck disable=SC2086 # (args: as_limit's words)
+	row_limited "$limit" "$prog" $args
+	bad=$row_bad
 	n=$(grep -c '^witch: ' "$tmp/err")
 	[ "$n" = "$lines" ] && [ "$(wc -l <"$tmp/err")" = "$lines" ] || bad="$bad stderr: $(head -c 300 "$tmp/err")"
 	[ "$lines" = 0 ] || grep -q 'RLIMIT_AS (ulimit -v)' "$tmp/err" || bad="$bad the line does not name RLIMIT_AS"
 	# (as_limit's: bash's too where bash took a tick before its exec, as
 	# under ctest -j2)
-	found=$(ls "$tmp/p" | grep -c '^a-as_limit-.*\.prof')
+	found=$(ls "$tmp/p" | grep -c '^r-as_limit-.*\.prof')
 	case $profiles in
 	*+) [ "$found" -ge "${profiles%+}" ] || bad="$bad profiles: $found, not $profiles" ;;
 	*) [ "$found" = "$profiles" ] || bad="$bad profiles: $found, not $profiles" ;;

@@ -14,29 +14,22 @@ set -u
 . "$(dirname "$0")/table.sh"
 table_begin "$1" fsize-limit
 prog=$build/tests/programs/crash
+row_env=(WITCH_RATE=2000)
 rows=(
 	"small|2|0|1"
 	"room|4096|1|0"
 )
 for row in "${rows[@]}"; do
 	IFS='|' read -r name blocks profiles lines <<<"$row"
-	rm -rf "$tmp/p" && mkdir "$tmp/p"
-	bash -c "ulimit -f $blocks && exec \"\$0\"" "$prog" >"$tmp/native.out" 2>&1
-	echo "status $?" >>"$tmp/native.out"
-	LD_PRELOAD="$build/libwitch.so" WITCH_WATCHPOINTS=0 WITCH_RATE=2000 \
-		WITCH_OUTPUT="$tmp/p/f-%e-%p.prof" \
-		bash -c "ulimit -f $blocks && exec \"\$0\"" "$prog" >"$tmp/out" 2>"$tmp/err"
-	echo "status $?" >>"$tmp/out"
-	bad=""
-	cmp -s "$tmp/native.out" "$tmp/out" ||
-		bad="$bad stdout/status: $(tr '\n' ' ' <"$tmp/out")(native: $(tr '\n' ' ' <"$tmp/native.out"))"
+	row_limited "ulimit -f $blocks" "$prog"
+	bad=$row_bad
 	n=$(sort -u "$tmp/err" | grep -c '^witch: ')
 	[ "$n" = "$lines" ] && [ "$(sort -u "$tmp/err" | wc -l)" = "$lines" ] ||
 		bad="$bad stderr: $(head -c 300 "$tmp/err")"
 	[ "$lines" = 0 ] || grep -q 'ulimit -f' "$tmp/err" || bad="$bad the line does not name the limit"
-	found=$(ls "$tmp/p" | grep -c '^f-crash-.*\.prof$')
+	found=$(ls "$tmp/p" | grep -c '^r-crash-.*\.prof$')
 	[ "$found" = "$profiles" ] || bad="$bad profiles: $found, not $profiles"
-	ls "$tmp/p" | grep -q '^f-crash-.*\.tmp\.' && bad="$bad a temporary file left: $(ls "$tmp/p")"
+	ls "$tmp/p" | grep -q '^r-crash-.*\.tmp\.' && bad="$bad a temporary file left: $(ls "$tmp/p")"
 	row_end "$name" "$bad" "ulimit -f $blocks: as native, $profiles profile(s), $lines line(s)"
 done
 table_end fsize_limit ${#rows[@]}

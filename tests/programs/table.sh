@@ -7,7 +7,7 @@
 #                              (the caller may print more of what went wrong)
 #   table_end NAME ROWS        "PASS NAME" and exit 0 if no row failed,
 #                              else "FAIL NAME: n of ROWS rows" and exit 1
-#   table_begin, row_profiled  below
+#   table_begin, row_profiled, row_limited  below
 table_fails=0
 
 # table_begin BUILD_DIR NAME: sets build (absolute), here (tests/programs)
@@ -66,4 +66,26 @@ row_profiled() {
 		>"$tmp/check" 2>&1; then
 		row_bad="$row_bad $(grep -h FAIL "$tmp/check" | head -n 3 | tr '\n' ' ')"
 	fi
+}
+
+# row_limited LIMIT PROG ARGS...: for the rows of a program under a limit
+# that bash sets (LIMIT: a ulimit command) before it execs PROG ARGS, run
+# natively and under $build/libwitch.so (WITCH_WATCHPOINTS=0, the row_env
+# array's settings, profiles $tmp/p/r-%e-%p.prof: the program's named by
+# it, bash's too where bash took a tick before its exec).  Stdout and
+# status in $tmp/native.out and $tmp/out, the profiled run's stderr in
+# $tmp/err; sets row_bad to the stdout/status difference, if any.
+row_limited() {
+	local limit=$1
+	shift
+	rm -rf "$tmp/p" && mkdir "$tmp/p" || exit 1
+	bash -c "$limit && exec \"\$@\"" limited "$@" >"$tmp/native.out" 2>&1
+	echo "status $?" >>"$tmp/native.out"
+	env LD_PRELOAD="$build/libwitch.so" WITCH_WATCHPOINTS=0 ${row_env[@]+"${row_env[@]}"} \
+		WITCH_OUTPUT="$tmp/p/r-%e-%p.prof" \
+		bash -c "$limit && exec \"\$@\"" limited "$@" >"$tmp/out" 2>"$tmp/err"
+	echo "status $?" >>"$tmp/out"
+	row_bad=""
+	cmp -s "$tmp/native.out" "$tmp/out" ||
+		row_bad=" stdout/status: $(tr '\n' ' ' <"$tmp/out")(native: $(tr '\n' ' ' <"$tmp/native.out"))"
 }
