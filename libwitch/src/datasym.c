@@ -1,5 +1,6 @@
 /* datasym: data symbols of the loaded modules (see datasym.h). */
 #include "witch/datasym.h"
+#include "witch/deps.h"
 #include "witch/lockguard.h"
 #include "witch/due.h"
 #include "witch/elfdata.h"
@@ -330,6 +331,8 @@ static int ds_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 	}
 	int is_main = w->index++ == 0 && info->dlpi_name && !info->dlpi_name[0];
+	if (deps_owns_module(info->dlpi_addr))
+		return 0; /* the runtime's decoder and unwinder (deps.h) */
 	ds_module(info, is_main, w);
 	return 0;
 }

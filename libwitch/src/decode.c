@@ -19,6 +19,7 @@
 
 #include "witch/decode.h"
 #include "witch/decode_zydis.h"
+#include "witch/deps.h"
 #include "witch/peek.h"
 
 /* Smallest page size on x86-64; mappings are multiples of it, so bytes up to
@@ -38,10 +39,6 @@ struct decode_gpr_slot decode_gpr_slots[ZYDIS_REGISTER_MAX_VALUE + 1];
 
 static int dep_index_of(ZydisRegister r);
 
-const void *decode_library(void)
-{
-	return (const void *)&ZydisDecoderDecodeFull;
-}
 
 static int decode_build(void)
 {
@@ -72,6 +69,8 @@ static int decode_ready(void)
 	int state = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
 	if (state == DECODE_BUILT)
 		return 0;
+	if (!deps_ready())
+		return -EAGAIN; /* Zydis not loaded yet (deps.h) */
 	if (state == DECODE_BUILDING ||
 	    !__atomic_compare_exchange_n(&g_state, &state, DECODE_BUILDING, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))

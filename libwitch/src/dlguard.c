@@ -8,6 +8,7 @@
  */
 #include "witch/datasym.h"
 #include "witch/phdrs.h"
+#include "witch/deps.h"
 #include "witch/profile.h"
 #include "witch/runtime.h"
 #include "witch/export.h"
@@ -22,7 +23,9 @@ WITCH_EXPORT int dlclose(void *handle)
 	profile_note_modules();
 	/* No unwind may read the module's tables while it is unmapped. */
 	phdrs_close_begin();
+	deps_loader_enter(); /* its destructors run under the loader's lock (deps.h) */
 	int rc = real ? real(handle) : -1;
+	deps_loader_leave();
 	phdrs_close_end();
 	/* The data index marks the library's slot dead now, not at the next walk. */
 	datasym_refresh();

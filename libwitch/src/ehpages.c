@@ -1,12 +1,15 @@
 /* ehpages: the modules' unwind tables, given back (see ehpages.h). */
 
 #include "witch/ehpages.h"
+#include "witch/deps.h"
 #include "witch/due.h"
 #include "witch/faultaround.h"
 #include "witch/filepages.h"
+#include "witch/log.h"
 
 #include <link.h>
 #include <pthread.h>
+#include <string.h>
 
 static uint64_t eh_due_ns; /* when ehpages_release_due last gave back */
 /* The loader's count of modules added at the last walk: a walk registers
@@ -58,9 +61,25 @@ static int eh_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* The decoder's tables (Zydis's 421 KiB of constants, read a few pages a
+ * decode) fault one page at a time too, once a tick has loaded it
+ * (deps.h).  eh_lock held. */
+static void eh_add_decoder(void)
+{
+	static int added;
+	const void *decoder = deps_decoder_library();
+	if (added || !decoder)
+		return;
+	added = 1;
+	int rc = faultaround_add_module(decoder);
+	if (rc < 0)
+		log_verbose(1, "the decoder's tables keep 16 pages a fault (%s)", strerror(-rc));
+}
+
 /* eh_lock held. */
 static int eh_walk(void)
 {
+	eh_add_decoder();
 	/* One page a fault from the first walk EHPAGES_ONE_PAGE_AFTER_NS into
 	 * the run (faultaround_init's answer is kept: a kernel that cannot
 	 * costs one try a process); this walk registers every module. */

@@ -17,6 +17,7 @@
 #include "witch/context.h"
 #include "witch/costmodel.h"
 #include "witch/decode.h"
+#include "witch/deps.h"
 #include "witch/look.h"
 #include "witch/peek.h"
 #include "witch/phdrs.h"
@@ -294,7 +295,10 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 		struct decode_access a = {.addr = addr, .len = 1, .kind = kind, .elem = DECODE_ELEM_INT};
 		struct sample_req r = {.leaf = fn, .a = &a, .weight = weight, .ran = ran};
 		t->stats.ticks_bulk++;
-		handler_run(t, NULL, run_call, &r);
+		if (deps_ready())
+			handler_run(t, NULL, run_call, &r);
+		else
+			t->stats.ticks_deps_wait++; /* (no tick's context to load them in: deps.h) */
 		handler_leave(t, COST_CALL);
 	}
 	sigguard_mask(SIG_SETMASK, &old, NULL);
@@ -512,6 +516,18 @@ static int tick_in_fault(struct witch_thread *t, const ucontext_t *uc)
 	return peek_read(ip, &byte, 1) == 0 && decode_at(ip, &regs, &in) == 0 && pc == ip + in.len;
 }
 
+/* The decoder and unwinder, loaded by the first tick whose interrupted
+ * code holds nothing their loading needs (deps.h).  1 ready, else the
+ * tick is skipped. */
+static int tick_deps(struct witch_thread *t, const ucontext_t *uc)
+{
+	if (deps_ready())
+		return 1;
+	int rc = deps_load_at_tick(uc);
+	t->stats.ticks_deps_wait += rc <= 0;
+	return rc > 0;
+}
+
 static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs;
@@ -563,6 +579,11 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		t->stats.ticks_in_fault += in_fault;
 		t->stats.ticks_in_syscall += in_syscall;
 		t->stats.ticks_in_runtime += in_runtime;
+		look_tick_skipped(&t->look);
+		interval_next(t);
+		return;
+	}
+	if (!tick_deps(t, uc)) {
 		look_tick_skipped(&t->look);
 		interval_next(t);
 		return;
@@ -640,6 +661,8 @@ static void sample_pmu(const struct pmu_sample *s, void *arg)
 static void tick_pmu(struct witch_thread *t, ucontext_t *uc)
 {
 	struct pmu_visit v = {t, uc};
+	if (!tick_deps(t, uc))
+		return; /* (the records wait in the ring for the next tick) */
 	pmu_drain(&t->sampler.pmu, sample_pmu, &v);
 }
 

@@ -258,6 +258,18 @@ int heap_recording(void)
 	return heap_me.busy;
 }
 
+int heap_thread_hold(void)
+{
+	int was = heap_me.busy;
+	heap_me.busy = 1;
+	return was;
+}
+
+void heap_thread_release(int held_before)
+{
+	heap_me.busy = held_before;
+}
+
 int heap_pending_site(uint64_t addr, uint32_t *site)
 {
 	const struct heap_frame *f = &heap_frame_tls;
@@ -422,7 +434,8 @@ static inline void heap_add_block(void *p, uint64_t size, uint64_t ret, uint64_t
 				  uint32_t site)
 {
 	uint64_t bits = 0;
-	if (!p)
+	/* (busy: the runtime's own allocation, in a recording or a hold) */
+	if (!p || heap_me.busy)
 		return;
 	if (size < heap_thread_period()) {
 		uint8_t *seen = &heap_me.seen[(uint8_t)ret];

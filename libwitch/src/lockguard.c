@@ -1,6 +1,8 @@
 /* lockguard: the runtime's memory kept out of the program's mlockall (see
  * lockguard.h). */
 #include "witch/lockguard.h"
+#include "witch/deps.h"
+#include "witch/runtime.h"
 #include "witch/export.h"
 #include "witch/fdguard.h"
 #include "witch/lbss.h"
@@ -321,6 +323,12 @@ WITCH_EXPORT int mlockall(int flags)
 	long rc = 0;
 	if (flags & ~(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) || !(flags & (MCL_CURRENT | MCL_FUTURE)))
 		rc = -EINVAL;
+	/* The decoder and unwinder now, not at a tick (deps.h): there every page
+	 * of theirs would come in locked, inside a handler that held one of
+	 * the program's threads the while (mlock_all's future row: a third
+	 * thread stack, 8 MiB more locked).  Their failure is said at exit. */
+	if (rc == 0 && witch_rt.live && !witch_rt.sealed)
+		(void)deps_load();
 	if (rc == 0 && (flags & MCL_CURRENT))
 		rc = lg_lock_current(flags & MCL_ONFAULT);
 	if (rc == 0 && (flags & MCL_FUTURE)) {

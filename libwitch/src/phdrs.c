@@ -1,5 +1,6 @@
 /* phdrs: a lock-free snapshot of the module list for unwinding (see phdrs.h). */
 #include "witch/phdrs.h"
+#include "witch/deps.h"
 #include "witch/lockguard.h"
 #include "witch/export.h"
 
@@ -254,5 +255,8 @@ WITCH_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *
 	if (phdrs_in_unwind && phdrs_bufs[0])
 		return walk_snapshot(cb, data);
 	iterate_fn real = real_iterate();
-	return real ? real(cb, data) : 0;
+	deps_loader_enter(); /* the callback runs under the loader's lock (deps.h) */
+	int rc = real ? real(cb, data) : 0;
+	deps_loader_leave();
+	return rc;
 }

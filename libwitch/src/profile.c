@@ -92,7 +92,7 @@ static char *profile_exe_path(char *buf, size_t size);
 /* Just before the program's chroot: the directory the profile goes to,
  * held (profdir.h), and the executable's path.  Not once sealed: no
  * system call of the runtime's then (sandboxguard.h). */
-static void profile_before_chroot(void)
+void profile_before_chroot(void)
 {
 	char path[CONFIG_PATH_MAX + 64];
 	int rc;
@@ -117,7 +117,6 @@ int profile_init(const char *sampler, const char *sampler_why, uint64_t period)
 	prof.first_pid = getpid();
 	int rc = profile_reset();
 	prof.ready = rc == 0;
-	profdir_set_before_chroot(profile_before_chroot);
 	return rc;
 }
 

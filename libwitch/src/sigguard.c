@@ -188,11 +188,38 @@ static int guard_program_action(int sig, const struct sigaction *act, struct sig
 	return real_sigaction()(sig, act, oact);
 }
 
+/* Signals 1-64 the program has a handler of its own for (not SIG_DFL or
+ * SIG_IGN), as its sigaction calls set them: deps.h asks whether a tick
+ * came inside one. */
+static uint64_t guard_program_handled;
+
+static void guard_note_handler(int sig, const struct sigaction *act)
+{
+	if (!act || sig < 1 || sig > 64)
+		return;
+	uint64_t bit = 1ull << (sig - 1);
+	if (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN)
+		__atomic_fetch_and(&guard_program_handled, ~bit, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_or(&guard_program_handled, bit, __ATOMIC_RELAXED);
+}
+
+int sigguard_program_handler_blocked(const sigset_t *mask)
+{
+	uint64_t handled = __atomic_load_n(&guard_program_handled, __ATOMIC_RELAXED);
+	for (; handled; handled &= handled - 1)
+		if (sigismember(mask, __builtin_ctzll(handled) + 1) == 1)
+			return 1;
+	return 0;
+}
+
 WITCH_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 {
 	int slot = guarded_slot(sig);
 	if (slot < 0) {
 		int rc = guard_program_action(sig, act, oact);
+		if (rc == 0)
+			guard_note_handler(sig, act);
 		if (act && (sig == SIGSEGV || sig == SIGBUS))
 			rescue_actions_changed(); /* after the change: rescue.h */
 		return rc;

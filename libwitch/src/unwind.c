@@ -5,6 +5,7 @@
 #include "witch/phdrs.h"
 #include "witch/unwind_rules.h"
 #include "witch/decode_zydis.h"
+#include "witch/deps.h"
 #include "witch/export.h"
 #include "witch/fdguard.h"
 #include "witch/rawsys.h"
@@ -16,24 +17,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
-
-/* libunwind's code, where its pipe2 calls come from (pipe2 below). */
-static uint64_t unw_text_lo, unw_text_hi;
-
-static int unwind_find_text(struct dl_phdr_info *info, size_t size, void *base)
-{
-	(void)size;
-	if ((void *)info->dlpi_addr != base)
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			unw_text_lo = info->dlpi_addr + ph->p_vaddr;
-			unw_text_hi = unw_text_lo + ph->p_memsz;
-		}
-	}
-	return 1;
-}
 
 /* libunwind (1.6) checks that memory it reads during a walk from a signal
  * frame is mapped by writing a byte of it into a pipe of its own and
@@ -52,35 +35,12 @@ WITCH_EXPORT int pipe2(int fds[2], int flags)
 		errno = (int)-rc;
 		return -1;
 	}
-	if (from >= unw_text_lo && from < unw_text_hi) {
+	uint64_t lo, hi;
+	deps_unwinder_text(&lo, &hi);
+	if (from >= lo && from < hi) {
 		fds[0] = fdguard_take(fds[0]);
 		fds[1] = fdguard_take(fds[1]);
 	}
-	return 0;
-}
-
-void unwind_text_range(uint64_t *lo, uint64_t *hi)
-{
-	*lo = unw_text_lo;
-	*hi = unw_text_hi;
-}
-
-int unwind_init(void)
-{
-	/* No cache, so no lock.  A per-thread cache is what a signal handler
-	 * wants, but libunwind 1.6 built without --enable-per-thread-cache
-	 * (Debian 12's) makes UNW_CACHE_PER_THREAD the global cache, under a
-	 * mutex held across the reads of unwind tables and stacks; a fault
-	 * there that rescue.h takes the handler out of (a module dlclose
-	 * unmapped under the walk) leaves it held by the thread, whose next
-	 * unwind waits on it forever, and every other thread's after it
-	 * (dl_churn at WITCH_RATE=10000: 3 hangs in ~50 runs, the mutex's
-	 * owner the waiting thread; none in 63 runs without the cache).  The
-	 * handler's time a tick moved less than this host's spread
-	 * (bench/results/unwind_cache.md). */
-	Dl_info lib;
-	if (dladdr((void *)&unw_set_caching_policy, &lib) != 0 && lib.dli_fbase)
-		dl_iterate_phdr(unwind_find_text, lib.dli_fbase);
 	return 0;
 }
 
@@ -95,6 +55,8 @@ static int unwind_ready(void)
 {
 	static int ready; /* 1 set, -1 failed */
 	int r = __atomic_load_n(&ready, __ATOMIC_ACQUIRE);
+	if (!r && !deps_ready())
+		return -EAGAIN; /* not loaded yet (deps.h) */
 	if (!r) {
 		r = unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE) < 0 ? -1 : 1;
 		__atomic_store_n(&ready, r, __ATOMIC_RELEASE);

@@ -14,6 +14,7 @@
 #include "witch/iocount.h"
 #include "witch/costmodel.h"
 #include "witch/decode.h"
+#include "witch/deps.h"
 #include "witch/decode_zcache.h"
 #include "witch/runspace.h"
 #include "witch/execguard.h"
@@ -36,6 +37,7 @@
 #include "witch/pmu_event.h"
 #include "witch/probes.h"
 #include "witch/profile.h"
+#include "witch/profdir.h"
 #include "witch/runtime.h"
 #include "witch/sandboxguard.h"
 #include "witch/sigguard.h"
@@ -99,22 +101,6 @@ static void witch_find_runtime_text(void)
 	}
 }
 
-/* Once a run is past its first 100 ms, the pages only the runtime reads
- * fault in one at a time where the kernel allows (faultaround.h, from
- * ehpages' walk): every module's unwind tables and the decoder's tables
- * (Zydis's 421 KiB of constants, read a few pages a decode).  Not the
- * runtime's own code, which it runs nearly all of: one page a fault there
- * only made the start-up's faults more
- * (bench/results/rss_one_page_20261204.md).  A fork child registers
- * again at its first walk: most children exec at once. */
-static void witch_faults_one_page(void)
-{
-	int rc = faultaround_add_module(decode_library());
-	if (rc < 0)
-		log_verbose(1, "the decoder's tables keep 16 pages a fault (%s)", strerror(-rc));
-	ehpages_start();
-}
-
 static void witch_prefork(void)
 {
 	if (witch_rt.sealed) /* no system call of the runtime's past a sandbox */
@@ -151,6 +137,19 @@ static void witch_postfork_parent(void)
 
 /* Resets only: the child starts profiling lazily, armed in
  * witch_child_start as fork returns to it (thread.h). */
+/* Just before the program's chroot: after it neither the profile's
+ * directory nor the decoder's and unwinder's files are where they were. */
+static void witch_before_chroot(void)
+{
+	int rc;
+	if (witch_rt.sealed)
+		return;
+	if ((rc = deps_load()) < 0)
+		log_verbose(1, "cannot load the decoder and unwinder before the chroot (%s)",
+			    deps_failure());
+	profile_before_chroot();
+}
+
 static void witch_postfork_child(void)
 {
 	if (witch_rt.sealed) /* no system call of the runtime's past a sandbox */
@@ -170,6 +169,7 @@ static void witch_postfork_child(void)
 	lockguard_postfork_child();
 	decode_zcache_postfork_child();
 	runspace_postfork_child();
+	deps_postfork_child();
 }
 
 /* thread.h's hook, before each thread the program starts: the periodic
@@ -428,9 +428,15 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	startstep_mark("watchpoint_probe");
-	witch_faults_one_page();
-	if ((rc = unwind_init()) < 0 || (rc = phdrs_init()) < 0 ||
-	    (!inherited && (rc = costmodel_init()) < 0) || (rc = xsave_init()) < 0) {
+	/* Once a run is past its first 100 ms, the pages only the runtime
+	 * reads fault in one at a time where the kernel allows (faultaround.h,
+	 * from ehpages' walk): every module's unwind tables and the decoder's
+	 * tables.  Not the runtime's own code, which it runs nearly all of:
+	 * one page a fault there only made the start-up's faults more
+	 * (bench/results/rss_one_page_20261204.md). */
+	ehpages_start();
+	if ((rc = phdrs_init()) < 0 || (!inherited && (rc = costmodel_init()) < 0) ||
+	    (rc = xsave_init()) < 0) {
 		log_line("cannot initialize the decoder or unwinder (%s); running without profiling",
 			 strerror(-rc));
 		return;
@@ -472,6 +478,7 @@ __attribute__((constructor)) static void witch_init(void)
 		log_line("cannot allocate the profile (%s); running without profiling", strerror(-rc));
 		return;
 	}
+	profdir_set_before_chroot(witch_before_chroot);
 	startstep_mark("signal+profile+thread_module");
 	if ((rc = profile_name_descendants()) < 0)
 		log_line("cannot set WITCH_OUTPUT for child processes (%s): a program this one "
@@ -484,11 +491,16 @@ __attribute__((constructor)) static void witch_init(void)
 		log_verbose(1, "memset/memcpy not found (%s): ticks sample them", strerror(-rc));
 	startstep_mark("descendants+objects+bulk");
 	witch_find_runtime_text();
-	/* libunwind's own closes and masks are the runtime's to the guards. */
-	uint64_t unw_lo, unw_hi;
-	unwind_text_range(&unw_lo, &unw_hi);
-	fdguard_set_unwinder_text(unw_lo, unw_hi);
-	sigguard_set_unwinder_text(unw_lo, unw_hi);
+	/* Where a tick cannot load the decoder and unwinder safely (the
+	 * program's own malloc), they load now (deps.h). */
+	if ((rc = deps_init()) < 0)
+		log_verbose(1, "the C library or the loader not found (%s): the decoder and "
+			    "unwinder load at start", strerror(-rc));
+	if ((rc < 0 || deps_load_at_start()) && deps_load() < 0) {
+		log_line("cannot load the decoder and unwinder (%s): running without profiling",
+			 deps_failure());
+		return;
+	}
 	if ((rc = sigguard_install(witch_rt.sig)) < 0) {
 		log_line("cannot install signal handlers (%s); running without profiling",
 			 strerror(-rc));
@@ -553,6 +565,9 @@ static void witch_end(void)
 	profile_exit_begins();
 	flush_stop();
 	thread_end_all();
+	if (deps_failed()) /* (a tick's dlopen failed: no samples since, deps.h) */
+		log_line("cannot load the decoder and unwinder (%s): this process ran unprofiled "
+			 "from its first tick", deps_failure());
 	startstep_mark("exit_stop");
 	profile_write();
 	startstep_mark("profile_write");

@@ -18,6 +18,8 @@
  *     until the child's first walk: each process starts a thread, so the
  *     profile writer runs and walks (woken every 250 ms), and checks again
  *     every 100 ms for up to 5 s.
+ * The decoder is loaded at the runtime's first tick (deps.h): the
+ * profiled run first spins until it is there (a CPU second at WITCH_RATE=1).
  * The runtime's own activity could only take pages away meanwhile (its
  * flusher gives the unwind tables back), never add any: WITCH_RATE=1 and
  * WITCH_OBJECTS=0 keep it from unwinding during the checks.
@@ -127,6 +129,18 @@ static int others_after_one_read(struct range r)
 	return most;
 }
 
+static int zydis_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	return info->dlpi_name && strstr(info->dlpi_name, "libZydis") != NULL;
+}
+
+static int decoder_loaded(void)
+{
+	return dl_iterate_phdr(zydis_cb, NULL);
+}
+
 static void *nothing(void *arg)
 {
 	return arg;
@@ -191,6 +205,13 @@ int main(int argc, char **argv)
 		}
 		return check("native", NULL, 1, 0, 1);
 	}
+	/* The runtime loads the decoder at a tick (deps.h), the first a CPU
+	 * second in at WITCH_RATE=1: this program's own loop until it is
+	 * there, for up to 3 s of CPU. */
+	volatile unsigned long spin = 0;
+	for (clock_t end = clock() + 3 * CLOCKS_PER_SEC; !decoder_loaded() && clock() < end;)
+		for (int i = 0; i < 1000000; i++)
+			spin += (unsigned long)i;
 	int bad = profiled_checks("parent");
 	fflush(stdout);
 	pid_t pid = fork();

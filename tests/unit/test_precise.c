@@ -140,7 +140,7 @@ static void run(const struct row *r)
 
 int main(void)
 {
-	if (decode_init() < 0 || unwind_init() < 0) {
+	if (decode_init() < 0) {
 		fprintf(stderr, "test_precise: cannot initialize the decoder or unwinder\n");
 		return 1;
 	}

@@ -443,7 +443,7 @@ static void test_shared_table(void)
 
 int main(void)
 {
-	if (phdrs_init() < 0 || unwind_init() < 0 || decode_init() < 0) {
+	if (phdrs_init() < 0 || decode_init() < 0) {
 		fprintf(stderr, "test_unwind_rules: cannot set up the unwinder\n");
 		return 1;
 	}

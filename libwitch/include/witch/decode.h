@@ -100,10 +100,8 @@ struct decode_cache {
 /* Builds the decoder and its register table now, as the first decode
  * otherwise does (the runtime leaves it to that first decode, in a tick's
  * handler: a process that never ticks never pays).  0, -EAGAIN while
- * another thread builds, or -EINVAL. */
+ * another thread builds or before Zydis is loaded (deps.h), or -EINVAL. */
 int decode_init(void);
-/* An address in the decoder library's code (faultaround_add_module). */
-const void *decode_library(void);
 /* Snapshot the general registers of a signal context. */
 void decode_regs_from_ucontext(const ucontext_t *uc, uint64_t fs_base,
 			       uint64_t gs_base, struct decode_regs *out);

@@ -111,6 +111,11 @@ int heap_pending_site(uint64_t addr, uint32_t *site);
  * HEAP_TIME_EVERY), so a tick there is not the runtime's inline time a
  * second time (handler.c).  Async-signal-safe (the thread's own TLS). */
 int heap_recording(void);
+/* This thread's allocations go untracked until heap_thread_release(the
+ * returned value): the loader's, when a tick's handler loads the decoder
+ * (deps.h).  Async-signal-safe (the thread's own TLS). */
+int heap_thread_hold(void);
+void heap_thread_release(int held_before);
 /* For the tick's window (look.h), which runs the program's code ahead on a
  * register copy: pc is the entry of an interposer that passes the call on
  * with the same arguments (malloc, free): *real, the allocator's function

@@ -68,5 +68,9 @@ void profile_exit_begins(void);
 void profile_prefork(void);
 void profile_postfork_parent(void);
 void profile_postfork_child(void);
+/* Just before the program's chroot (profdir.h): the profile's directory
+ * held, and the executable's path read, while /proc is there. */
+void profile_before_chroot(void);
 
 #endif
+

@@ -68,5 +68,10 @@ int sigguard_release(struct sigguard_held *h);
 /* libunwind's code (unwind_text_range): its masks, around locks the
  * handler takes too, are applied as it asks. */
 void sigguard_set_unwinder_text(uint64_t lo, uint64_t hi);
+/* 1 if the mask blocks a signal the program has set a handler of its own
+ * for (other than the runtime's two): a context such a handler may be
+ * running in, since a handler runs with its signal blocked (SA_NODEFER
+ * aside).  Async-signal-safe. */
+int sigguard_program_handler_blocked(const sigset_t *mask);
 
 #endif

@@ -56,6 +56,7 @@
 	X(skip_no_step)       /* a step where the program blocks SIGTRAP */      \
 	X(skip_step_watched)  /* a step over a watched word, where it would hang (watchpoint.h) */ \
 	X(skip_decode)        /* undecodable or unreadable instruction */        \
+	X(ticks_deps_wait)    /* the decoder and unwinder not loaded yet, nor loadable here (deps.h) */ \
 	X(skip_unknown_addr)  /* address not computable (gather/scatter) */      \
 	X(skip_runtime_addr)  /* access to the runtime's own memory */           \
 	X(skip_unreadable)    /* the client could not read the sampled bytes */  \

@@ -8,15 +8,10 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-/* Once per process, at start: where libunwind's code is (its pipe goes
- * high, unwind.c).  libunwind itself is set up at the first walk, to keep
- * no cache of its own (unwind.c says why; each thread keeps its rules
- * instead, unwind_rules.h). */
-int unwind_init(void);
-/* libunwind's code, [*lo, *hi) (both 0 before unwind_init): its own calls
- * are the runtime's to the guards, its close of its pipe (fdguard.h) and
- * its signal masks around its locks (sigguard.h). */
-void unwind_text_range(uint64_t *lo, uint64_t *hi);
+/* libunwind is loaded at the first tick that can (deps.h), and set up at
+ * the first walk after, to keep no cache of its own (unwind.c says why;
+ * each thread keeps its rules instead, unwind_rules.h).  Until then walks
+ * fail with -EAGAIN. */
 /* Walk the interrupted thread's stack, by r's rules where they lead and
  * libunwind from where they end (unwind_rules.h; r learns from it); the
  * interrupted frame's caller from the tick's run-ahead where it returned

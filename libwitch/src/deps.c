@@ -1,0 +1,286 @@
+/* deps: Zydis and libunwind, loaded at the first tick that can (deps.h). */
+#include "witch/deps.h"
+#include "witch/context.h"
+#include "witch/deps_backend.h"
+#include "witch/fdguard.h"
+#include "witch/heap.h"
+#include "witch/rawsys.h"
+#include "witch/runtime.h"
+#include "witch/sigguard.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The sonames the -dev packages' links name (libZydis.so -> .4.0, libunwind.so -> .8). */
+#define DEPS_ZYDIS  "libZydis.so.4.0"
+#define DEPS_UNWIND "libunwind.so.8"
+#define DEPS_LZMA   "liblzma.so.5" /* libunwind's */
+
+enum { DEPS_UNLOADED, DEPS_LOADING, DEPS_READY, DEPS_FAILED };
+static int deps_state;
+static int deps_errno;             /* DEPS_FAILED's */
+static char deps_why[256];         /* dlerror's or the missing name, for the exit's line */
+static int deps_tick_ok;           /* deps_init found a tick may load */
+static int deps_own_malloc;        /* the program's malloc is its own: load at start */
+static pid_t deps_pid;             /* the process deps_init ran in */
+static const struct r_debug *deps_rdebug; /* the loader's own */
+static uint64_t deps_unw_lo, deps_unw_hi;
+/* Where the three loaded (their link maps' l_addr), 0 for one the program
+ * had loaded itself: the runtime's own, not the program's data. */
+static uint64_t deps_bases[3];
+/* Text a loading tick must not have interrupted: the C library, the
+ * loader, the vDSO. */
+static struct {
+	uint64_t lo, hi;
+} deps_unsafe[3];
+/* Threads in a dl_iterate_phdr callback or a dlclose (the loader's lock
+ * held around program code): a tick's dlopen would wait for that lock,
+ * and the holder might wait for one the interrupted code holds. */
+static int deps_in_loader;
+
+/* The executable segment of the module loaded at base (its headers are
+ * mapped: the first PT_LOAD starts at offset 0). */
+static void deps_text_of(uint64_t base, uint64_t *lo, uint64_t *hi)
+{
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)(uintptr_t)base;
+	*lo = *hi = 0;
+	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+		return;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(uintptr_t)(base + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		uint64_t s = base + ph[i].p_vaddr, e = s + ph[i].p_memsz;
+		if (!*lo || s < *lo)
+			*lo = s;
+		if (e > *hi)
+			*hi = e;
+	}
+}
+
+static uint64_t deps_base_of(const void *addr)
+{
+	Dl_info info;
+	return dladdr(addr, &info) != 0 ? (uint64_t)(uintptr_t)info.dli_fbase : 0;
+}
+
+static int deps_in(uint64_t pc, uint64_t lo, uint64_t hi)
+{
+	return pc >= lo && pc < hi;
+}
+
+/* The loader's r_debug as it keeps it, found as debuggers find it: the
+ * executable's DT_DEBUG.  (_r_debug is a copy where the executable names
+ * the symbol, made once at its relocation; its r_map stays right.) */
+static const struct r_debug *deps_live_rdebug(void)
+{
+	const struct link_map *exe = _r_debug.r_map;
+	for (const ElfW(Dyn) *d = exe ? exe->l_ld : NULL; d && d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_DEBUG && d->d_un.d_ptr)
+			return (const struct r_debug *)(uintptr_t)d->d_un.d_ptr;
+	return NULL;
+}
+
+int deps_init(void)
+{
+	deps_pid = getpid();
+	if (!deps_backend_lazy)
+		return 0;
+	deps_text_of(deps_base_of((const void *)&getpid), &deps_unsafe[0].lo, &deps_unsafe[0].hi);
+	deps_text_of(getauxval(AT_BASE), &deps_unsafe[1].lo, &deps_unsafe[1].hi);
+	deps_text_of(getauxval(AT_SYSINFO_EHDR), &deps_unsafe[2].lo, &deps_unsafe[2].hi);
+	deps_rdebug = deps_live_rdebug();
+	if (!deps_unsafe[0].hi || !deps_unsafe[1].hi || !deps_rdebug)
+		return -ENOENT;
+	/* malloc as the loader bound it for this library: the first definition
+	 * in the process, the runtime's own interposer (heap.c) or the C
+	 * library's where the runtime's is not the first. */
+	void *(*volatile bound)(size_t) = malloc;
+	uint64_t at = (uint64_t)(uintptr_t)bound, lo, hi;
+	context_runtime_text(&lo, &hi);
+	/* Where it is the runtime's, the one it hands the call to: a library
+	 * after it in the search order may define its own (own_alloc_lib). */
+	if (deps_in(at, lo, hi))
+		at = (uint64_t)(uintptr_t)dlsym(RTLD_NEXT, "malloc");
+	deps_own_malloc = !deps_in(at, deps_unsafe[0].lo, deps_unsafe[0].hi);
+	deps_tick_ok = !deps_own_malloc;
+	return 0;
+}
+
+int deps_load_at_start(void)
+{
+	return deps_backend_lazy && deps_own_malloc;
+}
+
+int deps_ready(void)
+{
+	return !deps_backend_lazy || __atomic_load_n(&deps_state, __ATOMIC_ACQUIRE) == DEPS_READY;
+}
+
+int deps_failed(void)
+{
+	return __atomic_load_n(&deps_state, __ATOMIC_ACQUIRE) == DEPS_FAILED ? deps_errno : 0;
+}
+
+const char *deps_failure(void)
+{
+	return deps_failed() ? deps_why : "";
+}
+
+/* Where the module of that file name is loaded (its l_addr; a library
+ * at 0 is not one), 0 if it is not: the loader's list, read as a
+ * debugger does, with no lock (no dlopen(RTLD_NOLOAD): its handle's
+ * dlclose is the runtime's interposer, not for a handler). */
+static uint64_t deps_loaded_base(const char *name)
+{
+	for (const struct link_map *m = deps_rdebug ? deps_rdebug->r_map : NULL; m; m = m->l_next) {
+		const char *base = m->l_name ? strrchr(m->l_name, '/') : NULL;
+		if (base && strcmp(base + 1, name) == 0)
+			return (uint64_t)m->l_addr;
+	}
+	return 0;
+}
+
+/* deps_why = a b, cut to fit (no stdio: a handler's). */
+static void deps_note_why(const char *a, const char *b)
+{
+	size_t n = 0;
+	for (const char *p = a; *p && n + 1 < sizeof(deps_why); p++)
+		deps_why[n++] = *p;
+	for (const char *p = b; *p && n + 1 < sizeof(deps_why); p++)
+		deps_why[n++] = *p;
+	deps_why[n] = '\0';
+}
+
+/* Under DEPS_LOADING, which this caller set: dlopen both, bind the
+ * forwarders, note libunwind's text; the state it ends in. */
+static int deps_do_load(void)
+{
+	static const char *const names[3] = {DEPS_ZYDIS, DEPS_UNWIND, DEPS_LZMA};
+	int theirs[3];
+	for (int i = 0; i < 3; i++)
+		theirs[i] = deps_loaded_base(names[i]) != 0;
+	const char *missing = NULL;
+	/* The loader's allocations are not the program's blocks, and must not
+	 * run the heap's growth hook (a data-index walk would take the half
+	 * loaded libraries for the program's). */
+	int held = heap_thread_hold();
+	void *zydis = dlopen(DEPS_ZYDIS, RTLD_NOW | RTLD_LOCAL);
+	void *unwind = zydis ? dlopen(DEPS_UNWIND, RTLD_NOW | RTLD_LOCAL) : NULL;
+	heap_thread_release(held);
+	int rc = !zydis || !unwind ? -ENOENT : deps_backend_bind(zydis, unwind, &missing);
+	if (rc < 0) {
+		/* (dlerror's buffer is the loader's malloc: copied now) */
+		const char *why = missing ? missing : dlerror();
+		deps_note_why(missing ? "no symbol " : "", why ? why : "dlopen failed");
+		deps_errno = -rc;
+		__atomic_store_n(&deps_state, DEPS_FAILED, __ATOMIC_RELEASE);
+		return DEPS_FAILED;
+	}
+	for (int i = 0; i < 3; i++)
+		deps_bases[i] = theirs[i] ? 0 : deps_loaded_base(names[i]);
+	/* libunwind's own pipe, closes and masks are the runtime's to the
+	 * guards, from its first walk on. */
+	deps_text_of(deps_base_of(deps_backend_unwinder_fn()), &deps_unw_lo, &deps_unw_hi);
+	fdguard_set_unwinder_text(deps_unw_lo, deps_unw_hi);
+	sigguard_set_unwinder_text(deps_unw_lo, deps_unw_hi);
+	__atomic_store_n(&deps_state, DEPS_READY, __ATOMIC_RELEASE);
+	return DEPS_READY;
+}
+
+int deps_load(void)
+{
+	int state = DEPS_UNLOADED;
+	if (!deps_backend_lazy)
+		return 0;
+	if (__atomic_compare_exchange_n(&deps_state, &state, DEPS_LOADING, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		state = deps_do_load();
+	/* (LOADING: another thread's tick loads; its result is not waited for) */
+	return state == DEPS_READY || state == DEPS_LOADING ? 0 : state == DEPS_FAILED ? -deps_errno : 0;
+}
+
+/* Whether the interrupted code holds nothing dlopen needs (deps.h). */
+static int deps_tick_may_load(const ucontext_t *uc)
+{
+	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], lo, hi;
+	if (!deps_tick_ok || witch_rt.sealed || __atomic_load_n(&deps_in_loader, __ATOMIC_ACQUIRE))
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (deps_in(pc, deps_unsafe[i].lo, deps_unsafe[i].hi))
+			return 0;
+	context_runtime_text(&lo, &hi);
+	if (deps_in(pc, lo, hi) || __atomic_load_n(&deps_rdebug->r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT)
+		return 0;
+	if (sigguard_program_handler_blocked(&uc->uc_sigmask))
+		return 0;
+	return (pid_t)rawsys6(SYS_getpid, 0, 0, 0, 0, 0, 0) == deps_pid;
+}
+
+int deps_load_at_tick(const ucontext_t *uc)
+{
+	int state = __atomic_load_n(&deps_state, __ATOMIC_ACQUIRE);
+	if (state == DEPS_READY || !deps_backend_lazy)
+		return 1;
+	if (state == DEPS_FAILED)
+		return -deps_errno;
+	if (state == DEPS_LOADING || !deps_tick_may_load(uc) ||
+	    !__atomic_compare_exchange_n(&deps_state, &state, DEPS_LOADING, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return 0;
+	int saved = errno;
+	state = deps_do_load();
+	errno = saved;
+	return state == DEPS_READY ? 1 : -deps_errno;
+}
+
+void deps_loader_enter(void)
+{
+	if (!deps_ready())
+		__atomic_fetch_add(&deps_in_loader, 1, __ATOMIC_ACQ_REL);
+}
+
+void deps_loader_leave(void)
+{
+	/* (a load in between: the count stays up, and is read no more) */
+	if (!deps_ready())
+		__atomic_fetch_sub(&deps_in_loader, 1, __ATOMIC_ACQ_REL);
+}
+
+int deps_owns_module(uint64_t base)
+{
+	if (!base || !deps_ready())
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (deps_bases[i] == base)
+			return 1;
+	return 0;
+}
+
+void deps_unwinder_text(uint64_t *lo, uint64_t *hi)
+{
+	*lo = deps_unw_lo;
+	*hi = deps_unw_hi;
+}
+
+const void *deps_decoder_library(void)
+{
+	return deps_ready() ? deps_backend_decoder_fn() : NULL;
+}
+
+void deps_postfork_child(void)
+{
+	deps_pid = getpid();
+	/* Another thread of the parent's was loading: its load is not the
+	 * child's (it has no such thread); the next tick loads again. */
+	int loading = DEPS_LOADING;
+	__atomic_compare_exchange_n(&deps_state, &loading, DEPS_UNLOADED, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
+}

@@ -1,0 +1,115 @@
+/* lazy_deps: where the runtime loads its decoder and unwinder (deps.h).
+ *
+ * usage: lazy_deps MODE MS
+ *   main     MS ms of CPU in main's own loop
+ *   handler  MS ms of CPU, nearly all of it inside a SIGPROF handler of
+ *            the program's (a setitimer(ITIMER_PROF) every 2 ms whose
+ *            handler spins ~1.8 ms)
+ *   iterate  MS ms of CPU inside a dl_iterate_phdr callback (the loader's
+ *            lock held)
+ * Prints "zydis=Z unwind=U lzma=L loaded_inside=N": whether each library
+ * is mapped at the end (/proc/self/maps), and how many times the number
+ * of loaded modules (the loader's r_debug list) grew while the program
+ * was inside its handler or its callback, where the runtime must not
+ * load them.  Natively: zydis=0 unwind=0 lzma=0 loaded_inside=0. */
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+static volatile double sink;
+static volatile sig_atomic_t loaded_inside;
+static long want_ms;
+
+static double cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The loader's list, read without its lock (a handler's own read). */
+static int modules(void)
+{
+	int n = 0;
+	for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next)
+		n++;
+	return n;
+}
+
+static void spin_for(double ms)
+{
+	double end = cpu_ms() + ms;
+	static double a[1024];
+	while (cpu_ms() < end)
+		for (int j = 0; j < 1024; j++) {
+			a[j] = a[j] * 0.5 + j;
+			sink += a[j];
+		}
+}
+
+static void on_prof(int sig)
+{
+	(void)sig;
+	int before = modules();
+	spin_for(1.8);
+	if (modules() != before)
+		loaded_inside++;
+}
+
+static int in_callback(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info;
+	(void)size;
+	(void)arg;
+	int before = modules();
+	spin_for((double)want_ms);
+	if (modules() != before)
+		loaded_inside++;
+	return 1; /* once */
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: lazy_deps main|handler|iterate MS\n");
+		return 2;
+	}
+	want_ms = atol(argv[2]);
+	if (!strcmp(argv[1], "main")) {
+		spin_for((double)want_ms);
+	} else if (!strcmp(argv[1], "handler")) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_prof;
+		sigaction(SIGPROF, &sa, NULL);
+		struct itimerval it = {{0, 2000}, {0, 2000}};
+		setitimer(ITIMER_PROF, &it, NULL);
+		double end = cpu_ms() + (double)want_ms;
+		while (cpu_ms() < end)
+			; /* the handler does the work */
+		struct itimerval off = {{0, 0}, {0, 0}};
+		setitimer(ITIMER_PROF, &off, NULL);
+	} else if (!strcmp(argv[1], "iterate")) {
+		dl_iterate_phdr(in_callback, NULL);
+	} else {
+		fprintf(stderr, "lazy_deps: unknown mode %s\n", argv[1]);
+		return 2;
+	}
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int zydis = 0, unwind = 0, lzma = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		zydis |= strstr(line, "libZydis") != NULL;
+		unwind |= strstr(line, "libunwind") != NULL;
+		lzma |= strstr(line, "liblzma") != NULL;
+	}
+	if (f)
+		fclose(f);
+	printf("zydis=%d unwind=%d lzma=%d loaded_inside=%d\n", zydis, unwind, lzma,
+	       (int)loaded_inside);
+	return 0;
+}
