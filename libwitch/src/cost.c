@@ -218,6 +218,15 @@ double cost_in_handler_ns(const struct cost *c)
 	return (double)(__rdtsc() - c->entry_tsc) * ns_per_tsc;
 }
 
+void cost_set_aside(struct cost *c, uint64_t tsc)
+{
+	/* (as if the run began that much later; a restart of the interval
+	 * came after it or not at all: tick_soft restarts at its end) */
+	c->entry_tsc += tsc;
+	if (c->restart_tsc)
+		c->restart_tsc += tsc;
+}
+
 double cost_take_interval(struct cost *c, double *all_ns)
 {
 	double s = c->since_ns + c->since_kernel_ns;

@@ -17,6 +17,7 @@
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 /* The sonames the -dev packages' links name (libZydis.so -> .4.0, libunwind.so -> .8). */
 #define DEPS_ZYDIS  "libZydis.so.4.0"
@@ -44,6 +45,7 @@ static struct {
  * held around program code): a tick's dlopen would wait for that lock,
  * and the holder might wait for one the interrupted code holds. */
 static int deps_in_loader;
+static uint64_t deps_load_tsc; /* ticks' loads, in all */
 
 /* The executable segment of the module loaded at base (its headers are
  * mapped: the first PT_LOAD starts at offset 0). */
@@ -224,8 +226,9 @@ static int deps_tick_may_load(const ucontext_t *uc)
 	return (pid_t)rawsys6(SYS_getpid, 0, 0, 0, 0, 0, 0) == deps_pid;
 }
 
-int deps_load_at_tick(const ucontext_t *uc)
+int deps_load_at_tick(const ucontext_t *uc, uint64_t *load_tsc)
 {
+	*load_tsc = 0;
 	int state = __atomic_load_n(&deps_state, __ATOMIC_ACQUIRE);
 	if (state == DEPS_READY || !deps_backend_lazy)
 		return 1;
@@ -236,9 +239,17 @@ int deps_load_at_tick(const ucontext_t *uc)
 					 __ATOMIC_ACQUIRE))
 		return 0;
 	int saved = errno;
+	uint64_t t0 = __rdtsc();
 	state = deps_do_load();
+	*load_tsc = __rdtsc() - t0;
+	__atomic_fetch_add(&deps_load_tsc, *load_tsc, __ATOMIC_RELAXED);
 	errno = saved;
 	return state == DEPS_READY ? 1 : -deps_errno;
+}
+
+uint64_t deps_tick_load_tsc(void)
+{
+	return __atomic_load_n(&deps_load_tsc, __ATOMIC_RELAXED);
 }
 
 void deps_loader_enter(void)

@@ -523,7 +523,9 @@ static int tick_deps(struct witch_thread *t, const ucontext_t *uc)
 {
 	if (deps_ready())
 		return 1;
-	int rc = deps_load_at_tick(uc);
+	uint64_t load_tsc;
+	int rc = deps_load_at_tick(uc, &load_tsc);
+	cost_set_aside(&t->cost, load_tsc); /* (counted as start-up: profile.c) */
 	t->stats.ticks_deps_wait += rc <= 0;
 	return rc > 0;
 }

@@ -148,6 +148,11 @@ void cost_restart_interval(struct cost *c);
  * before_ns of the kernel's before the entry (a kept perf clock's interval
  * began where the tick's own period ended: the tick's delivery is in it). */
 void cost_restart_interval_at_entry(struct cost *c, double before_ns);
+/* Inside a handler: tsc ticks of this run, just spent, are not the
+ * sampler's (the decoder's load at a first tick, deps.h, a start-up cost
+ * of the process): left out of the run's time, so out of the budget's
+ * and the handler's counts. */
+void cost_set_aside(struct cost *c, uint64_t tsc);
 /* Inside a handler: its time so far. */
 double cost_in_handler_ns(const struct cost *c);
 /* The profiler's ns inside the interval, handler runs and the round trips

@@ -55,8 +55,13 @@ int deps_load(void);
 int deps_ready(void);
 /* A tick's handler, with the interrupted context: 1 loaded (now or
  * before), 0 not safe at this tick (try the next), a negative errno when
- * loading failed for good. */
-int deps_load_at_tick(const ucontext_t *uc);
+ * loading failed for good.  *load_tsc: the TSC ticks this call spent
+ * loading (0 if it did not), which are the process's start-up cost, not
+ * the sampler's (cost_set_aside). */
+int deps_load_at_tick(const ucontext_t *uc, uint64_t *load_tsc);
+/* The TSC ticks ticks spent loading, in all (stat cost_startup_ns counts
+ * them).  Async-signal-safe. */
+uint64_t deps_tick_load_tsc(void);
 /* The loads failed (dlopen's errno, or 0 for none): said at exit. */
 int deps_failed(void);
 /* dlopen's message of the failure, or "" (normal context). */
