@@ -4,6 +4,7 @@
 #include "witch/deps_backend.h"
 #include "witch/fdguard.h"
 #include "witch/heap.h"
+#include "witch/heap_next.h"
 #include "witch/rawsys.h"
 #include "witch/runtime.h"
 #include "witch/sigguard.h"
@@ -36,8 +37,8 @@ static uint64_t deps_unw_lo, deps_unw_hi;
 /* Where the three loaded (their link maps' l_addr), 0 for one the program
  * had loaded itself: the runtime's own, not the program's data. */
 static uint64_t deps_bases[3];
-/* Text a loading tick must not have interrupted: the C library, the
- * loader, the vDSO. */
+/* Mappings a loading tick must not have interrupted: the C library's, the
+ * loader's, the vDSO's. */
 static struct {
 	uint64_t lo, hi;
 } deps_unsafe[3];
@@ -47,30 +48,18 @@ static struct {
 static int deps_in_loader;
 static uint64_t deps_load_tsc; /* ticks' loads, in all */
 
-/* The executable segment of the module loaded at base (its headers are
- * mapped: the first PT_LOAD starts at offset 0). */
-static void deps_text_of(uint64_t base, uint64_t *lo, uint64_t *hi)
+/* The mappings of the module holding addr ([lo, hi) 0 if none): the
+ * loader's lock-free lookup, no page of the module read (dladdr would
+ * search its symbols for the nearest name, ~50 us in the C library's; its
+ * headers' page is often not mapped in yet). */
+static void deps_range_of(const void *addr, uint64_t *lo, uint64_t *hi)
 {
-	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)(uintptr_t)base;
+	struct dl_find_object found;
 	*lo = *hi = 0;
-	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
-		return;
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(uintptr_t)(base + eh->e_phoff);
-	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
-			continue;
-		uint64_t s = base + ph[i].p_vaddr, e = s + ph[i].p_memsz;
-		if (!*lo || s < *lo)
-			*lo = s;
-		if (e > *hi)
-			*hi = e;
+	if (addr && _dl_find_object((void *)addr, &found) == 0) {
+		*lo = (uint64_t)(uintptr_t)found.dlfo_map_start;
+		*hi = (uint64_t)(uintptr_t)found.dlfo_map_end;
 	}
-}
-
-static uint64_t deps_base_of(const void *addr)
-{
-	Dl_info info;
-	return dladdr(addr, &info) != 0 ? (uint64_t)(uintptr_t)info.dli_fbase : 0;
 }
 
 static int deps_in(uint64_t pc, uint64_t lo, uint64_t hi)
@@ -95,9 +84,10 @@ int deps_init(void)
 	deps_pid = getpid();
 	if (!deps_backend_lazy)
 		return 0;
-	deps_text_of(deps_base_of((const void *)&getpid), &deps_unsafe[0].lo, &deps_unsafe[0].hi);
-	deps_text_of(getauxval(AT_BASE), &deps_unsafe[1].lo, &deps_unsafe[1].hi);
-	deps_text_of(getauxval(AT_SYSINFO_EHDR), &deps_unsafe[2].lo, &deps_unsafe[2].hi);
+	deps_range_of((const void *)&getpid, &deps_unsafe[0].lo, &deps_unsafe[0].hi);
+	deps_range_of((const void *)&_dl_find_object, &deps_unsafe[1].lo, &deps_unsafe[1].hi);
+	deps_range_of((const void *)(uintptr_t)getauxval(AT_SYSINFO_EHDR), &deps_unsafe[2].lo,
+		      &deps_unsafe[2].hi);
 	deps_rdebug = deps_live_rdebug();
 	if (!deps_unsafe[0].hi || !deps_unsafe[1].hi || !deps_rdebug)
 		return -ENOENT;
@@ -109,8 +99,11 @@ int deps_init(void)
 	context_runtime_text(&lo, &hi);
 	/* Where it is the runtime's, the one it hands the call to: a library
 	 * after it in the search order may define its own (own_alloc_lib). */
-	if (deps_in(at, lo, hi))
-		at = (uint64_t)(uintptr_t)dlsym(RTLD_NEXT, "malloc");
+	if (deps_in(at, lo, hi)) {
+		const struct heap_next_fns *next = heap_next(); /* (found by now: no lookup) */
+		at = next ? (uint64_t)(uintptr_t)next->malloc
+			  : (uint64_t)(uintptr_t)dlsym(RTLD_NEXT, "malloc");
+	}
 	deps_own_malloc = !deps_in(at, deps_unsafe[0].lo, deps_unsafe[0].hi);
 	deps_tick_ok = !deps_own_malloc;
 	return 0;
@@ -190,7 +183,7 @@ static int deps_do_load(void)
 		deps_bases[i] = theirs[i] ? 0 : deps_loaded_base(names[i]);
 	/* libunwind's own pipe, closes and masks are the runtime's to the
 	 * guards, from its first walk on. */
-	deps_text_of(deps_base_of(deps_backend_unwinder_fn()), &deps_unw_lo, &deps_unw_hi);
+	deps_range_of(deps_backend_unwinder_fn(), &deps_unw_lo, &deps_unw_hi);
 	fdguard_set_unwinder_text(deps_unw_lo, deps_unw_hi);
 	sigguard_set_unwinder_text(deps_unw_lo, deps_unw_hi);
 	__atomic_store_n(&deps_state, DEPS_READY, __ATOMIC_RELEASE);
