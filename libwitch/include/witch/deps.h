@@ -33,7 +33,10 @@
  *     vfork child).
  * A tick where any fails is skipped (stat ticks_deps_wait) and the next
  * one tries.  They are loaded at start instead where the program's malloc
- * is its own, and before a chroot, after which the files are not there.
+ * is its own; before a chroot, after which the files are not there; and at
+ * an mlockall, so that no tick maps (and locks) them later.  The runtime
+ * leaves them out of its data index (deps_owns_module), and the loader's
+ * allocations out of heap tracking.
  */
 #ifndef WITCH_DEPS_H
 #define WITCH_DEPS_H
