@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
@@ -47,6 +48,7 @@ static struct {
  * and the holder might wait for one the interrupted code holds. */
 static int deps_in_loader;
 static uint64_t deps_load_tsc; /* ticks' loads, in all */
+static int deps_forking;       /* between deps_prefork and postfork: no load begins */
 
 /* The mappings of the module holding addr ([lo, hi) 0 if none): the
  * loader's lock-free lookup, no page of the module read (dladdr would
@@ -206,7 +208,8 @@ int deps_load(void)
 static int deps_tick_may_load(const ucontext_t *uc)
 {
 	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], lo, hi;
-	if (!deps_tick_ok || witch_rt.sealed || __atomic_load_n(&deps_in_loader, __ATOMIC_ACQUIRE))
+	if (!deps_tick_ok || witch_rt.sealed || __atomic_load_n(&deps_in_loader, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&deps_forking, __ATOMIC_SEQ_CST))
 		return 0;
 	for (int i = 0; i < 3; i++)
 		if (deps_in(pc, deps_unsafe[i].lo, deps_unsafe[i].hi))
@@ -228,9 +231,15 @@ int deps_load_at_tick(const ucontext_t *uc, uint64_t *load_tsc)
 	if (state == DEPS_FAILED)
 		return -deps_errno;
 	if (state == DEPS_LOADING || !deps_tick_may_load(uc) ||
-	    !__atomic_compare_exchange_n(&deps_state, &state, DEPS_LOADING, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
+	    !__atomic_compare_exchange_n(&deps_state, &state, DEPS_LOADING, 0, __ATOMIC_SEQ_CST,
+					 __ATOMIC_SEQ_CST))
 		return 0;
+	/* A fork that began meanwhile either saw LOADING (and waits) or set
+	 * the flag this reads (and the load waits for the next tick). */
+	if (__atomic_load_n(&deps_forking, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&deps_state, DEPS_UNLOADED, __ATOMIC_SEQ_CST);
+		return 0;
+	}
 	int saved = errno;
 	uint64_t t0 = __rdtsc();
 	state = deps_do_load();
@@ -279,8 +288,25 @@ const void *deps_decoder_library(void)
 	return deps_ready() ? deps_backend_decoder_fn() : NULL;
 }
 
+void deps_prefork(void)
+{
+	__atomic_store_n(&deps_forking, 1, __ATOMIC_SEQ_CST);
+	/* (a load takes ~1 ms; a tick that read the flag clear just before may
+	 * still begin one: it shows as LOADING here at once) */
+	for (int i = 0; i < 2000 && __atomic_load_n(&deps_state, __ATOMIC_SEQ_CST) == DEPS_LOADING; i++) {
+		struct timespec nap = {0, 50000};
+		nanosleep(&nap, NULL);
+	}
+}
+
+void deps_postfork_parent(void)
+{
+	__atomic_store_n(&deps_forking, 0, __ATOMIC_SEQ_CST);
+}
+
 void deps_postfork_child(void)
 {
+	__atomic_store_n(&deps_forking, 0, __ATOMIC_SEQ_CST);
 	deps_pid = getpid();
 	/* Another thread of the parent's was loading: its load is not the
 	 * child's (it has no such thread); the next tick loads again. */

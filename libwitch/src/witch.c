@@ -105,6 +105,7 @@ static void witch_prefork(void)
 {
 	if (witch_rt.sealed) /* no system call of the runtime's past a sandbox */
 		return;
+	deps_prefork(); /* first: a load under way may need what the others lock */
 	execguard_prefork();
 	fdguard_prefork();
 	flush_prefork();
@@ -133,10 +134,9 @@ static void witch_postfork_parent(void)
 	thread_postfork_parent();
 	flush_postfork_parent();
 	fdguard_postfork_parent();
+	deps_postfork_parent();
 }
 
-/* Resets only: the child starts profiling lazily, armed in
- * witch_child_start as fork returns to it (thread.h). */
 /* Just before the program's chroot: after it neither the profile's
  * directory nor the decoder's and unwinder's files are where they were. */
 static void witch_before_chroot(void)
@@ -150,6 +150,8 @@ static void witch_before_chroot(void)
 	profile_before_chroot();
 }
 
+/* Resets only: the child starts profiling lazily, armed in
+ * witch_child_start as fork returns to it (thread.h). */
 static void witch_postfork_child(void)
 {
 	if (witch_rt.sealed) /* no system call of the runtime's past a sandbox */

@@ -80,6 +80,12 @@ int deps_owns_module(uint64_t base);
 void deps_unwinder_text(uint64_t *lo, uint64_t *hi);
 /* An address in the decoder's text (faultaround_add_module), NULL before. */
 const void *deps_decoder_library(void);
+/* Fork: no load is under way in another thread as the process is copied
+ * (the child would inherit the loader's lock held by a thread it does not
+ * have): prefork waits for one to end (at most ~100 ms) and keeps new ones
+ * from starting until postfork. */
+void deps_prefork(void);
+void deps_postfork_parent(void);
 void deps_postfork_child(void);
 
 #endif
