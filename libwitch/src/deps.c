@@ -84,15 +84,17 @@ static const struct r_debug *deps_live_rdebug(void)
 int deps_init(void)
 {
 	deps_pid = getpid();
-	if (!deps_backend_lazy)
-		return 0;
 	deps_range_of((const void *)&getpid, &deps_unsafe[0].lo, &deps_unsafe[0].hi);
-	deps_range_of((const void *)&_dl_find_object, &deps_unsafe[1].lo, &deps_unsafe[1].hi);
+	/* (the loader by its base: _dl_find_object itself is the C library's) */
+	deps_range_of((const void *)(uintptr_t)getauxval(AT_BASE), &deps_unsafe[1].lo,
+		      &deps_unsafe[1].hi);
 	deps_range_of((const void *)(uintptr_t)getauxval(AT_SYSINFO_EHDR), &deps_unsafe[2].lo,
 		      &deps_unsafe[2].hi);
 	deps_rdebug = deps_live_rdebug();
 	if (!deps_unsafe[0].hi || !deps_unsafe[1].hi || !deps_rdebug)
 		return -ENOENT;
+	if (!deps_backend_lazy)
+		return 0;
 	/* malloc as the loader bound it for this library: the first definition
 	 * in the process, the runtime's own interposer (heap.c) or the C
 	 * library's where the runtime's is not the first. */
@@ -204,18 +206,24 @@ int deps_load(void)
 	return state == DEPS_READY || state == DEPS_LOADING ? 0 : state == DEPS_FAILED ? -deps_errno : 0;
 }
 
-/* Whether the interrupted code holds nothing dlopen needs (deps.h). */
-static int deps_tick_may_load(const ucontext_t *uc)
+int deps_pc_may_load(uint64_t pc)
 {
-	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], lo, hi;
-	if (!deps_tick_ok || witch_rt.sealed || __atomic_load_n(&deps_in_loader, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&deps_forking, __ATOMIC_SEQ_CST))
-		return 0;
+	uint64_t lo, hi;
 	for (int i = 0; i < 3; i++)
 		if (deps_in(pc, deps_unsafe[i].lo, deps_unsafe[i].hi))
 			return 0;
 	context_runtime_text(&lo, &hi);
-	if (deps_in(pc, lo, hi) || __atomic_load_n(&deps_rdebug->r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT)
+	return !deps_in(pc, lo, hi);
+}
+
+/* Whether the interrupted code holds nothing dlopen needs (deps.h). */
+static int deps_tick_may_load(const ucontext_t *uc)
+{
+	if (!deps_tick_ok || witch_rt.sealed || __atomic_load_n(&deps_in_loader, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&deps_forking, __ATOMIC_SEQ_CST))
+		return 0;
+	if (!deps_pc_may_load((uint64_t)uc->uc_mcontext.gregs[REG_RIP]) ||
+	    __atomic_load_n(&deps_rdebug->r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT)
 		return 0;
 	if (sigguard_program_handler_blocked(&uc->uc_sigmask))
 		return 0;

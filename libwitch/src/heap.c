@@ -21,10 +21,26 @@
 
 #include "witch/heap_next.h"
 
+/* This thread holds (heap_thread_hold): its allocations come from the
+ * boot arena, off the program's heap, where there is room: the loader's,
+ * when a tick's handler loads the decoder (deps.h), ~9.5 KiB in 19 calls,
+ * would otherwise take chunks of the program's heap at a random point of
+ * its run (realloc_copy's block, guarded, grew in place).  Read by every
+ * allocation: one TLS load. */
+static __thread int heap_hold_here __attribute__((tls_model("initial-exec")));
+
+static inline void *held_alloc(size_t n, size_t align)
+{
+	return __builtin_expect(heap_hold_here, 0) ? heap_next_boot_alloc(n, align) : NULL;
+}
+
 /* The allocator the program would have called (heap_next.h): the C
  * library's, or one the program links (jemalloc). */
 static inline void *next_malloc(size_t n)
 {
+	void *p = held_alloc(n, 16);
+	if (p)
+		return p;
 	const struct heap_next_fns *f = heap_next();
 	return f ? f->malloc(n) : heap_next_boot_alloc(n, 16);
 }
@@ -40,19 +56,27 @@ static inline void *next_calloc(size_t k, size_t n)
 {
 	const struct heap_next_fns *f = heap_next();
 	size_t bytes;
+	void *p = __builtin_mul_overflow(k, n, &bytes) ? NULL : held_alloc(bytes, 16);
+	if (p)
+		return p; /* (the boot arena is never reused: zeroed) */
 	if (f)
 		return f->calloc(k, n);
 	return __builtin_mul_overflow(k, n, &bytes) ? NULL : heap_next_boot_alloc(bytes, 16);
 }
 
+static inline size_t next_usable_size(void *p);
+
 static inline void *next_realloc(void *old, size_t n)
 {
 	const struct heap_next_fns *f = heap_next();
-	if (old && heap_next_owns(old)) {
-		size_t had = heap_next_boot_size(old);
+	/* (held: a block of the program's heap moves to the boot arena) */
+	if (old && (heap_next_owns(old) || (heap_hold_here && f))) {
+		size_t had = next_usable_size(old);
 		void *p = next_malloc(n);
-		if (p)
+		if (p) {
 			memcpy(p, old, had < n ? had : n);
+			next_free(old); /* (a boot block's is nothing) */
+		}
 		return p;
 	}
 	return f ? f->realloc(old, n) : heap_next_boot_alloc(n, 16);
@@ -60,12 +84,18 @@ static inline void *next_realloc(void *old, size_t n)
 
 static inline void *next_memalign(size_t align, size_t n)
 {
+	void *p = held_alloc(n, align);
+	if (p)
+		return p;
 	const struct heap_next_fns *f = heap_next();
 	return f ? f->memalign(align, n) : heap_next_boot_alloc(n, align);
 }
 
 static inline void *next_aligned_alloc(size_t align, size_t n)
 {
+	void *p = held_alloc(n, align);
+	if (p)
+		return p;
 	const struct heap_next_fns *f = heap_next();
 	return f ? f->aligned_alloc(align, n) : heap_next_boot_alloc(n, align);
 }
@@ -260,14 +290,16 @@ int heap_recording(void)
 
 int heap_thread_hold(void)
 {
-	int was = heap_me.busy;
+	int was = heap_me.busy | heap_hold_here << 1;
 	heap_me.busy = 1;
+	heap_hold_here = 1;
 	return was;
 }
 
 void heap_thread_release(int held_before)
 {
-	heap_me.busy = held_before;
+	heap_me.busy = held_before & 1;
+	heap_hold_here = held_before >> 1 & 1;
 }
 
 int heap_pending_site(uint64_t addr, uint32_t *site)

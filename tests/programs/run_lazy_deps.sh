@@ -21,7 +21,9 @@
 #               held): never loaded there; the ticks there wait
 # Before deps.h every row's process mapped all three at its start
 # (short fails); without the handler's or the callback's check, the load
-# happens inside them (handler and iterate read loaded_inside=1).
+# happens inside them (handler and iterate read loaded_inside=1).  Which
+# code a tick may load in is unit.deps's (ld.so's code among the refused:
+# a load inside _dl_fini's count of the modules failed its assertion).
 set -u
 . "$(dirname "$0")/table.sh"
 table_begin "$1" lazy-deps

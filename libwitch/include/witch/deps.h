@@ -44,10 +44,15 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-/* At start: the ranges a loading tick must not interrupt, and whether the
- * program's malloc lets a tick load.  0, or a negative errno; then
- * deps_load_at_tick never loads (deps_load still does). */
+/* At start, after context_set_runtime_text: the ranges a loading tick
+ * must not interrupt, and whether the program's malloc lets a tick load.
+ * 0, or a negative errno; then deps_load_at_tick never loads (deps_load
+ * still does). */
 int deps_init(void);
+/* 1 if a tick interrupted at pc may load them as far as the code goes:
+ * pc outside the C library, the loader, the vDSO and the runtime
+ * (deps_init's ranges, in every build).  Async-signal-safe. */
+int deps_pc_may_load(uint64_t pc);
 /* 1 if the loads must happen now, at start (the program's own malloc). */
 int deps_load_at_start(void);
 /* Load now, in normal context: 0 (also when loaded before) or a negative

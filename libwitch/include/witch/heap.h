@@ -111,7 +111,8 @@ int heap_pending_site(uint64_t addr, uint32_t *site);
  * HEAP_TIME_EVERY), so a tick there is not the runtime's inline time a
  * second time (handler.c).  Async-signal-safe (the thread's own TLS). */
 int heap_recording(void);
-/* This thread's allocations go untracked until heap_thread_release(the
+/* This thread's allocations go untracked, and come from a static arena
+ * off the program's heap where it has room, until heap_thread_release(the
  * returned value): the loader's, when a tick's handler loads the decoder
  * (deps.h).  Async-signal-safe (the thread's own TLS). */
 int heap_thread_hold(void);
