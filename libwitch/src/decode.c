@@ -39,7 +39,6 @@ struct decode_gpr_slot decode_gpr_slots[ZYDIS_REGISTER_MAX_VALUE + 1];
 
 static int dep_index_of(ZydisRegister r);
 
-
 static int decode_build(void)
 {
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&g_decoder, ZYDIS_MACHINE_MODE_LONG_64,

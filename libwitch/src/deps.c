@@ -104,7 +104,7 @@ int deps_init(void)
 	/* Where it is the runtime's, the one it hands the call to: a library
 	 * after it in the search order may define its own (own_alloc_lib). */
 	if (deps_in(at, lo, hi)) {
-		const struct heap_next_fns *next = heap_next(); /* (found by now: no lookup) */
+		const struct heap_next_fns *next = heap_next(); /* (the lookup the first allocation makes) */
 		at = next ? (uint64_t)(uintptr_t)next->malloc
 			  : (uint64_t)(uintptr_t)dlsym(RTLD_NEXT, "malloc");
 	}

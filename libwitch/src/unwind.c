@@ -58,6 +58,18 @@ static int unwind_ready(void)
 	if (!r && !deps_ready())
 		return -EAGAIN; /* not loaded yet (deps.h) */
 	if (!r) {
+		/* No cache, so no lock.  A per-thread cache is what a signal
+		 * handler wants, but libunwind 1.6 built without
+		 * --enable-per-thread-cache (Debian 12's) makes
+		 * UNW_CACHE_PER_THREAD the global cache, under a mutex held
+		 * across the reads of unwind tables and stacks; a fault there
+		 * that rescue.h takes the handler out of (a module dlclose
+		 * unmapped under the walk) leaves it held by the thread, whose
+		 * next unwind waits on it forever, and every other thread's
+		 * after it (dl_churn at WITCH_RATE=10000: 3 hangs in ~50 runs;
+		 * none in 63 runs without the cache).  The handler's time a tick
+		 * moved less than this host's spread
+		 * (bench/results/unwind_cache.md). */
 		r = unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE) < 0 ? -1 : 1;
 		__atomic_store_n(&ready, r, __ATOMIC_RELEASE);
 	}
