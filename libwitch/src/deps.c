@@ -130,7 +130,7 @@ int deps_failed(void)
 
 const char *deps_failure(void)
 {
-	return deps_failed() ? deps_why : "";
+	return deps_why;
 }
 
 /* Where the module of that file name is loaded (its l_addr; a library
@@ -172,13 +172,25 @@ static int deps_do_load(void)
 	 * loaded libraries for the program's). */
 	int held = heap_thread_hold();
 	void *zydis = dlopen(DEPS_ZYDIS, RTLD_NOW | RTLD_LOCAL);
+	int open_errno = zydis ? 0 : errno;
 	void *unwind = zydis ? dlopen(DEPS_UNWIND, RTLD_NOW | RTLD_LOCAL) : NULL;
+	if (zydis && !unwind)
+		open_errno = errno;
 	heap_thread_release(held);
 	int rc = !zydis || !unwind ? -ENOENT : deps_backend_bind(zydis, unwind, &missing);
 	if (rc < 0) {
-		/* (dlerror's buffer is the loader's malloc: copied now) */
-		const char *why = missing ? missing : dlerror();
+		/* (dlerror's buffer is the loader's malloc: copied now; the call
+		 * also clears the thread's pending error, which the program would
+		 * otherwise read as its own) */
+		const char *err = dlerror();
+		const char *why = missing ? missing : err;
 		deps_note_why(missing ? "no symbol " : "", why ? why : "dlopen failed");
+		/* Out of descriptors or memory (a program that holds every number
+		 * its limit gives it, for a while): a later tick tries again. */
+		if (!missing && (open_errno == EMFILE || open_errno == ENFILE || open_errno == ENOMEM)) {
+			__atomic_store_n(&deps_state, DEPS_UNLOADED, __ATOMIC_RELEASE);
+			return DEPS_UNLOADED;
+		}
 		deps_errno = -rc;
 		__atomic_store_n(&deps_state, DEPS_FAILED, __ATOMIC_RELEASE);
 		return DEPS_FAILED;
@@ -203,7 +215,9 @@ int deps_load(void)
 					__ATOMIC_ACQUIRE))
 		state = deps_do_load();
 	/* (LOADING: another thread's tick loads; its result is not waited for) */
-	return state == DEPS_READY || state == DEPS_LOADING ? 0 : state == DEPS_FAILED ? -deps_errno : 0;
+	return state == DEPS_READY || state == DEPS_LOADING ? 0
+	       : state == DEPS_FAILED			    ? -deps_errno
+							    : -EAGAIN;
 }
 
 int deps_pc_may_load(uint64_t pc)
@@ -254,7 +268,7 @@ int deps_load_at_tick(const ucontext_t *uc, uint64_t *load_tsc)
 	*load_tsc = __rdtsc() - t0;
 	__atomic_fetch_add(&deps_load_tsc, *load_tsc, __ATOMIC_RELAXED);
 	errno = saved;
-	return state == DEPS_READY ? 1 : -deps_errno;
+	return state == DEPS_READY ? 1 : state == DEPS_UNLOADED ? 0 : -deps_errno;
 }
 
 uint64_t deps_tick_load_tsc(void)

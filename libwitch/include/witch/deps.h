@@ -55,9 +55,10 @@ int deps_init(void);
 int deps_pc_may_load(uint64_t pc);
 /* 1 if the loads must happen now, at start (the program's own malloc). */
 int deps_load_at_start(void);
-/* Load now, in normal context: 0 (also when loaded before) or a negative
- * errno (dlopen's failure: the decoder and unwinder stay out, and every
- * tick is skipped). */
+/* Load now, in normal context: 0 (also when loaded before), -EAGAIN when
+ * out of descriptors or memory for the moment (a later tick or call tries
+ * again), or another negative errno (dlopen's failure: the decoder and
+ * unwinder stay out, and every tick is skipped). */
 int deps_load(void);
 /* Async-signal-safe: 1 once loaded (always, in a build linked with them). */
 int deps_ready(void);
@@ -72,7 +73,7 @@ int deps_load_at_tick(const ucontext_t *uc, uint64_t *load_tsc);
 uint64_t deps_tick_load_tsc(void);
 /* The loads failed (dlopen's errno, or 0 for none): said at exit. */
 int deps_failed(void);
-/* dlopen's message of the failure, or "" (normal context). */
+/* dlopen's message of the last failure, or "" (normal context). */
 const char *deps_failure(void);
 /* Around the program's code that the loader runs with its lock held:
  * dl_iterate_phdr's callbacks, dlclose's destructors. */
