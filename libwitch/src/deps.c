@@ -30,8 +30,7 @@ enum { DEPS_UNLOADED, DEPS_LOADING, DEPS_READY, DEPS_FAILED };
 static int deps_state;
 static int deps_errno;             /* DEPS_FAILED's */
 static char deps_why[256];         /* dlerror's or the missing name, for the exit's line */
-static int deps_tick_ok;           /* deps_init found a tick may load */
-static int deps_own_malloc;        /* the program's malloc is its own: load at start */
+static int deps_tick_ok;           /* deps_init found a tick may load (else: at start) */
 static pid_t deps_pid;             /* the process deps_init ran in */
 static const struct r_debug *deps_rdebug; /* the loader's own */
 static uint64_t deps_unw_lo, deps_unw_hi;
@@ -108,14 +107,13 @@ int deps_init(void)
 		at = next ? (uint64_t)(uintptr_t)next->malloc
 			  : (uint64_t)(uintptr_t)dlsym(RTLD_NEXT, "malloc");
 	}
-	deps_own_malloc = !deps_in(at, deps_unsafe[0].lo, deps_unsafe[0].hi);
-	deps_tick_ok = !deps_own_malloc;
+	deps_tick_ok = deps_in(at, deps_unsafe[0].lo, deps_unsafe[0].hi);
 	return 0;
 }
 
 int deps_load_at_start(void)
 {
-	return deps_backend_lazy && deps_own_malloc;
+	return deps_backend_lazy && !deps_tick_ok;
 }
 
 int deps_ready(void)
@@ -278,15 +276,12 @@ uint64_t deps_tick_load_tsc(void)
 
 void deps_loader_enter(void)
 {
-	if (!deps_ready())
-		__atomic_fetch_add(&deps_in_loader, 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&deps_in_loader, 1, __ATOMIC_ACQ_REL);
 }
 
 void deps_loader_leave(void)
 {
-	/* (a load in between: the count stays up, and is read no more) */
-	if (!deps_ready())
-		__atomic_fetch_sub(&deps_in_loader, 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_sub(&deps_in_loader, 1, __ATOMIC_ACQ_REL);
 }
 
 int deps_owns_module(uint64_t base)

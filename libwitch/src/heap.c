@@ -54,14 +54,15 @@ static inline void next_free(void *p)
 
 static inline void *next_calloc(size_t k, size_t n)
 {
-	const struct heap_next_fns *f = heap_next();
 	size_t bytes;
-	void *p = __builtin_mul_overflow(k, n, &bytes) ? NULL : held_alloc(bytes, 16);
+	int overflows = __builtin_mul_overflow(k, n, &bytes);
+	void *p = overflows ? NULL : held_alloc(bytes, 16);
 	if (p)
 		return p; /* (the boot arena is never reused: zeroed) */
+	const struct heap_next_fns *f = heap_next();
 	if (f)
 		return f->calloc(k, n);
-	return __builtin_mul_overflow(k, n, &bytes) ? NULL : heap_next_boot_alloc(bytes, 16);
+	return overflows ? NULL : heap_next_boot_alloc(bytes, 16);
 }
 
 static inline size_t next_usable_size(void *p);

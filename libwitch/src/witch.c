@@ -498,7 +498,7 @@ __attribute__((constructor)) static void witch_init(void)
 	if ((rc = deps_init()) < 0)
 		log_verbose(1, "the C library or the loader not found (%s): the decoder and "
 			    "unwinder load at start", strerror(-rc));
-	if ((rc < 0 || deps_load_at_start()) && deps_load() < 0) {
+	if (deps_load_at_start() && deps_load() < 0) {
 		log_line("cannot load the decoder and unwinder (%s): running without profiling",
 			 deps_failure());
 		return;

@@ -53,7 +53,8 @@ int deps_init(void);
  * pc outside the C library, the loader, the vDSO and the runtime
  * (deps_init's ranges, in every build).  Async-signal-safe. */
 int deps_pc_may_load(uint64_t pc);
-/* 1 if the loads must happen now, at start (the program's own malloc). */
+/* 1 if the loads must happen now, at start: the program's malloc is its
+ * own, or deps_init did not find the C library or the loader. */
 int deps_load_at_start(void);
 /* Load now, in normal context: 0 (also when loaded before), -EAGAIN when
  * out of descriptors or memory for the moment (a later tick or call tries
