@@ -7,26 +7,34 @@
  *            handler spins ~1.8 ms)
  *   iterate  MS ms of CPU inside a dl_iterate_phdr callback (the loader's
  *            lock held)
- *   nofds    every free descriptor number taken, MS ms of CPU, the
- *            numbers given back, MS ms more (a server at its limit for a
- *            while: a load meanwhile fails with EMFILE)
- * Prints "zydis=Z unwind=U lzma=L loaded_inside=N": whether each library
- * is mapped at the end (/proc/self/maps), and how many times the number
+ *   nofds    started with all but one of the numbers its soft
+ *            RLIMIT_NOFILE gives it open (its shell opened them; the loader
+ *            needs one to start it), takes the last one first thing, MS ms
+ *            of CPU, the numbers from 3 up given back, MS ms more (a
+ *            server at its limit for a while: a load meanwhile fails with
+ *            EMFILE)
+ * Prints "zydis=Z unwind=U lzma=L loaded_before=B loaded_inside=N":
+ * whether each library is mapped at the end (/proc/self/maps), whether
+ * the decoder was loaded already when the iterate or nofds phase began (a
+ * first tick in this program's few instructions before it), and how many
+ * times the number
  * of loaded modules (the loader's r_debug list) grew while the program
  * was inside its handler or its callback, where the runtime must not
- * load them.  Natively: zydis=0 unwind=0 lzma=0 loaded_inside=0. */
+ * load them.  Natively: zydis=0 unwind=0 lzma=0 loaded_before=0 loaded_inside=0. */
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 static volatile double sink;
 static volatile sig_atomic_t loaded_inside;
+static int loaded_before; /* the decoder was there when the phase began */
 static long want_ms;
 
 static double cpu_ms(void)
@@ -66,30 +74,26 @@ static void on_prof(int sig)
 		loaded_inside++;
 }
 
+/* libZydis in the loader's list (a read without its lock, as modules()). */
+static int decoder_mapped(void)
+{
+	for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next)
+		if (m->l_name && strstr(m->l_name, "libZydis"))
+			return 1;
+	return 0;
+}
+
 static int in_callback(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)info;
 	(void)size;
 	(void)arg;
 	int before = modules();
+	loaded_before = decoder_mapped();
 	spin_for((double)want_ms);
 	if (modules() != before)
 		loaded_inside++;
 	return 1; /* once */
-}
-
-/* nofds: the numbers are taken in the program's constructor, which runs
- * right after the runtime's, before its first tick can come (at
- * WITCH_RATE=20, 0-75 ms of CPU in). */
-static int fds_first = -1, fds_last = -1;
-
-__attribute__((constructor)) static void take_fds(int argc, char **argv)
-{
-	if (argc < 2 || strcmp(argv[1], "nofds") != 0)
-		return;
-	fds_first = fds_last = open("/dev/null", O_RDONLY);
-	while (fds_first >= 0 && open("/dev/null", O_RDONLY) >= 0)
-		fds_last++;
 }
 
 int main(int argc, char **argv)
@@ -116,8 +120,12 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "iterate")) {
 		dl_iterate_phdr(in_callback, NULL);
 	} else if (!strcmp(argv[1], "nofds")) {
-		spin_for((double)want_ms); /* (taken since the constructor below) */
-		for (int fd = fds_first; fds_first >= 0 && fd <= fds_last; fd++)
+		struct rlimit lim;
+		while (open("/dev/null", O_RDONLY) >= 0)
+			;
+		loaded_before = decoder_mapped();
+		spin_for((double)want_ms);
+		for (int fd = 3; getrlimit(RLIMIT_NOFILE, &lim) == 0 && (rlim_t)fd < lim.rlim_cur; fd++)
 			close(fd);
 		spin_for((double)want_ms);
 	} else {
@@ -134,7 +142,7 @@ int main(int argc, char **argv)
 	}
 	if (f)
 		fclose(f);
-	printf("zydis=%d unwind=%d lzma=%d loaded_inside=%d\n", zydis, unwind, lzma,
-	       (int)loaded_inside);
+	printf("zydis=%d unwind=%d lzma=%d loaded_before=%d loaded_inside=%d\n", zydis, unwind,
+	       lzma, loaded_before, (int)loaded_inside);
 	return 0;
 }

@@ -19,7 +19,9 @@
 #               handler: loaded, but never while the handler ran
 #   iterate     all of it in a dl_iterate_phdr callback (the loader's lock
 #               held): never loaded there; the ticks there wait
-#   nofds       every descriptor number taken for a while: the loads then
+#   nofds       every descriptor number taken for a while (from its start:
+#               a bash under `ulimit -S -n 16` opens 3-14 and execs it, it
+#               takes 15; the runtime's own go above the limit): the loads then
 #               fail (EMFILE), the ticks wait, and once the numbers are
 #               back a tick loads them (a first version gave up for the
 #               process, with a line at exit)
@@ -62,7 +64,10 @@ row() {
 	else
 		waited=$(sed -n 's/^stat ticks_deps_wait //p' "${profile[0]}")
 		samples=$(sed -n 's/^stat samples //p' "${profile[0]}")
-		[ "$wait" = "+" ] && [ "${waited:-0}" -lt 1 ] && bad="$bad no tick waited (ticks_deps_wait ${waited:-none})"
+		# (a first tick in the program's few instructions before its phase may
+		# have loaded them: then no tick had to wait)
+		[ "$wait" = "+" ] && [ "${waited:-0}" -lt 1 ] && ! grep -q ' loaded_before=1 ' "$tmp/out" &&
+			bad="$bad no tick waited (ticks_deps_wait ${waited:-none})"
 		[ "$maps" = "1 1 1" ] && [ "$rate" != 1 ] && [ "${samples:-0}" -lt 1 ] &&
 			bad="$bad no samples"
 	fi
@@ -74,5 +79,6 @@ row first "0 0 0" "" 1 1 "$prog" main 0
 row own_malloc "1 1 1" "" 1 0 "$own" main 0
 row handler "1 1 1" "" 2000 0 "$prog" handler 400
 row iterate - "+" 2000 0 "$prog" iterate 300
-row nofds "1 1 1" "+" 20 0 "$prog" nofds 400
+take_all='ulimit -S -n 16; for fd in $(seq 3 14); do eval "exec $fd</dev/null"; done; exec "$0" nofds 400'
+row nofds "1 1 1" "+" 20 1 bash -c "$take_all" "$prog"
 table_end lazy_deps 7
