@@ -76,8 +76,9 @@ static void fatal_write_guarded(int sig)
 		timer_delete(timer);
 }
 
-/* The write's frames (stdio, the profile's emit) on the thread's own
- * stack: the program's sigaltstack may be a small one (thread.h). */
+/* The write's frames (the profile's emit, its 4 KiB buffer: outbuf.h) on
+ * the thread's own stack: the program's sigaltstack may be a small one
+ * (thread.h). */
 static int fatal_write_run(int sig, siginfo_t *si, void *uc)
 {
 	(void)si;

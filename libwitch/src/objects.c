@@ -7,6 +7,7 @@
 #include "witch/heap.h"
 #include "witch/heap_mix.h"
 #include "witch/heap_sites.h"
+#include "witch/outbuf.h"
 #include "witch/rng.h"
 #include "witch/unwind.h"
 
@@ -219,22 +220,30 @@ void objects_prepare(objects_node_fn node_of, void *arg)
 	}
 }
 
-static int object_emit(FILE *f, uint32_t id, struct object *o)
+/* 1 if o's record was written, 0 if it has none to write. */
+static int object_emit(struct outbuf *f, uint32_t id, struct object *o)
 {
 	unsigned long long size = (unsigned long long)__atomic_load_n(&o->size, __ATOMIC_RELAXED);
 	switch ((enum objects_kind)(o->tag >> KEY_BITS)) {
 	case OBJECTS_HEAP:
 		if (o->alloc_node < 0)
 			return 0; /* no context for it: its bytes read as unknown */
-		return fprintf(f, "object %u heap %llu %lld\n", id, size, (long long)o->alloc_node);
+		outbuf_printf(f, "object %u heap %llu %lld\n", id, size, (long long)o->alloc_node);
+		return 1;
 	case OBJECTS_STATIC:
 	case OBJECTS_TLS:
-		return fprintf(f, "object %u %s %llu 0x%llx %s %s\n", id,
-			       o->tag >> KEY_BITS == OBJECTS_TLS ? "tls" : "static", size,
-			       (unsigned long long)o->where, o->name ? o->name : "-",
-			       o->module ? o->module : "-");
+		/* (names and paths by outbuf_puts: of any length) */
+		outbuf_printf(f, "object %u %s %llu 0x%llx ", id,
+			      o->tag >> KEY_BITS == OBJECTS_TLS ? "tls" : "static", size,
+			      (unsigned long long)o->where);
+		outbuf_puts(f, o->name ? o->name : "-");
+		outbuf_puts(f, " ");
+		outbuf_puts(f, o->module ? o->module : "-");
+		outbuf_puts(f, "\n");
+		return 1;
 	case OBJECTS_STACK:
-		return fprintf(f, "object %u stack 0 0x%llx\n", id, (unsigned long long)o->where);
+		outbuf_printf(f, "object %u stack 0 0x%llx\n", id, (unsigned long long)o->where);
+		return 1;
 	default:
 		return 0;
 	}
@@ -245,7 +254,7 @@ uint32_t objects_written_id(uint32_t id)
 	return id && table && table[id - 1].emitted ? id : 0;
 }
 
-int objects_emit(FILE *f)
+int objects_emit(struct outbuf *f)
 {
 	double unknown = all_sampled; /* less every known object's part */
 	for (uint32_t id = 1; id <= objects_count(); id++) {
@@ -253,18 +262,15 @@ int objects_emit(FILE *f)
 		o->emitted = 0;
 		if (!densetab_is_live(&objects_index, id))
 			continue;
-		int rc = object_emit(f, id, o);
-		if (rc < 0)
-			return -EIO;
-		o->emitted = rc > 0;
+		o->emitted = object_emit(f, id, o);
 		if (o->emitted && o->sampled > 0) {
-			fprintf(f, "object_sampled %u %.17g\n", id, o->sampled);
+			outbuf_printf(f, "object_sampled %u %.17g\n", id, o->sampled);
 			unknown -= o->sampled;
 		}
 	}
 	if (unknown > 1e-9 * all_sampled) /* not the rounding of the sums */
-		fprintf(f, "object_sampled 0 %.17g\n", unknown);
-	return ferror(f) ? -EIO : 0;
+		outbuf_printf(f, "object_sampled 0 %.17g\n", unknown);
+	return f->err;
 }
 
 /* Written only where they differ: a page the child writes is copied for

@@ -5,8 +5,10 @@
 #include "witch/cost.h"
 #include "witch/heap.h"
 #include "witch/objects.h"
+#include "witch/outbuf.h"
 #include "witch/runspace.h"
 #include "witch/runtime.h"
+#include "witch/lockguard.h"
 #include "witch/log.h"
 #include "witch/fdguard.h"
 #include "witch/profdir.h"
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -441,7 +444,7 @@ static int module_overlaps(const struct profile_module *m, size_t upto, int load
 
 /* Loaded modules first, then closed ones whose range nothing since took
  * (the reader needs one module per pc). */
-static void profile_emit_modules(FILE *f, const char *exe)
+static void profile_emit_modules(struct outbuf *f, const char *exe)
 {
 	int id = 0;
 	profile_walk_modules(exe);
@@ -453,9 +456,11 @@ static void profile_emit_modules(FILE *f, const char *exe)
 				continue;
 			if (pass == 1 && (module_overlaps(m, pmods.n, 1) || module_overlaps(m, i, 0)))
 				continue;
-			fprintf(f, "module %d 0x%llx 0x%llx 0x%llx %s %s\n", id++,
-				(unsigned long long)m->base, (unsigned long long)m->start,
-				(unsigned long long)m->end, m->build_id, m->path);
+			outbuf_printf(f, "module %d 0x%llx 0x%llx 0x%llx %s ", id++,
+				      (unsigned long long)m->base, (unsigned long long)m->start,
+				      (unsigned long long)m->end, m->build_id);
+			outbuf_puts(f, m->path);
+			outbuf_puts(f, "\n");
 		}
 	}
 }
@@ -470,32 +475,59 @@ static int64_t profile_node_of(const uint64_t *pcs, int n, void *arg)
 	return cct_insert_path(&prof.cct, pcs, n);
 }
 
-static const struct pair_entry *sort_entries;
-
-static int pair_order(const void *a, const void *b)
+/* Whether entry a sorts after entry b: by <watch, trap, object>. */
+static int pair_after(const struct pair_entry *a, const struct pair_entry *b)
 {
-	const struct pair_entry *x = &sort_entries[*(const uint32_t *)a];
-	const struct pair_entry *y = &sort_entries[*(const uint32_t *)b];
-	if (x->watch != y->watch)
-		return x->watch < y->watch ? -1 : 1;
-	if (x->trap != y->trap)
-		return x->trap < y->trap ? -1 : 1;
-	return (x->object > y->object) - (x->object < y->object);
+	if (a->watch != b->watch)
+		return a->watch > b->watch;
+	if (a->trap != b->trap)
+		return a->trap > b->trap;
+	return a->object > b->object;
 }
 
-static void pair_emit(FILE *f, const struct pair_entry *e)
+/* Sift order[at] down the max-heap of order[0..n). */
+static void pair_sift(uint32_t *order, uint32_t at, uint32_t n)
 {
-	fprintf(f, "pair %u %u %.17g %.17g %llu", e->watch, e->trap, e->waste, e->use,
+	const struct pair_entry *e = prof.pairs.entries;
+	for (uint32_t child; (child = 2 * at + 1) < n; at = child) {
+		if (child + 1 < n && pair_after(&e[order[child + 1]], &e[order[child]]))
+			child++;
+		if (!pair_after(&e[order[child]], &e[order[at]]))
+			return;
+		uint32_t t = order[at];
+		order[at] = order[child];
+		order[child] = t;
+	}
+}
+
+/* A heap sort of the entries' indices: qsort takes a buffer from malloc
+ * for more than a few hundred, and a fatal signal's write (fatal.h) may
+ * meet a heap the crash broke. */
+static void pair_sort(uint32_t *order, uint32_t n)
+{
+	for (uint32_t i = n / 2; i-- > 0;)
+		pair_sift(order, i, n);
+	for (uint32_t end = n; end-- > 1;) {
+		uint32_t t = order[0];
+		order[0] = order[end];
+		order[end] = t;
+		pair_sift(order, 0, end);
+	}
+}
+
+static void pair_emit(struct outbuf *f, const struct pair_entry *e)
+{
+	outbuf_printf(f, "pair %u %u %.17g %.17g %llu", e->watch, e->trap, e->waste, e->use,
 		(unsigned long long)e->traps);
 	if (e->waste_approx > 0)
-		fprintf(f, " %.17g", e->waste_approx);
-	fputc('\n', f);
+		outbuf_printf(f, " %.17g", e->waste_approx);
+	outbuf_puts(f, "\n");
 }
 
 /* A pair's parts by object: each known object's part (pairtab.h), the
  * unknown object what they leave of the pair (unknown ids, and objects
  * whose record was not written). */
-static void pair_objects_emit(FILE *f, const struct pair_entry *pair, const uint32_t *ids,
+static void pair_objects_emit(struct outbuf *f, const struct pair_entry *pair, const uint32_t *ids,
 			      uint32_t n)
 {
 	double w = 0, u = 0, a = 0;
@@ -507,29 +539,33 @@ static void pair_objects_emit(FILE *f, const struct pair_entry *pair, const uint
 		w += e->waste;
 		u += e->use;
 		a += e->waste_approx;
-		fprintf(f, "pair_object %u %u %u %.17g %.17g %.17g\n", e->watch, e->trap, id,
+		outbuf_printf(f, "pair_object %u %u %u %.17g %.17g %.17g\n", e->watch, e->trap, id,
 			e->waste, e->use, e->waste_approx);
 	}
 	double rw = pair->waste - w, ru = pair->use - u, ra = pair->waste_approx - a;
 	if (rw > 0 || ru > 0)
-		fprintf(f, "pair_object %u %u 0 %.17g %.17g %.17g\n", pair->watch, pair->trap,
+		outbuf_printf(f, "pair_object %u %u 0 %.17g %.17g %.17g\n", pair->watch, pair->trap,
 			rw > 0 ? rw : 0, ru > 0 ? ru : 0, ra > 0 ? ra : 0);
 }
 
 /* The table is keyed by <watch, trap, object>: one `pair` per <watch, trap>
  * summed over its objects, then its `pair_object` parts. */
-static void profile_emit_pairs(FILE *f)
+static void profile_emit_pairs(struct outbuf *f)
 {
-	uint32_t n = prof.pairs.n_entries - 1, *order = malloc(sizeof(uint32_t) * (n + 1));
-	if (!order) { /* no split then: each entry a pair (readers sum repeats) */
+	uint32_t n = prof.pairs.n_entries - 1;
+	if (n == 0)
+		return;
+	/* (mapped, not malloc'd: see pair_sort) */
+	size_t bytes = sizeof(uint32_t) * n;
+	uint32_t *order = lockguard_map(bytes, 0);
+	if (order == MAP_FAILED) { /* no split then: each entry a pair (readers sum repeats) */
 		for (uint32_t i = 1; i <= n; i++)
 			pair_emit(f, &prof.pairs.entries[i]);
 		return;
 	}
 	for (uint32_t i = 0; i < n; i++)
 		order[i] = i + 1;
-	sort_entries = prof.pairs.entries;
-	qsort(order, n, sizeof(order[0]), pair_order);
+	pair_sort(order, n);
 	for (uint32_t i = 0; i < n;) {
 		const struct pair_entry *first = &prof.pairs.entries[order[i]];
 		struct pair_entry sum = *first;
@@ -548,46 +584,48 @@ static void profile_emit_pairs(FILE *f)
 			pair_objects_emit(f, &sum, order + i, j - i);
 		i = j;
 	}
-	free(order);
+	(void)lockguard_unmap(order, bytes); /* (a failure leaves a mapping at exit) */
 }
 
-static int profile_emit(FILE *f, const char *exe)
+static int profile_emit(struct outbuf *f, const char *exe)
 {
-	fprintf(f, "witch-profile 1\n");
-	fprintf(f, "client %s\n", config_client_name(witch_rt.cfg->client));
-	fprintf(f, "sampler %s\n", prof.sampler);
+	outbuf_printf(f, "witch-profile 1\n");
+	outbuf_printf(f, "client %s\n", config_client_name(witch_rt.cfg->client));
+	outbuf_printf(f, "sampler %s\n", prof.sampler);
 	if (prof.sampler_why[0])
-		fprintf(f, "sampler_why %s\n", prof.sampler_why);
-	fprintf(f, "verdicts %s\n", config_verdicts_name(witch_rt.cfg->verdicts));
-	fprintf(f, "period %llu\n", (unsigned long long)prof.period);
+		outbuf_printf(f, "sampler_why %s\n", prof.sampler_why);
+	outbuf_printf(f, "verdicts %s\n", config_verdicts_name(witch_rt.cfg->verdicts));
+	outbuf_printf(f, "period %llu\n", (unsigned long long)prof.period);
 	if (witch_rt.cfg->client != CONFIG_CLIENT_DEAD)
-		fprintf(f, "tolerance %.17g\n", witch_rt.cfg->fp_tolerance);
+		outbuf_printf(f, "tolerance %.17g\n", witch_rt.cfg->fp_tolerance);
 	prof.stats.memory_cap_mb = witch_rt.cfg->memory_mb;
 	prof.stats.runspaces = runspace_count();
-#define PROFILE_STAT(name) fprintf(f, "stat %s %llu\n", #name, (unsigned long long)prof.stats.name);
+#define PROFILE_STAT(name) outbuf_printf(f, "stat %s %llu\n", #name, (unsigned long long)prof.stats.name);
 	WITCH_STATS_FIELDS(PROFILE_STAT)
 #undef PROFILE_STAT
 	if (objects_enabled()) {
 		/* Allocation tracking's work, process-wide (heap.h). */
 		struct heap_stats hs;
 		heap_get_stats(&hs);
-		fprintf(f, "stat heap_blocks_tracked %llu\n", (unsigned long long)hs.blocks_tracked);
-		fprintf(f, "stat heap_blocks_untracked %llu\n", (unsigned long long)hs.blocks_untracked);
-		fprintf(f, "stat heap_sites %llu\n", (unsigned long long)hs.sites);
-		fprintf(f, "stat heap_site_unwinds %llu\n", (unsigned long long)hs.site_unwinds);
-		fprintf(f, "stat heap_site_walked %llu\n", (unsigned long long)hs.site_walked);
-		fprintf(f, "stat cost_heap_ns %llu\n", (unsigned long long)hs.track_ns);
-		fprintf(f, "stat heap_sample_bytes_max %llu\n",
+		outbuf_printf(f, "stat heap_blocks_tracked %llu\n", (unsigned long long)hs.blocks_tracked);
+		outbuf_printf(f, "stat heap_blocks_untracked %llu\n", (unsigned long long)hs.blocks_untracked);
+		outbuf_printf(f, "stat heap_sites %llu\n", (unsigned long long)hs.sites);
+		outbuf_printf(f, "stat heap_site_unwinds %llu\n", (unsigned long long)hs.site_unwinds);
+		outbuf_printf(f, "stat heap_site_walked %llu\n", (unsigned long long)hs.site_walked);
+		outbuf_printf(f, "stat cost_heap_ns %llu\n", (unsigned long long)hs.track_ns);
+		outbuf_printf(f, "stat heap_sample_bytes_max %llu\n",
 			(unsigned long long)hs.sample_bytes_max);
 	}
 	/* The runtime's descriptors the program's sweeps met (fdguard.h). */
 	uint64_t fd_kept, fd_taken, fd_in_range;
 	fdguard_counts(&fd_kept, &fd_taken, &fd_in_range);
-	fprintf(f, "stat fd_closes_kept %llu\n", (unsigned long long)fd_kept);
-	fprintf(f, "stat fd_numbers_taken %llu\n", (unsigned long long)fd_taken);
-	fprintf(f, "stat fd_in_program_range %llu\n", (unsigned long long)fd_in_range);
-	fprintf(f, "pid %d\n", (int)getpid());
-	fprintf(f, "exe %s\n", exe);
+	outbuf_printf(f, "stat fd_closes_kept %llu\n", (unsigned long long)fd_kept);
+	outbuf_printf(f, "stat fd_numbers_taken %llu\n", (unsigned long long)fd_taken);
+	outbuf_printf(f, "stat fd_in_program_range %llu\n", (unsigned long long)fd_in_range);
+	outbuf_printf(f, "pid %d\n", (int)getpid());
+	outbuf_puts(f, "exe ");
+	outbuf_puts(f, exe);
+	outbuf_puts(f, "\n");
 	objects_prepare(profile_node_of, NULL);
 	/* Modules name the code that nodes, pairs and objects hold.  A process
 	 * with none of them (most of a script's, which take no tick) skips
@@ -597,27 +635,27 @@ static int profile_emit(FILE *f, const char *exe)
 		profile_emit_modules(f, exe);
 	for (uint32_t i = 1; i < prof.cct.n_nodes; i++) {
 		const struct cct_node *n = &prof.cct.nodes[i];
-		fprintf(f, "node %u %u 0x%llx\n", i, n->parent, (unsigned long long)n->pc);
+		outbuf_printf(f, "node %u %u 0x%llx\n", i, n->parent, (unsigned long long)n->pc);
 		if (n->mu > 0)
-			fprintf(f, "sampled %u %.17g\n", i, n->mu);
+			outbuf_printf(f, "sampled %u %.17g\n", i, n->mu);
 	}
 	if (objects_emit(f) < 0)
 		return -EIO;
 	profile_emit_pairs(f);
 	/* Last, to count the exit's work so far: the constructor's and the exit's
 	 * CPU time (a process's fixed cost, 2-4 ms here, which no tick sees). */
-	fprintf(f, "stat cost_startup_ns %llu\n", (unsigned long long)profile_fixed_cost_ns());
+	outbuf_printf(f, "stat cost_startup_ns %llu\n", (unsigned long long)profile_fixed_cost_ns());
 	/* The process's CPU time, user and system, its threads' so far: what
 	 * the estimate is a share of (a system-bound program's clock_ns, user
 	 * time only, is a small part of it). */
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		fprintf(f, "stat cpu_ns %llu\n",
+		outbuf_printf(f, "stat cpu_ns %llu\n",
 			(unsigned long long)((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
 						     1000000000ull +
 					     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull));
-	fprintf(f, "end\n");
-	return ferror(f) ? -EIO : 0;
+	outbuf_printf(f, "end\n");
+	return f->err;
 }
 
 /* The executable's file name ("unknown" if unreadable) from its path. */
@@ -701,7 +739,7 @@ int profile_write_suffixed(const char *suffix)
 {
 	char path[CONFIG_PATH_MAX + 64], tmp[CONFIG_PATH_MAX + 96];
 	int rc, fd;
-	FILE *f;
+	struct outbuf out;
 
 	if (!prof.ready)
 		return -ENODEV;
@@ -727,24 +765,18 @@ int profile_write_suffixed(const char *suffix)
 			 path, strerror(-rc));
 		return rc;
 	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		rc = -errno;
-		fdguard_close(fd);
-		profdir_unlink(tmp);
-		log_line("cannot write profile %s: %s", path, strerror(-rc));
-		return rc;
-	}
+	outbuf_init(&out, fd);
 	/* A file size limit (ulimit -f) the profile outgrows raised SIGXFSZ,
 	 * whose default ended the program (status 153 for 0, a cut temporary
 	 * file left): held, the write fails, and the profile is not written. */
 	struct sigguard_held xfsz;
 	sigguard_hold(SIGXFSZ, &xfsz);
 	pthread_mutex_lock(&prof.lock);
-	rc = profile_emit(f, exe);
+	rc = profile_emit(&out, exe);
 	pthread_mutex_unlock(&prof.lock);
-	if (fclose(f) != 0 && rc == 0)
-		rc = -errno;
+	int flushed = outbuf_flush(&out), closed = fdguard_close(fd);
+	if (rc == 0)
+		rc = flushed < 0 ? flushed : closed;
 	if (sigguard_release(&xfsz)) {
 		profdir_unlink(tmp);
 		/* (No path: said once for a tree, whose processes meet it alike.) */

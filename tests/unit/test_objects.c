@@ -14,10 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "witch/cost.h"
 #include "witch/heap.h"
 #include "witch/objects.h"
+#include "witch/outbuf.h"
 #include "witch/rng.h"
 
 #include "check.h"
@@ -64,16 +67,17 @@ struct emitted {
 
 static void emit_read(struct emitted *e)
 {
-	char *buf = NULL, line[256];
-	size_t size = 0;
-	FILE *f = open_memstream(&buf, &size);
+	char line[256];
+	struct outbuf out;
 	memset(e, 0, sizeof(*e));
-	CHECK(__LINE__, f != NULL, "open_memstream");
-	if (!f)
+	int fd = memfd_create("objects_emit", 0);
+	CHECK(__LINE__, fd >= 0, "memfd_create");
+	if (fd < 0)
 		return;
-	CHECK(__LINE__, objects_emit(f) == 0, "objects_emit");
-	fclose(f);
-	FILE *r = fmemopen(buf, size, "r");
+	outbuf_init(&out, fd);
+	CHECK(__LINE__, objects_emit(&out) == 0, "objects_emit");
+	CHECK(__LINE__, outbuf_flush(&out) == 0, "outbuf_flush");
+	FILE *r = lseek(fd, 0, SEEK_SET) == 0 ? fdopen(fd, "r") : NULL;
 	while (r && fgets(line, sizeof(line), r)) {
 		unsigned id;
 		unsigned long long pc;
@@ -87,7 +91,8 @@ static void emit_read(struct emitted *e)
 	}
 	if (r)
 		fclose(r);
-	free(buf);
+	else
+		close(fd);
 }
 
 static uint32_t classify(uint64_t addr, const uint64_t *p, int *dropped)

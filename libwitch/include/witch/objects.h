@@ -10,8 +10,8 @@
 #define WITCH_OBJECTS_H
 
 #include <stdint.h>
-#include <stdio.h>
 
+struct outbuf;
 struct rng;
 
 #define OBJECTS_MAX 4096
@@ -65,7 +65,8 @@ typedef int64_t (*objects_node_fn)(const uint64_t *pcs, int n, void *arg);
 void objects_prepare(objects_node_fn node_of, void *arg);
 /* Object records taken so far (0: none to write). */
 uint32_t objects_count(void);
-int objects_emit(FILE *f);
+/* The object records into f: 0, or the writer's first error (outbuf.h). */
+int objects_emit(struct outbuf *f);
 
 /* After objects_emit: id if its record was written, else 0 (unknown). */
 uint32_t objects_written_id(uint32_t id);
