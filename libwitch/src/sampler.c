@@ -34,13 +34,12 @@ int sampler_task_clock_open(uint64_t period_ns, int enabled, int sig, pid_t tid)
 	return fd;
 }
 
-static int sampler_open_perf(struct sampler *s, int sig, pid_t tid)
+static int sampler_open_perf(struct sampler *s)
 {
-	int fd = sampler_task_clock_open(s->period_ns, 0, sig, tid);
+	int fd = sampler_task_clock_open(s->period_ns, 0, s->sig, s->tid);
 	if (fd < 0)
 		return fd;
 	s->fd = fd;
-	s->clock = SAMPLER_PERF_TASK_CLOCK;
 	return 0;
 }
 
@@ -61,30 +60,50 @@ static int sampler_open_timer(struct sampler *s, int sig, pid_t tid)
 	ev._sigev_un._tid = tid;
 	ev.sigev_value.sival_ptr = s;
 	s->cpu_clock = sampler_user_clock(tid);
-	/* The kernel gives a tick-checked clock's resolution as its tick. */
-	if (clock_getres(s->cpu_clock, &res) < 0)
-		return -errno;
-	if (res.tv_sec != 0 || res.tv_nsec <= 0)
-		return -EINVAL;
+	/* The kernel gives a tick-checked clock's resolution as its tick: the
+	 * same for every thread, asked once. */
+	static uint64_t jiffy_ns; /* (a race asks twice, for the same answer) */
+	if (!__atomic_load_n(&jiffy_ns, __ATOMIC_RELAXED)) {
+		if (clock_getres(s->cpu_clock, &res) < 0)
+			return -errno;
+		if (res.tv_sec != 0 || res.tv_nsec <= 0)
+			return -EINVAL;
+		__atomic_store_n(&jiffy_ns, (uint64_t)res.tv_nsec, __ATOMIC_RELAXED);
+	}
 	if (timer_create(s->cpu_clock, &ev, &s->timer) < 0)
 		return -errno;
-	s->jiffy_ns = (uint64_t)res.tv_nsec;
+	s->jiffy_ns = __atomic_load_n(&jiffy_ns, __ATOMIC_RELAXED);
 	s->timer_ok = 1;
 	return 0;
+}
+
+/* The timer for intervals it can end closely enough (sampler.h). */
+static int sampler_wants_timer(const struct sampler *s)
+{
+	if (s->clock == SAMPLER_POSIX_TIMER || s->perf_failed)
+		return 1;
+	return s->timer_ok && s->period_ns >= SAMPLER_TIMER_MIN_JIFFIES * s->jiffy_ns;
 }
 
 int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
+	s->sig = sig;
+	s->tid = tid;
 	s->period_ns = 1000000000ull / (rate ? rate : 1);
 	s->current_ns = s->period_ns;
-	int rc_perf = sampler_open_perf(s, sig, tid);
 	int rc_timer = sampler_open_timer(s, sig, tid);
+	s->clock = SAMPLER_PERF_TASK_CLOCK;
+	if (rc_timer == 0 && sampler_wants_timer(s))
+		return 0; /* perf's event when an interval needs it (sampler_switch) */
+	int rc_perf = sampler_open_perf(s);
 	if (rc_perf == 0)
 		return 0; /* with the timer or not */
-	if (rc_timer < 0)
+	if (rc_timer < 0) {
+		s->clock = SAMPLER_NONE;
 		return rc_perf;
+	}
 	s->clock = SAMPLER_POSIX_TIMER;
 	return 0;
 }
@@ -131,13 +150,6 @@ static struct timespec timespec_of_ns(uint64_t ns)
 	return ts;
 }
 
-/* The timer for intervals it can end closely enough (sampler.h). */
-static int sampler_wants_timer(const struct sampler *s)
-{
-	if (s->clock == SAMPLER_POSIX_TIMER)
-		return 1;
-	return s->timer_ok && s->period_ns >= SAMPLER_TIMER_MIN_JIFFIES * s->jiffy_ns;
-}
 
 /* value_ns of the timer's clock from now, then every period (a tick that
  * does not set the next interval, a stale one, leaves the clock running);
@@ -170,6 +182,19 @@ static int sampler_switch(struct sampler *s, int on)
 	if (rc < 0)
 		return rc;
 	return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
+}
+
+/* perf's event for an interval the timer cannot end closely (sampler_open
+ * left it unopened): 0, or -errno with the timer to end every interval
+ * from now on (sampler_wants_timer). */
+static int sampler_need_perf(struct sampler *s)
+{
+	if (s->fd >= 0)
+		return 0;
+	int rc = sampler_open_perf(s);
+	if (rc < 0)
+		s->perf_failed = 1;
+	return rc;
 }
 
 /* sqrt of y in [P^2/4, 9P^2/4] by Newton from P: six steps are exact to a
@@ -219,6 +244,9 @@ int sampler_start(struct sampler *s, uint64_t random, uint64_t ran_ns)
 	s->head_ns = head + ran_ns;
 	s->current_ns = next;
 	s->started_ns = monotonic_ns();
+	/* (a failed open leaves the timer to end every interval) */
+	if (!sampler_wants_timer(s) && sampler_need_perf(s) < 0)
+		s->perf_errors++;
 	if (sampler_wants_timer(s)) {
 		s->on_timer = 1;
 		return sampler_set_timer(s, thread_cpu_ns(), next);
@@ -234,7 +262,8 @@ int sampler_stop(struct sampler *s)
 	if (s->clock == SAMPLER_PMU)
 		return pmu_stop(&s->pmu);
 	int rc = 0;
-	if (s->clock == SAMPLER_PERF_TASK_CLOCK && ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+	if (s->clock == SAMPLER_PERF_TASK_CLOCK && s->fd >= 0 &&
+	    ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
 		rc = -errno;
 	if (s->timer_ok && sampler_stop_timer(s) < 0 && rc == 0)
 		rc = -errno;
@@ -278,6 +307,9 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 		return 0;
 	s->started_ns = monotonic_ns();
 	uint64_t next = sampler_draw(s, random);
+	/* (a failed open leaves the timer to end this interval and the rest) */
+	if (!sampler_wants_timer(s) && sampler_need_perf(s) < 0)
+		s->perf_errors++;
 	if (sampler_wants_timer(s)) {
 		int rc = sampler_switch(s, 1);
 		int rc2 = sampler_set_timer(s, thread_cpu_ns(), sampler_timer_value(s, next));
@@ -356,7 +388,8 @@ int sampler_is_tick(const struct sampler *s, const siginfo_t *si)
 		return pmu_is_tick(&s->pmu, si);
 	if (s->timer_ok && si->si_code == SI_TIMER && si->si_value.sival_ptr == (void *)s)
 		return 1;
-	return s->clock == SAMPLER_PERF_TASK_CLOCK && si->si_code != SI_TIMER && si->si_fd == s->fd;
+	return s->clock == SAMPLER_PERF_TASK_CLOCK && s->fd >= 0 && si->si_code != SI_TIMER &&
+	       si->si_fd == s->fd;
 }
 
 void sampler_close(struct sampler *s)

@@ -12,6 +12,7 @@
 #include "witch/runspace.h"
 #include "witch/sigguard.h"
 #include "witch/fdguard.h"
+#include "witch/threadmap.h"
 
 #include <asm/prctl.h>
 #include <dlfcn.h>
@@ -329,7 +330,8 @@ static void thread_release(struct witch_thread *t)
 		sigaltstack(&ss, NULL);
 	}
 	arena_destroy(&t->arena); /* (the mapping's: unmapped with it) */
-	(void)lockguard_unmap(t->altstack, THREAD_MAP_SIZE);
+	/* (the signal stack need not be zeroed for the next thread) */
+	threadmap_give(t->altstack, THREAD_MAP_SIZE, THREAD_ALTSTACK_SIZE);
 }
 
 /* The state in map (zeroed), before its setup: nothing open yet. */
@@ -374,7 +376,7 @@ struct witch_thread *thread_begin(void)
 	datasym_refresh();
 	if (thread_reserve() < 0)
 		return NULL;
-	char *map = lockguard_map(THREAD_MAP_SIZE, MAP_NORESERVE);
+	char *map = threadmap_take(THREAD_MAP_SIZE);
 	if (map == MAP_FAILED) {
 		__atomic_sub_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED);
 		return NULL;
@@ -449,6 +451,8 @@ static void thread_fold(struct witch_thread *t)
 	t->stats.arm_errors += t->wps.arm_errors;
 	t->stats.period_sets += t->wps.period_sets;
 	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = t->wps.period_sets = 0;
+	t->stats.sampler_perf_errors += t->sampler.perf_errors;
+	t->sampler.perf_errors = 0;
 	cost_fold(&t->cost, &t->stats.cost_handler_ns, &t->stats.cost_kernel_ns,
 		  &t->stats.round_trips, &t->stats.cost_preempted);
 	t->stats.round_trip_ns = (uint64_t)t->cost.round_trip_ns;

@@ -13,7 +13,10 @@
  *     does) hands the ticks to the timer at the next interval, and back;
  *   - the same two rates with the next interval set from the tick's
  *     arrival (sampler_next_period_or_keep, a short handler's way): the
- *     same counts and sums.
+ *     same counts and sums;
+ *   - perf's event is opened only for intervals the timer cannot end:
+ *     none after sampler_open at 50 a second, one at 2000, and one once
+ *     the handler moved 50 to 2000.
  * Exits 77 (skipped) where perf_event_open or the user-time timer is
  * refused: then there is no choice to test.
  */
@@ -133,6 +136,11 @@ static int run_row(const struct row *r)
 	}
 	sampler_stop(&smp);
 	uint32_t rate = r->switch_rate ? r->switch_rate : r->rate;
+	if ((smp.fd >= 0) != (r->want_timer == 0 || r->rate == 2000)) {
+		printf("FAIL line %d: perf's event %s after the run\n", r->line,
+		       smp.fd >= 0 ? "opened" : "not opened");
+		fails++;
+	}
 	double period_ns = 1e9 / rate, expect = half * rate;
 	if (r->want_timer) {
 		/* The timer ends intervals of its clock, the user time the kernel
@@ -183,6 +191,11 @@ int main(void)
 		    smp.clock != SAMPLER_PERF_TASK_CLOCK || !smp.timer_ok) {
 			printf("SKIP: needs perf's task clock and a user-time POSIX timer\n");
 			return 77;
+		}
+		if ((smp.fd >= 0) != (rows[i].rate == 2000)) {
+			printf("FAIL line %d: perf's event %s at sampler_open, rate %u\n", rows[i].line,
+			       smp.fd >= 0 ? "opened" : "not opened", rows[i].rate);
+			fails++;
 		}
 		fails += run_row(&rows[i]);
 		sampler_close(&smp);

@@ -40,7 +40,11 @@ enum sampler_clock { SAMPLER_NONE, SAMPLER_PERF_TASK_CLOCK, SAMPLER_POSIX_TIMER,
 
 struct sampler {
 	enum sampler_clock clock; /* PERF_TASK_CLOCK: perf, and the timer when timer_ok */
-	int fd;
+	int fd;               /* perf's, -1 until an interval needs it (sampler_open) */
+	int perf_failed;      /* perf's late open failed: the timer ends every interval */
+	uint32_t perf_errors; /* ... the times it failed (0 or 1; stat sampler_perf_errors) */
+	int sig;              /* what perf's late open raises, and on which thread */
+	pid_t tid;
 	timer_t timer;
 	int timer_ok;         /* a user-time POSIX timer beside the perf clock */
 	int on_timer;         /* the timer raises the ticks now */
@@ -61,10 +65,16 @@ struct sampler {
 };
 
 /* A user-CPU-time clock for thread tid raising `sig` on that thread `rate`
- * times per CPU-second: a perf_event task-clock event and a POSIX timer on
- * the thread's user time, or the timer alone where perf_event_open is
- * refused. Returns 0 or a negative errno.  System calls only (a fork
- * child opens it in a handler, thread.c). */
+ * times per CPU-second: a POSIX timer on the thread's user time, and a
+ * perf_event task-clock event, or the one that opens where the other is
+ * refused.  Where the timer ends the intervals (rates up to a scheduler
+ * tick's half: the default budget's), perf's event is opened only when an
+ * interval first needs it, by the handler that sets it: most threads and
+ * processes never do, and the open with its descriptor's set-up (a dozen
+ * system calls, ~25 us a thread here) was every thread's start.  Where
+ * that late open fails the timer ends every interval (perf_failed).
+ * Returns 0 or a negative errno.  System calls only (a fork child opens it
+ * in a handler, thread.c). */
 int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid);
 /* Its clock alone: a perf_event task-clock event on thread tid's user
  * time, raising `sig` there every period_ns (enabled, or not until
