@@ -329,9 +329,11 @@ static void thread_release(struct witch_thread *t)
 		stack_t ss = {.ss_flags = SS_DISABLE};
 		sigaltstack(&ss, NULL);
 	}
-	arena_destroy(&t->arena); /* (the mapping's: unmapped with it) */
-	/* (the signal stack need not be zeroed for the next thread) */
-	threadmap_give(t->altstack, THREAD_MAP_SIZE, THREAD_ALTSTACK_SIZE);
+	/* The signal stack need not be zeroed for the next thread; past the
+	 * arena's bump pointer nothing was handed out. */
+	size_t touched = THREAD_ALTSTACK_SIZE + THREAD_STATE_SIZE + t->arena.used;
+	arena_destroy(&t->arena); /* (the mapping's: given back with it) */
+	threadmap_give(t->altstack, THREAD_MAP_SIZE, THREAD_ALTSTACK_SIZE, touched);
 }
 
 /* The state in map (zeroed), before its setup: nothing open yet. */

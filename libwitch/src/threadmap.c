@@ -65,13 +65,15 @@ void *threadmap_take(size_t len)
 	return lockguard_map(len, MAP_NORESERVE);
 }
 
-void threadmap_give(void *map, size_t len, size_t clean_from)
+void threadmap_give(void *map, size_t len, size_t clean_from, size_t clean_to)
 {
+	clean_to = clean_to < len ? (clean_to + PAGE - 1) / PAGE * PAGE : len;
 	size_t none = 0;
 	__atomic_compare_exchange_n(&threadmap_len, &none, len, 0, __ATOMIC_RELEASE,
 				    __ATOMIC_RELAXED);
 	if (len == __atomic_load_n(&threadmap_len, __ATOMIC_ACQUIRE) &&
-	    (clean_from >= len || threadmap_clear((char *)map + clean_from, (char *)map + len) == 0)) {
+	    (clean_from >= clean_to ||
+	     threadmap_clear((char *)map + clean_from, (char *)map + clean_to) == 0)) {
 		for (int i = 0; i < THREADMAP_KEEP; i++) {
 			void *empty = NULL;
 			if (__atomic_compare_exchange_n(&threadmap_slots[i], &empty, map, 0,

@@ -2,6 +2,7 @@
  * zero from clean_from on (the pages the last thread wrote, read, never
  * touched, and a page of zeros it wrote), its first bytes as they were;
  * at most THREADMAP_KEEP are kept; a size other than the one kept is not.
+ * Pages past the caller's clean_to are not looked at.
  * Exit status 0 on success.
  */
 #ifndef _GNU_SOURCE
@@ -65,7 +66,7 @@ static void test_reuse(void)
 			memset(p, 0, PAGE);
 	}
 	(void)sink;
-	threadmap_give(map, LEN, CLEAN_FROM);
+	threadmap_give(map, LEN, CLEAN_FROM, LEN);
 	CHECK(__LINE__, threadmap_kept() == 1, "kept %d, want 1", threadmap_kept());
 	unsigned char *again = threadmap_take(LEN);
 	CHECK(__LINE__, again == map, "the kept mapping was not taken again");
@@ -82,7 +83,19 @@ static void test_reuse(void)
 			CHECK(uses[i].line, all_zero(p, PAGE), "page %zu not zero", uses[i].page);
 	}
 	CHECK(__LINE__, all_zero(map + CLEAN_FROM, LEN - CLEAN_FROM), "bytes past clean_from not zero");
-	threadmap_give(map, LEN, CLEAN_FROM);
+	/* Past clean_to nothing is looked at (the caller's word that nothing
+	 * there was touched): a page written there stays as it was. */
+	memset(map + 20 * PAGE, 0x5a, PAGE);
+	memset(map + 50 * PAGE, 0x5a, PAGE);
+	threadmap_give(map, LEN, CLEAN_FROM, 48 * PAGE);
+	again = threadmap_take(LEN);
+	CHECK(__LINE__, again == map, "the kept mapping was not taken again (clean_to)");
+	if (again != map)
+		return;
+	CHECK(__LINE__, all_zero(map + 20 * PAGE, PAGE), "a page before clean_to not zero");
+	CHECK(__LINE__, map[50 * PAGE] == 0x5a, "a page past clean_to was looked at");
+	memset(map + 50 * PAGE, 0, PAGE);
+	threadmap_give(map, LEN, CLEAN_FROM, LEN);
 }
 
 static void test_limits(void)
@@ -97,7 +110,7 @@ static void test_limits(void)
 	}
 	for (int i = 0; i < THREADMAP_KEEP + 1; i++)
 		if (maps[i] != MAP_FAILED)
-			threadmap_give(maps[i], LEN, CLEAN_FROM);
+			threadmap_give(maps[i], LEN, CLEAN_FROM, LEN);
 	CHECK(__LINE__, threadmap_kept() == THREADMAP_KEEP, "kept %d of %d, want %d",
 	      threadmap_kept(), THREADMAP_KEEP + 1, THREADMAP_KEEP);
 	/* A size not the one kept: mapped anew, and not kept when given back. */
@@ -108,7 +121,7 @@ static void test_limits(void)
 	while (threadmap_kept() > 0)
 		munmap(threadmap_take(LEN), LEN);
 	if (other != MAP_FAILED)
-		threadmap_give(other, 2 * LEN, CLEAN_FROM);
+		threadmap_give(other, 2 * LEN, CLEAN_FROM, 2 * LEN);
 	CHECK(__LINE__, threadmap_kept() == 0, "a mapping of another size was kept");
 }
 

@@ -28,9 +28,10 @@
  * new one.  MAP_FAILED with errno set where mmap fails. */
 void *threadmap_take(size_t len);
 /* map (len bytes, from threadmap_take) is its thread's no more: kept with
- * its bytes from clean_from on zeroed where touched, or unmapped (no slot
- * free, pagemap unreadable).  Nothing in it may be used after. */
-void threadmap_give(void *map, size_t len, size_t clean_from);
+ * its bytes from clean_from to clean_to zeroed where touched (the caller
+ * says none past clean_to were: an arena's bump pointer), or unmapped (no
+ * slot free, pagemap unreadable).  Nothing in it may be used after. */
+void threadmap_give(void *map, size_t len, size_t clean_from, size_t clean_to);
 /* Mappings kept now (tests). */
 int threadmap_kept(void);
 
