@@ -68,10 +68,12 @@ void *threadmap_take(size_t len)
 void threadmap_give(void *map, size_t len, size_t clean_from, size_t clean_to)
 {
 	clean_to = clean_to < len ? (clean_to + PAGE - 1) / PAGE * PAGE : len;
-	size_t none = 0;
-	__atomic_compare_exchange_n(&threadmap_len, &none, len, 0, __ATOMIC_RELEASE,
-				    __ATOMIC_RELAXED);
+	size_t none = 0; /* the first size given back is the one kept (thread.c has one) */
+	(void)__atomic_compare_exchange_n(&threadmap_len, &none, len, 0, __ATOMIC_RELEASE,
+					  __ATOMIC_RELAXED);
+	/* (no slot free now: unmapped without the clearing's work) */
 	if (len == __atomic_load_n(&threadmap_len, __ATOMIC_ACQUIRE) &&
+	    threadmap_kept() < THREADMAP_KEEP &&
 	    (clean_from >= clean_to ||
 	     threadmap_clear((char *)map + clean_from, (char *)map + clean_to) == 0)) {
 		for (int i = 0; i < THREADMAP_KEEP; i++) {
