@@ -96,7 +96,7 @@ int sampler_open(struct sampler *s, uint32_t rate, int sig, pid_t tid)
 	int rc_timer = sampler_open_timer(s, sig, tid);
 	s->clock = SAMPLER_PERF_TASK_CLOCK;
 	if (rc_timer == 0 && sampler_wants_timer(s))
-		return 0; /* perf's event when an interval needs it (sampler_switch) */
+		return 0; /* perf's event when an interval needs it (sampler_uses_timer) */
 	int rc_perf = sampler_open_perf(s);
 	if (rc_perf == 0)
 		return 0; /* with the timer or not */
@@ -150,7 +150,6 @@ static struct timespec timespec_of_ns(uint64_t ns)
 	return ts;
 }
 
-
 /* value_ns of the timer's clock from now, then every period (a tick that
  * does not set the next interval, a stale one, leaves the clock running);
  * the interval is measured from started_cpu_ns on the thread's CPU time. */
@@ -184,17 +183,16 @@ static int sampler_switch(struct sampler *s, int on)
 	return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
 }
 
-/* perf's event for an interval the timer cannot end closely (sampler_open
- * left it unopened): 0, or -errno with the timer to end every interval
- * from now on (sampler_wants_timer). */
-static int sampler_need_perf(struct sampler *s)
+/* Whether the timer ends the next interval; if not, perf's event is open
+ * for it (sampler_open left it unopened where the timer did).  Where it
+ * cannot open, the timer ends this interval and every one after. */
+static int sampler_uses_timer(struct sampler *s)
 {
-	if (s->fd >= 0)
-		return 0;
-	int rc = sampler_open_perf(s);
-	if (rc < 0)
-		s->perf_failed = 1;
-	return rc;
+	if (!sampler_wants_timer(s) && s->fd < 0 && sampler_open_perf(s) < 0) {
+		s->perf_failed = 1; /* (sampler_wants_timer from now on) */
+		s->perf_errors++;
+	}
+	return sampler_wants_timer(s);
 }
 
 /* sqrt of y in [P^2/4, 9P^2/4] by Newton from P: six steps are exact to a
@@ -244,10 +242,7 @@ int sampler_start(struct sampler *s, uint64_t random, uint64_t ran_ns)
 	s->head_ns = head + ran_ns;
 	s->current_ns = next;
 	s->started_ns = monotonic_ns();
-	/* (a failed open leaves the timer to end every interval) */
-	if (!sampler_wants_timer(s) && sampler_need_perf(s) < 0)
-		s->perf_errors++;
-	if (sampler_wants_timer(s)) {
+	if (sampler_uses_timer(s)) {
 		s->on_timer = 1;
 		return sampler_set_timer(s, thread_cpu_ns(), next);
 	}
@@ -307,10 +302,7 @@ int sampler_next_period(struct sampler *s, uint64_t random)
 		return 0;
 	s->started_ns = monotonic_ns();
 	uint64_t next = sampler_draw(s, random);
-	/* (a failed open leaves the timer to end this interval and the rest) */
-	if (!sampler_wants_timer(s) && sampler_need_perf(s) < 0)
-		s->perf_errors++;
-	if (sampler_wants_timer(s)) {
+	if (sampler_uses_timer(s)) {
 		int rc = sampler_switch(s, 1);
 		int rc2 = sampler_set_timer(s, thread_cpu_ns(), sampler_timer_value(s, next));
 		return rc < 0 ? rc : rc2;
