@@ -46,6 +46,7 @@ static struct {
  * held around program code): a tick's dlopen would wait for that lock,
  * and the holder might wait for one the interrupted code holds. */
 static int deps_in_loader;
+static int deps_threaded; /* a second thread started: ticks load no more (deps.h) */
 static uint64_t deps_load_tsc; /* ticks' loads, in all */
 static int deps_forking;       /* between deps_prefork and postfork: no load begins */
 
@@ -218,6 +219,13 @@ int deps_load(void)
 							    : -EAGAIN;
 }
 
+int deps_threads_begin(void)
+{
+	if (__atomic_exchange_n(&deps_threaded, 1, __ATOMIC_ACQ_REL))
+		return 0;
+	return deps_load();
+}
+
 int deps_pc_may_load(uint64_t pc)
 {
 	uint64_t lo, hi;
@@ -232,6 +240,7 @@ int deps_pc_may_load(uint64_t pc)
 static int deps_tick_may_load(const ucontext_t *uc)
 {
 	if (!deps_tick_ok || witch_rt.sealed || __atomic_load_n(&deps_in_loader, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&deps_threaded, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&deps_forking, __ATOMIC_SEQ_CST))
 		return 0;
 	if (!deps_pc_may_load((uint64_t)uc->uc_mcontext.gregs[REG_RIP]) ||

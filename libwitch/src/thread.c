@@ -13,6 +13,7 @@
 #include "witch/sigguard.h"
 #include "witch/fdguard.h"
 #include "witch/threadmap.h"
+#include "witch/deps.h"
 
 #include <asm/prctl.h>
 #include <dlfcn.h>
@@ -800,6 +801,10 @@ WITCH_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return EAGAIN;
 	if (!witch_rt.live)
 		return real(th, attr, fn, arg);
+	/* Before the second thread: no tick may load them after (deps.h); on
+	 * a failure the ticks wait (stat ticks_deps_wait), a lasting one said
+	 * at exit (witch.c). */
+	(void)deps_threads_begin();
 	if (thread_spawn_hook)
 		thread_spawn_hook();
 	struct thread_start_box *box = malloc(sizeof(*box));

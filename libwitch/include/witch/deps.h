@@ -76,6 +76,14 @@ uint64_t deps_tick_load_tsc(void);
 int deps_failed(void);
 /* dlopen's message of the last failure, or "" (normal context). */
 const char *deps_failure(void);
+/* A second thread is about to start (the pthread_create interposer).  From
+ * then on no tick loads: another thread may hold the loader's lock inside
+ * the program's own dlopen, its library's constructor waiting for a lock
+ * the interrupted thread holds, and the tick's dlopen would wait for that
+ * loader lock for good (bench/zoo.py's gcc_dlopen case hung so).  They are
+ * loaded here instead, once, in normal context, while the process has one
+ * thread still.  0 or deps_load's error. */
+int deps_threads_begin(void);
 /* Around the program's code that the loader runs with its lock held:
  * dl_iterate_phdr's callbacks, dlclose's destructors. */
 void deps_loader_enter(void);
