@@ -26,6 +26,12 @@ static volatile sig_atomic_t fatal_owned[FATAL_N]; /* our handler is the kernel'
  * (fatal_chains) its own handler, which ours passes their faults on to. */
 static struct sigaction fatal_prog[FATAL_N];
 static int fatal_writing;
+/* fatal_hold_begin's count of writes under way, and the signal another
+ * thread took meanwhile, to end the process with when the last one ends. */
+static int fatal_holds;
+static int fatal_deferred;
+static __thread int fatal_holding __attribute__((tls_model("initial-exec")));
+static const int fatal_sent[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXCPU, SIGABRT};
 static int fatal_released; /* fatal_release: the program's actions are the kernel's */
 static int fatal_sigio_owned;
 
@@ -87,6 +93,45 @@ static int fatal_write_run(int sig, siginfo_t *si, void *uc)
 	return 0;
 }
 
+/* A profile write under fatal_hold_begin in another thread ends before
+ * this signal takes the process: it is left to that thread to raise, as
+ * its write ends (the process may be past exit's other steps by then). */
+static void fatal_wait_holds(int sig)
+{
+	if (fatal_holding || !__atomic_load_n(&fatal_holds, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_store_n(&fatal_deferred, sig, __ATOMIC_SEQ_CST);
+	for (int ms = 0; ms < FATAL_WATCHDOG_SEC * 1000; ms++) {
+		if (!__atomic_load_n(&fatal_holds, __ATOMIC_SEQ_CST))
+			return;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+void fatal_hold_begin(struct fatal_hold *h)
+{
+	sigset_t sent;
+	sigemptyset(&sent);
+	for (unsigned i = 0; i < sizeof(fatal_sent) / sizeof(fatal_sent[0]); i++)
+		sigaddset(&sent, fatal_sent[i]);
+	h->held = sigguard_mask(SIG_BLOCK, &sent, &h->old) == 0;
+	fatal_holding++;
+	__atomic_add_fetch(&fatal_holds, 1, __ATOMIC_SEQ_CST);
+}
+
+void fatal_hold_end(struct fatal_hold *h)
+{
+	fatal_holding--;
+	if (__atomic_sub_fetch(&fatal_holds, 1, __ATOMIC_SEQ_CST) == 0) {
+		int sig = __atomic_exchange_n(&fatal_deferred, 0, __ATOMIC_SEQ_CST);
+		if (sig) /* its handler put the default action back */
+			syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+	}
+	if (h->held)
+		sigguard_mask(SIG_SETMASK, &h->old, NULL);
+}
+
 static void fatal_handler(int sig, siginfo_t *si, void *uc)
 {
 	if (rescue_fault(sig, si, uc))
@@ -107,6 +152,7 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
+	fatal_wait_holds(sig);
 	errno = saved;
 	/* A fault comes back when the instruction runs again; anything sent
 	 * (kill, raise, abort) is sent again. */

@@ -259,7 +259,10 @@ static int witch_before_exec(const char *file)
 	int clash = profile_path(NULL, mine, sizeof(mine)) == 0 &&
 		    profile_path_after_exec(base, next, sizeof(next)) == 0 && strcmp(mine, next) == 0;
 	witch_exec_suffix = clash ? ".exec" : "";
+	struct fatal_hold hold;
+	fatal_hold_begin(&hold);
 	witch_exec_wrote = profile_write_suffixed(witch_exec_suffix) == 0;
+	fatal_hold_end(&hold);
 	return 1;
 }
 
@@ -290,7 +293,10 @@ static int witch_before_sandbox(void)
 	if (rc < 0)
 		log_verbose(1, "sandbox: the fatal signals' actions not all given back (%s)",
 			    strerror(-rc));
+	struct fatal_hold hold;
+	fatal_hold_begin(&hold);
 	witch_sandbox_wrote = !pending && profile_write() == 0;
+	fatal_hold_end(&hold);
 	return 1;
 }
 
@@ -558,11 +564,19 @@ __attribute__((constructor)) static void witch_init(void)
  * runtime state is the parent's. */
 static void witch_end(void)
 {
-	if (!witch_running || getpid() != witch_pid)
+	if (getpid() != witch_pid)
 		return;
+	/* Held from here to the profile's rename: a fatal signal sent in the
+	 * meantime waits for it (fatal.h).  Claimed once: that signal's
+	 * stand-in calls here too, and may in another thread. */
+	struct fatal_hold hold;
+	fatal_hold_begin(&hold);
+	if (!__atomic_exchange_n(&witch_running, 0, __ATOMIC_SEQ_CST)) {
+		fatal_hold_end(&hold);
+		return;
+	}
 	startstep_mark("(program)");
 	witch_rt.off = 1;
-	witch_running = 0;
 	heap_pause(1);
 	profile_exit_begins();
 	flush_stop();
@@ -572,6 +586,7 @@ static void witch_end(void)
 			 "from its first tick", deps_failure());
 	startstep_mark("exit_stop");
 	profile_write();
+	fatal_hold_end(&hold);
 	startstep_mark("profile_write");
 	startstep_say();
 }
