@@ -543,7 +543,7 @@ __attribute__((constructor)) static void witch_init(void)
 			    witch_cfg.budget > 0 ? "CPU budget, starting at" : "fixed at",
 			    witch_cfg.rate, witch_rt.sig);
 	startstep_mark("handlers+atfork+heap");
-	if (!thread_begin())
+	if (!thread_begin_first())
 		return;
 	startstep_mark("thread_begin");
 	witch_running = 1;
@@ -564,7 +564,9 @@ __attribute__((constructor)) static void witch_init(void)
  * runtime state is the parent's. */
 static void witch_end(void)
 {
-	if (getpid() != witch_pid)
+	/* (No system call once it is not running: a sandbox's filter may be
+	 * in place, sandboxguard.h.) */
+	if (!__atomic_load_n(&witch_running, __ATOMIC_SEQ_CST) || getpid() != witch_pid)
 		return;
 	/* Held from here to the profile's rename: a fatal signal sent in the
 	 * meantime waits for it (fatal.h).  Claimed once: that signal's
