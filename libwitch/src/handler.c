@@ -450,7 +450,7 @@ static int handler_price_arm(void *ctx, int on)
 {
 	static uint64_t untouched;
 	struct witch_thread *t = ctx;
-	if (t->wps.n < 1)
+	if (thread_watchpoints_open(t) < 0 || t->wps.n < 1)
 		return -ENOSPC;
 	return on ? watchpoint_arm(&t->wps, 0, (uint64_t)(uintptr_t)&untouched, sizeof(untouched),
 				   WATCHPOINT_W)

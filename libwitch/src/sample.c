@@ -401,6 +401,10 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		t->stats.skip_unreadable++;
 		return;
 	}
+	if (thread_watchpoints_open(t) < 0) {
+		t->stats.not_monitored++;
+		return;
+	}
 	int slot = reservoir_pick_slot(&t->reservoir, watchpoint_set_armed(&t->wps), t->wps.n,
 				       &t->rng);
 	if (slot < 0) {

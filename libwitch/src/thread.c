@@ -208,7 +208,7 @@ static void thread_stack_bounds(struct witch_thread *t)
  * in the mapping its parent thread had, from a handler running on the
  * signal stack there: that stack and the stack's bounds are inherited,
  * and every step left is a system call or the thread's own memory. */
-static int thread_setup(struct witch_thread *t, int in_child)
+static int thread_setup(struct witch_thread *t, int in_child, int open_watchpoints)
 {
 	const struct witch_config *cfg = witch_rt.cfg;
 	int rc;
@@ -239,10 +239,16 @@ static int thread_setup(struct witch_thread *t, int in_child)
 	fnrange_init(&t->fnrange);
 
 	/* Verdicts by the run-ahead alone, or none: no debug register is
-	 * opened; the set stays empty. */
-	rc = !config_arms_watchpoints(cfg) ? 0
-					   : watchpoint_set_open(&t->wps, cfg->watchpoints, witch_rt.sig, t->tid,
-						    cfg->slow_rearm, (uint64_t)(uintptr_t)&t->parking);
+	 * opened; the set stays empty.  Else all but the process's first
+	 * thread open theirs at their first arm (thread_watchpoints_open):
+	 * four perf_event_opens, ~75 us a thread where they trap, that a
+	 * thread too short to be sampled never pays. */
+	watchpoint_set_init(&t->wps, witch_rt.sig, t->tid, cfg->slow_rearm,
+			    (uint64_t)(uintptr_t)&t->parking);
+	t->wps_waiting = config_arms_watchpoints(cfg) && !open_watchpoints;
+	rc = !config_arms_watchpoints(cfg) || t->wps_waiting
+		     ? 0
+		     : watchpoint_set_fill(&t->wps, cfg->watchpoints);
 	if (rc < 0) {
 		if (!__atomic_exchange_n(&thread_warned_wp, 1, __ATOMIC_RELAXED)) {
 			char why[512];
@@ -261,8 +267,10 @@ static int thread_setup(struct witch_thread *t, int in_child)
 		return rc;
 	}
 	/* A debugger (or the program) holds some: fewer watchpoints, said once. */
+	if (rc > 0)
+		t->stats.watchpoint_sets_opened++;
 	uint32_t want = cfg->watchpoints ? cfg->watchpoints : WATCHPOINT_MAX;
-	if (config_arms_watchpoints(cfg) && (uint32_t)rc < want &&
+	if (config_arms_watchpoints(cfg) && !t->wps_waiting && (uint32_t)rc < want &&
 	    !__atomic_exchange_n(&thread_warned_fewer, 1, __ATOMIC_RELAXED))
 		log_line("using %d of %u debug registers: the others are in use (a debugger?)", rc,
 			 want);
@@ -287,6 +295,20 @@ static int thread_setup(struct witch_thread *t, int in_child)
 	/* Opened at the thread's first tick (faultlog.h); where it cannot
 	 * be, the thread's ticks are weighed as before (stat faultlog_errors). */
 	faultlog_begin(&t->faults, t->tid);
+	return 0;
+}
+
+int thread_watchpoints_open(struct witch_thread *t)
+{
+	if (!t->wps_waiting)
+		return 0;
+	t->wps_waiting = 0;
+	int rc = watchpoint_set_fill(&t->wps, witch_rt.cfg->watchpoints);
+	if (rc < 0) {
+		t->stats.watchpoint_open_errors++;
+		return rc;
+	}
+	t->stats.watchpoint_sets_opened++;
 	return 0;
 }
 
@@ -371,7 +393,7 @@ static void thread_link_pending(void)
 	}
 }
 
-struct witch_thread *thread_begin(void)
+static struct witch_thread *thread_begin_opening(int open_watchpoints)
 {
 	/* Outside any handler: a library loaded since is unwound through, and
 	 * its data named. */
@@ -385,7 +407,7 @@ struct witch_thread *thread_begin(void)
 		return NULL;
 	}
 	struct witch_thread *t = thread_lay_out(map);
-	if (thread_setup(t, 0) < 0) {
+	if (thread_setup(t, 0, open_watchpoints) < 0) {
 		thread_release(t);
 		return NULL;
 	}
@@ -409,6 +431,16 @@ struct witch_thread *thread_begin(void)
 	pthread_mutex_unlock(&thread_lock);
 	thread_go(t, 0);
 	return t;
+}
+
+struct witch_thread *thread_begin(void)
+{
+	return thread_begin_opening(0);
+}
+
+struct witch_thread *thread_begin_first(void)
+{
+	return thread_begin_opening(1);
 }
 
 /* Stop everything that can raise a signal for t; callable from any thread. */
@@ -703,7 +735,7 @@ static int thread_child_start(struct witch_thread *t)
 		return -errno;
 	t = thread_lay_out(map);
 	t->stack_hi = stack_hi;
-	int rc = thread_setup(t, 1);
+	int rc = thread_setup(t, 1, 0);
 	/* The key's destructor folds the thread if it ends before the process
 	 * (glibc sets a key below 32 in the thread's own block: no lock). */
 	if (rc == 0 && pthread_setspecific(thread_key, t) != 0)

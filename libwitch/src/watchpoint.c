@@ -82,15 +82,27 @@ static int watchpoint_open_one(struct watchpoint_set *s, int slot, uint64_t addr
 	return fd;
 }
 
-int watchpoint_set_open(struct watchpoint_set *s, uint32_t want, int sig, pid_t tid,
-			int slow_rearm, uint64_t parking_addr)
+void watchpoint_set_init(struct watchpoint_set *s, int sig, pid_t tid, int slow_rearm,
+			 uint64_t parking_addr)
 {
-	int first_error = 0;
 	memset(s, 0, sizeof(*s));
 	s->sig = sig;
 	s->tid = tid;
 	s->slow_rearm = slow_rearm;
 	s->parking_addr = parking_addr;
+}
+
+int watchpoint_set_open(struct watchpoint_set *s, uint32_t want, int sig, pid_t tid,
+			int slow_rearm, uint64_t parking_addr)
+{
+	watchpoint_set_init(s, sig, tid, slow_rearm, parking_addr);
+	return watchpoint_set_fill(s, want);
+}
+
+int watchpoint_set_fill(struct watchpoint_set *s, uint32_t want)
+{
+	int first_error = 0;
+	uint64_t parking_addr = s->parking_addr;
 	if (want == 0 || want > WATCHPOINT_MAX)
 		want = WATCHPOINT_MAX;
 	/* Opening reserves a debug register even while disabled: ENOSPC marks

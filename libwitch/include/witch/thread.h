@@ -45,6 +45,7 @@ struct witch_thread {
 	struct runspace *rs;          /* this handler run's workspace (runspace.h), else NULL */
 	struct sampler sampler;
 	struct watchpoint_set wps;
+	int wps_waiting;              /* wps opens at the first arm (thread_watchpoints_open) */
 	struct reservoir reservoir;
 	struct rng rng;
 	struct look look;             /* software sampler: reaching a tick's pick */
@@ -77,6 +78,15 @@ int thread_module_init(const struct pmu_event *pmu_ev);
  * watchpoints and sampler, and start sampling.  NULL (after one `witch:` line
  * for the first failure) when it cannot. */
 struct witch_thread *thread_begin(void);
+/* The same for the process's first thread, from the constructor: its
+ * watchpoints open now, so a machine or setting that refuses them is said
+ * at the start, and the program runs unprofiled.  Any other thread's (and
+ * a fork child's) open at its first sample to arm. */
+struct witch_thread *thread_begin_first(void);
+/* Before a thread's first arm: its watchpoints opened if they wait.  0,
+ * or -errno (stat watchpoint_open_errors), after which its samples are
+ * not monitored.  Async-signal-safe. */
+int thread_watchpoints_open(struct witch_thread *t);
 /* Stop the thread's sampler and watchpoints, fold what it measured into the
  * process profile and free its memory.  Runs from the thread-exit key
  * destructor, so nothing a thread measured is lost. */

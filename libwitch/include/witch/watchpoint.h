@@ -70,6 +70,13 @@ struct watchpoint_set {
  * negative errno when none. */
 int watchpoint_set_open(struct watchpoint_set *s, uint32_t want, int sig, pid_t tid,
 			int slow_rearm, uint64_t parking_addr);
+/* The same in two steps: the set made empty for thread tid (nothing
+ * opened), then its events opened, as many as watchpoint_set_open's
+ * `want` (the count, or a negative errno when none).  For a set opened at
+ * its thread's first arm, from a handler (thread.h). */
+void watchpoint_set_init(struct watchpoint_set *s, int sig, pid_t tid, int slow_rearm,
+			 uint64_t parking_addr);
+int watchpoint_set_fill(struct watchpoint_set *s, uint32_t want);
 /* Watch [addr, addr+len) (len 1, 2, 4 or 8, aligned) for type WATCHPOINT_W or
  * WATCHPOINT_RW.  Re-arms in one ioctl (PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
  * Linux 4.17+), else close+reopen. */
