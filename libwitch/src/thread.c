@@ -438,9 +438,9 @@ struct witch_thread *thread_begin(void)
 	return thread_begin_opening(0);
 }
 
-struct witch_thread *thread_begin_first(void)
+struct witch_thread *thread_begin_first(int open_watchpoints)
 {
-	return thread_begin_opening(1);
+	return thread_begin_opening(open_watchpoints);
 }
 
 /* Stop everything that can raise a signal for t; callable from any thread. */

@@ -426,6 +426,7 @@ static int sigtrap_opens(void)
 
 /* What the probe found, or was handed (watchpoint_probe_set): -1 unknown. */
 static int probed_traps = -1, probed_sigtrap = -1;
+static int probe_handed_traps; /* watchpoint_probe_set: a parent's breakpoints opened and trapped */
 
 int watchpoint_probe_get(int *traps, int *sigtrap, double *ns)
 {
@@ -444,9 +445,15 @@ int watchpoint_probe_set(int traps, int sigtrap, double ns)
 		return -EINVAL;
 	probed_traps = traps;
 	probed_sigtrap = sigtrap;
+	probe_handed_traps = traps;
 	if (traps)
 		hit_ns = ns;
 	return 0;
+}
+
+int watchpoint_probe_handed_traps(void)
+{
+	return probe_handed_traps;
 }
 
 /* The breakpoint counts a store, and what a hit costs: 0, -EOPNOTSUPP

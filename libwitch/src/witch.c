@@ -543,7 +543,11 @@ __attribute__((constructor)) static void witch_init(void)
 			    witch_cfg.budget > 0 ? "CPU budget, starting at" : "fixed at",
 			    witch_cfg.rate, witch_rt.sig);
 	startstep_mark("handlers+atfork+heap");
-	if (!thread_begin_first())
+	/* The root of a process tree opens its watchpoints now, so that a
+	 * refusal is said at the start; a process whose parent's probe says
+	 * they open and trap here opens them at its first arm: a short one
+	 * (a build's, a test suite's) never does (~75 us where they trap). */
+	if (!thread_begin_first(!watchpoint_probe_handed_traps()))
 		return;
 	startstep_mark("thread_begin");
 	witch_running = 1;

@@ -78,11 +78,12 @@ int thread_module_init(const struct pmu_event *pmu_ev);
  * watchpoints and sampler, and start sampling.  NULL (after one `witch:` line
  * for the first failure) when it cannot. */
 struct witch_thread *thread_begin(void);
-/* The same for the process's first thread, from the constructor: its
- * watchpoints open now, so a machine or setting that refuses them is said
- * at the start, and the program runs unprofiled.  Any other thread's (and
- * a fork child's) open at its first sample to arm. */
-struct witch_thread *thread_begin_first(void);
+/* The same for the process's first thread, from the constructor.
+ * open_watchpoints: its watchpoints open now, so a machine or setting
+ * that refuses them is said at the start, and the program runs
+ * unprofiled; else at its first sample to arm, as any other thread's (and
+ * a fork child's). */
+struct witch_thread *thread_begin_first(int open_watchpoints);
 /* Before a thread's first arm: its watchpoints opened if they wait.  0,
  * or -errno (stat watchpoint_open_errors), after which its samples are
  * not monitored.  Async-signal-safe. */

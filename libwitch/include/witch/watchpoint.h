@@ -163,6 +163,9 @@ int watchpoint_probe_get(int *traps, int *sigtrap, double *hit_ns);
  * and asks about SIGTRAP itself only where the parent did not.  0, or
  * -EINVAL (out of range: nothing set). */
 int watchpoint_probe_set(int traps, int sigtrap, double hit_ns);
+/* 1 when watchpoint_probe_set said breakpoints open and trap here: a
+ * parent process on this machine opened them. */
+int watchpoint_probe_handed_traps(void);
 /* The x86-legal range to watch for an access [addr, addr+len): the largest
  * aligned 8/4/2/1-byte part that starts at addr. */
 void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen);
