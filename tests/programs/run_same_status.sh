@@ -9,6 +9,10 @@
 # samples in it (a fatal signal or _exit loses nothing); SAME_STATUS_PROFILE=0:
 # it must leave none.  SAME_STATUS_WITCH="line": the profiled run's stderr
 # must hold exactly that one `witch:` line instead of none.
+# SAME_STATUS_PROFILED=N: the profiled run must end with status N instead of
+# the native one's (a program that signals itself only under the runtime:
+# term_in_write.c).  With SAME_STATUS_PROFILE=1, no temporary profile
+# (*.tmp.*) may be left beside it either.
 # TEST_WATCHPOINTS=v (tests/needs_traps.sh --or-window): the profiled run gets
 # WITCH_WATCHPOINTS=v.
 set -u
@@ -29,7 +33,8 @@ nrc=$?
 	WITCH_OUTPUT="$tmp/p-%p.prof" "$PROGRAM" "$@" ) >"$tmp/prof.out" 2>"$tmp/prof.err"
 prc=$?
 name="$(basename "$PROGRAM") $* (client ${SAME_STATUS_CLIENT:-dead})"
-[ "$nrc" = "$prc" ] || { echo "FAIL $name: profiled status $prc, native $nrc"; cat "$tmp/prof.err"; exit 1; }
+want=${SAME_STATUS_PROFILED:-$nrc}
+[ "$want" = "$prc" ] || { echo "FAIL $name: profiled status $prc, native $nrc, expected $want"; cat "$tmp/prof.err"; exit 1; }
 cmp -s "$tmp/native.out" "$tmp/prof.out" || { echo "FAIL $name: stdout differs"; exit 1; }
 if [ -n "${SAME_STATUS_WITCH-}" ]; then
 	got=$(grep '^witch: ' "$tmp/prof.err")
@@ -47,10 +52,12 @@ fi
 if [ "${SAME_STATUS_PROFILE-}" = 1 ]; then
 	set -- "$tmp"/p-*.prof
 	[ $# = 1 ] && [ -f "$1" ] || { echo "FAIL $name: expected one profile, found: $(ls "$tmp" | grep prof)"; exit 1; }
+	left=$(ls "$tmp" | grep '\.tmp\.')
+	[ -z "$left" ] || { echo "FAIL $name: temporary profile left: $left"; exit 1; }
 	samples=$("$BUILD/witch" report --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])') ||
 		{ echo "FAIL $name: the profile does not read back"; exit 1; }
 	[ "$samples" -gt 0 ] || { echo "FAIL $name: the profile has no samples"; exit 1; }
-	echo "PASS $name: status $prc both ways, same stdout, a profile with $samples samples"
+	echo "PASS $name: status $prc (native $nrc), same stdout, a profile with $samples samples"
 	exit 0
 fi
 echo "PASS $name: status $prc both ways, same stdout"

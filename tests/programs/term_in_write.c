@@ -10,7 +10,8 @@
  * die of SIGTERM (status 143 from the shell) with its profile renamed in
  * place and no temporary file left.  Before fatal.h's hold, the runtime's
  * stand-in for SIGTERM found the exit already claimed and ended the
- * process there: no profile, a p-PID.prof.tmp.PID left.
+ * process there: no profile, a p-PID.prof.tmp.PID left.  run_same_status.sh
+ * checks it (SAME_STATUS_PROFILED=143, SAME_STATUS_PROFILE=1).
  *
  * "thread": a second thread, blocked in pause() with SIGTERM open, is
  * alive at exit, so the kernel gives the signal to it rather than to the
