@@ -360,10 +360,24 @@ static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct loo
 	sample_take(t, uc, &r);
 }
 
+/* A thread this handler run left inactive (its watchpoints could not
+ * open: thread_watchpoints_open) has no next interval: its sampler
+ * stops, as a quiesced thread's. */
+static int interval_ended(struct witch_thread *t)
+{
+	if (t->active)
+		return 0;
+	if (sampler_stop(&t->sampler) < 0)
+		t->stats.clock_errors++;
+	return 1;
+}
+
 /* The sampler's next interval starts as this handler ends: a handler that
  * costs more than an interval must not starve the program of ticks' time. */
 static void interval_restart(struct witch_thread *t)
 {
+	if (interval_ended(t))
+		return;
 	int rc = sampler_next_period(&t->sampler, rng_next(&t->rng));
 	if (rc < 0)
 		t->stats.clock_errors++;
@@ -376,6 +390,8 @@ static void interval_restart(struct witch_thread *t)
  * this handler is in it. */
 static void interval_next(struct witch_thread *t)
 {
+	if (interval_ended(t))
+		return;
 	double in_handler_ns = cost_in_handler_ns(&t->cost);
 	if (in_handler_ns >= t->sampler.current_ns / 4) {
 		interval_restart(t);

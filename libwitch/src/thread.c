@@ -305,7 +305,10 @@ int thread_watchpoints_open(struct witch_thread *t)
 	t->wps_waiting = 0;
 	int rc = watchpoint_set_fill(&t->wps, witch_rt.cfg->watchpoints);
 	if (rc < 0) {
+		/* As a thread whose set could not open at its start: it runs
+		 * unprofiled (its ticks end at the next, handler.c). */
 		t->stats.watchpoint_open_errors++;
+		t->active = 0;
 		return rc;
 	}
 	t->stats.watchpoint_sets_opened++;

@@ -47,4 +47,21 @@ echo "threads $threads, watchpoint_sets_opened $opened, watchpoint_open_errors $
 [ "$errors" = 0 ] || { echo "FAIL: $errors threads could not open their breakpoints"; exit 1; }
 [ "$opened" -ge 25 ] || { echo "FAIL: only $opened sets opened: the long threads arm"; exit 1; }
 [ "$opened" -lt $((threads / 2)) ] || { echo "FAIL: $opened of 2089 threads opened their breakpoints: not at their first arm"; exit 1; }
-echo "PASS: $opened of $threads threads opened their breakpoint events"
+echo "ok: $opened of $threads threads opened their breakpoint events"
+
+# A thread that holds all four of its debug registers itself
+# (dr_full_thread.c): its open at the first arm fails, and it runs
+# unprofiled from then on: 1 error, at most 5 ticks of the ~200 its 200
+# ms would take at 1000/s.
+LD_PRELOAD="$BUILD/libwitch.so" WITCH_PROBES="$forged" WITCH_RATE=1000 WITCH_OUTPUT="$tmp/f.prof" \
+	"$BUILD/tests/programs/dr_full_thread" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 0 ] || { echo "FAIL: dr_full_thread exited $rc"; cat "$tmp/err"; exit 1; }
+[ ! -s "$tmp/err" ] || { echo "FAIL: dr_full_thread's stderr: $(cat "$tmp/err")"; exit 1; }
+grep -q 'held 4$' "$tmp/out" || { echo "SKIP: the thread could not hold 4 debug registers: $(cat "$tmp/out")"; exit 77; }
+f() { awk -v k="$1" '$1 == "stat" && $2 == k { print $3 }' "$tmp/f.prof"; }
+errors=$(f watchpoint_open_errors) ticks=$(f ticks)
+echo "dr_full_thread: watchpoint_open_errors $errors, ticks $ticks"
+[ "$errors" = 1 ] || { echo "FAIL: $errors open errors, expected 1"; exit 1; }
+[ "$ticks" -le 5 ] || { echo "FAIL: $ticks ticks: the thread went on sampling with no watchpoint to arm"; exit 1; }
+echo "PASS: $opened of $threads threads opened their events; the thread with none free stopped at its first arm"

@@ -41,7 +41,7 @@
 	X(faultlog_errors)    /* the page-fault log could not open at the first tick (faultlog.h) */ \
 	X(sampler_perf_errors) /* perf's clock could not open when an interval first needed it: the timer ends them (sampler.h) */ \
 	X(watchpoint_sets_opened) /* threads whose breakpoint events opened: the first at its start, others at their first arm (thread.h) */ \
-	X(watchpoint_open_errors) /* threads whose breakpoints could not open at their first arm: their samples unmonitored (thread.h) */ \
+	X(watchpoint_open_errors) /* threads whose breakpoints could not open at their first arm: they run unprofiled from then on (thread.h) */ \
 	X(ticks_in_syscall)   /* arrived as a system call returned: kernel time, 0 bytes */ \
 	X(ticks_in_runtime)   /* in the runtime's own code (its wrappers): its time, 0 bytes */ \
 	X(ticks_bulk)         /* byte-counted samples of memset/memcpy calls */   \

@@ -85,8 +85,9 @@ struct witch_thread *thread_begin(void);
  * a fork child's). */
 struct witch_thread *thread_begin_first(int open_watchpoints);
 /* Before a thread's first arm: its watchpoints opened if they wait.  0,
- * or -errno (stat watchpoint_open_errors), after which its samples are
- * not monitored.  Async-signal-safe. */
+ * or -errno (stat watchpoint_open_errors), after which the thread runs
+ * unprofiled, as one whose set could not open at its start did.
+ * Async-signal-safe. */
 int thread_watchpoints_open(struct witch_thread *t);
 /* Stop the thread's sampler and watchpoints, fold what it measured into the
  * process profile and free its memory.  Runs from the thread-exit key
