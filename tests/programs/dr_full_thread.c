@@ -14,12 +14,9 @@
  * needs 4).
  */
 #include "ka.h"
+#include "dr_hold.h"
 
-#include <linux/hw_breakpoint.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 static volatile uint64_t held_words[4];
 static uint64_t buf[1024];
@@ -28,16 +25,7 @@ static void *worker(void *arg)
 {
 	int fds[4], held = 0;
 	for (int i = 0; i < 4; i++) {
-		struct perf_event_attr a;
-		memset(&a, 0, sizeof(a));
-		a.size = sizeof(a);
-		a.type = PERF_TYPE_BREAKPOINT;
-		a.bp_type = HW_BREAKPOINT_W;
-		a.bp_addr = (uintptr_t)&held_words[i];
-		a.bp_len = HW_BREAKPOINT_LEN_8;
-		a.sample_period = 1;
-		a.exclude_kernel = 1;
-		fds[i] = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+		fds[i] = dr_hold(&held_words[i]);
 		held += fds[i] >= 0;
 	}
 	ka_spend_ms(200, buf);
