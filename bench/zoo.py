@@ -37,7 +37,7 @@ whose tool is missing is skipped, and said so.
 
 Checked for every profiled run (LD_PRELOAD=BUILD_DIR/libwitch.so,
 WITCH_WATCHPOINTS=0, WITCH_CLIENT, WITCH_OUTPUT=TMP/prof/p-%p.prof, and
-WITCH_RATE unless the rate is "default"):
+WITCH_RATE unless the rate is "default", then --env's settings):
   - exit status, stdout and stderr equal the native run's of the same round
     (so stderr gains no "witch:" line);
   - it ends within --timeout s; one that does not fails, with the stacks of
@@ -850,11 +850,16 @@ def main(argv):
     ap.add_argument("--only", default="")
     ap.add_argument("--keep", default="")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--env", default="",
+                    help="K=V,... for the profiled runs, after the defaults (WITCH_WATCHPOINTS=0 "
+                         "among them): e.g. WITCH_WATCHPOINTS=4 and a WITCH_PROBES saying "
+                         "debug registers trap, to open breakpoints where they never fire")
     a = ap.parse_args(argv)
     build = os.path.abspath(a.build)
     lib, witch = os.path.join(build, "libwitch.so"), os.path.join(build, "witch")
     rates = [r for r in a.rates.split(",") if r]
     clients = [c for c in a.clients.split(",") if c]
+    extra = dict(kv.split("=", 1) for kv in a.env.split(",") if kv)
     only = [n for n in a.only.split(",") if n]
     names = [c[0] for c in CASES]
     for n in only:
@@ -920,6 +925,7 @@ def main(argv):
                                        WITCH_OUTPUT=os.path.join(prof_dir, "p-%p.prof"))
                             if rate != "default":
                                 env["WITCH_RATE"] = rate
+                            env.update(extra)
                             m0 = os.stat(lib).st_mtime_ns
                             res = run_once(cmd, tmp, env, timeout)
                             nruns += 1
