@@ -266,9 +266,9 @@ static int thread_setup(struct witch_thread *t, int in_child, int open_watchpoin
 		}
 		return rc;
 	}
-	/* A debugger (or the program) holds some: fewer watchpoints, said once. */
 	if (rc > 0)
 		t->stats.watchpoint_sets_opened++;
+	/* A debugger (or the program) holds some: fewer watchpoints, said once. */
 	uint32_t want = cfg->watchpoints ? cfg->watchpoints : WATCHPOINT_MAX;
 	if (config_arms_watchpoints(cfg) && !t->wps_waiting && (uint32_t)rc < want &&
 	    !__atomic_exchange_n(&thread_warned_fewer, 1, __ATOMIC_RELAXED))
