@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -13,9 +12,14 @@
 #include "witch/rawsys.h"
 
 #define DRCOST_FADE 0.875 /* the recent sums, at every tick (~8 ticks) */
-#define PROBE_FAULTS 32
 #define PROBE_COPY (16u << 10) /* a pipe's write and read: 2 copies */
 #define PROBE_COPIES 4
+/* A page's first touch is the kernel's clear of it, one `rep stosb` of
+ * 4 KiB, which DR7 slows as it does the copies: on the EPYC, 1.01 us
+ * measured (docs/cost.md's table) against 4096 x 0.27 ns a copied byte.
+ * Priced so, not timed: 32 faults each way took 1.6-2.4 ms of a process
+ * on a VM whose faults cost 12 us, the pipe's copies ~0.1 ms. */
+#define PAGE_BYTES 4096.0
 
 /* Measured here (bench/dr_fast_string.c) until drcost_price measures. */
 static double fault_ns = 1000.0, byte_ns = 0.28;
@@ -27,26 +31,17 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* ns a page's first touch takes, and a byte's copy through a pipe (raw
- * system calls: it runs in a handler). */
-static int probe(double *fault, double *byte)
+/* ns a byte's copy through a pipe takes (raw system calls: it runs in a
+ * handler). */
+static int probe(double *byte)
 {
 	static char buf[PROBE_COPY] WITCH_LBSS;
 	int p[2];
-	long r = rawsys6(SYS_mmap, 0, PROBE_FAULTS * 4096l, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r < 0 && r > -4096)
-		return (int)r;
-	char *m = (char *)r;
-	double t0 = now_ns();
-	for (int i = 0; i < PROBE_FAULTS; i++)
-		((volatile char *)m)[i * 4096] = 1;
-	*fault = (now_ns() - t0) / PROBE_FAULTS;
-	rawsys6(SYS_munmap, (long)m, PROBE_FAULTS * 4096l, 0, 0, 0, 0);
+	long r;
 	if ((r = rawsys6(SYS_pipe2, (long)p, O_CLOEXEC, 0, 0, 0, 0)) < 0)
 		return (int)r;
 	int rc = 0;
-	t0 = now_ns();
+	double t0 = now_ns();
 	for (int i = 0; i < PROBE_COPIES && rc == 0; i++)
 		if (rawsys6(SYS_write, p[1], (long)buf, PROBE_COPY, 0, 0, 0) != PROBE_COPY ||
 		    rawsys6(SYS_read, p[0], (long)buf, PROBE_COPY, 0, 0, 0) != PROBE_COPY)
@@ -57,7 +52,11 @@ static int probe(double *fault, double *byte)
 	return rc;
 }
 
-static int priced; /* 0 not yet, 1 being priced or priced */
+static int priced; /* 0 not yet, 1 being priced, priced or handed */
+static int source; /* enum drcost_source, set once the prices are in */
+
+#define FAULT_NS_MAX 1e6 /* a handed price past these is refused */
+#define BYTE_NS_MAX 1e3
 
 /* t[armed][run]: the better run armed less the better run not, at least 0. */
 static double armed_extra(double t[2][2])
@@ -72,25 +71,60 @@ int drcost_priced(void)
 	return __atomic_load_n(&priced, __ATOMIC_ACQUIRE);
 }
 
-int drcost_price(int (*arm)(void *ctx, int on), void *ctx)
+int drcost_price(int (*arm)(void *ctx, int on), void *ctx, enum drcost_source where)
 {
 	int no = 0;
 	if (!__atomic_compare_exchange_n(&priced, &no, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return 0; /* another thread does */
 	/* The better of two runs each way, interleaved: the armed run is
 	 * slower by what DR7 costs. */
-	double f[2][2], b[2][2];
+	double b[2][2];
 	int rc = 0;
 	for (int run = 0; run < 2 && rc == 0; run++)
 		for (int armed = 0; armed < 2 && rc == 0; armed++)
 			if ((rc = arm(ctx, armed)) == 0)
-				rc = probe(&f[armed][run], &b[armed][run]);
+				rc = probe(&b[armed][run]);
 	int off = arm(ctx, 0);
 	if (rc < 0 || off < 0)
 		return rc < 0 ? rc : off;
-	fault_ns = armed_extra(f);
 	byte_ns = armed_extra(b);
+	fault_ns = PAGE_BYTES * byte_ns;
+	__atomic_store_n(&source, (int)where, __ATOMIC_RELEASE);
 	return 0;
+}
+
+int drcost_price_set(double fault, double byte)
+{
+	/* (negated so that a NaN is refused too) */
+	if (!(fault >= 0 && fault <= FAULT_NS_MAX && byte >= 0 && byte <= BYTE_NS_MAX))
+		return -EINVAL;
+	fault_ns = fault;
+	byte_ns = byte;
+	__atomic_store_n(&source, DRCOST_HANDED, __ATOMIC_RELEASE);
+	__atomic_store_n(&priced, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int drcost_price_get(double *fault, double *byte)
+{
+	if (__atomic_load_n(&source, __ATOMIC_ACQUIRE) == DRCOST_DEFAULT)
+		return -ENOENT;
+	*fault = fault_ns;
+	*byte = byte_ns;
+	return 0;
+}
+
+enum drcost_source drcost_price_source(void)
+{
+	return (enum drcost_source)__atomic_load_n(&source, __ATOMIC_ACQUIRE);
+}
+
+void drcost_postfork_child(void)
+{
+	if (source != DRCOST_DEFAULT)
+		source = DRCOST_HANDED;
+	else
+		priced = 0;
 }
 
 double drcost_fault_ns(void)

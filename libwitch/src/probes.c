@@ -2,6 +2,7 @@
 #include "witch/probes.h"
 #include "witch/config.h"
 #include "witch/costmodel.h"
+#include "witch/drcost.h"
 #include "witch/memlat.h"
 #include "witch/pmu_sysfs.h"
 #include "witch/watchpoint.h"
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 /* Bump when a number is added, removed or reordered. */
-#define PROBES_FORMAT "p6"
+#define PROBES_FORMAT "p7"
 #define BOOT_ID_LEN 36 /* 8-4-4-4-12 hex digits and dashes */
 #define PROBES_HEX 16  /* digits of a 64-bit number */
 
@@ -80,11 +81,14 @@ static int probes_same_boot(const char *id, uint64_t epoch)
 }
 
 /* The numbers: costmodel's, then memlat's (all 0 where it measured
- * nothing), then a watchpoint hit's price (0 where not probed), each its
- * double's 64 bits in 16 hex digits (exact both ways; strtod of C's
- * hexadecimal floats was ~40 us of a process's start). */
-#define PROBES_N (COSTMODEL_PROBES + MEMLAT_PROBES + 1)
-#define PROBES_HIT (COSTMODEL_PROBES + MEMLAT_PROBES)
+ * nothing), then what an armed debug register adds to a page fault and to
+ * a byte copied (drcost.h; -1 both where not priced), then a watchpoint
+ * hit's price (0 where not probed), each its double's 64 bits in 16 hex
+ * digits (exact both ways; strtod of C's hexadecimal floats was ~40 us of
+ * a process's start). */
+#define PROBES_DR (COSTMODEL_PROBES + MEMLAT_PROBES)
+#define PROBES_HIT (PROBES_DR + 2)
+#define PROBES_N (PROBES_HIT + 1)
 
 /* PROBES_HEX hex digits at s, a finite double: 0, else -EINVAL. */
 static int probes_parse_bits(const char *s, double *out)
@@ -145,7 +149,8 @@ int probes_take_inherited(void)
 	 * were taken, the caller measures all, which overwrites them. */
 	if (costmodel_probes_set(n) < 0 ||
 	    (n[COSTMODEL_PROBES] != 0 && memlat_probes_set(n + COSTMODEL_PROBES) < 0) ||
-	    (traps >= 0 && watchpoint_probe_set(traps, sigtrap, n[PROBES_HIT]) < 0))
+	    (traps >= 0 && watchpoint_probe_set(traps, sigtrap, n[PROBES_HIT]) < 0) ||
+	    (n[PROBES_DR] >= 0 && drcost_price_set(n[PROBES_DR], n[PROBES_DR + 1]) < 0))
 		return -EINVAL;
 	pmu_sysfs_note_cpu_pmu(pmu);
 	return 0;
@@ -164,6 +169,8 @@ int probes_hand_down(void)
 		memset(n + COSTMODEL_PROBES, 0, MEMLAT_PROBES * sizeof(double));
 	if (watchpoint_probe_get(&traps, &sigtrap, &n[PROBES_HIT]) < 0)
 		traps = sigtrap = -1;
+	if (drcost_price_get(&n[PROBES_DR], &n[PROBES_DR + 1]) < 0)
+		n[PROBES_DR] = n[PROBES_DR + 1] = -1;
 	size_t len = (size_t)snprintf(line, sizeof(line), PROBES_FORMAT " %s %016llx %d %c %c", boot,
 				      (unsigned long long)probes_boot_epoch_ns(),
 				      pmu_sysfs_has_cpu_pmu(), probes_flag_char(traps),

@@ -1,5 +1,6 @@
 /* profile: process-wide aggregate and the profile writer (see profile.h). */
 #include "witch/profile.h"
+#include "witch/drcost.h"
 #include "witch/deps.h"
 #include "witch/elfdata.h"
 #include "witch/cost.h"
@@ -622,6 +623,15 @@ static int profile_emit(struct outbuf *f, const char *exe)
 	outbuf_printf(f, "stat fd_closes_kept %llu\n", (unsigned long long)fd_kept);
 	outbuf_printf(f, "stat fd_numbers_taken %llu\n", (unsigned long long)fd_taken);
 	outbuf_printf(f, "stat fd_in_program_range %llu\n", (unsigned long long)fd_in_range);
+	/* Where the prices of armed debug registers came from (drcost.h): one
+	 * of the three 1, or none (the defaults); sums over a tree count its
+	 * processes each way. */
+	enum drcost_source dr = drcost_price_source();
+	outbuf_printf(f, "stat dr_priced_start %d\n", dr == DRCOST_AT_START);
+	outbuf_printf(f, "stat dr_priced_tick %d\n", dr == DRCOST_AT_TICK);
+	outbuf_printf(f, "stat dr_priced_handed %d\n", dr == DRCOST_HANDED);
+	outbuf_printf(f, "stat dr_fault_ns %llu\n", (unsigned long long)(drcost_fault_ns() + 0.5));
+	outbuf_printf(f, "stat dr_byte_ps %llu\n", (unsigned long long)(drcost_byte_ns() * 1e3 + 0.5));
 	outbuf_printf(f, "pid %d\n", (int)getpid());
 	outbuf_puts(f, "exe ");
 	outbuf_puts(f, exe);

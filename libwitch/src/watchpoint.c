@@ -505,6 +505,34 @@ int watchpoint_probe(int want_sigtrap)
 	return 0;
 }
 
+int watchpoint_quiet_open(int *fd)
+{
+	static uint64_t untouched;
+	struct perf_event_attr a;
+	watchpoint_attr(&a, (uint64_t)(uintptr_t)&untouched, sizeof(untouched), WATCHPOINT_W, 1, 0,
+			-1);
+	a.sample_period = 0; /* counting: no signal, no ring buffer */
+	a.wakeup_events = 0;
+	int rc = perf_fd_open(&a, 0);
+	if (rc < 0)
+		return rc;
+	*fd = rc;
+	return 0;
+}
+
+int watchpoint_quiet_arm(void *ctx, int on)
+{
+	int fd = *(const int *)ctx;
+	if (ioctl(fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+void watchpoint_quiet_close(int fd)
+{
+	fdguard_close(fd);
+}
+
 double watchpoint_hit_ns(void)
 {
 	return hit_ns;

@@ -8,12 +8,16 @@
  *    watchpoint probe's answers (set here as a table's rows, whatever this
  *    machine's debug registers do) go down and come back as they were;
  *    '-' where it did not run.
+ *    What an armed debug register adds to a fault and to a byte (drcost.h)
+ *    goes down as -1 both where nothing priced, and as set where it was:
+ *    taken back, the prices are the line's and say they were handed.
  * 2. Which boot a line is of: its boot's epoch within 1 s of this one's
  *    decides, else boot_id.  Rows of values that must be refused, each
  *    leaving the caller to measure: another format, another boot, an
  *    epoch not hex, a PMU field not 0 or 1, a
  *    watchpoint field not '-', 0 or 1, breakpoints that trap at no price,
- *    a number out of the probes' ranges, not hex, a NaN, a cut line,
+ *    a number out of the probes' ranges (the clock; a fault's armed price
+ *    of 1 s; a byte's of -1 where the fault's is set), not hex, a NaN, a cut line,
  *    trailing junk, an empty variable.
  * 3. A child process started with a valid WITCH_PROBES measures nothing
  *    (costmodel_init says its line at WITCH_VERBOSE=1; the child's runtime
@@ -26,6 +30,7 @@
  */
 #include "check.h"
 #include "witch/costmodel.h"
+#include "witch/drcost.h"
 #include "witch/memlat.h"
 #include "witch/pmu_sysfs.h"
 #include "witch/probes.h"
@@ -38,8 +43,11 @@
 #include <unistd.h>
 
 static char handed[1024];
-/* The line's layout: "p6 ", the boot id, then fields each after a space. */
+/* The line's layout: "p7 ", the boot id, then fields each after a space;
+ * from its end: a fault's and a byte's armed prices, then a hit's. */
 enum { BOOT_AT = 3, EPOCH_AT = 40, PMU_AT = 57, TRAPS_AT = 59, SIGTRAP_AT = 61, FIRST_AT = 63 };
+enum { DR_FAULT_FROM_END = 50, DR_BYTE_FROM_END = 33 };
+#define NOT_PRICED "bff0000000000000" /* -1.0 */
 
 static void test_round_trip(void)
 {
@@ -49,9 +57,14 @@ static void test_round_trip(void)
 	int have_tsc = memlat_init() == 0;
 	CHECK(__LINE__, probes_hand_down() == 0, "probes_hand_down");
 	const char *v = getenv(PROBES_ENV);
-	CHECK(__LINE__, v && strncmp(v, "p6 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
+	CHECK(__LINE__, v && strncmp(v, "p7 ", 3) == 0, "WITCH_PROBES: %s", v ? v : "(unset)");
 	if (!v)
 		return;
+	/* Nothing priced in this process: -1 both. */
+	size_t vlen = strlen(v);
+	CHECK(__LINE__, vlen > FIRST_AT + DR_FAULT_FROM_END &&
+			strncmp(v + vlen - DR_FAULT_FROM_END, NOT_PRICED " " NOT_PRICED " ", 34) == 0,
+	      "no price, yet the line's armed prices are not -1 -1: %s", v);
 	snprintf(handed, sizeof(handed), "%s", v);
 	costmodel_probes_get(cm);
 	int mrc = memlat_probes_get(ml);
@@ -124,6 +137,49 @@ static void test_watchpoint_fields(void)
 	setenv(PROBES_ENV, handed, 1);
 }
 
+/* The armed prices through the line (drcost_price_set as a parent's
+ * measure, then handed down and taken back over other prices), and what
+ * the taker says of where its prices came from. */
+static void test_drcost_fields(void)
+{
+	static const struct {
+		int line;
+		double fault_ns, byte_ns;
+		const char *fault_hex, *byte_hex;
+	} rows[] = {
+		{__LINE__, 777.0, 0.5, "4088480000000000", "3fe0000000000000"},
+		{__LINE__, 0.0, 0.0, "0000000000000000", "0000000000000000"}, /* an Intel core's */
+		{__LINE__, 1e6, 1e3, "412e848000000000", "408f400000000000"}, /* the range's ends */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int line = rows[i].line;
+		double f = -1, b = -1;
+		CHECK(line, drcost_price_set(rows[i].fault_ns, rows[i].byte_ns) == 0, "valid prices refused");
+		CHECK(line, probes_hand_down() == 0, "probes_hand_down");
+		const char *v = getenv(PROBES_ENV);
+		size_t len = v ? strlen(v) : 0;
+		CHECK(line, len > FIRST_AT + DR_FAULT_FROM_END &&
+				strncmp(v + len - DR_FAULT_FROM_END, rows[i].fault_hex, 16) == 0 &&
+				strncmp(v + len - DR_BYTE_FROM_END, rows[i].byte_hex, 16) == 0,
+		      "prices %s %s not in %s", rows[i].fault_hex, rows[i].byte_hex, v ? v : "(unset)");
+		char copy[1024];
+		snprintf(copy, sizeof(copy), "%s", v ? v : "");
+		CHECK(line, drcost_price_set(5.0, 5.0) == 0, "valid prices refused");
+		setenv(PROBES_ENV, copy, 1);
+		CHECK(line, probes_take_inherited() == 0 && drcost_price_get(&f, &b) == 0,
+		      "the line refused: %s", copy);
+		CHECK(line, f == rows[i].fault_ns && b == rows[i].byte_ns &&
+				drcost_fault_ns() == f && drcost_byte_ns() == b,
+		      "took %g %g, want %g %g", f, b, rows[i].fault_ns, rows[i].byte_ns);
+		CHECK(line, drcost_price_source() == DRCOST_HANDED && drcost_priced(),
+		      "handed prices said to be from %d", (int)drcost_price_source());
+	}
+	CHECK(__LINE__, drcost_price_set(-0.5, 1) == -EINVAL, "a negative fault price taken");
+	CHECK(__LINE__, drcost_price_set(1, 1000.5) == -EINVAL, "a byte at 1000.5 ns taken");
+	CHECK(__LINE__, drcost_price_set(0.0 / 0.0, 1) == -EINVAL, "a NaN fault price taken");
+	setenv(PROBES_ENV, handed, 1);
+}
+
 /* The handed-down line with the text after its first `skip` bytes
  * replaced by `tail` (NULL: kept), cut to `cut` bytes (0: not). */
 static void variant(char *out, size_t size, size_t skip, const char *tail, size_t cut)
@@ -179,7 +235,8 @@ static void test_refused(void)
 	 * the traps field, " " and the sigtrap field, then " " and 16 hex
 	 * digits a number (the last: a hit's price) */
 	char boot_bad[1024], epoch_bad[1024], fmt_bad[1024], pmu_bad[1024], traps_bad[1024],
-		sigtrap_bad[1024], no_price[1024], range_bad[1024], not_hex[1024], nan_bits[1024], cut[1024], junk[1024];
+		sigtrap_bad[1024], no_price[1024], range_bad[1024], not_hex[1024], nan_bits[1024],
+		cut[1024], junk[1024], dr_fault_bad[1024], dr_byte_bad[1024];
 	size_t len = strlen(handed);
 	if (len < FIRST_AT + 16 || handed[FIRST_AT - 1] != ' ') {
 		FAIL(__LINE__, "the handed-down line's layout: %s", handed);
@@ -205,6 +262,13 @@ static void test_refused(void)
 	 * range (100.0 is 0x4059000000000000) */
 	variant(range_bad, sizeof(range_bad), FIRST_AT, "4059000000000000", 0);
 	strncat(range_bad, handed + FIRST_AT + 16, sizeof(range_bad) - strlen(range_bad) - 1);
+	/* an armed fault at 1 s (1e9: 0x41cdcd6500000000), past drcost's range */
+	variant(dr_fault_bad, sizeof(dr_fault_bad), 0, NULL, 0);
+	memcpy(dr_fault_bad + len - DR_FAULT_FROM_END, "41cdcd6500000000", 16);
+	/* a fault priced, its byte not (-1) */
+	variant(dr_byte_bad, sizeof(dr_byte_bad), 0, NULL, 0);
+	memcpy(dr_byte_bad + len - DR_FAULT_FROM_END, "4088480000000000", 16);
+	memcpy(dr_byte_bad + len - DR_BYTE_FROM_END, NOT_PRICED, 16);
 	variant(not_hex, sizeof(not_hex), 0, NULL, 0);
 	not_hex[FIRST_AT + 3] = 'G';
 	variant(nan_bits, sizeof(nan_bits), FIRST_AT, "7ff8000000000000", 0);
@@ -223,6 +287,8 @@ static void test_refused(void)
 		{__LINE__, sigtrap_bad},
 		{__LINE__, no_price},
 		{__LINE__, range_bad},
+		{__LINE__, dr_fault_bad},
+		{__LINE__, dr_byte_bad},
 		{__LINE__, not_hex},
 		{__LINE__, nan_bits},
 		{__LINE__, cut},
@@ -308,6 +374,7 @@ int main(void)
 		test_boot();
 		test_watchpoint_fields();
 		test_refused();
+		test_drcost_fields();
 		if (lib && access(lib, R_OK) == 0)
 			test_child(lib);
 		else

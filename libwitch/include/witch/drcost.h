@@ -16,8 +16,9 @@
  * write calls moved (iocount.h) and page faults (getrusage, RUSAGE_THREAD:
  * minor faults; a raw call, and only where a stretch needs it: at the
  * entry that ends an armed one, at the exit that starts one; none after a
- * run that expects the program right back).  drcost_price measures once what an armed
- * breakpoint adds to a byte copied and to a page's first touch.  (The
+ * run that expects the program right back).  drcost_price measures once
+ * what an armed breakpoint adds to a byte copied; a page's first touch,
+ * the kernel's clear of 4 KiB, is priced as 4096 of them.  (The
  * thread's user and system times are no use here: the kernel charges
  * them by the 4 ms timer tick.)
  *
@@ -55,14 +56,35 @@ struct drcost_sums {
 	uint64_t cost_ns;      /* what they cost, priced by drcost_init */
 };
 
-/* Once a process, from the first tick of a thread with no watchpoint armed
- * (a process that never ticks never pays): times 32 page faults and 128
- * KiB of pipe copies with arm(ctx, 1) and arm(ctx, 0), a watchpoint on a
- * word nothing touches, ~0.3 ms.  0 or -errno (the prices then stay at
+/* Where a process's prices came from (the profile's stat dr_price_source). */
+enum drcost_source {
+	DRCOST_DEFAULT = 0, /* never priced: this machine's guesses */
+	DRCOST_AT_START,    /* measured in the constructor of the process that
+			     * measures the machine (probes.h), then handed down */
+	DRCOST_AT_TICK,     /* measured at the process's first tick that could */
+	DRCOST_HANDED,      /* from the parent process's line (probes.h) */
+};
+
+/* Once a process tree: times 128 KiB of pipe copies with arm(ctx, 1) and
+ * arm(ctx, 0), a watchpoint on a word nothing touches, ~0.2 ms.  The process that measures the machine prices in its
+ * constructor (where: DRCOST_AT_START), and its descendants take the
+ * prices from it (drcost_price_set); one handed none prices at the first
+ * tick of a thread with no watchpoint armed (DRCOST_AT_TICK: a process
+ * that never ticks never pays).  0 or -errno (the prices then stay at
  * this machine's: 1.0 us a fault, 0.28 ns a byte).  Async-signal-safe. */
-int drcost_price(int (*arm)(void *ctx, int on), void *ctx);
-/* Whether a thread has priced (or is pricing). */
+int drcost_price(int (*arm)(void *ctx, int on), void *ctx, enum drcost_source where);
+/* A parent's prices instead (probes.h): 0, or -EINVAL out of range (a
+ * fault 0-1 ms, a byte 0-1 us: nothing set). */
+int drcost_price_set(double fault_ns, double byte_ns);
+/* The prices measured here or handed down, for the processes this one
+ * starts: 0, or -ENOENT where none was (or is still being) measured. */
+int drcost_price_get(double *fault_ns, double *byte_ns);
+enum drcost_source drcost_price_source(void);
+/* Whether a thread has priced (or is pricing), or the prices were handed down. */
 int drcost_priced(void);
+/* In a fork child: prices the parent had are handed ones; a pricing a
+ * parent's thread had begun is not going on here. */
+void drcost_postfork_child(void);
 /* The prices in use (ns). */
 double drcost_fault_ns(void);
 double drcost_byte_ns(void);

@@ -8,7 +8,9 @@
  * kernel drives a CPU PMU at all (pmu_sysfs_has_cpu_pmu), and whether its
  * debug registers trap, what a hit costs and whether SIGTRAP breakpoints
  * open (watchpoint_probe: two perf_event_opens and five #DB round trips,
- * ~0.15 ms where they trap).  The first process
+ * ~0.15 ms where they trap), and what an armed one adds to a page fault
+ * and to a byte copied (drcost_price, ~0.2 ms, where they trap and the
+ * process arms them).  The first process
  * measures and puts the results in its environment, WITCH_PROBES (through
  * the C library's setenv, as profile.h's WITCH_OUTPUT: a shell exports
  * its own copy); a process that finds them there, written on this machine

@@ -166,6 +166,14 @@ int watchpoint_probe_set(int traps, int sigtrap, double hit_ns);
 /* 1 when watchpoint_probe_set said breakpoints open and trap here: a
  * parent process on this machine opened them. */
 int watchpoint_probe_handed_traps(void);
+/* A breakpoint of the calling thread's on a word nothing touches, counting
+ * only (no signal), opened disabled: what drcost_price arms in the
+ * constructor, before any thread's set is open.  0 and *fd, or -errno. */
+int watchpoint_quiet_open(int *fd);
+/* drcost_price's arm for it: ctx points at the fd; on 1 enables it (DR7
+ * set, nothing ever hits), 0 disables it.  0 or -errno. */
+int watchpoint_quiet_arm(void *ctx, int on);
+void watchpoint_quiet_close(int fd);
 /* The x86-legal range to watch for an access [addr, addr+len): the largest
  * aligned 8/4/2/1-byte part that starts at addr. */
 void watchpoint_align(uint64_t addr, uint32_t len, uint64_t *waddr, uint32_t *wlen);
