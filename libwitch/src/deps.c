@@ -25,6 +25,25 @@
 #define DEPS_ZYDIS  "libZydis.so.4.0"
 #define DEPS_UNWIND "libunwind.so.8"
 #define DEPS_LZMA   "liblzma.so.5" /* libunwind's */
+/* Where the build found them (CMakeLists.txt), tried first: a dlopen by
+ * soname maps, reads and unmaps ld.so.cache, and libunwind's of liblzma
+ * again (1.8-2.0 ms for the two dlopens here, 1.1-1.4 by path with
+ * liblzma opened first, which libunwind's then finds by its soname). */
+#ifdef WITCH_DEPS_ZYDIS_DIR
+#define DEPS_ZYDIS_PATH WITCH_DEPS_ZYDIS_DIR "/" DEPS_ZYDIS
+#else
+#define DEPS_ZYDIS_PATH NULL
+#endif
+#ifdef WITCH_DEPS_UNWIND_DIR
+#define DEPS_UNWIND_PATH WITCH_DEPS_UNWIND_DIR "/" DEPS_UNWIND
+#else
+#define DEPS_UNWIND_PATH NULL
+#endif
+#ifdef WITCH_DEPS_LZMA_DIR
+#define DEPS_LZMA_PATH WITCH_DEPS_LZMA_DIR "/" DEPS_LZMA
+#else
+#define DEPS_LZMA_PATH NULL
+#endif
 
 enum { DEPS_UNLOADED, DEPS_LOADING, DEPS_READY, DEPS_FAILED };
 static int deps_state;
@@ -157,6 +176,15 @@ static void deps_note_why(const char *a, const char *b)
 	deps_why[n] = '\0';
 }
 
+/* dlopen of path, else (none, or not there) of soname. */
+static void *deps_open(const char *path, const char *soname)
+{
+	void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+	if (!h && path)
+		(void)dlerror(); /* (the program's pending error is not this) */
+	return h ? h : dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+}
+
 /* Under DEPS_LOADING, which this caller set: dlopen both, bind the
  * forwarders, note libunwind's text; the state it ends in. */
 static int deps_do_load(void)
@@ -170,9 +198,14 @@ static int deps_do_load(void)
 	 * run the heap's growth hook (a data-index walk would take the half
 	 * loaded libraries for the program's). */
 	int held = heap_thread_hold();
-	void *zydis = dlopen(DEPS_ZYDIS, RTLD_NOW | RTLD_LOCAL);
+	/* libunwind's liblzma first, where the build found it: its soname
+	 * then names a loaded library (and where it is not there, libunwind's
+	 * load searches for it as before). */
+	if (DEPS_LZMA_PATH && !theirs[2] && !dlopen(DEPS_LZMA_PATH, RTLD_NOW | RTLD_LOCAL))
+		(void)dlerror();
+	void *zydis = deps_open(DEPS_ZYDIS_PATH, DEPS_ZYDIS);
 	int open_errno = zydis ? 0 : errno;
-	void *unwind = zydis ? dlopen(DEPS_UNWIND, RTLD_NOW | RTLD_LOCAL) : NULL;
+	void *unwind = zydis ? deps_open(DEPS_UNWIND_PATH, DEPS_UNWIND) : NULL;
 	if (zydis && !unwind)
 		open_errno = errno;
 	heap_thread_release(held);

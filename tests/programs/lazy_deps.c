@@ -20,7 +20,9 @@
  * times the number
  * of loaded modules (the loader's r_debug list) grew while the program
  * was inside its handler or its callback, where the runtime must not
- * load them.  Natively: zydis=0 unwind=0 lzma=0 loaded_before=0 loaded_inside=0. */
+ * load them.  Natively: zydis=0 unwind=0 lzma=0 loaded_before=0 loaded_inside=0.
+ * Then "names Z U L": the loader's names of the three (the path it was
+ * given or found), "-" for one not loaded. */
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
@@ -51,6 +53,17 @@ static int modules(void)
 	for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next)
 		n++;
 	return n;
+}
+
+/* The loader's name of the loaded library whose file is soname, or "-". */
+static const char *loaded_name(const char *soname)
+{
+	for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next) {
+		const char *base = m->l_name ? strrchr(m->l_name, '/') : NULL;
+		if (base && strcmp(base + 1, soname) == 0)
+			return m->l_name;
+	}
+	return "-";
 }
 
 static void spin_for(double ms)
@@ -144,5 +157,10 @@ int main(int argc, char **argv)
 		fclose(f);
 	printf("zydis=%d unwind=%d lzma=%d loaded_before=%d loaded_inside=%d\n", zydis, unwind,
 	       lzma, loaded_before, (int)loaded_inside);
+	static const char *const sonames[3] = {"libZydis.so.4.0", "libunwind.so.8", "liblzma.so.5"};
+	printf("names");
+	for (int i = 0; i < 3; i++)
+		printf(" %s", loaded_name(sonames[i]));
+	printf("\n");
 	return 0;
 }

@@ -25,6 +25,10 @@
 #               fail (EMFILE), the ticks wait, and once the numbers are
 #               back a tick loads them (a first version gave up for the
 #               process, with a line at exit)
+# Every row that loads them loads the files where the build found them
+# (LAZY_DEPS_PATHS, from CMake: the loader's names are those paths), not
+# by soname, which maps ld.so.cache for each (~0.65 ms of a first tick);
+# "-" for a file the build did not find, which any name may load.
 # Before deps.h every row's process mapped all three at its start
 # (short fails); without the handler's or the callback's check, the load
 # happens inside them (handler and iterate read loaded_inside=1).  Which
@@ -56,6 +60,18 @@ row() {
 	[ "$rc" = "$native_rc" ] || bad="$bad status $rc (native $native_rc)"
 	[ -s "$tmp/err" ] && bad="$bad stderr: $(head -c 300 "$tmp/err")"
 	[ "$maps" = - ] || [ "$got" = "$maps" ] || bad="$bad mapped zydis/unwind/lzma: '$got', want '$maps'"
+	if [ "$got" = "1 1 1" ] && [ -n "${LAZY_DEPS_PATHS:-}" ]; then
+		local names want_names=""
+		names=$(sed -n 's/^names //p' "$tmp/out")
+		local i=1
+		for want in $LAZY_DEPS_PATHS; do
+			local have
+			have=$(echo "$names" | cut -d' ' -f$i)
+			[ "$want" = - ] || [ "$have" = "$want" ] || want_names="$want_names $have (want $want)"
+			i=$((i + 1))
+		done
+		[ -z "$want_names" ] || bad="$bad loaded by another name:$want_names"
+	fi
 	grep -q ' loaded_inside=0$' "$tmp/out" || bad="$bad $(tr '\n' ' ' <"$tmp/out")"
 	local profile=("$tmp"/p/r-lazy_deps*.prof)
 	local waited samples
