@@ -7,7 +7,9 @@
  * results/startup.md), and most processes of a script or a build never
  * tick.  Only a tick's handler needs them, so libwitch.so does not name
  * them; its calls go through forwarders (deps_forward.c) to what dlopen
- * found.
+ * found.  dlopen is given the paths the build found them at, liblzma's
+ * first (a search by soname reads ld.so.cache, ~0.65 ms of a first tick
+ * here), and their sonames where those files are not there.
  *
  * dlopen is not async-signal-safe, and the handler is where it runs.
  * What makes a signal handler's dlopen unsafe is a lock or a half-done
