@@ -18,7 +18,7 @@
  * 4 KiB, which DR7 slows as it does the copies: on the EPYC, 1.01 us
  * measured (docs/cost.md's table) against 4096 x 0.27 ns a copied byte.
  * Priced so, not timed: 32 faults each way took 1.6-2.4 ms of a process
- * on a VM whose faults cost 12 us, the pipe's copies ~0.1 ms. */
+ * on a VM whose faults cost 12 us, the pipe's copies ~0.17 ms. */
 #define PAGE_BYTES 4096.0
 
 /* Measured here (bench/dr_fast_string.c) until drcost_price measures. */
@@ -85,8 +85,13 @@ int drcost_price(int (*arm)(void *ctx, int on), void *ctx, enum drcost_source wh
 			if ((rc = arm(ctx, armed)) == 0)
 				rc = probe(&b[armed][run]);
 	int off = arm(ctx, 0);
-	if (rc < 0 || off < 0)
+	if (rc < 0 || off < 0) {
+		/* Failed in the constructor: the first tick tries again (a
+		 * tick's failure is not retried: the defaults stay). */
+		if (where == DRCOST_AT_START)
+			__atomic_store_n(&priced, 0, __ATOMIC_RELEASE);
 		return rc < 0 ? rc : off;
+	}
 	byte_ns = armed_extra(b);
 	fault_ns = PAGE_BYTES * byte_ns;
 	__atomic_store_n(&source, (int)where, __ATOMIC_RELEASE);

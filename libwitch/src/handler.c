@@ -480,9 +480,10 @@ static double tick_kernel_cost(struct witch_thread *t, double program_ns)
 {
 	double ns = drcost_tick(&t->drcost, program_ns);
 	if (!drcost_priced() && config_arms_watchpoints(witch_rt.cfg) &&
-	    !watchpoint_set_armed(&t->wps))
-		(void)drcost_price(handler_price_arm, t, DRCOST_AT_TICK); /* failed: the
-		   default prices, and the profile's dr_price_source says so */
+	    !watchpoint_set_armed(&t->wps)) {
+		/* (failed: the default prices, and no dr_priced_* stat is 1) */
+		(void)drcost_price(handler_price_arm, t, DRCOST_AT_TICK);
+	}
 	if (witch_rt.cfg->budget > 0 && drcost_over(&t->drcost, witch_rt.cfg->budget))
 		sample_expire_lingering(t);
 	return ns;

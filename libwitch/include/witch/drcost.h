@@ -56,7 +56,8 @@ struct drcost_sums {
 	uint64_t cost_ns;      /* what they cost, priced by drcost_init */
 };
 
-/* Where a process's prices came from (the profile's stat dr_price_source). */
+/* Where a process's prices came from (the profile's stats dr_priced_start,
+ * dr_priced_tick, dr_priced_handed). */
 enum drcost_source {
 	DRCOST_DEFAULT = 0, /* never priced: this machine's guesses */
 	DRCOST_AT_START,    /* measured in the constructor of the process that
@@ -66,8 +67,9 @@ enum drcost_source {
 };
 
 /* Once a process tree: times 128 KiB of pipe copies with arm(ctx, 1) and
- * arm(ctx, 0), a watchpoint on a word nothing touches, ~0.2 ms.  The process that measures the machine prices in its
- * constructor (where: DRCOST_AT_START), and its descendants take the
+ * arm(ctx, 0), a watchpoint on a word nothing touches, ~0.2 ms.  The
+ * process that measures the machine prices in its constructor (where:
+ * DRCOST_AT_START), and its descendants take the
  * prices from it (drcost_price_set); one handed none prices at the first
  * tick of a thread with no watchpoint armed (DRCOST_AT_TICK: a process
  * that never ticks never pays).  0 or -errno (the prices then stay at
