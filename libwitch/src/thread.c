@@ -396,7 +396,7 @@ static void thread_link_pending(void)
 	}
 }
 
-static struct witch_thread *thread_begin_opening(int open_watchpoints)
+struct witch_thread *thread_begin_first(int open_watchpoints)
 {
 	/* Outside any handler: a library loaded since is unwound through, and
 	 * its data named. */
@@ -438,12 +438,7 @@ static struct witch_thread *thread_begin_opening(int open_watchpoints)
 
 struct witch_thread *thread_begin(void)
 {
-	return thread_begin_opening(0);
-}
-
-struct witch_thread *thread_begin_first(int open_watchpoints)
-{
-	return thread_begin_opening(open_watchpoints);
+	return thread_begin_first(0);
 }
 
 /* Stop everything that can raise a signal for t; callable from any thread. */

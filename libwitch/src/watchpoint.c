@@ -458,16 +458,22 @@ int watchpoint_probe_handed_traps(void)
 
 /* The breakpoint counts a store, and what a hit costs: 0, -EOPNOTSUPP
  * (it counts nothing), another -errno (it does not open). */
+/* A write breakpoint of the calling thread's on the 8-byte word at addr,
+ * counting only (no signal, no ring buffer): the fd or -errno. */
+static int counting_open(uint64_t addr, int disabled)
+{
+	struct perf_event_attr a;
+	watchpoint_attr(&a, addr, 8, WATCHPOINT_W, disabled, 0, -1);
+	a.sample_period = 0;
+	a.wakeup_events = 0;
+	return perf_fd_open(&a, 0);
+}
+
 static int probe_traps(void)
 {
 	static volatile uint64_t word;
-	struct perf_event_attr a;
 	uint64_t count = 0;
-
-	watchpoint_attr(&a, (uint64_t)(uintptr_t)&word, sizeof(word), WATCHPOINT_W, 0, 0, -1);
-	a.sample_period = 0; /* counting: no signal, no ring buffer */
-	a.wakeup_events = 0;
-	int fd = perf_fd_open(&a, 0);
+	int fd = counting_open((uint64_t)(uintptr_t)&word, 0);
 	if (fd < 0)
 		return fd;
 	word++;
@@ -508,12 +514,7 @@ int watchpoint_probe(int want_sigtrap)
 int watchpoint_quiet_open(int *fd)
 {
 	static uint64_t untouched;
-	struct perf_event_attr a;
-	watchpoint_attr(&a, (uint64_t)(uintptr_t)&untouched, sizeof(untouched), WATCHPOINT_W, 1, 0,
-			-1);
-	a.sample_period = 0; /* counting: no signal, no ring buffer */
-	a.wakeup_events = 0;
-	int rc = perf_fd_open(&a, 0);
+	int rc = counting_open((uint64_t)(uintptr_t)&untouched, 1);
 	if (rc < 0)
 		return rc;
 	*fd = rc;
