@@ -15,8 +15,14 @@
  * Medians over the ticks, in us at the TSC rate measured against
  * CLOCK_MONOTONIC.
  *
+ * OTHERS more breakpoints (0-3, on other untouched words) stay enabled
+ * meanwhile, as a thread's other armed slots do: an enable takes every
+ * enabled breakpoint of the thread out and puts it back (the kernel's
+ * ctx_resched), so its cost grows with them (2026-12-06 on the PVM VM,
+ * hot: 9.4 us with none, 43.9 us with three; bench/results/stack_pause.md).
+ *
  * Build: cc -O2 bench/bp_ioctl_cost.c -o bp_ioctl_cost
- * Usage: bp_ioctl_cost [TICKS]      default 150 (~3 s each sequence)
+ * Usage: bp_ioctl_cost [TICKS [OTHERS]]   default 150 (~3 s each sequence), 0
  */
 #define _GNU_SOURCE
 #include <linux/hw_breakpoint.h>
@@ -38,6 +44,7 @@ static const char *const seq_name[N_SEQ] = {"modify", "period_modify", "pause_re
 					    "two_syscalls"};
 
 static volatile uint64_t words[64];
+static volatile uint64_t other_words[24]; /* a cache line each */
 static int fd;
 static int seq;
 static unsigned k;
@@ -119,8 +126,9 @@ static double median_us(double per_us)
 int main(int argc, char **argv)
 {
 	n_want = argc > 1 ? atoi(argv[1]) : 150;
-	if (n_want < 1) {
-		fprintf(stderr, "usage: bp_ioctl_cost [TICKS]\n");
+	int others = argc > 2 ? atoi(argv[2]) : 0;
+	if (n_want < 1 || others < 0 || others > 3) {
+		fprintf(stderr, "usage: bp_ioctl_cost [TICKS [OTHERS]]  (OTHERS 0-3)\n");
 		return 2;
 	}
 	struct perf_event_attr a;
@@ -133,8 +141,16 @@ int main(int argc, char **argv)
 		perror("bp_ioctl_cost: perf_event_open (a breakpoint with sigtrap, Linux 5.13+)");
 		return 1;
 	}
+	for (int i = 0; i < others; i++) {
+		attr_of(&a, (uint64_t)(uintptr_t)&other_words[i * 8]);
+		if (syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC) < 0) {
+			perror("bp_ioctl_cost: perf_event_open (another breakpoint)");
+			return 1;
+		}
+	}
 	signal(SIGTRAP, SIG_IGN);
 	double per_us = tsc_per_us();
+	printf("%d other breakpoints enabled\n\n", others);
 	printf("| sequence | cold us | hot us |\n|---|---:|---:|\n");
 	for (seq = 0; seq < N_SEQ; seq++) {
 		n_done = 0;

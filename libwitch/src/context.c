@@ -45,23 +45,30 @@ int context_in_runtime(const uint64_t *pcs, int n)
 }
 
 
-/* The unwinder reads the program's stack: pause read-write watchpoints on
- * it so the profiler's own reads do not trap (Witch 4.5).  It reads return
- * addresses and saved registers, all at or above sp; a leaf's red zone
- * below sp it never reads (the registers come from the signal context), so
- * words watched there stay armed: lz at 50/s paused 86 -> 48 times in ~90
- * ticks, handler time a tick 128 -> 125 us (lz), 185 -> 177 us (hashtab). */
-static uint32_t pause_stack_watchpoints(struct witch_thread *t, uint64_t sp)
+/* libunwind reads the program's stack in place: read-write watchpoints
+ * there are paused while it walks, so the profiler's own reads do not
+ * trap (Witch 4.5).  Only once it is about to read, and only from where it
+ * starts (unwind.h): a walk by the thread's rules reads through peek.h and
+ * needs none.  A resume is a debug-register write for every breakpoint the
+ * thread has enabled (the kernel's ctx_resched): ~3 us each on these VMs. */
+struct stack_pause {
+	struct witch_thread *t;
+	uint32_t paused;
+};
+
+static void pause_stack_watchpoints(void *arg, uint64_t sp)
 {
-	uint64_t lo = sp, hi = t->stack_hi ? t->stack_hi : sp + (8u << 20);
-	uint32_t paused = 0;
+	struct stack_pause *p = arg;
+	struct witch_thread *t = p->t;
+	uint64_t hi = t->stack_hi ? t->stack_hi : sp + (8u << 20);
 	for (int i = 0; i < t->wps.n; i++) {
 		const struct watchpoint *w = &t->wps.wp[i];
-		if (w->armed && w->type == WATCHPOINT_RW && w->addr + w->len > lo && w->addr < hi &&
-		    watchpoint_pause(&t->wps, i) == 0)
-			paused |= 1u << i;
+		if (!(p->paused & (1u << i)) && w->armed && w->type == WATCHPOINT_RW &&
+		    w->addr + w->len > sp && w->addr < hi && watchpoint_pause(&t->wps, i) == 0) {
+			p->paused |= 1u << i;
+			t->stats.stack_pauses++;
+		}
 	}
-	return paused;
 }
 
 static void resume_watchpoints(struct witch_thread *t, uint32_t paused)
@@ -74,9 +81,10 @@ static void resume_watchpoints(struct witch_thread *t, uint32_t paused)
 int context_of_signal(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int skip,
 		      uint64_t *pcs, uint64_t *sps, int max)
 {
-	uint32_t paused = pause_stack_watchpoints(t, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
-	int n = unwind_context(&t->unwind_rules, uc, pcs, sps, max);
-	resume_watchpoints(t, paused);
+	struct stack_pause p = {.t = t, .paused = 0};
+	const struct unwind_guard g = {.before_reads = pause_stack_watchpoints, .arg = &p};
+	int n = unwind_context(&t->unwind_rules, uc, &g, pcs, sps, max);
+	resume_watchpoints(t, p.paused);
 	if (n <= 0)
 		return n < 0 ? n : -EINVAL;
 	n = context_drop_through(pcs, sps, n);

@@ -483,7 +483,9 @@ static void thread_fold(struct witch_thread *t)
 	t->stats.rearm_slow += t->wps.rearm_slow;
 	t->stats.arm_errors += t->wps.arm_errors;
 	t->stats.period_sets += t->wps.period_sets;
+	t->stats.arm_enabled += t->wps.arm_enabled;
 	t->wps.rearm_fast = t->wps.rearm_slow = t->wps.arm_errors = t->wps.period_sets = 0;
+	t->wps.arm_enabled = 0;
 	t->stats.sampler_perf_errors += t->sampler.perf_errors;
 	t->sampler.perf_errors = 0;
 	cost_fold(&t->cost, &t->stats.cost_handler_ns, &t->stats.cost_kernel_ns,

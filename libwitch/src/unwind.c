@@ -125,8 +125,9 @@ static int unwind_realigns(const struct unwind_rules *r, unw_cursor_t *cursor,
  * *ended: the walk is over (the outermost frame, or libunwind stopped).
  * -ESTALE: a caller's frame stepped to no module's code, or not at all
  * (below). */
-static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwind_regs *at,
-			    uint64_t *pcs, uint64_t *sps, int n, int max, int steps, int *ended)
+static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, const struct unwind_guard *g,
+			    struct unwind_regs *at, uint64_t *pcs, uint64_t *sps, int n, int max,
+			    int steps, int *ended)
 {
 	int from_caller = !at->first;
 	unw_cursor_t cursor;
@@ -145,8 +146,11 @@ static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwin
 	}
 	/* On x86-64 unw_context_t is ucontext_t; SIGNAL_FRAME marks the first
 	 * ip as exact rather than a return address. */
-	if (unwind_ready() < 0 ||
-	    unw_init_local2(&cursor, (unw_context_t *)start, at->first ? UNW_INIT_SIGNAL_FRAME : 0) < 0)
+	if (unwind_ready() < 0)
+		return n;
+	if (g)
+		g->before_reads(g->arg, at->sp);
+	if (unw_init_local2(&cursor, (unw_context_t *)start, at->first ? UNW_INIT_SIGNAL_FRAME : 0) < 0)
 		return n;
 	phdrs_unwind_at(pcs[n - 1]);
 	int sig_from = unw_is_signal_frame(&cursor) > 0;
@@ -198,7 +202,8 @@ static int unwind_walk_from(struct unwind_rules *r, ucontext_t *uc, struct unwin
  * libunwind finds unwind tables through dl_iterate_phdr: inside
  * phdrs_unwind_begin and _end, the runtime's lock-free snapshot of the
  * modules answers (phdrs.h). */
-int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max)
+int unwind_context(struct unwind_rules *r, ucontext_t *uc, const struct unwind_guard *g,
+		   uint64_t *pcs, uint64_t *sps, int max)
 {
 	if (max < 1)
 		return -EINVAL;
@@ -231,12 +236,12 @@ int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64
 			if (ended || n >= max)
 				break;
 		}
-		int m = unwind_walk_from(r, uc, &at, pcs, sps, n, max, check ? max : 1, &ended);
+		int m = unwind_walk_from(r, uc, g, &at, pcs, sps, n, max, check ? max : 1, &ended);
 		if (m == -ESTALE) { /* again, by libunwind alone from the interrupted frame */
 			at = (struct unwind_regs){.ip = pcs[0], .sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
 						  .bp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP],
 						  .first = 1};
-			m = unwind_walk_from(r, uc, &at, pcs, sps, 1, max, max, &ended);
+			m = unwind_walk_from(r, uc, g, &at, pcs, sps, 1, max, max, &ended);
 			ended = 1;
 		}
 		n = m;

@@ -192,6 +192,8 @@ int watchpoint_arm_after(struct watchpoint_set *s, int slot, uint64_t addr, uint
 		}
 		if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) == 0) {
 			s->rearm_fast++;
+			s->arm_enabled += 1 + (uint64_t)__builtin_popcount(watchpoint_set_armed(s) &
+									    ~(1u << slot));
 			goto armed;
 		}
 		/* Kernels before 4.17 lack the ioctl (ENOTTY): use the slow path

@@ -45,6 +45,22 @@ static struct witch_stats warm_stats, cold_stats;
 static _Alignas(16) char warm_mem[UNWIND_RULES_MEM_SIZE], cold_mem[UNWIND_RULES_MEM_SIZE];
 static volatile sig_atomic_t armed;
 static volatile uint64_t ticks, mismatches, frames_total, first_bad_line, by_run, run_known;
+/* The walks' guards (unwind.h): told before libunwind reads the stack. */
+static volatile uint64_t guard_unguarded, guard_below_sp, guard_cold_wrong, guard_warm_walks;
+
+struct guard_seen {
+	int calls;
+	uint64_t first_sp, min_sp;
+};
+
+static void guard_before_reads(void *arg, uint64_t sp)
+{
+	struct guard_seen *g = arg;
+	if (g->calls++ == 0 || sp < g->min_sp)
+		g->min_sp = sp;
+	if (g->calls == 1)
+		g->first_sp = sp;
+}
 
 /* The interrupted frame's caller by emulating on from uc until a return
  * out of it (at most 512 instructions), as look_window does. */
@@ -119,10 +135,20 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	run_known += (uint64_t)c.known;
 	unwind_rules_expect_caller(&warm, &c);
 	uint64_t run_before = warm_stats.unwind_caller_run;
-	int nw = unwind_context(&warm, ucv, pw, sw, MAX_FRAMES);
+	uint64_t stepped_before = warm_stats.unwind_stepped;
+	uint64_t rsp = (uint64_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RSP];
+	struct guard_seen wg = {0}, cg = {0};
+	const struct unwind_guard wguard = {guard_before_reads, &wg}, cguard = {guard_before_reads, &cg};
+	int nw = unwind_context(&warm, ucv, &wguard, pw, sw, MAX_FRAMES);
 	by_run += warm_stats.unwind_caller_run != run_before;
+	/* libunwind stepped only where the guard was told first, never from
+	 * below the interrupted sp; a walk by rules alone told it nothing. */
+	guard_unguarded += warm_stats.unwind_stepped != stepped_before && wg.calls == 0;
+	guard_below_sp += (wg.calls && wg.min_sp < rsp);
+	guard_warm_walks += wg.calls != 0;
 	cold.until_check = 1; /* the next walk: libunwind alone */
-	int nc = unwind_context(&cold, ucv, pc, sc, MAX_FRAMES);
+	int nc = unwind_context(&cold, ucv, &cguard, pc, sc, MAX_FRAMES);
+	guard_cold_wrong += cg.calls == 0 || cg.first_sp != rsp;
 	ticks++;
 	frames_total += nc > 0 ? (uint64_t)nc : 0;
 	if (nw != nc || (nc > 0 && (memcmp(pw, pc, sizeof(pw[0]) * (size_t)nc) != 0 ||
@@ -474,6 +500,7 @@ int main(void)
 		unwind_rules_init(&cold, cold_mem, &cold_stats);
 		memset(&warm_stats, 0, sizeof(warm_stats));
 		ticks = mismatches = frames_total = by_run = run_known = 0;
+		guard_unguarded = guard_below_sp = guard_cold_wrong = guard_warm_walks = 0;
 		uint64_t v = 12345 + i;
 		double end = cpu_now() + ROW_SECONDS;
 		armed = 1;
@@ -487,6 +514,15 @@ int main(void)
 		       (unsigned long long)mismatches, (unsigned long long)warm_stats.unwind_rules_dropped);
 		CHECK(rows[i].line, ticks >= 200, "%s: only %llu ticks", rows[i].name,
 		      (unsigned long long)ticks);
+		printf("%-26s guard told on %llu of %llu walks by rules first\n", rows[i].name,
+		       (unsigned long long)guard_warm_walks, (unsigned long long)ticks);
+		CHECK(rows[i].line, guard_unguarded == 0 && guard_below_sp == 0,
+		      "%s: %llu walks stepped by libunwind unguarded, %llu guarded from below sp",
+		      rows[i].name, (unsigned long long)guard_unguarded,
+		      (unsigned long long)guard_below_sp);
+		CHECK(rows[i].line, guard_cold_wrong == 0,
+		      "%s: %llu walks by libunwind alone not guarded from the interrupted sp",
+		      rows[i].name, (unsigned long long)guard_cold_wrong);
 		/* The qsort row found one (2026-12-05, a walk in ~7,000, 1 run
 		 * in ~20 beside other tests): a tick in ld.so's _dl_fixup, the
 		 * first qsort call's lazy binding, stepped out of

@@ -30,8 +30,9 @@ int context_in_runtime(const uint64_t *pcs, int n);
 /* The context of a signal context: pcs[0] = leaf (the accessing instruction,
  * which may differ from the interrupted pc), then the callers; skip drops
  * innermost frames that are not the accessing code's (a trapping call's
- * callee).  The thread's read-write watchpoints on its stack are paused
- * meanwhile, so the unwinder's reads do not trap (Witch 4.5).  sps (may be
+ * callee).  The thread's read-write watchpoints on the stack libunwind
+ * reads are paused meanwhile, so the unwinder's reads do not trap (Witch
+ * 4.5).  sps (may be
  * NULL) gets each frame's stack pointer (unwind.h).  Returns the frame count
  * or -errno. */
 int context_of_signal(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int skip,

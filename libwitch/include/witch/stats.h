@@ -73,6 +73,8 @@
 	X(rearm_fast)         /* re-armed with PERF_EVENT_IOC_MODIFY_ATTRIBUTES */ \
 	X(rearm_slow)         /* re-armed by close + reopen */                   \
 	X(period_sets)        /* PERF_EVENT_IOC_PERIOD before a re-arm */         \
+	X(arm_enabled)        /* over fast re-arms, the slots enabled then (watchpoint.h) */ \
+	X(stack_pauses)       /* watchpoints paused for libunwind's reads of the stack (context.c) */ \
 	X(clock_ns)           /* soft sampler: CPU time its clock counted */     \
 	X(cost_handler_ns)    /* the profiler's time in its handlers */           \
 	X(cost_kernel_ns)     /* ... in the kernel round trips they cost (est.) */ \

@@ -21,7 +21,18 @@
  * gets each frame's stack pointer: frame i's stack is [sps[i], sps[i+1]).
  * Returns the number of frames (>= 1) or a negative errno. */
 struct unwind_rules;
-int unwind_context(struct unwind_rules *r, ucontext_t *uc, uint64_t *pcs, uint64_t *sps, int max);
+/* Told before libunwind first reads the stack at or above sp in a walk,
+ * and again if a later part reads from lower: libunwind reads in place,
+ * where a read-write watchpoint would trap.  The rules read through
+ * peek.h, which keeps off watched bytes, so a walk by rules alone tells
+ * nothing. */
+struct unwind_guard {
+	void (*before_reads)(void *arg, uint64_t sp);
+	void *arg;
+};
+/* g may be NULL. */
+int unwind_context(struct unwind_rules *r, ucontext_t *uc, const struct unwind_guard *g,
+		   uint64_t *pcs, uint64_t *sps, int max);
 /* Start of the procedure holding pc, from the unwind tables: 0, or
  * -ENOENT where none covers pc (fnrange.h keeps the answers). */
 int unwind_proc_start(uint64_t pc, uint64_t *fn_start);

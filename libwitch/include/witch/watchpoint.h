@@ -61,6 +61,9 @@ struct watchpoint_set {
 	uint64_t parking_addr;
 	uint64_t rearm_fast, rearm_slow, arm_errors;
 	uint64_t period_sets;   /* PERIOD ioctls (each a debug-register write) */
+	uint64_t arm_enabled;   /* over fast re-arms: the slots enabled then, this one
+				 * included: the kernel takes out and puts back each
+				 * (ctx_resched), two or three debug-register writes a slot */
 };
 
 /* Open up to `want` (0 = as many as the hardware has) breakpoint events for
