@@ -32,9 +32,8 @@ int context_in_runtime(const uint64_t *pcs, int n);
  * innermost frames that are not the accessing code's (a trapping call's
  * callee).  The thread's read-write watchpoints on the stack libunwind
  * reads are paused meanwhile, so the unwinder's reads do not trap (Witch
- * 4.5).  sps (may be
- * NULL) gets each frame's stack pointer (unwind.h).  Returns the frame count
- * or -errno. */
+ * 4.5).  sps (may be NULL) gets each frame's stack pointer (unwind.h).
+ * Returns the frame count or -errno. */
 int context_of_signal(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int skip,
 		      uint64_t *pcs, uint64_t *sps, int max);
 /* A context taken inside the runtime on the program's call of fn (bulk.h): the
