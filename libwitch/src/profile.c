@@ -1,5 +1,6 @@
 /* profile: process-wide aggregate and the profile writer (see profile.h). */
 #include "witch/profile.h"
+#include "witch/prefault.h"
 #include "witch/drcost.h"
 #include "witch/deps.h"
 #include "witch/elfdata.h"
@@ -601,6 +602,7 @@ static int profile_emit(struct outbuf *f, const char *exe)
 		outbuf_printf(f, "tolerance %.17g\n", witch_rt.cfg->fp_tolerance);
 	prof.stats.memory_cap_mb = witch_rt.cfg->memory_mb;
 	prof.stats.runspaces = runspace_count();
+	prof.stats.prefault_pages = prefault_pages();
 #define PROFILE_STAT(name) outbuf_printf(f, "stat %s %llu\n", #name, (unsigned long long)prof.stats.name);
 	WITCH_STATS_FIELDS(PROFILE_STAT)
 #undef PROFILE_STAT

@@ -148,7 +148,8 @@ int thread_module_init(const struct pmu_event *pmu_ev)
 		return -errno;
 	thread_rules_mem = mem; /* first: page-aligned, as the rules want 16 */
 	thread_prev_cache = (struct decode_cache *)(void *)(mem + UNWIND_RULES_MEM_SIZE);
-	int rc = runspace_module_init(witch_rt.cfg->depth, thread_zshared, thread_prev_cache);
+	int rc = runspace_module_init(witch_rt.cfg->depth, thread_zshared, thread_prev_cache, mem,
+				      sizeof(*thread_prev_cache) + UNWIND_RULES_MEM_SIZE);
 	if (rc < 0)
 		return rc;
 	/* Resolve now: dlsym inside the wrapper would run while sampling. */

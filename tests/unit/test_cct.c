@@ -437,6 +437,62 @@ static void test_pairtab_clear(void)
 	arena_destroy(&a);
 }
 
+/* The buckets start at one page (1024) and double once the pairs pass
+ * half of them (pairtab.c), re-linking every pair: after each row's adds
+ * every pair is found once with its sums, and the buckets are the row's.
+ * An arena without room to grow keeps the old buckets, their chains
+ * longer, and loses no pair.  Arena sizes: entries take 48 bytes a pair
+ * of max (4,096: 192 KiB), the first buckets 4 KiB, a doubling 8, 16, 32
+ * KiB; so 200 KiB has room for none, 1 MiB for all. */
+static const struct {
+	int line;
+	uint32_t pairs;
+	size_t arena;
+	uint32_t want_buckets;
+} pairtab_grow_rows[] = {
+	{__LINE__, 1, 1 << 20, 1024},
+	{__LINE__, 511, 1 << 20, 1024},   /* 2 x (511 + entry 0) is not past 1024 */
+	{__LINE__, 512, 1 << 20, 2048},
+	{__LINE__, 1500, 1 << 20, 4096},
+	{__LINE__, 4000, 1 << 20, 8192},
+	{__LINE__, 4000, 200 << 10, 1024}, /* no room: chains of ~4 */
+};
+
+static void test_pairtab_grow(void)
+{
+	for (size_t r = 0; r < sizeof(pairtab_grow_rows) / sizeof(pairtab_grow_rows[0]); r++) {
+		int line = pairtab_grow_rows[r].line;
+		uint32_t n = pairtab_grow_rows[r].pairs;
+		struct arena a;
+		struct pairtab p;
+		CHECK(line, arena_init(&a, pairtab_grow_rows[r].arena) == 0, "arena_init");
+		CHECK(line, pairtab_init(&p, &a, 4096) == 0, "pairtab_init");
+		for (int pass = 0; pass < 2; pass++)
+			for (uint32_t i = 0; i < n; i++)
+				CHECK(line, pairtab_add(&p, i + 1, i * 31 + 7, i & 3, 1.0, 0.5, 0) == 0,
+				      "add %u", i);
+		CHECK(line, p.bucket_mask + 1 == pairtab_grow_rows[r].want_buckets,
+		      "%u pairs: %u buckets, want %u", n, p.bucket_mask + 1,
+		      pairtab_grow_rows[r].want_buckets);
+		CHECK(line, p.n_entries == n + 1, "%u pairs: n_entries %u", n, p.n_entries);
+		uint32_t bad = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			int count;
+			const struct pair_entry *e = pair_find(&p, i + 1, i * 31 + 7, &count);
+			bad += !(count == 1 && e && e->object == (i & 3) && e->waste == 2.0 &&
+				 e->traps == 2);
+		}
+		CHECK(line, bad == 0, "%u pairs: %u not found once with their sums", n, bad);
+		/* Each pair hangs from exactly one bucket chain. */
+		uint32_t linked = 0;
+		for (uint32_t b = 0; b <= p.bucket_mask; b++)
+			for (uint32_t id = p.buckets[b]; id && linked <= n; id = p.entries[id].hash_next)
+				linked++;
+		CHECK(line, linked == n, "%u pairs: %u linked from the buckets", n, linked);
+		arena_destroy(&a);
+	}
+}
+
 int main(void)
 {
 	test_cct_script();
@@ -446,6 +502,7 @@ int main(void)
 	test_pairtab_objects();
 	test_pairtab_random();
 	test_pairtab_clear();
+	test_pairtab_grow();
 	if (check_failures) {
 		fprintf(stderr, "test_cct: %d failure(s)\n", check_failures);
 		return 1;

@@ -24,6 +24,7 @@
 #include "witch/decode.h"
 #include "witch/decode_zcache.h"
 #include "witch/peek.h"
+#include "witch/prefault.h"
 
 #include "check.h"
 
@@ -641,6 +642,19 @@ static int zcache_pass(struct decode_zcache *zc, const uint8_t *code, unsigned i
 	return 0;
 }
 
+/* 1 where the kernel makes pages present in bulk (prefault.h). */
+static int prefault_works(void)
+{
+	static int known = -1;
+	if (known < 0) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		known = p != MAP_FAILED && prefault_range(p, 4096) == 0;
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
+	}
+	return known;
+}
+
 static void test_zcache_grow(void)
 {
 	enum { MAX_INSNS = 30000, PASSES = 12, CACHES = 3 };
@@ -653,6 +667,7 @@ static void test_zcache_grow(void)
 		return;
 	for (int i = 0; i < MAX_INSNS; i++)
 		memcpy(code + 5 * i, nop5, sizeof(nop5));
+	int can_prefault = prefault_works(); /* (its probe a page, before any count) */
 	for (size_t r = 0; r < sizeof(zcache_grow_rows) / sizeof(zcache_grow_rows[0]); r++) {
 		unsigned n = zcache_grow_rows[r].insns, nc = zcache_grow_rows[r].caches;
 		int line = zcache_grow_rows[r].line;
@@ -662,10 +677,20 @@ static void test_zcache_grow(void)
 			if (!(zmem[c] = zcache_fresh(&zc[c], &zs)))
 				goto out;
 		int passes = n > 10000 ? 4 : PASSES; /* a 30,000 pass has ~7 periods */
+		unsigned long made_present = prefault_pages();
 		for (int p = 0; p < passes; p++)
 			for (unsigned c = 0; c < nc; c++)
 				if (zcache_pass(&zc[c], code, n, 5) < 0)
 					CHECK(line, 0, "a nop5 does not decode as one");
+		/* Turned on, its tags are made present at once (prefault.h), where
+		 * the kernel can; left off, none of them. */
+		unsigned long want_present = 0;
+		size_t tags = sizeof(struct decode_zshared_tag) * DECODE_ZSHARED_SLOTS;
+		if (zcache_grow_rows[r].turned_on[0] && can_prefault)
+			want_present = (((uintptr_t)smem + tags + 4095) >> 12) - ((uintptr_t)smem >> 12);
+		CHECK(line, prefault_pages() - made_present == want_present,
+		      "%u pcs: %lu pages made present, want %lu", n, prefault_pages() - made_present,
+		      want_present);
 		for (unsigned c = 0; c < nc; c++) {
 			CHECK(line, decode_zcache_grown(&zc[c]) == zcache_grow_rows[r].turned_on[c],
 			      "cache %u of %u pcs: turned on %d, want %d", c, n,

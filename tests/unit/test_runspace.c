@@ -12,6 +12,9 @@
  *     give makes room again;
  *   - each is laid out on first take: its decodings' tables and its
  *     scratch arrays inside the pool's region, which owns_address covers;
+ *   - the tables given at init are left untouched until the first layout,
+ *     which makes them present, and each runspace is present once laid
+ *     out (prefault.h; where the kernel cannot, this is not checked);
  *   - in a fork's child every runspace is free again.
  */
 #ifndef _GNU_SOURCE
@@ -23,12 +26,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <sys/mman.h>
+
 #include "check.h"
+#include "witch/prefault.h"
 #include "witch/runspace.h"
 
 #define MAX_HELD 1100 /* above RUNSPACE_MAX: the pool's room is found by taking */
 
 static struct runspace *held[MAX_HELD];
+
+#define TABLE_PAGE 4096u
+static int prefault_supported;
+
+/* 1 if the page holding p is in memory, 0 if not, -1 if unmapped. */
+static int resident(const void *p)
+{
+	unsigned char v = 0;
+	uintptr_t page = (uintptr_t)p & ~(uintptr_t)(TABLE_PAGE - 1);
+	return mincore((void *)page, TABLE_PAGE, &v) == 0 ? (v & 1) : -1;
+}
 
 static int laid_out_inside(const struct runspace *r)
 {
@@ -52,11 +69,28 @@ static int take_all(void)
 static void test_pool(void)
 {
 	CHECK(__LINE__, runspace_take() == NULL, "a take before the pool is mapped");
-	CHECK(__LINE__, runspace_module_init(8, NULL, NULL) == 0, "init");
+	char *tables = mmap(NULL, 3 * TABLE_PAGE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	CHECK(__LINE__, tables != MAP_FAILED, "mmap");
+	if (tables == MAP_FAILED)
+		return;
+	CHECK(__LINE__, runspace_module_init(8, NULL, NULL, tables, 3 * TABLE_PAGE) == 0, "init");
 	CHECK(__LINE__, runspace_count() == 0, "laid out before any take: %u", runspace_count());
+	CHECK(__LINE__, resident(tables) == 0 && resident(tables + 2 * TABLE_PAGE) == 0,
+	      "the tables made present before any run");
 
 	struct runspace *a = runspace_take(), *b = runspace_take();
 	CHECK(__LINE__, a && b && a != b, "two held at once are two");
+	/* Made present at the first layout, before the run touches them
+	 * (where the kernel can: prefault.h). */
+	if (prefault_supported) {
+		CHECK(__LINE__, resident(tables) == 1 && resident(tables + 2 * TABLE_PAGE) == 1,
+		      "the tables not present after the first layout");
+		CHECK(__LINE__, a && resident(&a->zcache.slot[DECODE_ZCACHE_SLOTS - 1]) == 1 &&
+					resident(&a->scratch.trap_pcs[7]) == 1 &&
+					b && resident(&b->zcache.slot[DECODE_ZCACHE_SLOTS - 1]) == 1,
+		      "a runspace's decodings or scratch not present once laid out");
+	}
 	CHECK(__LINE__, runspace_count() == 2, "two held at once: %u laid out", runspace_count());
 	CHECK(__LINE__, a && laid_out_inside(a) && b && laid_out_inside(b), "laid out in the region");
 	runspace_give(b);
@@ -151,6 +185,10 @@ static void test_race(void)
 
 int main(void)
 {
+	void *probe = mmap(NULL, TABLE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	prefault_supported = probe != MAP_FAILED && prefault_range(probe, TABLE_PAGE) == 0;
+	if (!prefault_supported)
+		printf("MADV_POPULATE_WRITE not supported: layouts' residency not checked\n");
 	test_pool();
 	test_race();
 	if (check_failures)

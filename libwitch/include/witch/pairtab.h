@@ -23,13 +23,16 @@ struct pair_entry {
 
 struct pairtab {
 	struct pair_entry *entries;
-	uint32_t *buckets;
+	uint32_t *buckets;    /* grown in arena as the pairs grow */
+	struct arena *arena;
 	uint32_t n_entries;
 	uint32_t max_entries;
 	uint32_t bucket_mask;
 	uint64_t dropped;
 };
 
+/* Room for max_pairs in a (its buckets start small and grow there: a
+ * must outlive p).  0 or -ENOMEM. */
 int pairtab_init(struct pairtab *p, struct arena *a, uint32_t max_pairs);
 /* Accumulate into the pair (creating it) and count one trap. Returns 0 or
  * -ENOMEM when the table is full (counted in dropped). Async-signal-safe. */

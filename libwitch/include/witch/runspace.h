@@ -38,8 +38,12 @@ struct runspace {
 /* Once, from the constructor, outside any handler: maps room for the pool
  * (virtual only until used) for picks of depth frames, its decodings backed
  * by shared (may be NULL) and noting their ends in prev (may be NULL).
- * 0 or a negative errno. */
-int runspace_module_init(uint32_t depth, struct decode_zshared *shared, struct decode_cache *prev);
+ * tables (tables_len bytes; NULL, 0: none) is the process's memory every
+ * run fills (thread.c's unwind rules and prev): it and each runspace are
+ * made present in bulk when first used (prefault.h), a process that never
+ * ticks paying nothing.  0 or a negative errno. */
+int runspace_module_init(uint32_t depth, struct decode_zshared *shared, struct decode_cache *prev,
+			 void *tables, size_t tables_len);
 /* A free runspace for this run, or NULL when as many runs hold one as
  * the pool has room for (the run is skipped; counted by the caller).
  * Async-signal-safe, lock-free. */

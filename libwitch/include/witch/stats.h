@@ -107,6 +107,7 @@
 	X(threads_signal_opened) /* ... with every signal blocked: the runtime's opened */ \
 	X(memory_cap_mb)      /* WITCH_MEMORY_MB (the profile's, not a sum) */   \
 	X(runspaces)          /* handler workspaces the process laid out (the profile's) */ \
+	X(prefault_pages)     /* pages its handlers' tables were made present in bulk (prefault.h; the profile's) */ \
 	X(pmu_records)        /* PMU sampler: sample records read */            \
 	X(pmu_not_exact)      /* ... without an exact IP: not used */            \
 	X(pmu_kernel)         /* ... taken in the kernel: not used */            \
