@@ -33,9 +33,8 @@ int prefault_range(void *p, size_t len)
 	/* EINVAL is both an advice the kernel does not know (before 5.14)
 	 * and a range it will not write (read-only, PROT_NONE): asked again
 	 * of a page of this module's own data, which is writable, it tells. */
-	if (rc == -EINVAL && populate((uintptr_t)&prefault_count & ~(uintptr_t)(PREFAULT_PAGE - 1),
-				      ((uintptr_t)&prefault_count & ~(uintptr_t)(PREFAULT_PAGE - 1)) +
-					      PREFAULT_PAGE) == -EINVAL) {
+	uintptr_t own = (uintptr_t)&prefault_count & ~(uintptr_t)(PREFAULT_PAGE - 1);
+	if (rc == -EINVAL && populate(own, own + PREFAULT_PAGE) == -EINVAL) {
 		__atomic_store_n(&prefault_unsupported, 1, __ATOMIC_RELAXED);
 		return -EOPNOTSUPP;
 	}

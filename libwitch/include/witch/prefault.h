@@ -27,8 +27,7 @@
  * kernels say as -EFAULT). */
 int prefault_range(void *p, size_t len);
 
-/* Pages made present so far, by every call (a process's; lossy across
- * threads only in that the count is atomic). */
+/* Pages made present so far by every thread's calls (the process's). */
 unsigned long prefault_pages(void);
 
 #endif
