@@ -143,13 +143,14 @@ int thread_module_init(const struct pmu_event *pmu_ev)
 {
 	thread_pmu_ev = pmu_ev;
 	thread_zshared = decode_zshared_process(); /* NULL: each thread on its own */
-	char *mem = lockguard_map(sizeof(*thread_prev_cache) + UNWIND_RULES_MEM_SIZE, MAP_NORESERVE);
+	size_t tables_len = UNWIND_RULES_MEM_SIZE + sizeof(*thread_prev_cache);
+	char *mem = lockguard_map(tables_len, MAP_NORESERVE);
 	if (mem == MAP_FAILED)
 		return -errno;
 	thread_rules_mem = mem; /* first: page-aligned, as the rules want 16 */
 	thread_prev_cache = (struct decode_cache *)(void *)(mem + UNWIND_RULES_MEM_SIZE);
 	int rc = runspace_module_init(witch_rt.cfg->depth, thread_zshared, thread_prev_cache, mem,
-				      sizeof(*thread_prev_cache) + UNWIND_RULES_MEM_SIZE);
+				      tables_len);
 	if (rc < 0)
 		return rc;
 	/* Resolve now: dlsym inside the wrapper would run while sampling. */
