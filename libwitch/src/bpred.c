@@ -48,27 +48,28 @@ static int miss_unrated(const struct bpred *p, uint8_t global, uint8_t bias, int
 /* An outcome predicted from a history the program ran past, once the
  * branch's in-sync miss rate stands: counted at that rate (the CPU's
  * history was in sync), in whole misses as the fractions add up. */
-static int miss_owed(struct bpred *p, uint32_t i)
+static int miss_owed(struct bpred_slot *s)
 {
-	p->owed[i] = (uint16_t)(p->owed[i] + p->miss_rate[i]);
-	if (p->owed[i] < RATE_ONE)
+	s->owed = (uint16_t)(s->owed + s->miss_rate);
+	if (s->owed < RATE_ONE)
 		return 0;
-	p->owed[i] = (uint16_t)(p->owed[i] - RATE_ONE);
+	s->owed = (uint16_t)(s->owed - RATE_ONE);
 	return 1;
 }
 
 int bpred_mispredicted(struct bpred *p, uint64_t pc, uint64_t target, int taken)
 {
-	uint32_t h = pc_hash(pc), i = h % BPRED_HISTORIES;
-	if (p->seen_window[i] != p->window) {
-		p->seen_window[i] = p->window;
-		p->seen[i] = 0;
+	uint32_t h = pc_hash(pc);
+	struct bpred_slot *s = &p->slot[h % BPRED_HISTORIES];
+	if (s->seen_window != p->window) {
+		s->seen_window = p->window;
+		s->seen = 0;
 	}
-	uint8_t *hist = &p->history[i];
+	uint8_t *hist = &s->history;
 	/* A history of one direction only is the same in and out of sync
 	 * (straight-line code's branches: malloc's); a mixed one (a loop's
 	 * exit every 4th time) was left at a place the program ran past. */
-	int in_sync = p->seen[i] >= HISTORY_BITS || *hist == 0 || *hist == 0xff;
+	int in_sync = s->seen >= HISTORY_BITS || *hist == 0 || *hist == 0xff;
 	uint8_t *local = &p->counter[(h ^ ((uint32_t)*hist << 4)) % BPRED_COUNTERS];
 	uint8_t *global = &p->global[(h ^ p->path) % BPRED_COUNTERS];
 	uint8_t *bias = &p->bias[h % BPRED_BIASES];
@@ -84,14 +85,14 @@ int bpred_mispredicted(struct bpred *p, uint64_t pc, uint64_t target, int taken)
 	int miss = guess != taken;
 	if (in_sync) {
 		/* A running mean over ~32 outcomes (the first ones: a plain mean). */
-		int n = p->rated[i] < RATED_MIN ? p->rated[i] + 1 : RATED_MIN;
-		p->miss_rate[i] = (uint16_t)(p->miss_rate[i] + (miss * RATE_ONE - p->miss_rate[i]) / n);
-		if (p->rated[i] < 255)
-			p->rated[i]++;
-	} else if (p->rated[i] < RATED_MIN) {
+		int n = s->rated < RATED_MIN ? s->rated + 1 : RATED_MIN;
+		s->miss_rate = (uint16_t)(s->miss_rate + (miss * RATE_ONE - s->miss_rate) / n);
+		if (s->rated < 255)
+			s->rated++;
+	} else if (s->rated < RATED_MIN) {
 		miss = miss_unrated(p, *global, *bias, taken, miss);
 	} else {
-		miss = miss_owed(p, i);
+		miss = miss_owed(s);
 	}
 	if (p->window_branches < UINT16_MAX)
 		p->window_branches++;
@@ -100,7 +101,7 @@ int bpred_mispredicted(struct bpred *p, uint64_t pc, uint64_t target, int taken)
 	counter_train(bias, taken);
 	*hist = (uint8_t)((*hist << 1) | (taken != 0));
 	p->path = (uint16_t)(((p->path << 1) | (taken != 0)) & (BPRED_COUNTERS - 1));
-	if (p->seen[i] < HISTORY_BITS)
-		p->seen[i]++;
+	if (s->seen < HISTORY_BITS)
+		s->seen++;
 	return miss;
 }

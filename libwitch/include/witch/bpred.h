@@ -45,7 +45,7 @@
  * of printf's branches (bench/programs/strings: 0.5 of its bytes).
  *
  * One per thread, zeroed to start (untrained: backward taken, forward not
- * taken, as a window without this model assumed), ~12 KiB.
+ * taken, as a window without this model assumed), ~13 KiB.
  * Async-signal-safe.
  */
 #ifndef WITCH_BPRED_H
@@ -57,20 +57,28 @@
 #define BPRED_COUNTERS 4096 /* 2-bit counters, by pc and history */
 #define BPRED_BIASES 1024   /* 2-bit counters, by pc alone */
 
+/* One branch slot's own state, in one line: a branch reads and writes it
+ * together, and at the budget's rates it is cold (six arrays of it took
+ * lz's ticks 23.7 L2 misses here, one 21.3: bench/results/cold_ticks.md). */
+struct bpred_slot {
+	uint32_t seen_window; /* the window seen counts in */
+	uint16_t miss_rate;   /* in sync: misses a 1024 outcomes */
+	uint16_t owed;        /* out of sync: fractions of a miss */
+	uint8_t history;      /* last 8 outcomes, newest in bit 0 */
+	uint8_t seen;         /* outcomes this window, up to 8 */
+	uint8_t rated;        /* in-sync outcomes miss_rate averages */
+} __attribute__((aligned(16)));
+
 struct bpred {
-	uint8_t history[BPRED_HISTORIES]; /* last 8 outcomes, newest in bit 0 */
 	uint8_t counter[BPRED_COUNTERS];  /* 0: untrained; 1-2 not taken, 3-4 taken */
 	uint8_t global[BPRED_COUNTERS];   /* the same, by pc and the path's outcomes */
 	uint8_t bias[BPRED_BIASES];       /* the same, by pc: where no history has trained */
 	uint16_t path;                    /* the last 12 outcomes of any branch */
 	uint16_t window_branches;         /* outcomes this window (the path's in sync at 12) */
-	/* Histories the program ran past (below): by history slot. */
 	uint32_t window;                  /* windows begun */
-	uint32_t seen_window[BPRED_HISTORIES]; /* the window seen[] counts in */
-	uint8_t seen[BPRED_HISTORIES];    /* outcomes this window, up to 8 */
-	uint8_t rated[BPRED_HISTORIES];   /* in-sync outcomes miss_rate averages */
-	uint16_t miss_rate[BPRED_HISTORIES]; /* in sync: misses a 1024 outcomes */
-	uint16_t owed[BPRED_HISTORIES];   /* out of sync: fractions of a miss */
+	/* Per-branch histories, by pc; those the program ran past are told
+	 * by their seen_window (below). */
+	struct bpred_slot slot[BPRED_HISTORIES];
 };
 
 /* A window begins: the program ran on since the last, so a branch's
