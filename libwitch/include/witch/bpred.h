@@ -76,9 +76,7 @@ struct bpred {
 	uint16_t path;                    /* the last 12 outcomes of any branch */
 	uint16_t window_branches;         /* outcomes this window (the path's in sync at 12) */
 	uint32_t window;                  /* windows begun */
-	/* Per-branch histories, by pc; those the program ran past are told
-	 * by their seen_window (below). */
-	struct bpred_slot slot[BPRED_HISTORIES];
+	struct bpred_slot slot[BPRED_HISTORIES]; /* per-branch state, by pc */
 };
 
 /* A window begins: the program ran on since the last, so a branch's
