@@ -815,34 +815,36 @@ static int emulate_one(struct emulate_ctx *c, const struct decode_insn *in)
 	}
 }
 
-/* What an instruction that fails must leave as it found: the registers and
- * e's scalars (its arrays are only appended to, so its counts put them
- * back).  Saved a field, a word at a time, not as block copies: the last
- * instruction wrote them so, and a 16-byte load across narrower stores
- * still in the store buffer cannot take their data (a stall of some dozen
- * cycles a load: ~45% of this function's time on bench/programs/interp). */
+/* What an instruction that fails must leave as it found: the registers it
+ * writes (its form's dep_writes, hidden operands too: test_emulate sweeps
+ * libc's code for an instruction that changes any other), rip, the flags,
+ * and e's scalars (its arrays are only appended to, so its counts put them
+ * back).  Only those: saving all 20 words of the registers was ~100 of the
+ * runtime's ~1,100 instructions an emulated one (callgrind, interp).  Word
+ * by word, not as block copies: the last instruction wrote them so, and a
+ * 16-byte load across narrower stores still in the store buffer cannot
+ * take their data (a stall of some dozen cycles a load). */
 struct emulate_undo {
-	uint64_t regs[sizeof(struct decode_regs) / 8];
+	uint64_t gprs; /* which gpr[] holds: bit r, register r */
+	uint64_t gpr[DECODE_NGPR];
+	uint64_t rip, rflags;
 	int n_stores, n_calls, frames_left;
 	uint32_t frame_gen;
 	uint64_t spill_lo, spill_hi, code_page[2];
 };
 _Static_assert(offsetof(struct emulate, store_addr) == 64,
 	       "a scalar added to struct emulate: save it in emulate_undo too");
-_Static_assert(sizeof(struct decode_regs) % 8 == 0, "decode_regs is whole words");
 
-static void regs_copy_words(uint64_t *dst, const uint64_t *src)
+static void undo_save(struct emulate_undo *u, const struct emulate *e, const struct decode_regs *regs,
+		      uint64_t writes)
 {
-	for (size_t i = 0; i < sizeof(struct decode_regs) / 8; i++) {
-		uint64_t v = src[i];
-		__asm__("" : "+r"(v)); /* word moves: no vector block copy */
-		dst[i] = v;
+	u->gprs = writes & ((1ull << DECODE_NGPR) - 1);
+	for (uint64_t w = u->gprs; w; w &= w - 1) {
+		int r = __builtin_ctzll(w);
+		u->gpr[r] = regs->gpr[r];
 	}
-}
-
-static void undo_save(struct emulate_undo *u, const struct emulate *e, const struct decode_regs *regs)
-{
-	regs_copy_words(u->regs, (const uint64_t *)regs);
+	u->rip = regs->rip;
+	u->rflags = regs->rflags;
 	u->n_stores = e->n_stores;
 	u->n_calls = e->n_calls;
 	u->frames_left = e->frames_left;
@@ -855,7 +857,12 @@ static void undo_save(struct emulate_undo *u, const struct emulate *e, const str
 
 static void undo_restore(const struct emulate_undo *u, struct emulate *e, struct decode_regs *regs)
 {
-	regs_copy_words((uint64_t *)regs, u->regs);
+	for (uint64_t w = u->gprs; w; w &= w - 1) {
+		int r = __builtin_ctzll(w);
+		regs->gpr[r] = u->gpr[r];
+	}
+	regs->rip = u->rip;
+	regs->rflags = u->rflags;
 	e->n_stores = u->n_stores;
 	e->n_calls = u->n_calls;
 	e->frames_left = u->frames_left;
@@ -874,7 +881,7 @@ int emulate_insn(struct emulate *e, struct decode_regs *regs, const struct decod
 
 	/* The instruction runs on regs in place; one half done is undone. */
 	struct emulate_undo undo;
-	undo_save(&undo, e, regs);
+	undo_save(&undo, e, regs, z->form.dep_writes);
 	e->late_ns = 0;
 	struct emulate_ctx c = {.e = e, .regs = regs, .insn = &z->insn, .ops = z->ops,
 			.next_rip = regs->rip + z->insn.length};
