@@ -15,9 +15,10 @@
  * 3. emulate_context: the calling context rewritten for emulated calls and
  *    returns (below test_differential).
  * 4. Every instruction of libc's code, one at a time from registers that
- *    point into a buffer of this test's: the registers an instruction
- *    changes are among those its decoding says it writes (the form's
- *    dep_writes), and one that fails changes none.  emulate_insn saves and
+ *    point into a buffer of this test's and vector registers all known:
+ *    the general registers an instruction changes are among those its
+ *    decoding says it writes (the form's dep_writes), and one that fails
+ *    changes none.  emulate_insn saves and
  *    restores only those (with rip and the flags) for an instruction that
  *    fails half done.
  *
@@ -37,6 +38,7 @@
 
 #include "witch/decode.h"
 #include "witch/emulate.h"
+#include "witch/emulate_vec.h"
 
 #include "check.h"
 
@@ -1396,6 +1398,8 @@ static int find_libc_text(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 static uint64_t sweep_buf[1024] __attribute__((aligned(64)));
+static uint8_t sweep_zmm[XSAVE_NZMM][64];
+static const uint64_t sweep_k[XSAVE_NK] = {0, 0x5555, 0xff00ff, ~0ull, 3, 0x80, 0xf0f0, 1};
 
 static void test_writes_in_form(void)
 {
@@ -1406,6 +1410,10 @@ static void test_writes_in_form(void)
 		return;
 	}
 	long n_insns = 0, n_ok = 0, n_failed = 0;
+	static struct emulate_vec vec;
+	for (int z = 0; z < XSAVE_NZMM; z++) /* small numbers in each lane */
+		for (int b = 0; b < 64; b++)
+			sweep_zmm[z][b] = (uint8_t)((z * 7 + b) % 5);
 	for (uint64_t pc = text.lo; pc + 16 <= text.hi;) {
 		struct decode_regs regs;
 		memset(&regs, 0, sizeof(regs));
@@ -1422,7 +1430,8 @@ static void test_writes_in_form(void)
 		struct decode_regs before = regs;
 		struct emulate e;
 		memset(&e, 0, sizeof(e));
-		emulate_begin(&e, pc, NULL);
+		emulate_vec_set(&vec, sweep_zmm, sweep_k);
+		emulate_begin(&e, pc, &vec);
 		int rc = emulate_insn(&e, &regs, &in, &z);
 		n_insns++;
 		if (rc != 0) {
