@@ -50,12 +50,18 @@
 #define CONFLICT_STORE_NS 6.0f
 #define CONFLICT_LOAD_NS 4.5f
 
-/* Per mnemonic: result latency and cycles the unit is busy (not pipelined). */
+/* Per mnemonic: result latency, cycles the unit is busy (not pipelined),
+ * and what costmodel_add asks of the mnemonic alone, looked up once with
+ * them rather than by a switch per instruction (MNEM_*). */
 struct mnem_cost {
 	uint8_t latency;
 	uint8_t busy;
+	uint8_t flags; /* MNEM_* */
 	uint8_t known; /* classified (mnem_cost_of) */
 };
+#define MNEM_ALU 1u        /* an integer ALU operation, in registers */
+#define MNEM_ALU_REG 2u    /* one only without a memory operand (movzx: else the load's) */
+#define MNEM_FUSABLE 4u    /* fuses with a conditional branch after it */
 /* Classified at first sight, in whatever thread or handler meets the
  * mnemonic (classify is string compares, async-signal-safe; two threads
  * write the same value): classifying all ~1900 at start cost every process
@@ -112,20 +118,20 @@ static struct mnem_cost classify(const char *name)
 {
 	const char *s = name[0] == 'v' ? name + 1 : name; /* VEX/EVEX forms alike */
 	if (!strcmp(name, "div") || !strcmp(name, "idiv"))
-		return (struct mnem_cost){18, 10, 0};
+		return (struct mnem_cost){18, 10, MNEM_ALU, 0};
 	if (has_prefix(s, "div") || has_prefix(s, "sqrt"))
-		return (struct mnem_cost){13, 4, 0};
+		return (struct mnem_cost){13, 4, MNEM_ALU, 0};
 	if (!strcmp(name, "imul") || !strcmp(name, "mul") || !strcmp(name, "mulx") ||
 	    has_prefix(s, "pmul") || has_prefix(s, "pmadd") || !strcmp(name, "crc32") ||
 	    !strcmp(name, "pdep") || !strcmp(name, "pext"))
-		return (struct mnem_cost){3, 0, 0};
+		return (struct mnem_cost){3, 0, MNEM_ALU, 0};
 	if (fp_arith(s))
-		return (struct mnem_cost){3, 0, 0};
+		return (struct mnem_cost){3, 0, MNEM_ALU, 0};
 	if (has_prefix(s, "perm") || has_prefix(s, "pshufb") || has_prefix(s, "broadcast") ||
 	    has_prefix(s, "insert") || has_prefix(s, "extract") || has_prefix(s, "pmovmsk") ||
 	    has_prefix(s, "movmsk") || has_prefix(s, "ptest"))
-		return (struct mnem_cost){2, 0, 0};
-	return (struct mnem_cost){1, 0, 0};
+		return (struct mnem_cost){2, 0, MNEM_ALU, 0};
+	return (struct mnem_cost){1, 0, MNEM_ALU, 0};
 }
 
 /* Nanoseconds from *a to now, on the clock the probes below time with. */
@@ -293,6 +299,39 @@ static float measure_alu_rate(void)
 	return rate_plausible(best) ? (float)best : DEFAULT_ALU_RATE;
 }
 
+/* An operation for the integer ALUs: general-purpose arithmetic, logic,
+ * compares and branches (theirs are on ALU ports, both vendors); not a
+ * move (renamed away, or only a load's or a store's), push or pop, a nop.
+ * Vector work (the FP pipes) and rep string or locked instructions (priced
+ * as units of their own) are told apart per instruction (costmodel_add). */
+static uint8_t mnem_alu_flags(unsigned mnemonic)
+{
+	switch (mnemonic) {
+	case ZYDIS_MNEMONIC_MOV: case ZYDIS_MNEMONIC_PUSH: case ZYDIS_MNEMONIC_POP:
+	case ZYDIS_MNEMONIC_NOP: case ZYDIS_MNEMONIC_ENDBR64: case ZYDIS_MNEMONIC_ENDBR32:
+	case ZYDIS_MNEMONIC_PREFETCHT0: case ZYDIS_MNEMONIC_PREFETCHT1:
+	case ZYDIS_MNEMONIC_PREFETCHT2: case ZYDIS_MNEMONIC_PREFETCHNTA:
+	case ZYDIS_MNEMONIC_PREFETCHW: case ZYDIS_MNEMONIC_LEAVE:
+		return 0;
+	case ZYDIS_MNEMONIC_MOVZX: case ZYDIS_MNEMONIC_MOVSX: case ZYDIS_MNEMONIC_MOVSXD:
+		return MNEM_ALU_REG; /* from memory: the load's own */
+	default:
+		return MNEM_ALU;
+	}
+}
+
+static int mnem_fusable(unsigned mnemonic)
+{
+	switch (mnemonic) {
+	case ZYDIS_MNEMONIC_CMP: case ZYDIS_MNEMONIC_TEST: case ZYDIS_MNEMONIC_ADD:
+	case ZYDIS_MNEMONIC_SUB: case ZYDIS_MNEMONIC_AND: case ZYDIS_MNEMONIC_INC:
+	case ZYDIS_MNEMONIC_DEC:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static struct mnem_cost mnem_cost_of(unsigned m)
 {
 	if (m > ZYDIS_MNEMONIC_MAX_VALUE)
@@ -301,11 +340,13 @@ static struct mnem_cost mnem_cost_of(unsigned m)
 	if (__atomic_load_n(&mnem_cost[m].known, __ATOMIC_ACQUIRE))
 		return c;
 	const char *name = ZydisMnemonicGetString((ZydisMnemonic)m);
-	c = name ? classify(name) : (struct mnem_cost){1, 0, 0};
+	c = name ? classify(name) : (struct mnem_cost){1, 0, MNEM_ALU, 0};
 	if (m == ZYDIS_MNEMONIC_MOV)
 		c.latency = 0; /* register moves are renamed away */
+	c.flags = mnem_alu_flags(m) | (mnem_fusable(m) ? MNEM_FUSABLE : 0);
 	mnem_cost[m].latency = c.latency;
 	mnem_cost[m].busy = c.busy;
+	mnem_cost[m].flags = c.flags;
 	__atomic_store_n(&mnem_cost[m].known, 1, __ATOMIC_RELEASE);
 	return c;
 }
@@ -583,9 +624,9 @@ void costmodel_remeasure(void)
 		    (unsigned long)(now * 1000), (unsigned long)(w * 10), (unsigned long)(a * 10));
 }
 
-/* The widths are read once a run: the bounds are asked for after every
- * instruction (the window's loop test), and their loads and divisions were
- * ~5% of a window's instructions. */
+/* The widths and rates are read once a run, as factors: the bounds are
+ * asked for after every instruction (the window's loop test), and their
+ * loads and divisions were ~5% of a window's instructions. */
 void costmodel_begin(struct costmodel *m, int rep_fast)
 {
 	memset(m, 0, sizeof(*m));
@@ -595,41 +636,9 @@ void costmodel_begin(struct costmodel *m, int rep_fast)
 	m->inv_width = width > 0 ? 1.0f / width : 1.0f;
 	float alu = costmodel_alu_rate();
 	m->inv_alu = alu > 0 ? 1.0f / alu : 1.0f;
-}
-
-/* An operation for the integer ALUs: general-purpose arithmetic, logic,
- * compares and branches (theirs are on ALU ports, both vendors); not a
- * move (renamed away, or only a load's or a store's), push or pop, a nop,
- * vector work (the FP pipes), a rep string or locked instruction (priced
- * as units of their own). */
-static int alu_op(const struct decode_insn *in, const struct decode_form *f)
-{
-	if (f->dep_vector || (in->flags & (DECODE_F_REP | DECODE_F_LOCKED)))
-		return 0;
-	switch (in->mnemonic) {
-	case ZYDIS_MNEMONIC_MOV: case ZYDIS_MNEMONIC_PUSH: case ZYDIS_MNEMONIC_POP:
-	case ZYDIS_MNEMONIC_NOP: case ZYDIS_MNEMONIC_ENDBR64: case ZYDIS_MNEMONIC_ENDBR32:
-	case ZYDIS_MNEMONIC_PREFETCHT0: case ZYDIS_MNEMONIC_PREFETCHT1:
-	case ZYDIS_MNEMONIC_PREFETCHT2: case ZYDIS_MNEMONIC_PREFETCHNTA:
-	case ZYDIS_MNEMONIC_PREFETCHW: case ZYDIS_MNEMONIC_LEAVE:
-		return 0;
-	case ZYDIS_MNEMONIC_MOVZX: case ZYDIS_MNEMONIC_MOVSX: case ZYDIS_MNEMONIC_MOVSXD:
-		return in->n_access == 0; /* from memory: the load's own */
-	default:
-		return 1;
-	}
-}
-
-static int fusable(unsigned mnemonic)
-{
-	switch (mnemonic) {
-	case ZYDIS_MNEMONIC_CMP: case ZYDIS_MNEMONIC_TEST: case ZYDIS_MNEMONIC_ADD:
-	case ZYDIS_MNEMONIC_SUB: case ZYDIS_MNEMONIC_AND: case ZYDIS_MNEMONIC_INC:
-	case ZYDIS_MNEMONIC_DEC:
-		return 1;
-	default:
-		return 0;
-	}
+	m->inv_store_bytes = 1.0f / store_bytes_per_cycle;
+	m->conflict_store_cycles = CONFLICT_STORE_NS * m->cycles_per_ns;
+	m->conflict_load_cycles = CONFLICT_LOAD_NS * m->cycles_per_ns;
 }
 
 static float max2(float a, float b)
@@ -718,10 +727,12 @@ void costmodel_add(struct costmodel *m, const struct decode_insn *in,
 		m->busy += REP_ARMED_START_CYCLES + (float)rep_elems * REP_CYCLES_PER_ELEM;
 	/* A flag-setting compare or arithmetic op and the branch right after it. */
 	int fused = (in->flags & DECODE_F_COND) && m->last_fusable;
-	m->last_fusable = fusable(in->mnemonic);
+	m->last_fusable = (c.flags & MNEM_FUSABLE) != 0;
 	if (fused)
 		return; /* one operation with its compare, counted there */
-	m->alu += (float)alu_op(in, f);
+	int alu = (c.flags & MNEM_ALU) || ((c.flags & MNEM_ALU_REG) && in->n_access == 0);
+	if (alu && !vector && !(in->flags & (DECODE_F_REP | DECODE_F_LOCKED)))
+		m->alu += 1;
 	m->insns++;
 	m->block_insns++;
 }
@@ -754,11 +765,11 @@ static float since_restart(const struct costmodel *m)
 	float t = (float)m->insns * m->inv_width;
 	t = max2(t, m->frontend + fetch_cycles(m, m->block_insns));
 	t = max2(t, m->alu * m->inv_alu);
-	t = max2(t, m->loads / LOADS_PER_CYCLE);
-	t = max2(t, m->stores / STORES_PER_CYCLE);
-	t = max2(t, m->store_bytes / store_bytes_per_cycle);
-	t = max2(t, (m->conflict_stores * CONFLICT_STORE_NS + m->conflict_loads * CONFLICT_LOAD_NS) *
-			    m->cycles_per_ns);
+	t = max2(t, m->loads * (1.0f / LOADS_PER_CYCLE));
+	t = max2(t, m->stores * (1.0f / STORES_PER_CYCLE));
+	t = max2(t, m->store_bytes * m->inv_store_bytes);
+	t = max2(t, m->conflict_stores * m->conflict_store_cycles +
+			    m->conflict_loads * m->conflict_load_cycles);
 	return m->restart + t;
 }
 
@@ -778,8 +789,8 @@ static void wait_until(struct costmodel *m, float t)
 int costmodel_forward(struct costmodel *m, const struct decode_insn *in)
 {
 	int failed = 0;
-	if (in->flags & DECODE_F_REP)
-		return 0; /* its accesses are one element's */
+	if (in->n_access == 0 || (in->flags & DECODE_F_REP))
+		return 0; /* none, or a rep's: one element's */
 	for (int i = 0; i < in->n_access; i++) {
 		const struct decode_access *a = &in->access[i];
 		if (!(a->kind & DECODE_LOAD) || (a->flags & DECODE_ACC_UNKNOWN_ADDR))

@@ -74,6 +74,8 @@ struct costmodel {
 	int rep_fast;                 /* rep string ops at the fast-string rate */
 	float inv_width;              /* 1 / the issue width, as the run began */
 	float inv_alu;                /* 1 / the ALU operations a cycle, the same */
+	float inv_store_bytes;        /* 1 / the stored bytes a cycle, the same */
+	float conflict_store_cycles, conflict_load_cycles; /* an access at such a stride */
 	/* Each memory instruction's last address (keyed by pc and operand),
 	 * for the strides that keep to a few cache sets. */
 	struct {
