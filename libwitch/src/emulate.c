@@ -25,6 +25,22 @@ void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec)
 	e->code_page[0] = e->code_page[1] = pc & CODE_PAGE_MASK;
 }
 
+void emulate_copy(struct emulate *to, const struct emulate *from)
+{
+	size_t n = from->n_stores > 0 ? (size_t)from->n_stores : 0;
+	if (n > EMULATE_MAX_STORES)
+		n = EMULATE_MAX_STORES;
+	memcpy(to, from, offsetof(struct emulate, store_addr));
+	for (size_t i = 0; i < n; i++) { /* a loop: a few stores, four arrays */
+		to->store_addr[i] = from->store_addr[i];
+		to->store_len[i] = from->store_len[i];
+		to->store_value[i] = from->store_value[i];
+		to->store_known[i] = from->store_known[i];
+	}
+	memcpy(to->call_ret, from->call_ret, sizeof(from->call_ret));
+	memcpy(to->call_slot, from->call_slot, sizeof(from->call_slot));
+}
+
 /* A jump's target (or the next page) is decoded in place next: check once
  * per page that it is mapped, as a wrong target must not fault the handler. */
 int emulate_code_readable(struct emulate *e, uint64_t pc)

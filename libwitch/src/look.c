@@ -11,6 +11,7 @@
 #include "witch/peek.h"
 #include "witch/watchpoint.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define MIN_WINDOW_CYCLES 8.0 /* a window cut short (a syscall) still spans this */
@@ -256,6 +257,13 @@ struct draw {
 	uint32_t reach_insns; /* single steps to get there */
 	struct look_pick pick;
 };
+
+/* *to = *from, the emulator's state by its used part (emulate_copy). */
+static void look_pick_copy(struct look_pick *to, const struct look_pick *from)
+{
+	memcpy(to, from, offsetof(struct look_pick, emu));
+	emulate_copy(&to->emu, &from->emu);
+}
 
 /* What the instruction just run stored, where the run ahead knows it: on
  * its traced store (entries from first on), for verdicts on values. */
@@ -599,7 +607,7 @@ static double look_window(const struct look_env *env, struct look *l,
 					struct decode_access *pa = &draws[d].pick.in.access[draws[d].pick.access];
 					if (rep > 1)
 						rep_pick_element(pa, rep, ahead.rflags, env->rng);
-					draws[d].pick.emu = emu;
+					emulate_copy(&draws[d].pick.emu, &emu);
 					/* The same instruction on the same bytes earlier
 					 * in the window (a loop): its traps come first
 					 * and are not the pick's own. */
@@ -677,7 +685,7 @@ static double look_window(const struct look_env *env, struct look *l,
 	if (exact && env->decide_kinds) {
 		end->n = n;
 		end->ahead = ahead;
-		end->emu = emu;
+		emulate_copy(&end->emu, &emu);
 	}
 	double cycles = costmodel_cycles(&cm);
 	end->cycles_missed = costmodel_cycles_missed(&cm);
@@ -740,7 +748,7 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	int reach = -1;
 	for (int d = 0; d < keep; d++) {
 		if (draws[d].picked == 1) {
-			picks[*n_picks] = draws[d].pick;
+			look_pick_copy(&picks[*n_picks], &draws[d].pick);
 			picks[(*n_picks)++].weight = weight;
 		} else if (draws[d].picked == 2 && draws[d].reach_insns > env->max_steps) {
 			env->stats->skip_reach_far++; /* more single steps away than allowed */
@@ -804,7 +812,7 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 			if ((in->flags & DECODE_F_REP) && ahead.gpr[DECODE_RCX] > 1)
 				rep_pick_element(&in->access[pick->access], ahead.gpr[DECODE_RCX],
 						 ahead.rflags, env->rng);
-			pick->emu = emu;
+			emulate_copy(&pick->emu, &emu);
 			pick->weight = l->weight;
 			pick->self_skip = 0;
 			pick->trace = NULL; /* steps ran before it: the own trap tells */

@@ -51,6 +51,10 @@ struct emulate {
  * code page is readable).  vec: the thread's vector registers, begun for this
  * context (emulate_vec_begin); NULL: vector instructions as no-ops, below. */
 void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec);
+/* *to = *from, with only the noted stores of the store arrays: a window
+ * copies its state at each pick it draws (look.c, ~15 a tick), and the
+ * whole struct is 18 cache lines to write where a few stores use 2-5. */
+void emulate_copy(struct emulate *to, const struct emulate *from);
 /* Advance regs (gprs, rip, arithmetic flags) over in, the instruction at
  * regs->rip as decode_at_zydis decoded it (in and z) with regs.  Integer
  * moves, lea, ALU ops and shifts, imul, mul, div/idiv (not #DE), cmov/set, sign extensions, push/pop,

@@ -175,13 +175,13 @@ struct look_env {
 struct look_pick {
 	struct decode_insn in;
 	int access;
-	struct emulate emu;
 	double weight;
 	uint32_t self_skip;   /* the same instruction's traps on these bytes before it */
 	const struct look_trace *trace; /* accesses before it: trace->a[0..trace_pos), or NULL */
 	uint32_t trace_pos;
 	int stored_known;     /* a store whose value the run ahead knows: */
 	uint64_t stored;      /* its bytes, little-endian */
+	struct emulate emu;   /* last: look.c copies the fields before it, then its used part */
 };
 
 enum look_next { LOOK_NONE, LOOK_SAMPLE, LOOK_STEP };
