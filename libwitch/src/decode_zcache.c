@@ -86,30 +86,53 @@ static void zcache_grow(struct decode_zcache *c)
 	}
 }
 
-/* A copy of the shared slot holding pc into *to, when one does whose
- * bytes are still the code at pc: its length, else 0. */
-static unsigned zshared_fetch(struct decode_zshared *s, uint64_t hash, uint64_t pc,
-			      struct decode_zcache_slot *to)
+/* Whether shared slot i holds pc's decoding, whose len bytes are still
+ * the code at pc.  seq is read sequentially consistent: after the run's
+ * count in runs (decode_zcache_enter), so a writer that made it odd first
+ * is seen (decode_zcache.h). */
+static int zshared_current(const struct decode_zshared *s, unsigned i, uint64_t pc, unsigned len)
+{
+	const struct decode_zshared_tag *t = &s->tag[i];
+	uint32_t seq = __atomic_load_n(&t->seq, __ATOMIC_SEQ_CST);
+	return !(seq & 1) && len && __atomic_load_n(&t->pc, __ATOMIC_RELAXED) == pc &&
+	       __atomic_load_n(&t->len, __ATOMIC_RELAXED) == len &&
+	       memcmp((const void *)(uintptr_t)pc, s->slot[i].bytes, len) == 0;
+}
+
+/* The shared slot holding pc's decoding, still current: its index, and
+ * its length in *len; else -1. */
+static int zshared_find(const struct decode_zshared *s, uint64_t hash, uint64_t pc,
+			unsigned *len)
 {
 	unsigned first = (unsigned)(hash >> (64 - DECODE_ZCACHE_GROWN_BITS)) * DECODE_ZCACHE_WAYS;
 	for (unsigned i = first; i < first + DECODE_ZCACHE_WAYS; i++) {
-		struct decode_zshared_tag *t = &s->tag[i];
-		uint32_t seq = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE);
-		if ((seq & 1) || __atomic_load_n(&t->pc, __ATOMIC_RELAXED) != pc)
+		if (__atomic_load_n(&s->tag[i].pc, __ATOMIC_RELAXED) != pc)
 			continue;
-		unsigned len = __atomic_load_n(&t->len, __ATOMIC_RELAXED);
-		memcpy(to, &s->slot[i], sizeof(*to));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the copy before seq's second read */
-		if (len == 0 || __atomic_load_n(&t->seq, __ATOMIC_RELAXED) != seq)
-			return 0; /* written meanwhile: decoded anew */
-		return memcmp((const void *)(uintptr_t)pc, to->bytes, len) == 0 ? len : 0;
+		unsigned n = __atomic_load_n(&s->tag[i].len, __ATOMIC_RELAXED);
+		if (zshared_current(s, i, pc, n)) {
+			*len = n;
+			return (int)i;
+		}
+		return -1;
 	}
-	return 0;
+	return -1;
+}
+
+/* c's own references to shared slot i, which held pc: dropped, as the
+ * slot is about to hold another decoding. */
+static void zcache_drop_shared(struct decode_zcache *c, uint64_t pc, unsigned i)
+{
+	uint64_t hash = pc * 0x9E3779B97F4A7C15ull;
+	unsigned first = (unsigned)(hash >> (64 - DECODE_ZCACHE_SET_BITS)) * DECODE_ZCACHE_WAYS;
+	for (unsigned w = first; w < first + DECODE_ZCACHE_WAYS; w++)
+		if (c->tag[w].pc == pc && c->tag[w].shared == i + 1)
+			c->tag[w].len = 0;
 }
 
 /* Offers the decoding in *from (len bytes at pc) to the shared cache: an
- * empty way of its set, else the thread's next; not kept when another
- * thread is writing that slot. */
+ * empty way of its set, else the thread's next.  Not kept when another
+ * thread is writing that slot, or another run is inside (its lookups may
+ * be using the slot in place). */
 static void zshared_offer(struct decode_zshared *s, struct decode_zcache *c, uint64_t hash,
 			  uint64_t pc, unsigned len, const struct decode_zcache_slot *from)
 {
@@ -122,13 +145,41 @@ static void zshared_offer(struct decode_zshared *s, struct decode_zcache *c, uin
 		}
 	struct decode_zshared_tag *t = &s->tag[i];
 	uint32_t seq = __atomic_load_n(&t->seq, __ATOMIC_RELAXED);
-	if ((seq & 1) || !__atomic_compare_exchange_n(&t->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
+	if ((seq & 1) || !__atomic_compare_exchange_n(&t->seq, &seq, seq + 1, 0, __ATOMIC_SEQ_CST,
 						      __ATOMIC_RELAXED))
 		return;
+	if (__atomic_load_n(&s->runs, __ATOMIC_SEQ_CST) > c->inside) {
+		__atomic_store_n(&t->seq, seq, __ATOMIC_RELEASE); /* untouched: as it was */
+		return;
+	}
+	uint64_t old_pc = __atomic_load_n(&t->pc, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&t->len, __ATOMIC_RELAXED))
+		zcache_drop_shared(c, old_pc, i);
 	__atomic_store_n(&t->pc, pc, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->len, (uint8_t)len, __ATOMIC_RELAXED);
 	memcpy(&s->slot[i], from, sizeof(*from));
 	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+void decode_zcache_enter(struct decode_zcache *c)
+{
+	if (c->shared && !c->inside) {
+		__atomic_fetch_add(&c->shared->runs, 1, __ATOMIC_SEQ_CST);
+		c->inside = 1;
+	}
+}
+
+void decode_zcache_leave(struct decode_zcache *c)
+{
+	if (c->inside) {
+		__atomic_fetch_sub(&c->shared->runs, 1, __ATOMIC_RELEASE);
+		c->inside = 0;
+	}
+}
+
+void decode_zcache_postfork_cache(struct decode_zcache *c)
+{
+	c->inside = 0;
 }
 
 /* The same lookup in the shadow of the shared cache's tags, for a pc whose
@@ -182,14 +233,20 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 		struct decode_zcache_tag *t = &c->tag[i];
 		if (t->len && t->pc == pc) {
 			int first_in_run = t->gen != c->gen;
-			if (!first_in_run ||
-			    memcmp((const void *)(uintptr_t)pc, c->slot[i].bytes, t->len) == 0) {
+			/* A shared slot is used where it is (decode_zcache.h). */
+			struct decode_zcache_slot *from =
+				t->shared ? &c->shared->slot[t->shared - 1] : &c->slot[i];
+			int current = !first_in_run ||
+				      (t->shared ? zshared_current(c->shared, t->shared - 1u, pc, t->len)
+						 : memcmp((const void *)(uintptr_t)pc, from->bytes,
+							  t->len) == 0);
+			if (current) {
 				t->gen = c->gen;
 				c->hits++;
 				if (shadowing)
 					zcache_shadow_note(c, hash, pc, 0);
-				*z = &c->slot[i].z;
-				decode_form_apply(&c->slot[i].z.form, regs, out);
+				*z = &from->z;
+				decode_form_apply(&from->z.form, regs, out);
 				/* Once a run: a kept decoding outlives its note in
 				 * the smaller, direct-mapped prev cache. */
 				if (first_in_run)
@@ -209,28 +266,32 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 	struct decode_zcache_tag *t = &c->tag[victim];
 	struct decode_zcache_slot *v = &c->slot[victim];
 	t->len = 0;
-	*z = &v->z; /* kept or not, there until the next call */
-	unsigned len = shared ? zshared_fetch(shared, hash, pc, v) : 0;
-	int rc = 0;
-	if (len) {
+	unsigned len = 0;
+	int at = shared ? zshared_find(shared, hash, pc, &len) : -1;
+	if (at >= 0) {
 		c->shared_hits++;
-		decode_form_apply(&v->z.form, regs, out);
-	} else {
-		/* The bytes at pc are in its page, which is mapped: the run
-		 * decodes there in place (decode_full); only whole-page
-		 * entries are kept. */
-		rc = decode_at_zydis(pc, regs, out, &v->z);
-		if (rc == 0 && (pc & (CODE_PAGE - 1)) + v->z.insn.length <= CODE_PAGE) {
-			len = v->z.insn.length;
-			memcpy(v->bytes, (const void *)(uintptr_t)pc, len);
-			if (shared)
-				zshared_offer(shared, c, hash, pc, len, v);
-		}
-	}
-	if (len) {
 		t->pc = pc;
 		t->gen = c->gen;
+		t->shared = (uint16_t)(at + 1);
 		t->len = (uint8_t)len;
+		*z = &shared->slot[at].z;
+		decode_form_apply(&shared->slot[at].z.form, regs, out);
+		zcache_note_end(c, pc, len, out);
+		return 0;
+	}
+	/* The bytes at pc are in its page, which is mapped: the run decodes
+	 * there in place (decode_full); only whole-page entries are kept. */
+	*z = &v->z; /* kept or not, there until the next call */
+	int rc = decode_at_zydis(pc, regs, out, &v->z);
+	if (rc == 0 && (pc & (CODE_PAGE - 1)) + v->z.insn.length <= CODE_PAGE) {
+		len = v->z.insn.length;
+		memcpy(v->bytes, (const void *)(uintptr_t)pc, len);
+		t->pc = pc;
+		t->gen = c->gen;
+		t->shared = 0;
+		t->len = (uint8_t)len;
+		if (shared)
+			zshared_offer(shared, c, hash, pc, len, v);
 	}
 	if (rc == 0)
 		zcache_note_end(c, pc, v->z.insn.length, out);
@@ -241,6 +302,7 @@ void decode_zcache_postfork_child(void)
 {
 	if (!zcache_process_mapped || !zcache_process.on)
 		return; /* untouched: left so */
+	zcache_process.runs = 0;
 	for (unsigned i = 0; i < DECODE_ZSHARED_SLOTS; i++) {
 		struct decode_zshared_tag *t = &zcache_process.tag[i];
 		if (t->seq & 1) { /* its writer is not in the child */

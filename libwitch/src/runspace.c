@@ -96,8 +96,11 @@ struct runspace *runspace_take(void)
 		uint32_t top = (uint32_t)old - 1;
 		uint64_t next = ((old >> 32) + 1) << 32 | __atomic_load_n(&rs_next[top], __ATOMIC_RELAXED);
 		if (__atomic_compare_exchange_n(&rs_head, &old, next, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
-			return runspace_at(top);
+						__ATOMIC_ACQUIRE)) {
+			struct runspace *r = runspace_at(top);
+			decode_zcache_enter(&r->zcache);
+			return r;
+		}
 	}
 	/* None free: a new one, while there is room. */
 	uint32_t i = __atomic_fetch_add(&rs_laid, 1, __ATOMIC_RELAXED);
@@ -105,7 +108,9 @@ struct runspace *runspace_take(void)
 		__atomic_fetch_sub(&rs_laid, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	return runspace_lay_out(i);
+	struct runspace *r = runspace_lay_out(i);
+	decode_zcache_enter(&r->zcache);
+	return r;
 }
 
 static void runspace_push(uint32_t i)
@@ -121,8 +126,10 @@ static void runspace_push(uint32_t i)
 
 void runspace_give(struct runspace *r)
 {
-	if (r)
+	if (r) {
+		decode_zcache_leave(&r->zcache);
 		runspace_push((uint32_t)(((char *)r - rs_base) / rs_stride));
+	}
 }
 
 uint32_t runspace_count(void)
@@ -142,6 +149,8 @@ void runspace_postfork_child(void)
 	rs_head = 0;
 	uint32_t n = runspace_count();
 	rs_laid = n;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
+		decode_zcache_postfork_cache(&runspace_at(i)->zcache);
 		runspace_push(i);
+	}
 }

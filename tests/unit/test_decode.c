@@ -733,11 +733,95 @@ out:
 	free(code);
 }
 
+/* The shared cache read in place (decode_zcache.h), step by step:
+ * - while one run is inside, no other writes a shared slot;
+ * - a lookup found in the shared cache is used where it is, not copied;
+ * - a run that reuses a shared slot drops its own reference to it: with
+ *   five pcs of one shared set (P first, so in way 0), a run that refers
+ *   to P and then writes a fifth over way 0 must decode P anew, not take
+ *   the fifth's decoding for it. */
+static void test_zcache_inside(void)
+{
+	enum { N = 8192 };
+	uint8_t *code = malloc(5 * N);
+	struct decode_zshared zs;
+	struct decode_zcache a, b;
+	void *smem = zshared_fresh(&zs), *amem = NULL, *bmem = NULL;
+	struct decode_regs regs;
+	struct decode_insn in;
+	const struct decode_zydis *z;
+	CHECK(__LINE__, code != NULL, "no memory for code");
+	if (!code || !smem || !(amem = zcache_fresh(&a, &zs)) || !(bmem = zcache_fresh(&b, &zs)))
+		goto out;
+	for (int i = 0; i < N; i++)
+		memcpy(code + 5 * i, nop5, sizeof(nop5));
+	memset(&regs, 0, sizeof(regs));
+	zs.on = 1;
+	uint64_t pcs[5];
+	int found = 0;
+	uint64_t set0 = 0;
+	for (int i = 0; i < N && found < 5; i++) {
+		uint64_t pc = (uint64_t)(uintptr_t)(code + 5 * i);
+		uint64_t set = (pc * 0x9E3779B97F4A7C15ull) >> (64 - DECODE_ZCACHE_GROWN_BITS);
+		if (found == 0)
+			set0 = set;
+		if (set == set0)
+			pcs[found++] = pc;
+	}
+	CHECK(__LINE__, found == 5, "only %d pcs of one shared set in %d nops", found, N);
+	if (found < 5)
+		goto out;
+	/* b is inside: a's new decodings are not written to the shared cache. */
+	decode_zcache_enter(&b);
+	decode_zcache_begin(&a);
+	for (int k = 0; k < 4; k++)
+		decode_at_zydis_cached(&a, pcs[k], &regs, &in, &z);
+	unsigned kept = 0;
+	for (unsigned i = 0; i < DECODE_ZSHARED_SLOTS; i++)
+		kept += zs.tag[i].len != 0;
+	CHECK(__LINE__, kept == 0 && zs.runs == 1, "another run inside: %u slots written, runs %u",
+	      kept, zs.runs);
+	decode_zcache_leave(&b);
+	/* b is out: a's next run writes them (P in way 0, then 1-3). */
+	memset(a.tag, 0, sizeof(struct decode_zcache_tag) * DECODE_ZCACHE_SLOTS); /* forgotten */
+	decode_zcache_enter(&a);
+	decode_zcache_begin(&a);
+	for (int k = 0; k < 4; k++)
+		decode_at_zydis_cached(&a, pcs[k], &regs, &in, &z);
+	decode_zcache_leave(&a);
+	uint64_t first = set0 * DECODE_ZCACHE_WAYS;
+	CHECK(__LINE__, zs.tag[first].pc == pcs[0] && zs.tag[first + 3].pc == pcs[3],
+	      "the shared set holds %#llx .. %#llx", (unsigned long long)zs.tag[first].pc,
+	      (unsigned long long)zs.tag[first + 3].pc);
+	/* b refers to P in place, then writes the fifth over way 0. */
+	decode_zcache_enter(&b);
+	decode_zcache_begin(&b);
+	int rc = decode_at_zydis_cached(&b, pcs[0], &regs, &in, &z);
+	CHECK(__LINE__, rc == 0 && b.shared_hits == 1 && z == &zs.slot[first].z && in.pc == pcs[0],
+	      "P from the shared cache: rc %d, shared hits %llu, in place %d", rc,
+	      (unsigned long long)b.shared_hits, z == &zs.slot[first].z);
+	rc = decode_at_zydis_cached(&b, pcs[4], &regs, &in, &z);
+	CHECK(__LINE__, rc == 0 && zs.tag[first].pc == pcs[4],
+	      "the fifth not written over way 0: rc %d, way 0 holds %#llx", rc,
+	      (unsigned long long)zs.tag[first].pc);
+	rc = decode_at_zydis_cached(&b, pcs[0], &regs, &in, &z);
+	CHECK(__LINE__, rc == 0 && in.pc == pcs[0] && z->form.in.pc == pcs[0],
+	      "P after its slot was reused: decoded as %#llx, want %#llx", (unsigned long long)in.pc,
+	      (unsigned long long)pcs[0]);
+	decode_zcache_leave(&b);
+	CHECK(__LINE__, zs.runs == 0, "runs %u after every run left", zs.runs);
+out:
+	free(amem);
+	free(bmem);
+	free(smem);
+	free(code);
+}
+
 /* Two threads share a cache whose sets both fill: one runs 1,500 nops of
  * 5 bytes, the other 1,500 `mov [rax], rbx` of 3, so each slot is
- * written over and over with the other's code while the other copies it
- * out.  A copy torn between two writers would give a pc the other's
- * length; the seqlock must turn each such copy into a miss. */
+ * written over and over with the other's code while the other reads it
+ * in place.  A slot written under a reader would give a pc the other's
+ * length; no slot may be written while another run is inside. */
 struct zrace_arg {
 	struct decode_zshared *zs;
 	const uint8_t *code;
@@ -756,9 +840,18 @@ static void *zrace_thread(void *p)
 		return NULL;
 	}
 	decode_zcache_init(&zc, zmem, a->zs);
-	for (int pass = 0; pass < 200; pass++)
-		if (zcache_pass(&zc, a->code, 1500, a->len) < 0)
-			a->bad++;
+	for (int pass = 0; pass < 200; pass++) {
+		/* A pass in runs of 100 lookups, as handlers run: entered and
+		 * left, 20 us apart, so each thread writes while the other is
+		 * out and reads in place while it is in. */
+		for (unsigned at = 0; at < 1500; at += 100) {
+			decode_zcache_enter(&zc);
+			if (zcache_pass(&zc, a->code + (size_t)a->len * at, 100, a->len) < 0)
+				a->bad++;
+			decode_zcache_leave(&zc);
+			nanosleep(&(struct timespec){0, 20000}, NULL);
+		}
+	}
 	a->shared_hits = zc.shared_hits;
 	free(zmem);
 	return NULL;
@@ -1250,6 +1343,7 @@ int main(void)
 	test_zcache_change();
 	test_zcache_window();
 	test_zcache_grow();
+	test_zcache_inside();
 	test_zcache_race();
 	test_pages();
 	test_ucontext();

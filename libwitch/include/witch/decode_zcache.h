@@ -55,6 +55,7 @@
 struct decode_zcache_tag {
 	uint64_t pc;
 	uint32_t gen;  /* the run that last found it current */
+	uint16_t shared; /* 1 + the shared slot it is used from, in place; 0: its own slot */
 	uint8_t len;   /* of bytes; 0: empty */
 };
 
@@ -71,11 +72,22 @@ struct decode_zshadow {
 	uint32_t small_misses; /* ... the cache missed */
 };
 
-/* The process's shared cache.  Lock-free, a seqlock a slot: its seq is
- * odd while a thread writes it, and a reader copies a slot into its own
- * cache, keeping the copy only when seq was even and the same before and
- * after.  A writer that finds seq odd, or loses the race to make it odd,
- * does not keep its decoding there (it is in its own cache anyway). */
+/* The process's shared cache.  Lock-free, and read in place: a copy into
+ * a run's own cache was 5 cache lines read and 5 written a decoding, most
+ * of a cold tick's misses in the decodings (sort at 50/s: ~220 of ~950 a
+ * tick, bench/results/cold_ticks.md).
+ * - A slot's seq is odd while a thread writes it; a reader uses a slot
+ *   whose seq is even and whose pc, length and bytes are its code's.
+ * - A writer writes only while no other run is inside (runs: enter and
+ *   leave below): it makes seq odd, then reads runs, and puts seq back
+ *   untouched if another run is in.  A reader counts itself in before
+ *   its first lookup.  Both are sequentially consistent, so a writer sees
+ *   the reader in, or the reader sees seq odd or changed (Dekker's
+ *   pattern): no slot changes under a run that uses it.
+ * - A run's own writes drop its own references to the slot they reuse.
+ * Runs last ~20-150 us and come tens to thousands of times a second, so
+ * a writer rarely finds another in; one that does keeps its decoding in
+ * its own cache only, as one that loses the race to make seq odd. */
 struct decode_zshared_tag {
 	uint64_t pc;
 	uint32_t seq;
@@ -84,6 +96,7 @@ struct decode_zshared_tag {
 
 struct decode_zshared {
 	uint32_t on; /* a thread's shadow said it pays (atomic; 0: not looked in) */
+	uint32_t runs; /* runs inside (decode_zcache_enter), atomic */
 	struct decode_zshared_tag *tag;   /* DECODE_ZSHARED_SLOTS of each, */
 	struct decode_zcache_slot *slot;  /* untouched until on */
 };
@@ -98,7 +111,8 @@ void decode_zshared_init(struct decode_zshared *s, void *mem);
 /* The process's (mapped once, by the first call, outside any handler);
  * NULL when no memory could be mapped. */
 struct decode_zshared *decode_zshared_process(void);
-/* In a fork's child, a slot some other thread was writing is freed. */
+/* In a fork's child, a slot some other thread was writing is freed, and
+ * no run is inside (the forking thread is in none). */
 void decode_zcache_postfork_child(void);
 
 /* A run's own cache (its workspace's, runspace.h). */
@@ -110,6 +124,7 @@ struct decode_zcache {
 	struct decode_zshadow shadow;    /* asked only while shared is off */
 	struct decode_zshared *shared;   /* NULL: none */
 	int turned_on;                   /* this cache's shadow turned shared on */
+	uint32_t inside;                 /* entered, not left (counted in shared->runs) */
 	uint64_t hits, misses;           /* misses: its own cache's */
 	uint64_t shared_hits;            /* of its misses, found in shared */
 	/* Told each new decoding's end (decode_cache_note), NULL: none.  A
@@ -130,12 +145,22 @@ static inline int decode_zcache_grown(const struct decode_zcache *c)
 {
 	return c->turned_on;
 }
-/* A run begins: kept decodings are checked against their code again. */
+/* A handler run that uses c begins and ends (runspace.h's take and give):
+ * while it is inside, no other run writes a shared slot, so c's lookups
+ * use shared decodings in place.  Lookups outside enter and leave are for
+ * a process with one thread (tests). */
+void decode_zcache_enter(struct decode_zcache *c);
+void decode_zcache_leave(struct decode_zcache *c);
+/* In a fork's child: c is in no run (it was another thread's, or the
+ * process's count of runs starts again at 0: postfork_child below). */
+void decode_zcache_postfork_cache(struct decode_zcache *c);
+/* A run of lookups begins (a window, a trap's resolve): kept decodings
+ * are checked against their code again. */
 void decode_zcache_begin(struct decode_zcache *c);
 /* decode_at_zydis, with Zydis's part from c (or the shared cache) when pc
  * was decoded before and its bytes are the same (checked once a run).
- * *z: Zydis's decoding, in c, valid until the next call.  May turn the
- * shared cache on (above). */
+ * *z: Zydis's decoding, in c or in the shared cache, valid until the next
+ * call.  May turn the shared cache on (above). */
 int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct decode_regs *regs,
 			   struct decode_insn *out, const struct decode_zydis **z);
 

@@ -46,9 +46,10 @@ int runspace_module_init(uint32_t depth, struct decode_zshared *shared, struct d
 			 void *tables, size_t tables_len);
 /* A free runspace for this run, or NULL when as many runs hold one as
  * the pool has room for (the run is skipped; counted by the caller).
- * Async-signal-safe, lock-free. */
+ * Its decodings are entered (decode_zcache_enter: the shared ones are
+ * read in place while it is held).  Async-signal-safe, lock-free. */
 struct runspace *runspace_take(void);
-/* Back to the pool at the run's end. */
+/* Back to the pool at the run's end, its decodings left. */
 void runspace_give(struct runspace *r);
 /* Runspaces laid out so far: the most runs that held one at once. */
 uint32_t runspace_count(void);
