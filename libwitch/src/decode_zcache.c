@@ -150,6 +150,7 @@ static void zshared_offer(struct decode_zshared *s, struct decode_zcache *c, uin
 		return;
 	if (__atomic_load_n(&s->runs, __ATOMIC_SEQ_CST) > c->inside) {
 		__atomic_store_n(&t->seq, seq, __ATOMIC_RELEASE); /* untouched: as it was */
+		c->shared_busy++;
 		return;
 	}
 	uint64_t old_pc = __atomic_load_n(&t->pc, __ATOMIC_RELAXED);

@@ -127,6 +127,7 @@ struct decode_zcache {
 	uint32_t inside;                 /* entered, not left (counted in shared->runs) */
 	uint64_t hits, misses;           /* misses: its own cache's */
 	uint64_t shared_hits;            /* of its misses, found in shared */
+	uint64_t shared_busy;            /* decodings not offered: another run was inside */
 	/* Told each new decoding's end (decode_cache_note), NULL: none.  A
 	 * window's instructions are where the program runs, and so where
 	 * its watchpoints trap. */

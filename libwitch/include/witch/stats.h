@@ -92,6 +92,7 @@
 	X(signals_off_stack)  /* came on the program's sigaltstack: moved to the thread's own */ \
 	X(decode_hits)        /* run-ahead decodings found in the thread's cache (decode_zcache.h) */ \
 	X(decode_shared_hits) /* ... in the process's shared one */                \
+	X(decode_shared_busy) /* decodings not offered to it: another run was inside */ \
 	X(decode_misses)      /* ... decoded by Zydis */ \
 	X(decode_grown)       /* threads whose shadow turned the shared decode cache on */ \
 	X(unwind_ruled)       /* frames a cached rule found the caller of (unwind_rules.h) */ \
