@@ -35,6 +35,8 @@ void emulate_vec_begin(struct emulate_vec *v, const void *fpregs)
 	v->zmm_unknown = 0;
 	v->k_unknown = 0;
 	v->loaded = 0;
+	v->zmm_loaded = 0;
+	v->upper_zeroed = 0;
 	v->fpregs = fpregs;
 	for (int i = 0; i < EMULATE_CHUNKS; i++)
 		v->chunk_base[i] = 1;
@@ -48,26 +50,43 @@ void emulate_vec_set(struct emulate_vec *v, const uint8_t zmm[XSAVE_NZMM][64],
 	v->zmm_unknown = 0;
 	v->k_unknown = 0;
 	v->loaded = 1;
+	v->zmm_loaded = ~0u;
+	v->upper_zeroed = 0;
 	v->mxcsr = MXCSR_DEFAULT;
 	for (int i = 0; i < EMULATE_CHUNKS; i++)
 		v->chunk_base[i] = 1;
 }
 
-/* The frame's registers, on first need; what it cannot give is unknown. */
+/* The frame's header and mask registers, on first need; a frame that
+ * cannot be read leaves every register unknown.  Its vector registers
+ * are read one at a time (vec_zmm). */
 void emulate_vec_ready(struct emulate_vec *v)
 {
-	uint32_t zk;
-	uint8_t kk;
-
 	if (v->loaded)
 		return;
-	xsave_read(v->fpregs, v->zmm, v->k, &zk, &kk); /* on failure nothing is known */
 	v->mxcsr = 0; /* not known: no FP arithmetic */
-	if (v->fpregs && zk)
+	if (xsave_frame_of(v->fpregs, &v->frame) < 0) {
+		memset(v->k, 0, sizeof(v->k));
+		v->zmm_unknown = ~0u;
+		v->k_unknown = 0xff;
+	} else {
+		xsave_frame_k(&v->frame, v->k);
 		memcpy(&v->mxcsr, (const uint8_t *)v->fpregs + 24, 4); /* FXSAVE's MXCSR */
-	v->zmm_unknown |= ~zk;
-	v->k_unknown |= (uint8_t)~kk;
+	}
 	v->loaded = 1;
+}
+
+/* zmm r as the run has it: read from the frame at its first use. */
+static uint8_t *vec_zmm(struct emulate_vec *v, int r)
+{
+	emulate_vec_ready(v);
+	if (!(v->zmm_loaded & (1u << r))) {
+		(void)xsave_frame_zmm(&v->frame, r, v->zmm[r]); /* zero where unknown */
+		if (r < 16 && (v->upper_zeroed & (1u << r)))
+			memset(v->zmm[r] + 16, 0, 48);
+		v->zmm_loaded |= 1u << r;
+	}
+	return v->zmm[r];
 }
 
 static uint64_t low_bits(unsigned n)
@@ -152,10 +171,10 @@ int emulate_vec_src(struct emulate_ctx *c, const struct vargs *a, const struct d
 
 	memset(out, 0, 64);
 	if (r >= 0) {
+		emulate_vec_ready(v);
 		if (v->zmm_unknown & (1u << r))
 			return 1;
-		emulate_vec_ready(v);
-		memcpy(out, v->zmm[r], op->size / 8 < 64 ? op->size / 8 : 64);
+		memcpy(out, vec_zmm(v, r), op->size / 8 < 64 ? op->size / 8 : 64);
 		return 0;
 	}
 	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
@@ -202,19 +221,20 @@ void emulate_vec_dst(struct emulate_ctx *c, const struct vargs *a, const struct 
 		v->zmm_unknown |= 1u << r;
 		return;
 	}
-	memcpy(out, v->zmm[r], 64);
+	uint8_t *old = vec_zmm(v, r);
+	memcpy(out, old, 64);
 	memcpy(out, val, w);
 	if (a->masked)
 		for (unsigned j = 0; j < w / a->es; j++)
 			if (!((a->wmask >> j) & 1)) {
 				if (c->insn->avx.mask.mode == ZYDIS_MASK_MODE_MERGING)
-					memcpy(out + j * a->es, v->zmm[r] + j * a->es, a->es);
+					memcpy(out + j * a->es, old + j * a->es, a->es);
 				else
 					memset(out + j * a->es, 0, a->es);
 			}
 	if (!a->legacy)
 		memset(out + w, 0, 64 - w);
-	memcpy(v->zmm[r], out, 64);
+	memcpy(old, out, 64);
 	v->zmm_unknown &= ~(1u << r);
 }
 
@@ -523,9 +543,12 @@ static int vec_zero(struct emulate_ctx *c, enum vop op)
 	for (int i = 0; i < 16; i++) {
 		if (op == V_ZEROALL) {
 			memset(v->zmm[i], 0, 64);
+			v->zmm_loaded |= 1u << i;
 			v->zmm_unknown &= ~(1u << i);
-		} else {
+		} else if (v->zmm_loaded & (1u << i)) {
 			memset(v->zmm[i] + 16, 0, 48);
+		} else {
+			v->upper_zeroed |= (uint16_t)(1u << i); /* when it is read (vec_zmm) */
 		}
 	}
 	return 0;

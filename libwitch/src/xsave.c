@@ -46,28 +46,22 @@ static const uint8_t *component(const uint8_t *fx, uint64_t bv, int i)
 	return (bv & (1ull << i)) ? fx + g_off[i] : NULL;
 }
 
-int xsave_read(const void *fpregs, uint8_t zmm[XSAVE_NZMM][64], uint64_t k[XSAVE_NK],
-	       uint32_t *zmm_known, uint8_t *k_known)
+int xsave_frame_of(const void *fpregs, struct xsave_frame *f)
 {
 	const uint8_t *fx = fpregs;
 	uint32_t magic1, size, magic2;
 	uint64_t bv, features;
 
-	*zmm_known = 0;
-	*k_known = 0;
+	memset(f, 0, sizeof(*f));
 	if (!fx)
 		return -EINVAL;
-	memset(zmm, 0, (size_t)XSAVE_NZMM * 64);
-	memset(k, 0, sizeof(k[0]) * XSAVE_NK);
 	memcpy(&magic1, fx + FX_SW_OFFSET, 4);
 	if (magic1 != FP_XSTATE_MAGIC1) {
 		/* FXSAVE only: right where the CPU has no AVX (XMM0-15 are all). */
 		if (g_xcr0 & (1ull << C_YMM))
 			return -EINVAL;
-		for (int i = 0; i < 16; i++)
-			memcpy(zmm[i], fx + FX_XMM_OFFSET + 16 * i, 16);
-		*zmm_known = ~0u;
-		*k_known = 0xff;
+		f->fx = fx;
+		f->sse = 1;
 		return 0;
 	}
 	memcpy(&features, fx + FX_SW_OFFSET + 8, 8);
@@ -84,21 +78,40 @@ int xsave_read(const void *fpregs, uint8_t zmm[XSAVE_NZMM][64], uint64_t k[XSAVE
 		    (!(features & (1ull << i)) || g_off[i] + g_size[i] > size))
 			return -EINVAL;
 	bv &= features;
-	const uint8_t *ymm = component(fx, bv, C_YMM), *opmask = component(fx, bv, C_OPMASK);
-	const uint8_t *zhi = component(fx, bv, C_ZMM_HI256), *z16 = component(fx, bv, C_HI16_ZMM);
-	for (int i = 0; i < 16; i++) {
-		if (bv & (1ull << C_SSE))
-			memcpy(zmm[i], fx + FX_XMM_OFFSET + 16 * i, 16);
-		if (ymm)
-			memcpy(zmm[i] + 16, ymm + 16 * i, 16);
-		if (zhi)
-			memcpy(zmm[i] + 32, zhi + 32 * i, 32);
-		if (z16)
-			memcpy(zmm[16 + i], z16 + 64 * i, 64);
+	f->fx = fx;
+	f->sse = (bv & (1ull << C_SSE)) != 0;
+	f->ymm = component(fx, bv, C_YMM);
+	f->opmask = component(fx, bv, C_OPMASK);
+	f->zmm_hi256 = component(fx, bv, C_ZMM_HI256);
+	f->hi16_zmm = component(fx, bv, C_HI16_ZMM);
+	return 0;
+}
+
+int xsave_frame_zmm(const struct xsave_frame *f, int i, uint8_t out[64])
+{
+	memset(out, 0, 64);
+	if (!f->fx || i < 0 || i >= XSAVE_NZMM)
+		return -EINVAL;
+	if (i >= 16) {
+		if (f->hi16_zmm)
+			memcpy(out, f->hi16_zmm + 64 * (i - 16), 64);
+		return 0;
 	}
-	if (opmask)
-		memcpy(k, opmask, 8 * XSAVE_NK);
-	*zmm_known = ~0u;
-	*k_known = 0xff;
+	if (f->sse)
+		memcpy(out, f->fx + FX_XMM_OFFSET + 16 * i, 16);
+	if (f->ymm)
+		memcpy(out + 16, f->ymm + 16 * i, 16);
+	if (f->zmm_hi256)
+		memcpy(out + 32, f->zmm_hi256 + 32 * i, 32);
+	return 0;
+}
+
+int xsave_frame_k(const struct xsave_frame *f, uint64_t k[XSAVE_NK])
+{
+	memset(k, 0, sizeof(k[0]) * XSAVE_NK);
+	if (!f->fx)
+		return -EINVAL;
+	if (f->opmask)
+		memcpy(k, f->opmask, 8 * XSAVE_NK);
 	return 0;
 }

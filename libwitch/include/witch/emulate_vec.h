@@ -39,9 +39,12 @@ struct emulate_vec {
 	uint64_t k[XSAVE_NK];
 	uint32_t zmm_unknown;  /* bit i: zmm i holds a value not known */
 	uint8_t k_unknown;     /* bit i: k i likewise */
-	uint8_t loaded;        /* zmm and k read from fpregs */
+	uint8_t loaded;        /* the frame's header and k read (emulate_vec_ready) */
+	uint32_t zmm_loaded;   /* bit i: zmm i read from the frame (or written), on first use */
+	uint16_t upper_zeroed; /* bit i: a vzeroupper came before zmm i was read */
 	uint32_t mxcsr;        /* the frame's, once loaded (0: not known) */
 	const void *fpregs;    /* the signal frame's XSAVE area, or NULL */
+	struct xsave_frame frame; /* fpregs' header, once loaded */
 	/* The run's loads, by aligned chunk (emulate_read; base 1: none). */
 	uint64_t chunk_base[EMULATE_CHUNKS];
 	uint32_t chunk_next;
