@@ -164,6 +164,10 @@ static void zshared_offer(struct decode_zshared *s, struct decode_zcache *c, uin
 
 void decode_zcache_enter(struct decode_zcache *c)
 {
+	/* Kept decodings are checked again before their first use in this
+	 * run, whatever its first lookups: a shared slot may have changed
+	 * since the last run left. */
+	decode_zcache_begin(c);
 	if (c->shared && !c->inside) {
 		__atomic_fetch_add(&c->shared->runs, 1, __ATOMIC_SEQ_CST);
 		c->inside = 1;
