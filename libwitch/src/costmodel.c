@@ -113,25 +113,26 @@ static int fp_arith(const char *s)
 	       has_prefix(s, "fnmsub") || has_prefix(s, "cvt");
 }
 
-/* Latencies of Zen 3/4 (Agner Fog's tables, uops.info), by class. */
+/* Latencies of Zen 3/4 (Agner Fog's tables, uops.info), by class (the
+ * flags are mnem_cost_of's). */
 static struct mnem_cost classify(const char *name)
 {
 	const char *s = name[0] == 'v' ? name + 1 : name; /* VEX/EVEX forms alike */
 	if (!strcmp(name, "div") || !strcmp(name, "idiv"))
-		return (struct mnem_cost){18, 10, MNEM_ALU, 0};
+		return (struct mnem_cost){18, 10, 0, 0};
 	if (has_prefix(s, "div") || has_prefix(s, "sqrt"))
-		return (struct mnem_cost){13, 4, MNEM_ALU, 0};
+		return (struct mnem_cost){13, 4, 0, 0};
 	if (!strcmp(name, "imul") || !strcmp(name, "mul") || !strcmp(name, "mulx") ||
 	    has_prefix(s, "pmul") || has_prefix(s, "pmadd") || !strcmp(name, "crc32") ||
 	    !strcmp(name, "pdep") || !strcmp(name, "pext"))
-		return (struct mnem_cost){3, 0, MNEM_ALU, 0};
+		return (struct mnem_cost){3, 0, 0, 0};
 	if (fp_arith(s))
-		return (struct mnem_cost){3, 0, MNEM_ALU, 0};
+		return (struct mnem_cost){3, 0, 0, 0};
 	if (has_prefix(s, "perm") || has_prefix(s, "pshufb") || has_prefix(s, "broadcast") ||
 	    has_prefix(s, "insert") || has_prefix(s, "extract") || has_prefix(s, "pmovmsk") ||
 	    has_prefix(s, "movmsk") || has_prefix(s, "ptest"))
-		return (struct mnem_cost){2, 0, MNEM_ALU, 0};
-	return (struct mnem_cost){1, 0, MNEM_ALU, 0};
+		return (struct mnem_cost){2, 0, 0, 0};
+	return (struct mnem_cost){1, 0, 0, 0};
 }
 
 /* Nanoseconds from *a to now, on the clock the probes below time with. */
@@ -340,7 +341,7 @@ static struct mnem_cost mnem_cost_of(unsigned m)
 	if (__atomic_load_n(&mnem_cost[m].known, __ATOMIC_ACQUIRE))
 		return c;
 	const char *name = ZydisMnemonicGetString((ZydisMnemonic)m);
-	c = name ? classify(name) : (struct mnem_cost){1, 0, MNEM_ALU, 0};
+	c = name ? classify(name) : (struct mnem_cost){1, 0, 0, 0};
 	if (m == ZYDIS_MNEMONIC_MOV)
 		c.latency = 0; /* register moves are renamed away */
 	c.flags = mnem_alu_flags(m) | (mnem_fusable(m) ? MNEM_FUSABLE : 0);
