@@ -148,7 +148,9 @@ static inline int decode_zcache_grown(const struct decode_zcache *c)
 }
 /* A handler run that uses c begins and ends (runspace.h's take and give):
  * while it is inside, no other run writes a shared slot, so c's lookups
- * use shared decodings in place.  Lookups outside enter and leave are for
+ * use shared decodings in place.  Entering also begins a run of lookups
+ * (decode_zcache_begin), so no reference to a shared slot outlives the
+ * handler run that checked it.  Lookups outside enter and leave are for
  * a process with one thread (tests). */
 void decode_zcache_enter(struct decode_zcache *c);
 void decode_zcache_leave(struct decode_zcache *c);
