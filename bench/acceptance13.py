@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """acceptance13.py: issue 13's acceptance, measured in one command.
 
-usage: acceptance13.py BUILD [--old OLD_BUILD] [--runs 5] [--clients dead,silent,load]
+usage: acceptance13.py BUILD [--old OLD_BUILD] [--runs 5] [--clients dead,silent,load] [--save FILE]
                        [--programs lz,...,python,...] [--scale 6] [--env K=V,...]
 
 The issue asks, at default settings and with a plain LD_PRELOAD, interleaved
@@ -26,7 +26,10 @@ that comes first in a round was seen 1% slower than the same program run
 last (2026-12-07), which a fixed order puts into every ratio.
 
 A time ratio is paired: the median over rounds of a profiled run's time over
-its round's native run (a vCPU slowed for a while moves a whole round).
+its round's native run (a vCPU slowed for a while moves a whole round); "its
+rounds" gives the lowest and highest of those, this machine's noise for that
+program.  Samples a CPU-second against --old compare both builds at their
+default budget, so at the same nominal overhead.  --save keeps every run.
 The measured overhead beside the estimate is the paired ratio of CPU time
 (user + system), the clock the estimate is of, less one.  The estimate,
 samples and samples a CPU-second come from `witch report --json` of all of a
@@ -40,6 +43,7 @@ every profiled run (e.g. WITCH_PROBES to forge the probes' answer).
 No timing is asserted; this is a benchmark.
 """
 import argparse
+import json
 import math
 import os
 import shutil
@@ -141,8 +145,10 @@ def model(res, names, variants):
                 factor = max(est / measured, measured / est)
             sps = med([r["samples"] / r["clock_s"] for r in runs if r["clock_s"]])
             rss_n, rss_p = med([r["rss"] for r in native]), med([r["rss"] for r in runs])
+            each = [p["wall"] / n["wall"] for p, n in zip(runs, native) if p["wall"] and n["wall"]]
             rows[(name, v)] = dict(
-                time=paired(runs, native, "wall"), cpu=cpu_ratio, est=est, measured=measured,
+                time=paired(runs, native, "wall"), cpu=cpu_ratio,
+                spread=(min(each), max(each)) if each else None, est=est, measured=measured,
                 factor=factor, sps=sps,
                 rss_mib=(rss_p - rss_n) / 1024 if rss_n and rss_p else None,
                 differs=sum(r["fingerprint"] != native[0]["fingerprint"] for r in runs + native))
@@ -155,13 +161,14 @@ def fmt(x, spec, none="n/a"):
 
 def render_client(client, rows, names, has_old):
     print("\n## %s client\n" % client)
-    print("| program | time ratio | CPU ratio | estimate % | measured CPU % | factor "
+    print("| program | time ratio | its rounds | CPU ratio | estimate % | measured CPU % | factor "
           "| peak RSS +MiB | samples/CPU-s" + (" | old samples/CPU-s | new / old" if has_old else "")
           + " | output differs |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if has_old else "") + "---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if has_old else "") + "---:|")
     for name in names:
         n = rows[(name, "new")]
-        cells = [fmt(n["time"], ".3f"), fmt(n["cpu"], ".3f"),
+        cells = [fmt(n["time"], ".3f"),
+                 "%.2f-%.2f" % n["spread"] if n["spread"] else "n/a", fmt(n["cpu"], ".3f"),
                  fmt(n["est"] and 100 * n["est"], ".2f"),
                  fmt(n["measured"] and 100 * n["measured"], ".2f"), fmt(n["factor"], ".2f"),
                  fmt(n["rss_mib"], "+.1f"), fmt(n["sps"], ".0f")]
@@ -214,6 +221,7 @@ def main():
     ap.add_argument("--programs", default=",".join(BENCH + rp.ORDER))
     ap.add_argument("--scale", default="6")
     ap.add_argument("--env", default="", help="K=V,... for the profiled runs")
+    ap.add_argument("--save", help="write every run's figures to this JSON file")
     a = ap.parse_args()
     if a.runs < 1:
         sys.exit("acceptance13: --runs must be at least 1")
@@ -252,9 +260,13 @@ def main():
             if traps is False else "not probed (no dr_probe in the build)"))
         print("- time ratio: paired wall time; measured CPU %: paired user + system CPU "
               "time less one, beside the runtime's estimate")
-        allv = []
+        allv, saved = [], {}
         for client in a.clients.split(","):
             res = measure(a, builds, client, names, subst, tmp)
+            saved[client] = {"%s/%s" % k: v for k, v in res.items()}
+            if a.save:
+                with open(a.save, "w") as f:
+                    json.dump(saved, f, indent=1, default=str)
             rows = model(res, names, list(builds))
             render_client(client, rows, names, "old" in builds)
             allv += verdicts(client, rows, names, "old" in builds)

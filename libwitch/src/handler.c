@@ -578,6 +578,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 		costmodel_remeasure(); /* the machine's speed moves under the model */
 	if (witch_rt.cfg->budget > 0) {
 		t->sampler.period_ns = budget_next_period(&t->budget, witch_rt.cfg->budget, spent_ns,
+							  (double)t->sampler.current_ns,
 							  t->sampler.period_ns);
 		bulk_set_period(&t->bulk, t->sampler.period_ns);
 	}
