@@ -74,7 +74,7 @@ def spec_of(name, build, scale):
     return dict(argv=[os.path.join(build, "bench", "programs", name), scale], what=name)
 
 
-def run_once(name, spec, subst, env, tmp, witch, profiled):
+def run_once(spec, subst, env, tmp, witch, profiled):
     """One run: {'wall', 'cpu', 'rss', 'samples', 'clock_s', 'est'} (None where not known)."""
     cwd = tempfile.mkdtemp(dir=tmp)
     profdir = os.path.join(cwd, "prof")
@@ -115,7 +115,7 @@ def measure(a, builds, client, names, subst, tmp):
                     env.update(a.extra, LD_PRELOAD=os.path.join(builds[v], "libwitch.so"),
                                WITCH_CLIENT=client, WITCH_SEED=str(r + 1))
                 res.setdefault((name, v), []).append(
-                    run_once(name, spec, subst, env, tmp, os.path.join(builds["new"], "witch"),
+                    run_once(spec, subst, env, tmp, os.path.join(builds["new"], "witch"),
                              v != "native"))
         sys.stderr.write("acceptance13: %s %s done\n" % (client, name))
     return res
@@ -126,8 +126,9 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
-def paired(runs, native, key):
-    return med([p[key] / n[key] for p, n in zip(runs, native) if p[key] and n[key]])
+def ratios(runs, native, key):
+    """Each run's key over its round's native run's."""
+    return [p[key] / n[key] for p, n in zip(runs, native) if p[key] and n[key]]
 
 
 def model(res, names, variants):
@@ -137,7 +138,7 @@ def model(res, names, variants):
         native = res[(name, "native")]
         for v in variants:
             runs = res[(name, v)]
-            cpu_ratio = paired(runs, native, "cpu")
+            cpu_ratio = med(ratios(runs, native, "cpu"))
             est = med([r["est"] for r in runs])
             measured = cpu_ratio - 1 if cpu_ratio else None
             factor = None
@@ -145,9 +146,9 @@ def model(res, names, variants):
                 factor = max(est / measured, measured / est)
             sps = med([r["samples"] / r["clock_s"] for r in runs if r["clock_s"]])
             rss_n, rss_p = med([r["rss"] for r in native]), med([r["rss"] for r in runs])
-            each = [p["wall"] / n["wall"] for p, n in zip(runs, native) if p["wall"] and n["wall"]]
+            each = ratios(runs, native, "wall")
             rows[(name, v)] = dict(
-                time=paired(runs, native, "wall"), cpu=cpu_ratio,
+                time=med(each), cpu=cpu_ratio,
                 spread=(min(each), max(each)) if each else None, est=est, measured=measured,
                 factor=factor, sps=sps,
                 rss_mib=(rss_p - rss_n) / 1024 if rss_n and rss_p else None,
