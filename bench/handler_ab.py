@@ -23,6 +23,13 @@ rate, and the ticks find the handler's tables and the program's code cold
 as an always-on profile does; the table then also gives samples a
 CPU-second (stat samples over cpu_ns), what a cheaper tick buys there.
 
+A second table splits the new build's tick where it counts the parts
+(stats cost_part_*_ns, cost.h): the look (window and run ahead), of it
+Zydis's decodings, the picks, of them the contexts' walks, and the rest
+(arrival checks, the next interval, steps).  The parts are the TSC as read,
+so they may sum a little above us/tick, where a preempted run counts at
+the mean.
+
 --real: python3, sqlite3, gzip and gcc of bench/real_programs.py (inputs
 from bench/real/gen_inputs.py) instead of bench/programs.
 """
@@ -48,6 +55,10 @@ REAL_PROGRAMS = {
 }
 
 
+# stats cost_<part>_ns, in the order the second table gives them
+PARTS = ["part_look", "decode", "part_picks", "unwind", "part_other"]
+
+
 def one_run(build, argv, stdin, tmp, env):
     for f in glob.glob(os.path.join(tmp, "p-*.prof")) + [os.path.join(tmp, "test.db")]:
         if os.path.exists(f):
@@ -55,6 +66,8 @@ def one_run(build, argv, stdin, tmp, env):
     with open(stdin or os.devnull) as f:
         subprocess.run(argv, env=env, stdin=f, stdout=subprocess.DEVNULL, check=True)
     ticks = ns = emulated = remote = misses = hits = grown = procs = samples = cpu_ns = 0
+    parts = {k: 0 for k in PARTS}
+    has_parts = True
     for path in glob.glob(os.path.join(tmp, "p-*.prof")):
         out = subprocess.run([os.path.join(build, "witch"), "report", "--json", path],
                              capture_output=True, text=True, check=True).stdout
@@ -69,8 +82,12 @@ def one_run(build, argv, stdin, tmp, env):
         samples += st["samples"]
         cpu_ns += st["cpu_ns"]
         procs += 1
+        has_parts = has_parts and all(("cost_" + k + "_ns") in st for k in PARTS)
+        for k in PARTS:
+            parts[k] += st.get("cost_" + k + "_ns", 0)
     t = max(ticks, 1)
     return {"us": ns / t / 1000, "insns": emulated / t, "remote": remote / t,
+            "parts": {k: v / t / 1000 for k, v in parts.items()} if has_parts and procs else None,
             "miss": misses / (hits + misses) if hits + misses else None,
             "grown": grown / max(procs, 1), "per_cpu_s": samples / (cpu_ns / 1e9) if cpu_ns else 0}
 
@@ -105,6 +122,7 @@ def main():
           "(old -> new) | decode misses (old -> new) | caches grown a process (new) "
           "| samples a CPU-second (old -> new) |")
     print("|---|---:|---:|---:|---:|---|---|---:|---|")
+    split = []
     for name in names:
         argv, stdin = table[name]
         argv = [x.format(t=tmp) for x in argv]
@@ -125,6 +143,16 @@ def main():
             med["new"]["insns"], med["old"]["remote"], med["new"]["remote"], miss["old"],
             miss["new"], statistics.median(r["grown"] for r in res["new"]),
             med["old"]["per_cpu_s"], med["new"]["per_cpu_s"]), flush=True)
+        with_parts = [r["parts"] for r in res["new"] if r["parts"]]
+        if with_parts:
+            split.append((name, {k: statistics.median(p[k] for p in with_parts) for k in PARTS}))
+    if split:
+        print("\n## Where the new build's tick goes (us a tick, medians)\n")
+        print("| program | look | of it decoding | picks | of them walks | rest |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for name, m in split:
+            print("| %s | %.1f | %.1f | %.1f | %.1f | %.1f |" % (
+                name, m["part_look"], m["decode"], m["part_picks"], m["unwind"], m["part_other"]))
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -94,6 +94,8 @@ double cost_thread_cpu_ns(void)
 void cost_enter(struct cost *c)
 {
 	c->entry_tsc = __rdtsc();
+	c->part_tsc = c->entry_tsc;
+	c->part = COST_PART_OTHER;
 	c->entries++;
 	if (c->measuring) {
 		/* On the thread's CPU clock, as the sampler's clock counts: the
@@ -112,6 +114,7 @@ void cost_enter(struct cost *c)
 void cost_leave(struct cost *c, int soon, enum cost_entry entry, uint64_t covered_from_tsc)
 {
 	c->exit_tsc = __rdtsc();
+	cost_part(c, COST_PART_OTHER); /* (the running part ends) */
 	double handler = (double)(c->exit_tsc - c->entry_tsc) * ns_per_tsc;
 	double trip = entry == COST_TRIP     ? c->round_trip_ns
 		      : entry == COST_TICK   ? cost_tick_ns(c)
@@ -223,6 +226,7 @@ void cost_set_aside(struct cost *c, uint64_t tsc)
 	/* (as if the run began that much later; a restart of the interval
 	 * came after it or not at all: tick_soft restarts at its end) */
 	c->entry_tsc += tsc;
+	c->part_tsc += tsc; /* (spent in the running part) */
 	if (c->restart_tsc)
 		c->restart_tsc += tsc;
 }
@@ -233,6 +237,23 @@ double cost_take_interval(struct cost *c, double *all_ns)
 	*all_ns = c->since_all_ns;
 	c->since_ns = c->since_kernel_ns = c->since_all_ns = 0;
 	return s;
+}
+
+void cost_part(struct cost *c, enum cost_part p)
+{
+	uint64_t now = __rdtsc();
+	if (now > c->part_tsc)
+		c->part_sum[c->part] += now - c->part_tsc;
+	c->part_tsc = now;
+	c->part = p;
+}
+
+void cost_fold_parts(struct cost *c, uint64_t part_ns[COST_PARTS])
+{
+	for (int p = 0; p < COST_PARTS; p++) {
+		part_ns[p] += (uint64_t)((double)c->part_sum[p] * ns_per_tsc);
+		c->part_sum[p] = 0;
+	}
 }
 
 void cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns, uint64_t *round_trips,

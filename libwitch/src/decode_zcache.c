@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <x86intrin.h>
 
 #include "witch/decode.h"
 #include "witch/lockguard.h"
@@ -287,7 +288,9 @@ int decode_at_zydis_cached(struct decode_zcache *c, uint64_t pc, const struct de
 	/* The bytes at pc are in its page, which is mapped: the run decodes
 	 * there in place (decode_full); only whole-page entries are kept. */
 	*z = &v->z; /* kept or not, there until the next call */
+	uint64_t decode_from = __rdtsc();
 	int rc = decode_at_zydis(pc, regs, out, &v->z);
+	c->decode_tsc += __rdtsc() - decode_from;
 	if (rc == 0 && (pc & (CODE_PAGE - 1)) + v->z.insn.length <= CODE_PAGE) {
 		len = v->z.insn.length;
 		memcpy(v->bytes, (const void *)(uintptr_t)pc, len);

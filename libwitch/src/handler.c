@@ -611,7 +611,9 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	}
 	look_env_of(t, uc, !armed_before, &env);
 	env.tick_ns = program_ns > 0 ? program_ns : 0;
+	cost_part(&t->cost, COST_PART_LOOK);
 	enum look_next next = look_tick(&t->look, &env, &regs, picks, &n);
+	cost_part(&t->cost, COST_PART_PICKS);
 	struct sample_tick_ctx *tick_ctx = &t->rs->scratch.tick;
 	tick_ctx->n = 0;
 	/* The picks' walk starts at the frame the window may have returned
@@ -620,6 +622,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	for (int i = 0; i < n; i++)
 		sample_pick(t, uc, &picks[i], tick_ctx);
 	unwind_rules_expect_caller(&t->unwind_rules, &(struct unwind_caller){.known = 0});
+	cost_part(&t->cost, COST_PART_OTHER);
 	next = look_apply(t, uc, next, 0);
 	if (next == LOOK_STEP)
 		interval_restart(t); /* (again when the steps end) */
@@ -636,9 +639,12 @@ static void step_soft(struct witch_thread *t, ucontext_t *uc)
 	regs_of(t, uc, &regs);
 	step_traps(t, uc, &regs);
 	look_env_of(t, uc, watchpoint_set_armed(&t->wps) == 0, &env);
+	cost_part(&t->cost, COST_PART_LOOK);
 	enum look_next next = look_step(&t->look, &env, &regs, &pick);
+	cost_part(&t->cost, COST_PART_PICKS);
 	if (next == LOOK_SAMPLE)
 		sample_pick(t, uc, &pick, NULL);
+	cost_part(&t->cost, COST_PART_OTHER);
 	(void)look_apply(t, uc, next, 1);
 }
 
@@ -684,6 +690,7 @@ static void tick_pmu(struct witch_thread *t, ucontext_t *uc)
 	struct pmu_visit v = {t, uc};
 	if (!tick_deps(t, uc))
 		return; /* (the records wait in the ring for the next tick) */
+	cost_part(&t->cost, COST_PART_PICKS); /* (a PMU sample needs no look) */
 	pmu_drain(&t->sampler.pmu, sample_pmu, &v);
 }
 

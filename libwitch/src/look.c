@@ -1,5 +1,6 @@
 /* look: from a tick to the access it samples (see look.h). */
 #include "witch/look.h"
+#include "witch/cost.h"
 #include "witch/memlat.h"
 #include "witch/bulk.h"
 #include "witch/costmodel.h"
@@ -719,12 +720,13 @@ enum look_next look_tick(struct look *l, const struct look_env *env,
 	struct window_end end;
 	const struct decode_zcache *zc = env->zcache;
 	uint64_t hits0 = zc->hits, misses0 = zc->misses, shared0 = zc->shared_hits;
-	uint64_t busy0 = zc->shared_busy;
+	uint64_t busy0 = zc->shared_busy, decode_tsc0 = zc->decode_tsc;
 	int grown0 = decode_zcache_grown(zc);
 	double bytes = look_window(env, l, regs, draws, &cycles, &end);
 	env->stats->decode_hits += zc->hits - hits0;
 	env->stats->decode_shared_hits += zc->shared_hits - shared0;
 	env->stats->decode_shared_busy += zc->shared_busy - busy0;
+	env->stats->cost_decode_ns += (uint64_t)cost_tsc_ns(zc->decode_tsc - decode_tsc0);
 	env->stats->decode_misses += zc->misses - misses0 - (zc->shared_hits - shared0);
 	env->stats->decode_grown += (uint64_t)(decode_zcache_grown(zc) - grown0);
 	struct pace_result pr = pace_window_end(&l->pace);

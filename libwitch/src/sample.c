@@ -3,6 +3,7 @@
 #include "witch/runspace.h"
 #include "witch/cct.h"
 #include "witch/context.h"
+#include "witch/cost.h"
 #include "witch/log.h"
 #include "witch/objects.h"
 #include "witch/objpend.h"
@@ -13,6 +14,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <x86intrin.h>
 
 #define SELF_CHECK_EVERY 16
 
@@ -265,10 +267,15 @@ static int sample_context(struct witch_thread *t, ucontext_t *uc, const struct s
 {
 	struct sample_tick_ctx *c = r->tick_ctx;
 	int depth = (int)witch_rt.cfg->depth;
-	if (!c)
-		return context_of_signal(t, uc, r->leaf, 0, pcs, sps, depth);
-	if (c->n == 0) {
+	uint64_t walk_from = __rdtsc();
+	if (!c) {
+		int n = context_of_signal(t, uc, r->leaf, 0, pcs, sps, depth);
+		t->stats.cost_unwind_ns += (uint64_t)cost_tsc_ns(__rdtsc() - walk_from);
+		return n;
+	}
+	if (c->n == 0) { /* the tick's first pick walks for them all */
 		c->n = context_of_signal(t, uc, r->leaf, 0, c->pcs, c->sps, depth);
+		t->stats.cost_unwind_ns += (uint64_t)cost_tsc_ns(__rdtsc() - walk_from);
 		if (c->n == 0)
 			c->n = -EINVAL;
 	}

@@ -492,6 +492,11 @@ static void thread_fold(struct witch_thread *t)
 	t->sampler.perf_errors = 0;
 	cost_fold(&t->cost, &t->stats.cost_handler_ns, &t->stats.cost_kernel_ns,
 		  &t->stats.round_trips, &t->stats.cost_preempted);
+	uint64_t parts[COST_PARTS] = {0};
+	cost_fold_parts(&t->cost, parts);
+	t->stats.cost_part_other_ns += parts[COST_PART_OTHER];
+	t->stats.cost_part_look_ns += parts[COST_PART_LOOK];
+	t->stats.cost_part_picks_ns += parts[COST_PART_PICKS];
 	t->stats.round_trip_ns = (uint64_t)t->cost.round_trip_ns;
 	t->stats.tick_trip_ns = t->cost.tick_trip_samples ? (uint64_t)t->cost.tick_trip_ns : 0;
 	t->stats.hit_ns = (uint64_t)watchpoint_hit_ns();

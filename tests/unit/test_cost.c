@@ -19,6 +19,12 @@
  * (cost_take_interval): the handler runs in it and the round trips of
  * traps and steps, not a tick's own (it comes before the interval it
  * starts), nor what a timed counted call already left out (bulk.h).
+ *
+ * Part rows: one handler run spins through a list of parts (cost_part),
+ * each for a known time, maybe with time set aside (cost_set_aside, a
+ * decoder's load): cost_fold_parts must give each part its own time (the
+ * time before the first mark and after the last closing mark is OTHER's,
+ * the part running at the exit ends there, set-aside time is in none).
  */
 #include "witch/cost.h"
 #include "check.h"
@@ -283,6 +289,64 @@ static void check_rates(void)
 	}
 }
 
+#define PART_STEPS 4
+
+static const struct {
+	int line;
+	struct {
+		enum cost_part part; /* the part from here on */
+		double ns;           /* spun in it */
+		double aside_ns;     /* then set aside (spun, then cost_set_aside) */
+	} steps[PART_STEPS];
+	int n;
+	double want[COST_PARTS]; /* ns each part should read */
+} part_rows[] = {
+	/* look, picks, back to the rest: each its own */
+	{__LINE__, {{COST_PART_OTHER, 100e3, 0}, {COST_PART_LOOK, 300e3, 0},
+		    {COST_PART_PICKS, 200e3, 0}, {COST_PART_OTHER, 50e3, 0}}, 4,
+	 {150e3, 300e3, 200e3}},
+	/* a look running at the exit: the exit ends it */
+	{__LINE__, {{COST_PART_LOOK, 400e3, 0}}, 1, {0, 400e3, 0}},
+	/* 200 us of a 300 us stretch set aside: the 100 us left are the rest's */
+	{__LINE__, {{COST_PART_OTHER, 100e3, 200e3}, {COST_PART_PICKS, 100e3, 0}}, 2,
+	 {100e3, 0, 100e3}},
+};
+
+/* One try of part row i: 1 when it ran undisturbed (wall time within 15%
+ * of what it spun), checked; 0 to try again. */
+static int part_try(int i)
+{
+	int line = part_rows[i].line;
+	struct cost c;
+	cost_begin(&c);
+	double t0 = mono_ns(), spun = 0;
+	cost_enter(&c);
+	for (int k = 0; k < part_rows[i].n; k++) {
+		cost_part(&c, part_rows[i].steps[k].part);
+		spun += spin_on(CLOCK_MONOTONIC, part_rows[i].steps[k].ns);
+		if (part_rows[i].steps[k].aside_ns > 0) {
+			uint64_t from = __rdtsc();
+			spun += spin_on(CLOCK_MONOTONIC, part_rows[i].steps[k].aside_ns);
+			cost_set_aside(&c, __rdtsc() - from);
+		}
+	}
+	cost_leave(&c, 0, COST_CALL, 0);
+	if (mono_ns() - t0 > 1.15 * spun)
+		return 0;
+	uint64_t got[COST_PARTS] = {0};
+	cost_fold_parts(&c, got);
+	for (int p = 0; p < COST_PARTS; p++) {
+		double want = part_rows[i].want[p];
+		/* (each spin overshoots by a clock read; the rate is good to 1%) */
+		CHECK(line, got[p] >= 0.97 * want && got[p] <= TSC_SLACK * want + 20e3,
+		      "part %d: %.1f us, want %.1f", p, got[p] / 1e3, want / 1e3);
+	}
+	uint64_t again[COST_PARTS] = {0};
+	cost_fold_parts(&c, again);
+	CHECK(line, again[0] == 0 && again[1] == 0 && again[2] == 0, "a second fold gave more");
+	return 1;
+}
+
 int main(void)
 {
 	check_rates();
@@ -335,6 +399,12 @@ int main(void)
 		tick_row((int)i);
 	for (size_t i = 0; i < sizeof(interval_rows) / sizeof(interval_rows[0]); i++)
 		interval_row((int)i);
+	for (size_t i = 0; i < sizeof(part_rows) / sizeof(part_rows[0]); i++) {
+		int tries = 0;
+		while (!part_try((int)i) && ++tries < 5)
+			;
+		CHECK(part_rows[i].line, tries < 5, "lost the CPU in every try");
+	}
 	if (check_failures)
 		fprintf(stderr, "test_cost: %d failures\n", check_failures);
 	return check_failures != 0;

@@ -40,8 +40,20 @@
 
 #include <stdint.h>
 
+/* Where the handlers' time goes (stats cost_part_*_ns): a run is in
+ * COST_PART_OTHER from its entry until it names another part, and each
+ * cost_part call ends the part before it.  A tick's look (its window and
+ * run ahead, look.h) and its picks (their contexts, the client, the
+ * watchpoints, sample.h) apart from the rest: the tick's arrival checks,
+ * setting the next interval, traps, steps' own work, counted calls.  The
+ * TSC as read: unlike cost_handler_ns, a preempted run is counted whole. */
+enum cost_part { COST_PART_OTHER, COST_PART_LOOK, COST_PART_PICKS, COST_PARTS };
+
 struct cost {
 	uint64_t entry_tsc, exit_tsc;
+	uint64_t part_tsc;     /* the running part began here */
+	enum cost_part part;   /* ... this one */
+	uint64_t part_sum[COST_PARTS]; /* TSC ticks each, since the last cost_fold_parts */
 	uint64_t restart_tsc;  /* the interval restarted inside this handler, here */
 	int measuring;         /* the last exit expects the next entry at once: time it */
 	double exit_cpu_ns;    /* the thread's CPU clock at that exit */
@@ -159,6 +171,10 @@ double cost_in_handler_ns(const struct cost *c);
  * of traps and steps (see above); *all_ns: everything spent since the last
  * call, every round trip included (for the budget). */
 double cost_take_interval(struct cost *c, double *all_ns);
+/* Inside a handler: the part of it that runs from now (see enum cost_part). */
+void cost_part(struct cost *c, enum cost_part p);
+/* Add each part's time since the last call, in ns, to part_ns[part]. */
+void cost_fold_parts(struct cost *c, uint64_t part_ns[COST_PARTS]);
 /* Add what was spent since the last fold to the counters. */
 void cost_fold(struct cost *c, uint64_t *handler_ns, uint64_t *kernel_ns, uint64_t *round_trips,
 	       uint64_t *preempted);

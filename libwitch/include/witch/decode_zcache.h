@@ -126,6 +126,7 @@ struct decode_zcache {
 	int turned_on;                   /* this cache's shadow turned shared on */
 	uint32_t inside;                 /* entered, not left (counted in shared->runs) */
 	uint64_t hits, misses;           /* misses: its own cache's */
+	uint64_t decode_tsc;             /* TSC ticks in Zydis's decodings (stat cost_decode_ns) */
 	uint64_t shared_hits;            /* of its misses, found in shared */
 	uint64_t shared_busy;            /* decodings not offered: another run was inside */
 	/* Told each new decoding's end (decode_cache_note), NULL: none.  A

@@ -79,6 +79,11 @@
 	X(cost_handler_ns)    /* the profiler's time in its handlers */           \
 	X(cost_kernel_ns)     /* ... in the kernel round trips they cost (est.) */ \
 	X(round_trips)        /* signals and traps handled (each a round trip) */ \
+	X(cost_part_other_ns) /* handler time outside ticks' looks and picks (cost.h) */ \
+	X(cost_part_look_ns)  /* ... in their looks: windows and runs ahead (look.h) */ \
+	X(cost_part_picks_ns) /* ... in their picks: contexts, client, watchpoints */ \
+	X(cost_decode_ns)     /* of the looks', Zydis's decodings (decode_misses) */ \
+	X(cost_unwind_ns)     /* of the picks', their calling contexts' walks */ \
 	X(round_trip_ns)      /* a round trip's cost as measured (max of threads) */ \
 	X(tick_trip_ns)       /* a perf clock tick's cost as measured (max of threads) */ \
 	X(hit_ns)             /* a watchpoint hit let by in the kernel, as probed */ \
