@@ -609,9 +609,9 @@ static void test_zcache_window(void)
  * 1,500 (Poisson 2.9 a set: ~18% of them in sets of more than four,
  * missed), so 1,500 saves ~80% of the lookups and turns it on, 100 saves
  * none, and 30,000 miss in both (the misses are not halved).  It is asked
- * every 1024 shadowed lookups (1 in 4: ~375 a pass of 1,500) once there
- * are 2048, over all since the cache began: in pass 6 of 1,500, where the
- * cache has missed ~5.5 passes and the shadow ~1 + 4.5 * 0.18.  The first
+ * every 256 shadowed lookups (1 in 4: ~375 a pass of 1,500) once there
+ * are 512, over all since the cache began: in pass 3 of 1,500, where the
+ * cache has missed ~2.7 passes and the shadow ~1 + 1.7 * 0.18.  The first
  * cache gets there first, and from then on every cache's misses are
  * served (until 2026-12-04 each grew its own, two a process: the third
  * went on missing every pcs). */

@@ -40,14 +40,21 @@
 #define DECODE_ZSHADOW_SAMPLE_BITS 2
 #define DECODE_ZSHADOW_SLOTS \
 	((1u << (DECODE_ZCACHE_GROWN_BITS - DECODE_ZSHADOW_SAMPLE_BITS)) * DECODE_ZCACHE_WAYS)
-/* Asked every this many shadowed lookups (~4,000 in all: ~30 ticks),
- * over all of them since the cache began (halved past 64 periods, so an
- * old phase fades) once there are 2 periods (~60 ticks: 0.6 s at 100 a
- * second).  A period alone would have grown gcc's cc1 (2 of its 160
- * periods halve the misses, while over its run they fall 80 -> 74%). */
-#define DECODE_ZSHADOW_PERIOD 1024u
+/* Asked every this many shadowed lookups (~1,000 in all: ~10 ticks),
+ * over all of them since the cache began (halved past 65,536, so an old
+ * phase fades) once there are 2 periods (~20 ticks).  A period alone
+ * would have grown gcc's cc1 (2 of its 160 periods of 1,024 halve the
+ * misses, while over its run they fall 80 -> 74%); it still does not.
+ * Periods of 1,024 (~60 ticks before the first ask) left the shared
+ * cache off for most of a short run at the budget's 50-100 ticks a
+ * second: sqlite3 turned it on near its end (54 shared hits in ~170
+ * ticks, where 1,978 distinct pcs were decoded 5,663 times); at 256 the
+ * misses a tick fell 4-30% on 9 of 12 programs (sort 29 -> 20, strings
+ * 28 -> 24, sqlite3 30 -> 29, python3 40 -> 38), peak RSS the same
+ * (bench/results/cold_ticks.md). */
+#define DECODE_ZSHADOW_PERIOD 256u
 #define DECODE_ZSHADOW_FIRST (2 * DECODE_ZSHADOW_PERIOD)
-#define DECODE_ZSHADOW_HALVE (64 * DECODE_ZSHADOW_PERIOD)
+#define DECODE_ZSHADOW_HALVE 65536u
 
 /* A lookup reads a set's tags, one cache line apart from the decodings: a
  * handler that runs rarely finds the cache cold, and a hit is used in
