@@ -49,7 +49,7 @@
  * cache off for most of a short run at the budget's 50-100 ticks a
  * second: sqlite3 turned it on near its end (54 shared hits in ~170
  * ticks, where 1,978 distinct pcs were decoded 5,663 times); at 256 the
- * misses a tick fell 4-30% on 9 of 12 programs (sort 29 -> 20, strings
+ * misses a tick fell 2-30% on 11 of 12 programs (sort 29 -> 20, strings
  * 28 -> 24, sqlite3 30 -> 29, python3 40 -> 38), peak RSS the same
  * (bench/results/cold_ticks.md). */
 #define DECODE_ZSHADOW_PERIOD 256u
