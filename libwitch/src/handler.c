@@ -274,6 +274,7 @@ static void run_call(struct witch_thread *t, ucontext_t *no_uc, void *arg)
 {
 	ucontext_t uc;
 	(void)no_uc;
+	cost_part(&t->cost, COST_PART_PICKS); /* (a counted call's sample needs no look) */
 	if (getcontext(&uc) == 0)
 		sample_take(t, &uc, arg);
 }

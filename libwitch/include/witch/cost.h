@@ -44,9 +44,10 @@
  * COST_PART_OTHER from its entry until it names another part, and each
  * cost_part call ends the part before it.  A tick's look (its window and
  * run ahead, look.h) and its picks (their contexts, the client, the
- * watchpoints, sample.h) apart from the rest: the tick's arrival checks,
- * setting the next interval, traps, steps' own work, counted calls.  The
- * TSC as read: unlike cost_handler_ns, a preempted run is counted whole. */
+ * watchpoints, sample.h; a counted call's or a PMU record's sample is a
+ * pick too) apart from the rest: the tick's arrival checks, setting the
+ * next interval, traps, steps' own work.  The TSC as read: unlike
+ * cost_handler_ns, a preempted run is counted whole. */
 enum cost_part { COST_PART_OTHER, COST_PART_LOOK, COST_PART_PICKS, COST_PARTS };
 
 struct cost {
