@@ -31,9 +31,11 @@ rounds" gives the lowest and highest of those, this machine's noise for that
 program.  Samples a CPU-second against --old compare both builds at their
 default budget, so at the same nominal overhead.  --save keeps every run.
 The measured overhead beside the estimate is the paired ratio of CPU time
-(user + system), the clock the estimate is of, less one.  The estimate,
-samples and samples a CPU-second come from `witch report --json` of all of a
-run's profiles merged.
+(user + system), the clock the estimate is of, less one.  The estimate and
+the samples come from `witch report --json` of all of a run's profiles
+merged; samples a CPU-second are those samples over the run's CPU time
+(wait4), not over the sampler's clock (stat clock_ns), which counts only
+the threads a build profiled.
 
 Where the debug registers never trap (BUILD/dr_probe exits 77) the runtime
 would run unprofiled; the profiled runs then get WITCH_WATCHPOINTS=0, which
@@ -144,7 +146,9 @@ def model(res, names, variants):
             factor = None
             if est and measured and measured > 0:
                 factor = max(est / measured, measured / est)
-            sps = med([r["samples"] / r["clock_s"] for r in runs if r["clock_s"]])
+            # over the run's CPU time, not the sampler's clock: e273a7a sampled
+            # 0.01 s of xz's 4 s (its workers went unprofiled) and read 72 a second
+            sps = med([r["samples"] / r["cpu"] for r in runs if r["cpu"] and r["samples"] is not None])
             rss_n, rss_p = med([r["rss"] for r in native]), med([r["rss"] for r in runs])
             each = ratios(runs, native, "wall")
             rows[(name, v)] = dict(
