@@ -91,6 +91,14 @@ double cost_thread_cpu_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* The running part's time up to now. */
+static void part_end(struct cost *c, uint64_t now)
+{
+	if (now > c->part_tsc)
+		c->part_sum[c->part] += now - c->part_tsc;
+	c->part_tsc = now;
+}
+
 void cost_enter(struct cost *c)
 {
 	c->entry_tsc = __rdtsc();
@@ -114,7 +122,7 @@ void cost_enter(struct cost *c)
 void cost_leave(struct cost *c, int soon, enum cost_entry entry, uint64_t covered_from_tsc)
 {
 	c->exit_tsc = __rdtsc();
-	cost_part(c, COST_PART_OTHER); /* (the running part ends) */
+	part_end(c, c->exit_tsc); /* (the running part ends with the run) */
 	double handler = (double)(c->exit_tsc - c->entry_tsc) * ns_per_tsc;
 	double trip = entry == COST_TRIP     ? c->round_trip_ns
 		      : entry == COST_TICK   ? cost_tick_ns(c)
@@ -241,10 +249,7 @@ double cost_take_interval(struct cost *c, double *all_ns)
 
 void cost_part(struct cost *c, enum cost_part p)
 {
-	uint64_t now = __rdtsc();
-	if (now > c->part_tsc)
-		c->part_sum[c->part] += now - c->part_tsc;
-	c->part_tsc = now;
+	part_end(c, __rdtsc());
 	c->part = p;
 }
 
