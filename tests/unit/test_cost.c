@@ -313,17 +313,23 @@ static const struct {
 };
 
 /* One try of part row i: 1 when it ran undisturbed (wall time within 15%
- * of what it spun), checked; 0 to try again. */
+ * of what it spun, each part within 10 us of its row's time), checked; 0
+ * to try again.  Each part is checked against what its spins took (an
+ * interrupt in one, ~50 us of a VM's scheduler tick, is in it), and that
+ * against the row. */
 static int part_try(int i)
 {
 	int line = part_rows[i].line;
 	struct cost c;
+	double took[COST_PARTS] = {0};
 	cost_begin(&c);
 	double t0 = mono_ns(), spun = 0;
 	cost_enter(&c);
 	for (int k = 0; k < part_rows[i].n; k++) {
 		cost_part(&c, part_rows[i].steps[k].part);
-		spun += spin_on(CLOCK_MONOTONIC, part_rows[i].steps[k].ns);
+		double ns = spin_on(CLOCK_MONOTONIC, part_rows[i].steps[k].ns);
+		took[part_rows[i].steps[k].part] += ns;
+		spun += ns;
 		if (part_rows[i].steps[k].aside_ns > 0) {
 			uint64_t from = __rdtsc();
 			spun += spin_on(CLOCK_MONOTONIC, part_rows[i].steps[k].aside_ns);
@@ -333,13 +339,17 @@ static int part_try(int i)
 	cost_leave(&c, 0, COST_CALL, 0);
 	if (mono_ns() - t0 > 1.15 * spun)
 		return 0;
+	for (int p = 0; p < COST_PARTS; p++)
+		if (took[p] > part_rows[i].want[p] + 10e3)
+			return 0;
 	uint64_t got[COST_PARTS] = {0};
 	cost_fold_parts(&c, got);
 	for (int p = 0; p < COST_PARTS; p++) {
-		double want = part_rows[i].want[p];
-		/* (each spin overshoots by a clock read; the rate is good to 1%) */
-		CHECK(line, got[p] >= 0.97 * want && got[p] <= TSC_SLACK * want + 20e3,
-		      "part %d: %.1f us, want %.1f", p, got[p] / 1e3, want / 1e3);
+		/* (the marks and clock reads between spins: a few us; the TSC
+		 * rate is good to 1%) */
+		CHECK(line, got[p] >= 0.97 * took[p] && got[p] <= TSC_SLACK * took[p] + 10e3,
+		      "part %d: %.1f us, its spins took %.1f (the row's %.1f)", p, got[p] / 1e3,
+		      took[p] / 1e3, part_rows[i].want[p] / 1e3);
 	}
 	uint64_t again[COST_PARTS] = {0};
 	cost_fold_parts(&c, again);
@@ -401,9 +411,9 @@ int main(void)
 		interval_row((int)i);
 	for (size_t i = 0; i < sizeof(part_rows) / sizeof(part_rows[0]); i++) {
 		int tries = 0;
-		while (!part_try((int)i) && ++tries < 5)
+		while (!part_try((int)i) && ++tries < 20)
 			;
-		CHECK(part_rows[i].line, tries < 5, "lost the CPU in every try");
+		CHECK(part_rows[i].line, tries < 20, "lost the CPU in every try");
 	}
 	if (check_failures)
 		fprintf(stderr, "test_cost: %d failures\n", check_failures);
