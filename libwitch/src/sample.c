@@ -262,20 +262,24 @@ static int sample_watched_already(const struct witch_thread *t, const struct wat
 
 /* The sample's calling context, its leaf r->leaf: unwound, or copied from
  * the tick's first pick (the same signal context, the same stack). */
+/* The calling context at the signal, timed (stat cost_unwind_ns). */
+static int sample_walk(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, uint64_t *pcs,
+		       uint64_t *sps)
+{
+	uint64_t from = __rdtsc();
+	int n = context_of_signal(t, uc, leaf, 0, pcs, sps, (int)witch_rt.cfg->depth);
+	t->stats.cost_unwind_ns += (uint64_t)cost_tsc_ns(__rdtsc() - from);
+	return n;
+}
+
 static int sample_context(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r,
 			  uint64_t *pcs, uint64_t *sps)
 {
 	struct sample_tick_ctx *c = r->tick_ctx;
-	int depth = (int)witch_rt.cfg->depth;
-	uint64_t walk_from = __rdtsc();
-	if (!c) {
-		int n = context_of_signal(t, uc, r->leaf, 0, pcs, sps, depth);
-		t->stats.cost_unwind_ns += (uint64_t)cost_tsc_ns(__rdtsc() - walk_from);
-		return n;
-	}
+	if (!c)
+		return sample_walk(t, uc, r->leaf, pcs, sps);
 	if (c->n == 0) { /* the tick's first pick walks for them all */
-		c->n = context_of_signal(t, uc, r->leaf, 0, c->pcs, c->sps, depth);
-		t->stats.cost_unwind_ns += (uint64_t)cost_tsc_ns(__rdtsc() - walk_from);
+		c->n = sample_walk(t, uc, r->leaf, c->pcs, c->sps);
 		if (c->n == 0)
 			c->n = -EINVAL;
 	}
