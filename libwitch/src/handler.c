@@ -232,6 +232,12 @@ static int handler_on_perf_trap(struct witch_thread *t, siginfo_t *si, ucontext_
 		return 0;
 	if (witch_rt.off || !t->active)
 		return 1;
+	if (!watchpoint_set_uses_sigtrap(&t->wps)) {
+		/* Raised before the set's traps were queued (tick_route_traps):
+		 * its slot holds another watch now. */
+		t->stats.traps_spurious++;
+		return 1;
+	}
 	int in = handler_enter(t);
 	if (in > 0) {
 		handler_run_signal(t, uc, run_trap, &r, COST_WATCH);
@@ -549,6 +555,25 @@ static int tick_deps(struct witch_thread *t, const ucontext_t *uc)
 	return rc > 0;
 }
 
+/* A thread that blocks SIGTRAP would keep a perf SIGTRAP waiting while its
+ * breakpoint, still armed, takes a #DB at every hit
+ * (watchpoint_set_queue_traps): from the first tick that finds SIGTRAP in
+ * the mask the program runs on with, before anything is armed, its traps
+ * come as the runtime's own signal, which the program's masks leave open
+ * (sigguard.h). */
+static void tick_route_traps(struct witch_thread *t, const ucontext_t *uc)
+{
+	if (!config_arms_watchpoints(witch_rt.cfg) || !watchpoint_set_uses_sigtrap(&t->wps) ||
+	    sigismember(&uc->uc_sigmask, SIGTRAP) != 1)
+		return;
+	t->stats.sigtrap_blocked++;
+	if (watchpoint_set_queue_traps(&t->wps) < 0) {
+		/* As a set that cannot open at the first arm (thread.h). */
+		t->stats.watchpoint_open_errors++;
+		t->active = 0;
+	}
+}
+
 static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 {
 	struct decode_regs regs;
@@ -563,6 +588,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	cost_tick_arrived(&t->cost);
 	/* First, before the handler's own first touches fault. */
 	int in_fault = tick_in_fault(t, uc);
+	tick_route_traps(t, uc);
 	/* The tick stands for the program's CPU time since the last: the
 	 * clock's interval less what the profiler spent in it. */
 	double spent_ns;
@@ -689,6 +715,7 @@ static void sample_pmu(const struct pmu_sample *s, void *arg)
 static void tick_pmu(struct witch_thread *t, ucontext_t *uc)
 {
 	struct pmu_visit v = {t, uc};
+	tick_route_traps(t, uc);
 	if (!tick_deps(t, uc))
 		return; /* (the records wait in the ring for the next tick) */
 	cost_part(&t->cost, COST_PART_PICKS); /* (a PMU sample needs no look) */
@@ -757,7 +784,7 @@ static uint32_t trap_siblings(const struct witch_thread *t, int slot,
 			      const struct precise_access *p)
 {
 	uint32_t m = 0;
-	if (!watchpoint_uses_sigtrap())
+	if (!watchpoint_set_uses_sigtrap(&t->wps))
 		return 0;
 	for (int i = 0; i < t->wps.n; i++) {
 		const struct watchpoint *w = &t->wps.wp[i];
@@ -872,7 +899,7 @@ static void step_traps(struct witch_thread *t, ucontext_t *uc, const struct deco
 {
 	struct precise_access p;
 	uint32_t m = 0;
-	if (!watchpoint_uses_sigtrap())
+	if (!watchpoint_set_uses_sigtrap(&t->wps))
 		return;
 	for (int i = 0; i < t->wps.n; i++) {
 		const struct watchpoint *w = &t->wps.wp[i];

@@ -44,7 +44,15 @@ static void attr_sigtrap(struct perf_event_attr *a, int slot)
 	a->sig_data = SIG_DATA_TAG | (uint64_t)slot;
 }
 
-/* slot: the set's slot the event is for (its traps say it), -1: none */
+/* Whether set s's traps come as perf SIGTRAPs: the process's choice
+ * (watchpoint_probe) unless its thread's were queued since. */
+static int set_sigtrap(const struct watchpoint_set *s)
+{
+	return use_sigtrap && !s->queued;
+}
+
+/* slot: the set's slot the event is for, its traps tagged with it as
+ * SIGTRAPs; -1: no SIGTRAP (the fd's queued signal, or none) */
 static void watchpoint_attr(struct perf_event_attr *a, uint64_t addr, uint32_t len,
 			    int type, int disabled, uint32_t pass, int slot)
 {
@@ -60,7 +68,7 @@ static void watchpoint_attr(struct perf_event_attr *a, uint64_t addr, uint32_t l
 	a->disabled = disabled;
 	a->exclude_kernel = 1;
 	a->exclude_hv = 1;
-	if (use_sigtrap && slot >= 0)
+	if (slot >= 0)
 		attr_sigtrap(a, slot);
 }
 
@@ -68,11 +76,11 @@ static int watchpoint_open_one(struct watchpoint_set *s, int slot, uint64_t addr
 			       int type, int disabled, uint32_t pass)
 {
 	struct perf_event_attr a;
-	watchpoint_attr(&a, addr, len, type, disabled, pass, slot);
+	watchpoint_attr(&a, addr, len, type, disabled, pass, set_sigtrap(s) ? slot : -1);
 	int fd = perf_fd_open(&a, s->tid);
 	if (fd < 0)
 		return fd;
-	if (use_sigtrap)
+	if (set_sigtrap(s))
 		return fd;
 	int rc = perf_fd_route(fd, s->sig, s->tid);
 	if (rc < 0) {
@@ -184,7 +192,7 @@ int watchpoint_arm_after(struct watchpoint_set *s, int slot, uint64_t addr, uint
 	int rc;
 	if (!s->slow_rearm && w->fd >= 0) {
 		struct perf_event_attr a;
-		watchpoint_attr(&a, addr, len, type, 0, pass, slot);
+		watchpoint_attr(&a, addr, len, type, 0, pass, set_sigtrap(s) ? slot : -1);
 		if ((rc = watchpoint_set_pass(s, w, pass)) < 0) {
 			s->arm_errors++;
 			w->armed = 0;
@@ -349,9 +357,22 @@ int watchpoint_any_open(void)
 	return any_open;
 }
 
-int watchpoint_uses_sigtrap(void)
+int watchpoint_set_uses_sigtrap(const struct watchpoint_set *s)
 {
-	return use_sigtrap;
+	return set_sigtrap(s);
+}
+
+int watchpoint_set_queue_traps(struct watchpoint_set *s)
+{
+	if (!set_sigtrap(s))
+		return 0;
+	uint32_t want = (uint32_t)s->n;
+	watchpoint_set_close(s);
+	s->queued = 1;
+	if (want == 0)
+		return 0; /* (not opened yet: watchpoint_set_fill opens them queued) */
+	int rc = watchpoint_set_fill(s, want);
+	return rc < 0 ? rc : 0;
 }
 
 int watchpoint_slot_of_fd(const struct watchpoint_set *s, int fd)

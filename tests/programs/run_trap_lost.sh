@@ -18,7 +18,7 @@ ROWS=(
 	"icebp|0|own handler 1|0|own handler 1|traps_lost=0"
 	"icebp-dfl|133||133||traps_lost=0"
 	"step-blocked|0|stepped 0|0|stepped 0|skip_no_step>0"
-	"late|0|late 0|0|late 0|traps_async>0,traps_unresolved=0"
+	"late|0|late 0|0|late 0|sigtrap_blocked=1,traps>100,traps_unresolved=0"
 )
 fail=0
 for row in "${ROWS[@]}"; do

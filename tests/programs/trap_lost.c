@@ -36,8 +36,13 @@
  * fill's stores and watches them, and the next fill's store to a watched
  * word fires while SIGTRAP is blocked; the kernel sends that perf SIGTRAP
  * when the mask lifts, flagged asynchronous, at the sigprocmask's return.
- * Judged by that pc it found no access (traps_unresolved); now it is
- * counted late (traps_async > 0) and never judged (traps_unresolved 0).
+ * Judged by that pc it found no access (traps_unresolved); then it was
+ * counted late (traps_async > 0) and never judged.  Since 2026-12-07 the
+ * first tick that finds SIGTRAP blocked moves the thread's traps to the
+ * runtime's own signal (handler.c's tick_route_traps; stat
+ * sigtrap_blocked 1), which the mask leaves open: fill's watched stores
+ * are judged as they happen (traps ~1900 a run, none unresolved, none
+ * late; the check: over 100).
  * Build: -O2 -g.  Usage: trap_lost MODE
  */
 #include <cpuid.h>

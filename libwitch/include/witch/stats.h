@@ -30,6 +30,7 @@
 	X(traps_runtime)      /* the runtime's own access (exit, wrappers) */    \
 	X(traps_unreadable)   /* watched bytes no longer readable: dropped */    \
 	X(traps_async)        /* came late: SIGTRAP blocked when it fired */     \
+	X(sigtrap_blocked)    /* threads seen blocking SIGTRAP: their traps queued since (handler.c) */ \
 	X(traps_lost)         /* a hit the kernel took for an icebp (DR6 empty): dropped */ \
 	X(steps)              /* single steps taken looking for an access */     \
 	X(emulated)           /* instructions run ahead on a register copy */    \

@@ -58,6 +58,8 @@ struct watchpoint_set {
 	int sig;
 	pid_t tid;
 	int slow_rearm;     /* close+reopen instead of MODIFY_ATTRIBUTES */
+	int queued;         /* traps as `sig` even where SIGTRAPs are used
+			     * (watchpoint_set_queue_traps) */
 	uint64_t parking_addr;
 	uint64_t rearm_fast, rearm_slow, arm_errors;
 	uint64_t period_sets;   /* PERIOD ioctls (each a debug-register write) */
@@ -128,9 +130,18 @@ int watchpoint_trap_is_async(const siginfo_t *si);
 /* 1 once any set has had a slot open in this process: from then on a debug
  * exception here may be the runtime's. */
 int watchpoint_any_open(void);
-/* 1 when traps come as SIGTRAPs (watchpoint_probe chose them), 0 when as
- * the set's signal. */
-int watchpoint_uses_sigtrap(void);
+/* 1 when the set's traps come as SIGTRAPs (watchpoint_probe chose them,
+ * and watchpoint_set_queue_traps did not undo it), 0 when as its signal. */
+int watchpoint_set_uses_sigtrap(const struct watchpoint_set *s);
+/* From now on the set's traps come as its signal, queued through the fd,
+ * not as perf SIGTRAPs: for a thread that blocks SIGTRAP.  A perf SIGTRAP
+ * the thread blocks waits, and its breakpoint stays armed meanwhile, a #DB
+ * at every hit with no handler to disarm it (xz -T2's workers start with
+ * every signal blocked: 42x native, 2026-12-07).  Closes and reopens the
+ * set's events, disabled: nothing stays armed (release the slots' samples
+ * first).  Opened events are reopened; an empty set opens queued later.
+ * 0, or -errno (the set is then empty). */
+int watchpoint_set_queue_traps(struct watchpoint_set *s);
 /* Close the highest slot, giving its debug register back to the kernel (for
  * the program).  0, or -ENOSPC when none is left. */
 int watchpoint_set_shrink(struct watchpoint_set *s);
