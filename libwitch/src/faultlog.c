@@ -45,7 +45,24 @@ int faultlog_open(struct faultlog *f, pid_t tid)
 	}
 	f->fd = fd;
 	f->map = map;
+	f->counted_head = __atomic_load_n(&((const struct perf_event_mmap_page *)map)->data_head,
+					  __ATOMIC_ACQUIRE);
 	return 0;
+}
+
+/* A record: its header and the faulting instruction (PERF_SAMPLE_IP). */
+#define FAULTLOG_RECORD_BYTES (sizeof(struct perf_event_header) + sizeof(uint64_t))
+
+uint64_t faultlog_records_since(struct faultlog *f)
+{
+	if (f->fd < 0)
+		return 0;
+	const struct perf_event_mmap_page *hdr = f->map;
+	uint64_t head = __atomic_load_n(&hdr->data_head, __ATOMIC_ACQUIRE);
+	/* Written backward: the head moves down a record at a time. */
+	uint64_t bytes = f->counted_head - head;
+	f->counted_head = head;
+	return bytes / FAULTLOG_RECORD_BYTES;
 }
 
 int faultlog_since_tick(struct faultlog *f, uint64_t *ip)

@@ -80,22 +80,34 @@ int main(void)
 	madvise(m, PAGES * PAGE, MADV_NOHUGEPAGE); /* a fault a page */
 	uint64_t ip = 0, pc;
 	(void)faultlog_since_tick(&f, &ip); /* what the process did so far */
+	(void)faultlog_records_since(&f);
+	uint64_t n;
 
 	CHECK(__LINE__, faultlog_since_tick(&f, &ip) == 0, "a fault reported with none since");
 	pc = store_at((volatile uint64_t *)(m + 0 * PAGE));
 	rc = faultlog_since_tick(&f, &ip);
 	CHECK(__LINE__, rc == 1 && ip == pc, "one fault at %#lx: got %d at %#lx", (unsigned long)pc,
 	      rc, (unsigned long)ip);
+	/* Counted records: the test's own faults besides (a lazily bound
+	 * call, a stack page) may add one or two. */
+	n = faultlog_records_since(&f);
+	CHECK(__LINE__, n >= 1 && n <= 3, "one fault counted: got %lu", (unsigned long)n);
 	touch(m + 1 * PAGE, 300);
 	pc = store_at((volatile uint64_t *)(m + 301 * PAGE));
 	rc = faultlog_since_tick(&f, &ip);
 	CHECK(__LINE__, rc == 1 && ip == pc, "after 300 faults, the newest at %#lx: got %d at %#lx",
 	      (unsigned long)pc, rc, (unsigned long)ip);
+	n = faultlog_records_since(&f);
+	CHECK(__LINE__, n >= 301 && n <= 303, "301 faults counted (the ring holds far fewer): got %lu",
+	      (unsigned long)n);
 	store_at((volatile uint64_t *)(m + 301 * PAGE + 8)); /* the page is there now */
 	CHECK(__LINE__, faultlog_since_tick(&f, &ip) == 0, "a fault reported for a present page");
+	n = faultlog_records_since(&f);
+	CHECK(__LINE__, n == 0, "a fault counted for a present page: got %lu", (unsigned long)n);
 	faultlog_close(&f);
 	store_at((volatile uint64_t *)(m + 400 * PAGE));
 	CHECK(__LINE__, faultlog_since_tick(&f, &ip) == 0, "a closed log reported a fault");
+	CHECK(__LINE__, faultlog_records_since(&f) == 0, "a closed log counted a fault");
 
 	int fds = open_fds();
 	faultlog_begin(&f, (pid_t)gettid());

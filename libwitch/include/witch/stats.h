@@ -39,6 +39,8 @@
 	X(loads_unforwarded)  /* ... whose loads waited for a store to reach the cache (costmodel.h) */ \
 	X(skip_no_access)     /* no wanted access in the tick's window: 0 bytes */ \
 	X(ticks_in_fault)     /* arrived from a page fault: kernel time, 0 bytes (faultlog.h) */ \
+	X(faults_logged)      /* page-fault records the log took (faultlog.h) */ \
+	X(cost_faultlog_ns)   /* ... priced FAULTLOG_RECORD_NS each: in the estimate, not the budget */ \
 	X(faultlog_errors)    /* the page-fault log could not open at the first tick (faultlog.h) */ \
 	X(sampler_perf_errors) /* perf's clock could not open when an interval first needed it: the timer ends them (sampler.h) */ \
 	X(watchpoint_sets_opened) /* threads whose breakpoint events opened: the first at its start, others at their first arm (thread.h) */ \
