@@ -49,20 +49,15 @@ int main(int argc, char **argv)
 {
 	size_t pages = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000;
 	int runs = argc > 2 ? atoi(argv[2]) : 7;
-	struct perf_event_attr a;
+	/* The event as faultlog_open asks for it. */
+	struct perf_event_attr a = {.size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
+				    .config = PERF_COUNT_SW_PAGE_FAULTS, .sample_period = 1,
+				    .sample_type = PERF_SAMPLE_IP, .exclude_kernel = 1,
+				    .exclude_hv = 1, .write_backward = 1};
 	if (pages == 0 || runs < 1) {
 		fprintf(stderr, "usage: faultlog_cost [PAGES>0] [RUNS>0]\n");
 		return 2;
 	}
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_PAGE_FAULTS;
-	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_IP;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	a.write_backward = 1;
 	printf("| run | ns a fault, no log | with the log | a record |\n|---:|---:|---:|---:|\n");
 	for (int r = 0; r < runs; r++) {
 		double off = touch_fresh(pages);
