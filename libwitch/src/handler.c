@@ -519,17 +519,21 @@ static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *reg
 	return 1;
 }
 
+/* The page-fault log's own price, paid in the program's faults since the
+ * last tick: in the estimate, not yet in the budget (a fault-heavy
+ * program's log alone costs about the default 1%: hashtab 0.97%). */
+static void tick_count_faults(struct witch_thread *t)
+{
+	uint64_t logged = faultlog_records_since(&t->faults);
+	t->stats.faults_logged += logged;
+	t->stats.cost_faultlog_ns += (uint64_t)((double)logged * FAULTLOG_RECORD_NS);
+}
+
 /* The tick arrived from a page fault (faultlog.h): at the instruction of
  * the last fault since the last tick, or at the one after it. */
 static int tick_in_fault(struct witch_thread *t, const ucontext_t *uc)
 {
 	uint64_t ip, pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	/* The log's own price, paid in the program's faults since the last
-	 * tick: in the estimate, not yet in the budget (a fault-heavy program's
-	 * log alone costs about the default 1%: hashtab 0.97%). */
-	uint64_t logged = faultlog_records_since(&t->faults);
-	t->stats.faults_logged += logged;
-	t->stats.cost_faultlog_ns += (uint64_t)((double)logged * FAULTLOG_RECORD_NS);
 	int rc = faultlog_since_tick(&t->faults, &ip);
 	if (rc < 0)
 		t->stats.faultlog_errors++;
@@ -594,6 +598,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	cost_tick_arrived(&t->cost);
 	/* First, before the handler's own first touches fault. */
 	int in_fault = tick_in_fault(t, uc);
+	tick_count_faults(t);
 	tick_route_traps(t, uc);
 	/* The tick stands for the program's CPU time since the last: the
 	 * clock's interval less what the profiler spent in it. */

@@ -260,8 +260,6 @@ static int sample_watched_already(const struct witch_thread *t, const struct wat
 	return 0;
 }
 
-/* The sample's calling context, its leaf r->leaf: unwound, or copied from
- * the tick's first pick (the same signal context, the same stack). */
 /* The calling context at the signal, timed (stat cost_unwind_ns). */
 static int sample_walk(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, uint64_t *pcs,
 		       uint64_t *sps)
@@ -272,6 +270,8 @@ static int sample_walk(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, ui
 	return n;
 }
 
+/* The sample's calling context, its leaf r->leaf: unwound, or copied from
+ * the tick's first pick (the same signal context, the same stack). */
 static int sample_context(struct witch_thread *t, ucontext_t *uc, const struct sample_req *r,
 			  uint64_t *pcs, uint64_t *sps)
 {

@@ -92,9 +92,10 @@ int main(int argc, char **argv)
 		w[t].reps = reps;
 		w[t].times = times;
 	}
-	sigfillset(&all);
-	if (masked)
+	if (masked) {
+		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old); /* what the threads start with */
+	}
 	for (int t = 0; t < NTHREADS; t++) {
 		int e = pthread_create(&w[t].tid, NULL, worker, &w[t]);
 		if (e) {
