@@ -23,6 +23,7 @@
 #include "witch/fatal.h"
 #include "witch/fdguard.h"
 #include "witch/sanguard.h"
+#include "witch/vgguard.h"
 #include "witch/lockguard.h"
 #include "witch/limitguard.h"
 #include "witch/flush.h"
@@ -404,6 +405,12 @@ __attribute__((constructor)) static void witch_init(void)
 			 "without -fsanitize=%s)",
 			 san, san[0] == 'A' ? "address" : san[0] == 'T' ? "thread" :
 			 san[0] == 'M' ? "memory" : "hwaddress");
+		return;
+	}
+	if (config_arms_watchpoints(&witch_cfg) && vgguard_under_valgrind()) {
+		log_line("this program runs under Valgrind, which cannot resume its translated code "
+			 "from a watchpoint's trap: running without profiling (WITCH_WATCHPOINTS=window "
+			 "profiles by the run-ahead alone, no debug registers)");
 		return;
 	}
 	/* Before the runtime reserves any of the program's address space
