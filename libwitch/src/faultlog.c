@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@ int faultlog_open(struct faultlog *f, pid_t tid)
 	}
 	f->fd = fd;
 	f->map = map;
+	f->period = 1;
 	f->counted_head = __atomic_load_n(&((const struct perf_event_mmap_page *)map)->data_head,
 					  __ATOMIC_ACQUIRE);
 	return 0;
@@ -63,6 +65,29 @@ uint64_t faultlog_records_since(struct faultlog *f)
 	uint64_t bytes = f->counted_head - head;
 	f->counted_head = head;
 	return bytes / FAULTLOG_RECORD_BYTES;
+}
+
+int faultlog_thin(struct faultlog *f, uint64_t records, uint64_t *faults)
+{
+	*faults = 0;
+	if (f->fd < 0)
+		return 0;
+	*faults = records * f->period;
+	uint64_t want = 1;
+	while (want < FAULTLOG_PERIOD_MAX && want * 2 * FAULTLOG_RECORDS_A_TICK <= *faults)
+		want *= 2;
+	/* Up at once, down by half a tick and only past a 4x gap: faults come
+	 * in bursts (a table grown, a buffer first filled), and a burst in an
+	 * interval at period 1 pays for every record before the next tick can
+	 * thin the log. */
+	if (want < 4 * f->period && 4 * want > f->period)
+		return 0;
+	if (want < f->period)
+		want = f->period / 2;
+	if (ioctl(f->fd, PERF_EVENT_IOC_PERIOD, &want) < 0)
+		return -errno;
+	f->period = want;
+	return 0;
 }
 
 int faultlog_since_tick(struct faultlog *f, uint64_t *ip)

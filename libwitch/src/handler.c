@@ -520,13 +520,17 @@ static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *reg
 }
 
 /* The page-fault log's own price, paid in the program's faults since the
- * last tick: in the estimate, not yet in the budget (a fault-heavy
- * program's log alone costs about the default 1%: hashtab 0.97%). */
+ * last tick, and its period for the next (faultlog_thin): in the
+ * estimate, not in the budget. */
 static void tick_count_faults(struct witch_thread *t)
 {
-	uint64_t logged = faultlog_records_since(&t->faults);
+	uint64_t logged = faultlog_records_since(&t->faults), faults;
+	uint64_t period = t->faults.period;
+	if (faultlog_thin(&t->faults, logged, &faults) < 0)
+		t->stats.faultlog_errors++;
+	t->stats.faultlog_period_sets += t->faults.period != period;
 	t->stats.faults_logged += logged;
-	t->stats.cost_faultlog_ns += (uint64_t)((double)logged * FAULTLOG_RECORD_NS);
+	t->stats.cost_faultlog_ns += (uint64_t)faultlog_cost_ns(logged, faults);
 }
 
 /* The tick arrived from a page fault (faultlog.h): at the instruction of

@@ -477,6 +477,15 @@ static void thread_unlink(struct witch_thread *t)
 	pthread_mutex_unlock(&thread_lock);
 }
 
+/* The page-fault log's records since t's last tick, counted as a tick
+ * counts them (handler.c): only where no handler of t's can be running. */
+static void thread_count_faults(struct witch_thread *t)
+{
+	uint64_t records = faultlog_records_since(&t->faults);
+	t->stats.faults_logged += records;
+	t->stats.cost_faultlog_ns += (uint64_t)faultlog_cost_ns(records, records * t->faults.period);
+}
+
 /* Fold what t measured so far into the profile and start its tables
  * afresh (its calling context tree stays: mu and eta carry on). */
 static void thread_fold(struct witch_thread *t)
@@ -517,6 +526,7 @@ void thread_end(struct witch_thread *t)
 	/* Out of the list first, under its lock: a periodic flush folding the
 	 * live threads can no longer fold this one at the same time. */
 	thread_unlink(t);
+	thread_count_faults(t);
 	thread_fold(t);
 	if (thread_tls == t) {
 		thread_tls = NULL;
@@ -532,9 +542,13 @@ void thread_end_all(void)
 	for (struct witch_thread *t = thread_list; t; t = t->next)
 		thread_quiesce(t);
 	/* Other threads may still be inside a handler that started before
-	 * quiesce; their memory stays mapped, only this fold reads it. */
-	for (struct witch_thread *t = thread_list; t; t = t->next)
+	 * quiesce; their memory stays mapped, only this fold reads it (and
+	 * their fault logs stay as their last tick left them). */
+	for (struct witch_thread *t = thread_list; t; t = t->next) {
+		if (t == thread_tls)
+			thread_count_faults(t);
 		thread_fold(t);
+	}
 	pthread_mutex_unlock(&thread_lock);
 }
 
@@ -556,6 +570,7 @@ void thread_flush_all(void)
 		__atomic_store_n(&t->paused, 1, __ATOMIC_SEQ_CST);
 		while (__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
 			sched_yield();
+		thread_count_faults(t);
 		thread_fold(t);
 		__atomic_store_n(&t->paused, 0, __ATOMIC_SEQ_CST);
 	}

@@ -10,6 +10,17 @@
  *     of 16 bytes), then one at store_at: the newest still, at its store;
  *   - a store into a page already touched: no fault, 0;
  *   - closed: 0.
+ * Thinned (faultlog_thin), a table: from a period and the records since
+ * the last tick, the faults they stand for (records x period) and the
+ * next period, the largest power of 2 that leaves at least
+ * FAULTLOG_RECORDS_A_TICK (32) records an interval, taken only if 4x off
+ * the current, and halved at most a tick when lower, e.g.
+ *   period 1, 128 records: 128 faults, 4 gives 32 records -> 4;
+ *   period 1, 100 records: 2 would do, within 4x of 1 -> 1;
+ *   period 64, 0 records: 1 would do, 64x below -> 32 (halved);
+ *   period 64, 20 records: 1280 faults, 32 would do, within 4x -> 64.
+ * Then live: at period 16, 1,600 fresh pages leave 100 records (+2 for
+ * the test's own faults at most, one at 1 would leave 1,600).
  * Begun (opened at the first tick), not yet looked at: no event is open
  * (the process's fd count is as before); a fault before the first look is
  * not reported (0: nothing was logged then), one after it is; closed
@@ -61,6 +72,66 @@ __attribute__((noinline)) static void touch(unsigned char *p, unsigned long page
 {
 	for (unsigned long i = 0; i < pages; i++)
 		((volatile unsigned char *)p)[i * PAGE] = 1;
+}
+
+static const struct {
+	int line;
+	uint64_t period, records, faults, next;
+} thin_rows[] = {
+	{__LINE__, 1, 0, 0, 1},
+	{__LINE__, 1, 10, 10, 1},
+	{__LINE__, 1, 100, 100, 1},
+	{__LINE__, 1, 128, 128, 4},
+	{__LINE__, 1, 32768, 32768, 1024},
+	{__LINE__, 1, 10000000, 10000000, FAULTLOG_PERIOD_MAX},
+	{__LINE__, 64, 0, 0, 32},
+	{__LINE__, 64, 5, 320, 32},
+	{__LINE__, 64, 20, 1280, 64},
+	{__LINE__, 64, 200, 12800, 256},
+	{__LINE__, 64, 2000, 128000, 2048},
+	{__LINE__, 2, 1, 2, 2},
+	{__LINE__, 4, 0, 0, 2},
+};
+
+static void check_thinning(void)
+{
+	struct faultlog f;
+	if (faultlog_open(&f, (pid_t)gettid()) < 0) {
+		FAIL(__LINE__, "the log opened before, not now");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(thin_rows) / sizeof(thin_rows[0]); i++) {
+		uint64_t faults = ~0ull;
+		f.period = thin_rows[i].period;
+		int rc = faultlog_thin(&f, thin_rows[i].records, &faults);
+		CHECK(thin_rows[i].line,
+		      rc == 0 && faults == thin_rows[i].faults && f.period == thin_rows[i].next,
+		      "period %lu, %lu records: got %d, %lu faults, period %lu (want %lu, %lu)",
+		      (unsigned long)thin_rows[i].period, (unsigned long)thin_rows[i].records, rc,
+		      (unsigned long)faults, (unsigned long)f.period,
+		      (unsigned long)thin_rows[i].faults, (unsigned long)thin_rows[i].next);
+	}
+	/* Live: to 16 (512 faults at 1), then 1,600 faults. */
+	uint64_t faults;
+	f.period = 1;
+	int rc = faultlog_thin(&f, 512, &faults);
+	CHECK(__LINE__, rc == 0 && f.period == 16, "512 faults at 1: got %d, period %lu", rc,
+	      (unsigned long)f.period);
+	unsigned char *m = mmap(NULL, 1600 * PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		FAIL(__LINE__, "mmap");
+		faultlog_close(&f);
+		return;
+	}
+	madvise(m, 1600 * PAGE, MADV_NOHUGEPAGE);
+	(void)faultlog_records_since(&f);
+	touch(m, 1600);
+	uint64_t n = faultlog_records_since(&f);
+	CHECK(__LINE__, n >= 99 && n <= 102, "1600 faults at period 16: %lu records, want 100",
+	      (unsigned long)n);
+	munmap(m, 1600 * PAGE);
+	faultlog_close(&f);
 }
 
 int main(void)
@@ -128,6 +199,7 @@ int main(void)
 	CHECK(__LINE__, rc == 0 && f.fd < 0 && open_fds() == fds,
 	      "closed before its first tick: opened at a look after (%d, fd %d)", rc, f.fd);
 	munmap(m, PAGES * PAGE);
+	check_thinning();
 	printf("test_faultlog: %s\n", check_failures ? "failed" : "all checks passed");
 	return check_failures != 0;
 }

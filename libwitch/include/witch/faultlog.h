@@ -21,8 +21,17 @@
  * taken so too: the user time of a loop over fresh pages is a small part
  * of its time next to its faults'.
  *
- * Costs a record a fault (~0.3 us in a fault of several) and 8 KiB of
- * locked memory a thread.  Where the event cannot be opened or mapped
+ * A record costs the faulting thread ~0.5 us on a fault of ~1.5 us, so a
+ * loop over fresh pages paid a third more a fault: hashtab's log cost it
+ * 32 ms in 2.1 s, twice the handler's 14 ms.  So the log thins itself
+ * (faultlog_thin): where faults come faster than FAULTLOG_RECORDS_A_TICK
+ * an interval, it records one every `period` faults (a power of 2, up to
+ * FAULTLOG_PERIOD_MAX), so that about that many records still land
+ * between ticks; a fault counted and not recorded costs ~50 ns.  What
+ * the log answers is whether the tick's instruction faulted lately, and
+ * code that faults that often faults at the same few instructions (a
+ * loop's first touch of each page), which a record in 32 still names.
+ * 8 KiB of locked memory a thread.  Where the event cannot be opened or mapped
  * (perf_event_paranoid, the locked-memory limit) faultlog_open fails and
  * the thread's ticks are taken as before.
  *
@@ -45,14 +54,26 @@ struct faultlog {
 	void *map;          /* the header page, then the ring */
 	uint64_t last_head; /* the ring's head at the last look */
 	uint64_t counted_head; /* ... at the last faultlog_records_since */
+	uint64_t period;       /* a record every this many faults (faultlog_thin) */
 };
 
 /* What a record costs the faulting thread's fault: 460-610 ns, median 485,
  * on a fault of ~1.5 us here (bench/faultlog_cost.c, 2026-12-07, 7 x 100k
- * fresh pages; "~0.3 us" above was a guess).  The estimate counts it
- * (stat cost_faultlog_ns); the budget does not yet: hashtab's 162k faults
- * cost ~1% of its CPU in records alone. */
+ * fresh pages).  A fault the event counts and does not record: 26-78 ns
+ * at one record in 64, 47-60 at one in 1024, in the runs the VM left
+ * steady (faultlog_cost 300000 7 PERIOD).  The estimate counts both
+ * (stat cost_faultlog_ns); the budget does not. */
 #define FAULTLOG_RECORD_NS 500.0
+#define FAULTLOG_COUNT_NS 50.0
+/* What `records` taken for `faults` cost the program's faults. */
+static inline double faultlog_cost_ns(uint64_t records, uint64_t faults)
+{
+	return (double)records * FAULTLOG_RECORD_NS +
+	       (double)(faults > records ? faults - records : 0) * FAULTLOG_COUNT_NS;
+}
+/* Records wanted between two ticks, and the thinnest the log gets. */
+#define FAULTLOG_RECORDS_A_TICK 32
+#define FAULTLOG_PERIOD_MAX 4096
 
 /* Thread tid's log, to be opened at its first tick: no system call. */
 void faultlog_begin(struct faultlog *f, pid_t tid);
@@ -65,6 +86,12 @@ int faultlog_since_tick(struct faultlog *f, uint64_t *ip);
  * is not open): what the thread's faults paid for it.  Read off the ring's
  * head, no system call.  Async-signal-safe. */
 uint64_t faultlog_records_since(struct faultlog *f);
+/* From the tick, after faultlog_records_since gave `records`: the faults
+ * they stand for (records x the period they were taken at) into *faults,
+ * and the period set anew for the next interval where it is 4x off the
+ * one that would give FAULTLOG_RECORDS_A_TICK records (one ioctl).  0, or
+ * -errno (the period is kept).  Async-signal-safe. */
+int faultlog_thin(struct faultlog *f, uint64_t records, uint64_t *faults);
 /* Open thread tid's log now.  0 or -errno (then f->fd is -1).
  * Async-signal-safe. */
 int faultlog_open(struct faultlog *f, pid_t tid);
