@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define FAULTLOG_PAGES 2 /* the header page and a one-page ring */
@@ -76,18 +77,38 @@ int faultlog_thin(struct faultlog *f, uint64_t records, uint64_t *faults)
 	uint64_t want = 1;
 	while (want < FAULTLOG_PERIOD_MAX && want * 2 * FAULTLOG_RECORDS_A_TICK <= *faults)
 		want *= 2;
-	/* Up at once, down by half a tick and only past a 4x gap: faults come
-	 * in bursts (a table grown, a buffer first filled), and a burst in an
-	 * interval at period 1 pays for every record before the next tick can
-	 * thin the log. */
-	if (want < 4 * f->period && 4 * want > f->period)
-		return 0;
-	if (want < f->period)
+	/* Up at once, down only past a 4x gap held FAULTLOG_DECAY_TICKS ticks,
+	 * and then by half: faults come in bursts (a table grown, a buffer
+	 * first filled) between quiet stretches, and a burst in an interval
+	 * at period 1 pays for every record before the next tick can thin the
+	 * log (hashtab: 9,500 records in 2 s halving every tick).  A period
+	 * kept high through a quiet stretch costs nothing: no faults. */
+	if (4 * want <= f->period) {
+		if (++f->low_ticks < FAULTLOG_DECAY_TICKS)
+			return 0;
 		want = f->period / 2;
+	} else if (want < 4 * f->period) {
+		f->low_ticks = 0;
+		return 0;
+	}
+	f->low_ticks = 0;
 	if (ioctl(f->fd, PERF_EVENT_IOC_PERIOD, &want) < 0)
 		return -errno;
 	f->period = want;
 	return 0;
+}
+
+int faultlog_keep_within(struct faultlog *f, double cost_ns, double allowed_ns)
+{
+	if (f->fd < 0)
+		return 0;
+	f->cost_ns = f->cost_ns * 0.875 + cost_ns;
+	f->allowed_ns = f->allowed_ns * 0.875 + allowed_ns;
+	if (++f->budget_ticks < FAULTLOG_OVER_TICKS ||
+	    f->cost_ns <= FAULTLOG_BUDGET_SHARE * f->allowed_ns)
+		return 0;
+	faultlog_close(f); /* (and never opens again) */
+	return 1;
 }
 
 int faultlog_since_tick(struct faultlog *f, uint64_t *ip)
@@ -97,7 +118,17 @@ int faultlog_since_tick(struct faultlog *f, uint64_t *ip)
 		if (tid <= 0)
 			return 0;
 		int rc = faultlog_open(f, tid); /* the first tick: from here on */
-		return rc < 0 ? rc : 0;
+		if (rc < 0)
+			return rc;
+		/* The thread's faults so far stand for its first interval's, a
+		 * quarter of them: a program that faults fast from its start
+		 * (hashtab: 6,700 records between its first two ticks) starts
+		 * thinned, one whose start-up faulted a few hundred times not. */
+		struct rusage ru;
+		uint64_t faults;
+		if (getrusage(RUSAGE_THREAD, &ru) == 0 && ru.ru_minflt > 0)
+			(void)faultlog_thin(f, (uint64_t)ru.ru_minflt / 4, &faults);
+		return 0;
 	}
 	const struct perf_event_mmap_page *hdr = f->map;
 	uint64_t head = __atomic_load_n(&hdr->data_head, __ATOMIC_ACQUIRE);

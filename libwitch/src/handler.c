@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <string.h>
 #include <ucontext.h>
+#include <x86intrin.h>
 
 #define EFLAGS_TF 0x100ull
 
@@ -520,9 +521,9 @@ static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *reg
 }
 
 /* The page-fault log's own price, paid in the program's faults since the
- * last tick, and its period for the next (faultlog_thin): in the
- * estimate, not in the budget. */
-static void tick_count_faults(struct witch_thread *t)
+ * last tick (returned, ns: the profiler's spending, in the estimate and
+ * the budget), and its period for the next (faultlog_thin). */
+static double tick_count_faults(struct witch_thread *t)
 {
 	uint64_t logged = faultlog_records_since(&t->faults), faults;
 	uint64_t period = t->faults.period;
@@ -530,7 +531,32 @@ static void tick_count_faults(struct witch_thread *t)
 		t->stats.faultlog_errors++;
 	t->stats.faultlog_period_sets += t->faults.period != period;
 	t->stats.faults_logged += logged;
-	t->stats.cost_faultlog_ns += (uint64_t)faultlog_cost_ns(logged, faults);
+	double ns = faultlog_cost_ns(logged, faults);
+	t->stats.cost_faultlog_ns += (uint64_t)ns;
+	uint64_t close_tsc = __rdtsc();
+	if (witch_rt.cfg->budget > 0 &&
+	    faultlog_keep_within(&t->faults, ns, witch_rt.cfg->budget * (double)t->sampler.current_ns)) {
+		/* The close may turn the kernel's page-fault static key off
+		 * (the last such event): as its open (tick_in_fault), the
+		 * log's cost, not the handler's. */
+		close_tsc = __rdtsc() - close_tsc;
+		cost_set_aside(&t->cost, close_tsc);
+		t->stats.cost_faultlog_ns += (uint64_t)cost_tsc_ns(close_tsc);
+		t->stats.faultlog_closed++;
+	}
+	return ns;
+}
+
+/* The budget's share left to the ticks: the fault log's cost goes with
+ * the program's faults, not with the ticks, so fewer ticks would not pay
+ * it; it comes off the share instead, down to FAULTLOG_BUDGET_SHARE of it
+ * (past that for long the log closes: faultlog_keep_within). */
+static double tick_budget(const struct witch_thread *t, double faultlog_ns)
+{
+	double budget = witch_rt.cfg->budget, interval = (double)t->sampler.current_ns;
+	double left = interval > 0 ? budget - faultlog_ns / interval : budget;
+	return left > (1 - FAULTLOG_BUDGET_SHARE) * budget ? left
+							    : (1 - FAULTLOG_BUDGET_SHARE) * budget;
 }
 
 /* The tick arrived from a page fault (faultlog.h): at the instruction of
@@ -538,7 +564,18 @@ static void tick_count_faults(struct witch_thread *t)
 static int tick_in_fault(struct witch_thread *t, const ucontext_t *uc)
 {
 	uint64_t ip, pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	int was_open = t->faults.fd >= 0;
+	uint64_t open_tsc = __rdtsc();
 	int rc = faultlog_since_tick(&t->faults, &ip);
+	if (!was_open && t->faults.fd >= 0) {
+		/* Opened at this first tick: the first such event turns the
+		 * kernel's page-fault static key on, 1-12 ms here (text
+		 * patching), a start-up cost of the log's that the budget's
+		 * running cost of a tick would have taken for every tick's. */
+		open_tsc = __rdtsc() - open_tsc;
+		cost_set_aside(&t->cost, open_tsc);
+		t->stats.cost_faultlog_ns += (uint64_t)cost_tsc_ns(open_tsc);
+	}
 	if (rc < 0)
 		t->stats.faultlog_errors++;
 	if (rc <= 0)
@@ -602,13 +639,14 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	cost_tick_arrived(&t->cost);
 	/* First, before the handler's own first touches fault. */
 	int in_fault = tick_in_fault(t, uc);
-	tick_count_faults(t);
+	double faultlog_ns = tick_count_faults(t);
 	tick_route_traps(t, uc);
 	/* The tick stands for the program's CPU time since the last: the
-	 * clock's interval less what the profiler spent in it. */
+	 * clock's interval less what the profiler spent in it, its fault
+	 * log's records too. */
 	double spent_ns;
 	double program_ns = (double)t->sampler.current_ns - cost_take_interval(&t->cost, &spent_ns) -
-			    bulk_take_excluded_ns(&t->bulk);
+			    bulk_take_excluded_ns(&t->bulk) - faultlog_ns;
 	int armed_before = watchpoint_set_armed(&t->wps) != 0; /* (the kernel cost may release) */
 	spent_ns += tick_kernel_cost(t, program_ns);
 	t->stats.clock_ns += t->sampler.current_ns;
@@ -619,7 +657,7 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	if (t->stats.ticks % COSTMODEL_REMEASURE_TICKS == 0)
 		costmodel_remeasure(); /* the machine's speed moves under the model */
 	if (witch_rt.cfg->budget > 0) {
-		t->sampler.period_ns = budget_next_period(&t->budget, witch_rt.cfg->budget, spent_ns,
+		t->sampler.period_ns = budget_next_period(&t->budget, tick_budget(t, faultlog_ns), spent_ns,
 							  (double)t->sampler.current_ns,
 							  t->sampler.period_ns);
 		bulk_set_period(&t->bulk, t->sampler.period_ns);

@@ -13,14 +13,19 @@
  * Thinned (faultlog_thin), a table: from a period and the records since
  * the last tick, the faults they stand for (records x period) and the
  * next period, the largest power of 2 that leaves at least
- * FAULTLOG_RECORDS_A_TICK (32) records an interval, taken only if 4x off
- * the current, and halved at most a tick when lower, e.g.
+ * FAULTLOG_RECORDS_A_TICK (32) records an interval, taken at once if 4x
+ * higher than the current; if 4x lower for FAULTLOG_DECAY_TICKS (8)
+ * ticks in a row, the current halves, e.g.
  *   period 1, 128 records: 128 faults, 4 gives 32 records -> 4;
  *   period 1, 100 records: 2 would do, within 4x of 1 -> 1;
- *   period 64, 0 records: 1 would do, 64x below -> 32 (halved);
- *   period 64, 20 records: 1280 faults, 32 would do, within 4x -> 64.
+ *   period 64, 0 records, 6 low ticks before: 1 would do -> 64, 7 low;
+ *   ... 7 low ticks before: the 8th -> 32, the count starts again;
+ *   period 64, 20 records: 1280 faults, 32 would do, within 4x -> 64,
+ *   and the low count back to 0.
  * Then live: at period 16, 1,600 fresh pages leave 100 records (+2 for
  * the test's own faults at most, one at 1 would leave 1,600).
+ * Kept within a budget (faultlog_keep_within), a table above
+ * check_keep_within: which tick closes a log that costs so much.
  * Begun (opened at the first tick), not yet looked at: no event is open
  * (the process's fd count is as before); a fault before the first look is
  * not reported (0: nothing was logged then), one after it is; closed
@@ -76,21 +81,27 @@ __attribute__((noinline)) static void touch(unsigned char *p, unsigned long page
 
 static const struct {
 	int line;
-	uint64_t period, records, faults, next;
+	uint64_t period;
+	uint32_t low;
+	uint64_t records, faults, next;
+	uint32_t next_low;
 } thin_rows[] = {
-	{__LINE__, 1, 0, 0, 1},
-	{__LINE__, 1, 10, 10, 1},
-	{__LINE__, 1, 100, 100, 1},
-	{__LINE__, 1, 128, 128, 4},
-	{__LINE__, 1, 32768, 32768, 1024},
-	{__LINE__, 1, 10000000, 10000000, FAULTLOG_PERIOD_MAX},
-	{__LINE__, 64, 0, 0, 32},
-	{__LINE__, 64, 5, 320, 32},
-	{__LINE__, 64, 20, 1280, 64},
-	{__LINE__, 64, 200, 12800, 256},
-	{__LINE__, 64, 2000, 128000, 2048},
-	{__LINE__, 2, 1, 2, 2},
-	{__LINE__, 4, 0, 0, 2},
+	{__LINE__, 1, 0, 0, 0, 1, 0},
+	{__LINE__, 1, 0, 10, 10, 1, 0},
+	{__LINE__, 1, 0, 100, 100, 1, 0},
+	{__LINE__, 1, 0, 128, 128, 4, 0},
+	{__LINE__, 1, 0, 32768, 32768, 1024, 0},
+	{__LINE__, 1, 0, 10000000, 10000000, FAULTLOG_PERIOD_MAX, 0},
+	{__LINE__, 64, 0, 0, 0, 64, 1},
+	{__LINE__, 64, 6, 0, 0, 64, 7},
+	{__LINE__, 64, 7, 0, 0, 32, 0},
+	{__LINE__, 64, 7, 5, 320, 32, 0},
+	{__LINE__, 64, 3, 20, 1280, 64, 0},
+	{__LINE__, 64, 0, 200, 12800, 256, 0},
+	{__LINE__, 64, 5, 2000, 128000, 2048, 0},
+	{__LINE__, 2, 0, 1, 2, 2, 0},
+	{__LINE__, 4, 7, 0, 0, 2, 0},
+	{__LINE__, 4, 0, 0, 0, 4, 1},
 };
 
 static void check_thinning(void)
@@ -103,13 +114,17 @@ static void check_thinning(void)
 	for (size_t i = 0; i < sizeof(thin_rows) / sizeof(thin_rows[0]); i++) {
 		uint64_t faults = ~0ull;
 		f.period = thin_rows[i].period;
+		f.low_ticks = thin_rows[i].low;
 		int rc = faultlog_thin(&f, thin_rows[i].records, &faults);
 		CHECK(thin_rows[i].line,
-		      rc == 0 && faults == thin_rows[i].faults && f.period == thin_rows[i].next,
-		      "period %lu, %lu records: got %d, %lu faults, period %lu (want %lu, %lu)",
-		      (unsigned long)thin_rows[i].period, (unsigned long)thin_rows[i].records, rc,
-		      (unsigned long)faults, (unsigned long)f.period,
-		      (unsigned long)thin_rows[i].faults, (unsigned long)thin_rows[i].next);
+		      rc == 0 && faults == thin_rows[i].faults && f.period == thin_rows[i].next &&
+			      f.low_ticks == thin_rows[i].next_low,
+		      "period %lu (%u low), %lu records: got %d, %lu faults, period %lu (%u low); "
+		      "want %lu, %lu (%u)",
+		      (unsigned long)thin_rows[i].period, thin_rows[i].low,
+		      (unsigned long)thin_rows[i].records, rc, (unsigned long)faults,
+		      (unsigned long)f.period, f.low_ticks, (unsigned long)thin_rows[i].faults,
+		      (unsigned long)thin_rows[i].next, thin_rows[i].next_low);
 	}
 	/* Live: to 16 (512 faults at 1), then 1,600 faults. */
 	uint64_t faults;
@@ -132,6 +147,48 @@ static void check_thinning(void)
 	      (unsigned long)n);
 	munmap(m, 1600 * PAGE);
 	faultlog_close(&f);
+}
+
+/* faultlog_keep_within under a budget allowing 1 ms an interval: the log's
+ * cost each tick (ms, then the same for the rest of 24 ticks), and the
+ * tick that closes it (0: none).  From the 8th tick on it closes where its
+ * cost, summed with each tick weighing 7/8 of the next, passes half the
+ * allowance summed so:
+ *   0.6 every tick: 0.6 of it, past 0.5 -> the 8th;
+ *   0.4 every tick: never;
+ *   20 once, then 0: at the 8th, 20 x 0.875^7 = 7.9 of 5.3 allowed -> 8;
+ *   2 once, then 0: at the 8th, 0.79 of 5.3 -> never (by the 24th less). */
+static const struct {
+	int line;
+	double first_ms, then_ms;
+	int closes_at;
+} keep_rows[] = {
+	{__LINE__, 0.6, 0.6, 8},
+	{__LINE__, 0.4, 0.4, 0},
+	{__LINE__, 20, 0, 8},
+	{__LINE__, 2, 0, 0},
+	{__LINE__, 0, 0, 0},
+};
+
+static void check_keep_within(void)
+{
+	for (size_t i = 0; i < sizeof(keep_rows) / sizeof(keep_rows[0]); i++) {
+		struct faultlog f;
+		if (faultlog_open(&f, (pid_t)gettid()) < 0) {
+			FAIL(keep_rows[i].line, "the log opened before, not now");
+			return;
+		}
+		int closed_at = 0;
+		for (int tick = 1; tick <= 24 && !closed_at; tick++) {
+			double ms = tick == 1 ? keep_rows[i].first_ms : keep_rows[i].then_ms;
+			if (faultlog_keep_within(&f, ms * 1e6, 1e6))
+				closed_at = tick;
+		}
+		CHECK(keep_rows[i].line, closed_at == keep_rows[i].closes_at && (f.fd < 0) == (closed_at > 0),
+		      "%.1f ms then %.1f: closed at tick %d (fd %d), want %d", keep_rows[i].first_ms,
+		      keep_rows[i].then_ms, closed_at, f.fd, keep_rows[i].closes_at);
+		faultlog_close(&f);
+	}
 }
 
 int main(void)
@@ -200,6 +257,7 @@ int main(void)
 	      "closed before its first tick: opened at a look after (%d, fd %d)", rc, f.fd);
 	munmap(m, PAGES * PAGE);
 	check_thinning();
+	check_keep_within();
 	printf("test_faultlog: %s\n", check_failures ? "failed" : "all checks passed");
 	return check_failures != 0;
 }

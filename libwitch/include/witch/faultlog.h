@@ -55,14 +55,18 @@ struct faultlog {
 	uint64_t last_head; /* the ring's head at the last look */
 	uint64_t counted_head; /* ... at the last faultlog_records_since */
 	uint64_t period;       /* a record every this many faults (faultlog_thin) */
+	uint32_t low_ticks;    /* ticks in a row that asked for a period 4x lower */
+	double cost_ns, allowed_ns; /* its cost and the budget's, decayed a tick (faultlog_keep_within) */
+	uint32_t budget_ticks;      /* ticks that fed them */
 };
 
 /* What a record costs the faulting thread's fault: 460-610 ns, median 485,
  * on a fault of ~1.5 us here (bench/faultlog_cost.c, 2026-12-07, 7 x 100k
  * fresh pages).  A fault the event counts and does not record: 26-78 ns
  * at one record in 64, 47-60 at one in 1024, in the runs the VM left
- * steady (faultlog_cost 300000 7 PERIOD).  The estimate counts both
- * (stat cost_faultlog_ns); the budget does not. */
+ * steady (faultlog_cost 300000 7 PERIOD).  The estimate and the budget
+ * count both (stat cost_faultlog_ns: the tick that counts them takes them
+ * off its interval and charges them to the thread's spending). */
 #define FAULTLOG_RECORD_NS 500.0
 #define FAULTLOG_COUNT_NS 50.0
 /* What `records` taken for `faults` cost the program's faults. */
@@ -74,6 +78,19 @@ static inline double faultlog_cost_ns(uint64_t records, uint64_t faults)
 /* Records wanted between two ticks, and the thinnest the log gets. */
 #define FAULTLOG_RECORDS_A_TICK 32
 #define FAULTLOG_PERIOD_MAX 4096
+/* Ticks in a row a period must be 4x too high before it halves. */
+#define FAULTLOG_DECAY_TICKS 8
+/* Under a budget, a log that costs more than this share of what the
+ * budget allows closes for good (faultlog_keep_within): both summed over
+ * the thread's ticks, each tick's weighing 7/8 of the one after, from
+ * the FAULTLOG_OVER_TICKS-th tick on (faults come in bursts): a thread that does little but fault (fresh
+ * pages, ~1.5 us each) pays ~50 ns a fault even thinned, 3% of its
+ * time, three times the default budget, and its ticks fell to the
+ * budget's floor of 10 a second.  Closed, its ticks in faults are
+ * weighed as ordinary code's again (fresh_pages' touch: 0.10 for 0.0005
+ * by bytes); WITCH_BUDGET higher or WITCH_RATE keeps it. */
+#define FAULTLOG_BUDGET_SHARE 0.5
+#define FAULTLOG_OVER_TICKS 8
 
 /* Thread tid's log, to be opened at its first tick: no system call. */
 void faultlog_begin(struct faultlog *f, pid_t tid);
@@ -88,10 +105,15 @@ int faultlog_since_tick(struct faultlog *f, uint64_t *ip);
 uint64_t faultlog_records_since(struct faultlog *f);
 /* From the tick, after faultlog_records_since gave `records`: the faults
  * they stand for (records x the period they were taken at) into *faults,
- * and the period set anew for the next interval where it is 4x off the
- * one that would give FAULTLOG_RECORDS_A_TICK records (one ioctl).  0, or
- * -errno (the period is kept).  Async-signal-safe. */
+ * and the period set anew for the next interval: at once to the one that
+ * would give FAULTLOG_RECORDS_A_TICK records where that is 4x higher,
+ * halved where it has been 4x lower FAULTLOG_DECAY_TICKS ticks in a row
+ * (one ioctl).  0, or -errno (the period is kept).  Async-signal-safe. */
 int faultlog_thin(struct faultlog *f, uint64_t records, uint64_t *faults);
+/* From the tick under a budget: the log's cost in the interval that
+ * ended and what the budget allowed in it (ns).  1 if that closed the log
+ * (FAULTLOG_BUDGET_SHARE), else 0.  Async-signal-safe. */
+int faultlog_keep_within(struct faultlog *f, double cost_ns, double allowed_ns);
 /* Open thread tid's log now.  0 or -errno (then f->fd is -1).
  * Async-signal-safe. */
 int faultlog_open(struct faultlog *f, pid_t tid);

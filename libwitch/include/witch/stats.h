@@ -40,9 +40,10 @@
 	X(skip_no_access)     /* no wanted access in the tick's window: 0 bytes */ \
 	X(ticks_in_fault)     /* arrived from a page fault: kernel time, 0 bytes (faultlog.h) */ \
 	X(faults_logged)      /* page-fault records the log took (faultlog.h) */ \
-	X(cost_faultlog_ns)   /* ... priced FAULTLOG_RECORD_NS each, the faults between FAULTLOG_COUNT_NS: in the estimate, not the budget */ \
+	X(cost_faultlog_ns)   /* ... priced FAULTLOG_RECORD_NS each, the faults between FAULTLOG_COUNT_NS: in the estimate and the budget */ \
 	X(faultlog_errors)    /* the page-fault log could not open at the first tick, or be thinned (faultlog.h) */ \
 	X(faultlog_period_sets) /* ... its period set anew (faultlog_thin) */ \
+	X(faultlog_closed)    /* ... closed, as it cost more than half the budget (faultlog_keep_within) */ \
 	X(sampler_perf_errors) /* perf's clock could not open when an interval first needed it: the timer ends them (sampler.h) */ \
 	X(watchpoint_sets_opened) /* threads whose breakpoint events opened: the first at its start, others at their first arm (thread.h) */ \
 	X(watchpoint_open_errors) /* threads whose breakpoints could not open at their first arm: they run unprofiled from then on (thread.h) */ \
