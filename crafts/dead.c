@@ -41,6 +41,7 @@ const struct craft craft_dead = {
 	.on_sample = dead_on_sample,
 	.on_self = dead_on_self,
 	.on_trap = dead_on_trap,
+	.decided_kinds = DECODE_LOAD | DECODE_STORE,
 	.on_traced = dead_on_traced,
 	.traced_kinds = DECODE_LOAD | DECODE_STORE,
 };

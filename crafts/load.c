@@ -83,6 +83,7 @@ const struct craft craft_load = {
 	.on_self = load_on_self,
 	.on_self_value = load_on_self_value,
 	.on_trap = load_on_trap,
+	.decided_kinds = DECODE_LOAD,
 	.on_traced = load_on_traced,
 	.traced_kinds = DECODE_LOAD,
 	.traced_through = DECODE_STORE,

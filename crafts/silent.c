@@ -65,6 +65,7 @@ const struct craft craft_silent = {
 	.on_self = silent_on_self,
 	.on_self_value = silent_on_self_value,
 	.on_trap = silent_on_trap,
+	.decided_kinds = DECODE_STORE,
 	.on_traced = silent_on_traced,
 	.traced_kinds = DECODE_STORE,
 	.traced_values = 1,

@@ -888,10 +888,17 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 		return;
 	}
 	/* The client first: a trap that is no verdict yet (a store under
-	 * LoadCraft) or cannot be judged needs no calling context. */
+	 * LoadCraft) or cannot be judged needs no calling context.  One it
+	 * will decide is released first, so what it reads of the location is
+	 * read in place. */
 	struct craft_trap ct = {p.kind, p.elem, p.addr, p.len, p.overlap_addr, p.overlap_len,
 				witch_rt.cfg->fp_tolerance};
+	int released = (p.kind & witch_rt.craft->decided_kinds) != 0;
+	if (released)
+		sample_release_trapped(t, slot);
 	enum craft_verdict v = witch_rt.craft->on_trap(w, &ct, &approx);
+	if (v == CRAFT_KEEP && released)
+		v = CRAFT_DROP; /* (decided_kinds said otherwise: nothing to keep) */
 	if (v == CRAFT_KEEP) {
 		t->stats.traps++;
 		t->stats.traps_kept++;
@@ -908,7 +915,8 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 		    (unsigned long)p.pc, p.kind);
 	/* Decided: released before the unwind, which would otherwise pause and
 	 * resume it (two ioctls) if it watches the stack. */
-	sample_release_trapped(t, slot);
+	if (!released)
+		sample_release_trapped(t, slot);
 	if (v == CRAFT_DROP) {
 		t->stats.traps++;
 		t->stats.traps_unreadable++;

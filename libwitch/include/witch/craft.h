@@ -75,6 +75,12 @@ struct craft {
 	int (*on_self_value)(struct watchpoint *w, uint64_t bytes);
 	/* *approx is set to 1 when a waste verdict is only approximate (FP). */
 	enum craft_verdict (*on_trap)(struct watchpoint *w, const struct craft_trap *t, int *approx);
+	/* The trapped accesses (enum decode_kind bits) on_trap always decides,
+	 * never CRAFT_KEEP: for them the watchpoint is released before on_trap,
+	 * so the location it reads is read in place (peek.h), not through
+	 * process_vm_readv and getpid (silent and load read at every such
+	 * trap: ~1 remote read a sample, 5-40 us). */
+	uint8_t decided_kinds;
 	/* The next access to touch the watched bytes after the sample, as the
 	 * run ahead traced it (it has not run: the bytes are as the sample and
 	 * the accesses passed before left them; t->overlap_* and t->tolerance
