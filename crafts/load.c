@@ -42,7 +42,9 @@ static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_
 
 	*approx = 0;
 	if (!(t->kind & DECODE_LOAD)) {
-		if (craft_read_location(w, w->own.shadow) < 0)
+		if (t->value_known && w->own.value_len > 0)
+			craft_overlay(w, w->own.shadow, t->addr, t->len, t->value);
+		else if (craft_read_location(w, w->own.shadow) < 0)
 			return CRAFT_DROP;
 		return CRAFT_KEEP;
 	}

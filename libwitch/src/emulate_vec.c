@@ -252,12 +252,14 @@ static void elem_set(uint8_t *b, unsigned j, unsigned es, uint64_t x)
 
 /* --- instructions ------------------------------------------------------------- */
 
-/* A whole vector register stored: its value, where known, is noted in
- * 8-byte pieces, so that a general load of its bytes later in the window
- * takes it (a struct's two counters bumped with one paddq, as hashtab's
+/* A vector register stored, whole or its low element (movss, movsd, movd,
+ * movq): its value, where known, is noted in pieces of up to 8 bytes, so
+ * that a general load of its bytes later in the window takes it (a
+ * struct's two counters bumped with one paddq, as hashtab's
  * table_evict_one: the load after the call stopped the window, 4% of
- * them).  1 (emulate.c notes it as unknown) for a masked or unknown one,
- * or a wider one. */
+ * them), and a trap on the store knows what it wrote (precise.h).  1
+ * (emulate.c notes it as unknown) for a masked or unknown one, or a wider
+ * one. */
 static int vec_store(struct emulate_ctx *c, const struct vargs *a, const struct decode_zop *dst,
 		     const struct decode_zop *src)
 {
@@ -268,15 +270,17 @@ static int vec_store(struct emulate_ctx *c, const struct vargs *a, const struct 
 	/* xmm only, and only with room: a piece takes a store slot, and the
 	 * ymm stores of libc's copy loops would fill them four at a time */
 	if (a->masked || src->type != ZYDIS_OPERAND_TYPE_REGISTER || emulate_vec_reg(src) < 0 ||
-	    bytes == 0 || bytes > 16 || (bytes & 7) ||
-	    c->e->n_stores + (int)(bytes / 8) > EMULATE_MAX_STORES / 2 || mem_address(c, dst, &addr) < 0)
+	    bytes == 0 || bytes > 16 || (bytes != 4 && (bytes & 7)) ||
+	    c->e->n_stores + (int)((bytes + 7) / 8) > EMULATE_MAX_STORES / 2 ||
+	    mem_address(c, dst, &addr) < 0)
 		return 1;
 	if (emulate_vec_src(c, a, src, x) != 0)
 		return 1; /* its value is not known */
 	for (unsigned k = 0; k < bytes; k += 8) {
-		uint64_t piece;
-		memcpy(&piece, x + k, 8);
-		int rc = mem_note_store(c, addr + k, 64, 1, piece);
+		unsigned n = bytes - k < 8 ? bytes - k : 8;
+		uint64_t piece = 0;
+		memcpy(&piece, x + k, n);
+		int rc = mem_note_store(c, addr + k, n * 8, 1, piece);
 		if (rc < 0)
 			return rc;
 	}
@@ -376,7 +380,8 @@ static int vec_move(struct emulate_ctx *c, const struct vargs *a, enum vop op)
 	if (a->n != 2)
 		return -ENOTSUP;
 	if (dst->type == ZYDIS_OPERAND_TYPE_MEMORY)
-		return op == V_MOV ? vec_store(c, a, dst, src) : 1; /* else emulate.c notes it */
+		return op == V_MOV || op == V_MOVD ? vec_store(c, a, dst, src)
+						   : 1; /* else emulate.c notes it */
 	if (emulate_vec_reg(dst) < 0) { /* movd/movq to a general register */
 		if (op != V_MOVD || dst->type != ZYDIS_OPERAND_TYPE_REGISTER || emulate_vec_reg(src) < 0)
 			return 1; /* MMX: not ours */
@@ -579,7 +584,13 @@ int emulate_vec_insn(struct emulate_ctx *c, const struct decode_insn *in)
 		case V_PTEST: case V_UCOMI:
 			rc = vec_flags(c, &a, d.op);
 			break;
-		case V_MOVS: case V_FADD: case V_FSUB: case V_FMUL: case V_FDIV: case V_CVTI2F:
+		case V_MOVS:
+			if (a.n == 2 && a.op[0]->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+				rc = vec_store(c, &a, a.op[0], a.op[1]); /* its low element */
+				break;
+			}
+			/* fallthrough */
+		case V_FADD: case V_FSUB: case V_FMUL: case V_FDIV: case V_CVTI2F:
 		case V_CVTTF2I: case V_CVTF2F:
 			rc = emulate_vec_fp_scalar(c, &a, d.op);
 			break;

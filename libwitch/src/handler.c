@@ -785,12 +785,31 @@ static uint64_t context_hash(const ucontext_t *uc)
 	return h;
 }
 
+/* What the trapped store p wrote, where the client would otherwise read
+ * it under its still-armed watchpoint, through the kernel: SilentCraft at
+ * the sample's own trap, LoadCraft at a store it keeps watching through
+ * (a decided trap reads in place: decided_kinds).  0 and *stored, or
+ * -ENOENT (the client reads). */
+static int trap_stored_value(struct witch_thread *t, const ucontext_t *uc,
+			     const struct decode_regs *regs, const struct watchpoint *w,
+			     const struct precise_access *p, uint64_t *stored)
+{
+	const struct craft *c = witch_rt.craft;
+	if (p->kind != DECODE_STORE || c->self == CRAFT_SELF_NOTHING)
+		return -ENOENT;
+	int self = w->own.pending_self > 0;
+	if (self ? c->self != CRAFT_SELF_STORED : (p->kind & c->decided_kinds) != 0)
+		return -ENOENT;
+	emulate_vec_begin(&t->rs->vec, uc->uc_mcontext.fpregs);
+	return precise_stored_value(&t->rs->zcache, &t->rs->vec, regs, p, stored);
+}
+
 /* The sampled instruction runs after its watchpoint is armed and traps on
  * itself first; accesses before it are not the answer.  The kind tells them
  * apart where the pc does not: a ret's read resolves to the call before its
  * return site, which may be the sampled call (armed while running ahead). */
 static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
-			      const struct precise_access *p)
+			      const struct precise_access *p, int stored_known, uint64_t stored)
 {
 	struct watchpoint *w = &t->wps.wp[slot];
 	int own_pc = w->own.sample_pc == 0 || p->pc == w->own.sample_pc;
@@ -823,7 +842,10 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 		return;
 	}
 	t->stats.traps_self++;
-	if (witch_rt.craft->on_self(w) < 0) {
+	int rc = stored_known && witch_rt.craft->self == CRAFT_SELF_STORED
+			 ? witch_rt.craft->on_self_value(w, stored)
+			 : witch_rt.craft->on_self(w);
+	if (rc < 0) {
 		t->stats.skip_unreadable++;
 		sample_release_trapped(t, slot);
 	}
@@ -877,8 +899,10 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 		       precise_resolve_branch_at(&regs, w->addr, w->len, w->own.sample_pc, &p) == 0;
 	if (resolved && also)
 		*also = trap_siblings(t, slot, &p);
+	uint64_t stored = 0;
+	int stored_known = resolved && trap_stored_value(t, uc, &regs, w, &p, &stored) == 0;
 	if (w->own.pending_self) {
-		trap_pending_self(t, slot, resolved, &p);
+		trap_pending_self(t, slot, resolved, &p, stored_known, stored);
 		return;
 	}
 	if (!resolved) {
@@ -892,7 +916,7 @@ static void trap_slot(struct witch_thread *t, int slot, ucontext_t *uc, uint32_t
 	 * will decide is released first, so what it reads of the location is
 	 * read in place. */
 	struct craft_trap ct = {p.kind, p.elem, p.addr, p.len, p.overlap_addr, p.overlap_len,
-				witch_rt.cfg->fp_tolerance};
+				witch_rt.cfg->fp_tolerance, stored_known, stored};
 	int released = (p.kind & witch_rt.craft->decided_kinds) != 0;
 	if (released)
 		sample_release_trapped(t, slot);

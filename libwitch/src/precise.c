@@ -1,6 +1,7 @@
 /* precise: the access behind a watchpoint trap (see precise.h). */
 #include "witch/precise.h"
 #include "witch/decode_zcache.h"
+#include "witch/emulate.h"
 #include "witch/peek.h"
 #include "witch/unwind.h"
 
@@ -372,5 +373,29 @@ int precise_resolve_branch_at(const struct decode_regs *regs, uint64_t watch_add
 		return -ENOENT;
 	out->pc = pc;
 	out->skip_frames = 0; /* a jump: in the frame rip's unwind starts from */
+	return 0;
+}
+
+int precise_stored_value(struct decode_zcache *zc, struct emulate_vec *vec,
+			 const struct decode_regs *regs, const struct precise_access *p,
+			 uint64_t *value)
+{
+	struct decode_regs at = *regs;
+	struct decode_insn in;
+	const struct decode_zydis *z;
+	struct emulate e;
+
+	if (p->kind != DECODE_STORE || p->len == 0 || p->len > sizeof(*value))
+		return -ENOENT;
+	at.rip = p->pc;
+	if (decode_at_zydis_cached(zc, p->pc, &at, &in, &z) < 0 || in.n_access != 1 ||
+	    in.access[0].kind != DECODE_STORE || in.access[0].addr != p->addr ||
+	    in.access[0].len != p->len || in.regs_written != 0 || (in.flags & DECODE_F_REP))
+		return -ENOENT;
+	emulate_begin(&e, p->pc, vec);
+	if (emulate_insn(&e, &at, &in, z) < 0 || e.n_stores != 1 || !e.store_known[0] ||
+	    e.store_addr[0] != p->addr || e.store_len[0] != p->len)
+		return -ENOENT;
+	*value = e.store_value[0];
 	return 0;
 }

@@ -9,19 +9,32 @@
  * tables (.cfi), as the program's code would; pr_nocfi has none, so only
  * what a window decoded (decode_cache_note, through the decode cache's
  * prev) says where its instructions begin.
+ *
+ * A second table, for precise_stored_value: a trapped store, the
+ * registers after it, and the bytes it wrote, worked out from them, or
+ * -ENOENT where they cannot be (it loads, writes a general register, or
+ * repeats).  Its rows run in a signal handler whose frame holds xmm1 =
+ * STORED_XMM1 (set just before a raw tgkill), the vector stores' source.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #include "witch/decode.h"
 #include "witch/decode_zcache.h"
+#include "witch/emulate_vec.h"
 #include "witch/precise.h"
+#include "witch/xsave.h"
 #include "witch/unwind.h"
 
 #include "check.h"
@@ -52,6 +65,13 @@ __asm__(".text\n"
 	 * by a tail call, a dispatch table */
 	FN(pr_tail, "jmp *pr_got(%rip)\n")                                /* ff 25 */
 	FN(pr_disp, "jmp *(%rcx,%rax,8)\n")                               /* ff 24 c1 */
+	FN(pr_imm, "movq $-5, (%rdi)\n" "pr_imm_end: ret\n")
+	FN(pr_byte, "mov %al, (%rdi)\n" "pr_byte_end: ret\n")
+	FN(pr_rmw, "add %rax, (%rdi)\n" "pr_rmw_end: ret\n")
+	FN(pr_movsd, "movsd %xmm1, (%rdi)\n" "pr_movsd_end: ret\n")
+	FN(pr_movss, "movss %xmm1, (%rdi)\n" "pr_movss_end: ret\n")
+	FN(pr_movq, "movq %xmm1, (%rdi)\n" "pr_movq_end: ret\n")
+	FN(pr_stos, "stosq\n" "pr_stos_end: ret\n")
 	".globl pr_nocfi\npr_nocfi: mov %rax, (%rdi)\npr_nocfi_end: ret\n"
 	".data\n.balign 8\npr_got: .quad pr_target\npr_got_other: .quad pr_callee\n"
 	"pr_table: .quad pr_target, pr_callee\n.text\n");
@@ -61,7 +81,9 @@ extern char pr_store[], pr_store_end[], pr_load[], pr_load_end[], pr_self_load[]
 	pr_callee[], pr_caller[], pr_caller_ret[], pr_target[], pr_stub[], pr_stub_other[],
 	pr_stub_caller_ret[], pr_stub_other_caller_ret[], pr_icaller[], pr_icaller_ret[],
 	pr_rcaller[], pr_rcaller_ret[], pr_tail[], pr_disp[],
-	pr_nocfi[], pr_nocfi_end[];
+	pr_nocfi[], pr_nocfi_end[], pr_imm[], pr_imm_end[], pr_byte[], pr_byte_end[], pr_rmw[],
+	pr_rmw_end[], pr_movsd[], pr_movsd_end[], pr_movss[], pr_movss_end[], pr_movq[],
+	pr_movq_end[], pr_stos[], pr_stos_end[];
 extern uint64_t pr_got, pr_got_other, pr_table[2];
 
 static uint64_t data[8];
@@ -136,6 +158,97 @@ static void run(const struct row *r)
 	      "overlap %#lx+%u, want %#lx+%u", (unsigned long)p.overlap_addr, p.overlap_len,
 	      (unsigned long)r->overlap, r->overlap_len);
 	CHECK(r->line, p.skip_frames == r->skip, "skip %d, want %d", p.skip_frames, r->skip);
+}
+
+/* --- precise_stored_value --------------------------------------------------- */
+
+#define STORED_XMM1 0x1122334455667788ull
+
+static const struct stored_row {
+	int line;
+	const char *pc, *end; /* the store, and rip after it */
+	uint64_t rax, rdi;    /* after it (stosq moved rdi on) */
+	uint8_t kind;
+	uint32_t len;
+	int rc;
+	uint64_t value;
+} stored_rows[] = {
+	/* mov [rdi], rax: rax */
+	{__LINE__, pr_store, pr_store_end, 0xdeadbeefcafef00dull, D(1), DECODE_STORE, 8, 0,
+	 0xdeadbeefcafef00dull},
+	/* movq $-5, [rdi]: the immediate, sign-extended */
+	{__LINE__, pr_imm, pr_imm_end, 0, D(1), DECODE_STORE, 8, 0, (uint64_t)-5},
+	/* mov [rdi], al: the low byte */
+	{__LINE__, pr_byte, pr_byte_end, 0x1234, D(1), DECODE_STORE, 1, 0, 0x34},
+	/* add [rdi], rax: it loaded the bytes before, gone now */
+	{__LINE__, pr_rmw, pr_rmw_end, 1, D(1), DECODE_LOAD | DECODE_STORE, 8, -ENOENT, 0},
+	/* ... and asked as a store alone: still the instruction's load */
+	{__LINE__, pr_rmw, pr_rmw_end, 1, D(1), DECODE_STORE, 8, -ENOENT, 0},
+	/* movsd, movss, movq from xmm1: its low 8, 4, 8 bytes in the frame */
+	{__LINE__, pr_movsd, pr_movsd_end, 0, D(1), DECODE_STORE, 8, 0, STORED_XMM1},
+	{__LINE__, pr_movss, pr_movss_end, 0, D(1), DECODE_STORE, 4, 0, STORED_XMM1 & 0xffffffffu},
+	{__LINE__, pr_movq, pr_movq_end, 0, D(1), DECODE_STORE, 8, 0, STORED_XMM1},
+	/* vmovdqu [rdi], ymm0: 32 bytes, more than a value holds */
+	{__LINE__, pr_vec, pr_vec_end, 0, D(1), DECODE_STORE, 32, -ENOENT, 0},
+	/* push rbx and stosq write a general register (rsp, rdi) */
+	{__LINE__, pr_push, pr_push_end, 0, S(5), DECODE_STORE, 8, -ENOENT, 0},
+	{__LINE__, pr_stos, pr_stos_end, 7, D(2), DECODE_STORE, 8, -ENOENT, 0},
+	/* a load is no store */
+	{__LINE__, pr_load + 1, pr_load_end, 0, 0, DECODE_LOAD, 8, -ENOENT, 0},
+};
+
+static int stored_ran;
+
+static void on_stored_signal(int sig, siginfo_t *si, void *ucv)
+{
+	static struct decode_zcache zc;
+	static struct emulate_vec vec;
+	ucontext_t *uc = ucv;
+	(void)sig;
+	(void)si;
+	if (!zc.tag) {
+		void *zmem = calloc(1, DECODE_ZCACHE_MEM_SIZE);
+		if (!zmem)
+			return;
+		decode_zcache_init(&zc, zmem, NULL);
+	}
+	stored_ran = 1;
+	for (size_t i = 0; i < sizeof(stored_rows) / sizeof(stored_rows[0]); i++) {
+		const struct stored_row *r = &stored_rows[i];
+		struct decode_regs regs;
+		memset(&regs, 0, sizeof(regs));
+		regs.rip = A(r->end);
+		regs.gpr[DECODE_RAX] = r->rax;
+		regs.gpr[DECODE_RDI] = r->rdi;
+		regs.gpr[DECODE_RSP] = r->pc == pr_push ? S(5) : S(6);
+		/* (the store's own address: rdi, or rsp for the push, rdi - 8
+		 * for stosq) */
+		uint64_t addr = r->pc == pr_push ? S(5) : r->pc == pr_stos ? r->rdi - 8 : r->rdi;
+		struct precise_access p = {.pc = A(r->pc), .kind = r->kind, .addr = addr, .len = r->len};
+		uint64_t value = 0;
+		emulate_vec_begin(&vec, uc->uc_mcontext.fpregs);
+		int rc = precise_stored_value(&zc, &vec, &regs, &p, &value);
+		CHECK(r->line, rc == r->rc && (rc != 0 || value == r->value), "rc %d value %#llx, want %d %#llx",
+		      rc, (unsigned long long)value, r->rc, (unsigned long long)r->value);
+	}
+}
+
+static void check_stored_values(void)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_stored_signal;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGUSR2, &sa, &old);
+	long pid = getpid(), tid = syscall(SYS_gettid), rc;
+	uint64_t x = STORED_XMM1;
+	/* xmm1 set, then the signal with no call between that may change it */
+	__asm__ volatile("movq %[x], %%xmm1\n\tsyscall"
+			 : "=a"(rc)
+			 : "a"((long)SYS_tgkill), "D"(pid), "S"(tid), "d"((long)SIGUSR2), [x] "r"(x)
+			 : "rcx", "r11", "memory", "xmm1");
+	CHECK(__LINE__, rc == 0 && stored_ran, "tgkill %ld, handler ran %d", rc, stored_ran);
+	sigaction(SIGUSR2, &old, NULL);
 }
 
 int main(void)
@@ -287,6 +400,8 @@ int main(void)
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		run(&rows[i]);
+	CHECK(__LINE__, xsave_init() == 0, "no XSAVE layout for the stored-value rows");
+	check_stored_values();
 	if (check_failures)
 		fprintf(stderr, "test_precise: %d failure(s)\n", check_failures);
 	return check_failures != 0;

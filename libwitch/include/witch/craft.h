@@ -35,6 +35,12 @@ struct craft_trap {
 	uint64_t overlap_addr; /* bytes both watched and touched by the trap */
 	uint32_t overlap_len;
 	double tolerance;      /* WITCH_FP_TOLERANCE */
+	/* A store's bytes (little-endian, len at most 8) where the trap path
+	 * worked them out from the registers (precise_stored_value) because
+	 * the client would read them under its armed watchpoint: on_trap
+	 * need not read the location then. */
+	int value_known;
+	uint64_t value;
 };
 
 /* An access the run ahead traced after a sample (look.h): the trap it

@@ -58,4 +58,19 @@ int precise_resolve(struct decode_zcache *zc, const struct decode_regs *regs,
 int precise_resolve_branch_at(const struct decode_regs *regs, uint64_t watch_addr,
 			      uint32_t watch_len, uint64_t pc, struct precise_access *out);
 
+struct emulate_vec;
+
+/* The bytes the trapped store p wrote (p->len at most 8, little-endian),
+ * from the registers after it, regs (rip past it), and the vector state
+ * vec begun on the trap's signal frame (emulate_vec.h): where its
+ * instruction loads nothing and writes no general register (mov to
+ * memory, movnti, a vector store; not rep stos, push or a read-modify-
+ * write), its operands are as they were, and running it again on a copy
+ * gives what it stored.  A client that would read those bytes under its
+ * armed watchpoint, through process_vm_readv, has them so.  0 and *value,
+ * or -ENOENT. */
+int precise_stored_value(struct decode_zcache *zc, struct emulate_vec *vec,
+			 const struct decode_regs *regs, const struct precise_access *p,
+			 uint64_t *value);
+
 #endif
