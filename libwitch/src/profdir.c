@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -81,6 +82,15 @@ int profdir_unlink(const char *path)
 	int rc = name ? unlinkat(dir_fd, name, 0) : -1;
 	if (!name || (rc < 0 && errno == ENOENT))
 		rc = unlink(path);
+	return rc < 0 ? -errno : 0;
+}
+
+int profdir_lstat(const char *path, struct stat *st)
+{
+	const char *name = profdir_name_in(path);
+	int rc = name ? fstatat(dir_fd, name, st, AT_SYMLINK_NOFOLLOW) : -1;
+	if (!name || (rc < 0 && errno == ENOENT))
+		rc = lstat(path, st);
 	return rc < 0 ? -errno : 0;
 }
 

@@ -28,6 +28,8 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* The runtime's fixed CPU cost in this process: the constructor's, and the
@@ -747,6 +749,28 @@ int profile_name_descendants(void)
 	return config_env_hand_down("WITCH_OUTPUT", apart);
 }
 
+/* Whether the profile may be renamed over path: 1 where nothing is there
+ * or a file (a regular one, or a link, replaced and not followed).  A
+ * device node, FIFO, socket or directory there is not replaced: renamed
+ * over as root, /dev/null became a regular file holding a profile, and
+ * everything reading it after read that (link_deps named it, 2026-12-07).
+ * /dev/null itself is taken as asked, the profile discarded: 0.  Others:
+ * one line, -EEXIST. */
+static int profile_target_ok(const char *path)
+{
+	struct stat st;
+	if (profdir_lstat(path, &st) < 0 || S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+		return 1;
+	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
+		log_verbose(1, "profile discarded: %s is the null device", path);
+		return 0;
+	}
+	log_line("cannot write profile %s: it is not a regular file (a device, FIFO, socket or "
+		 "directory is not replaced); set WITCH_OUTPUT to a file's path",
+		 path);
+	return -EEXIST;
+}
+
 int profile_write_suffixed(const char *suffix)
 {
 	char path[CONFIG_PATH_MAX + 64], tmp[CONFIG_PATH_MAX + 96];
@@ -767,6 +791,8 @@ int profile_write_suffixed(const char *suffix)
 		return rc;
 	}
 	strcat(path, suffix);
+	if ((rc = profile_target_ok(path)) <= 0)
+		return rc;
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)pid);
 	fd = profile_open_temp(tmp);
 	if (fd == -EMFILE) /* the program used every number of its own: above its limit */

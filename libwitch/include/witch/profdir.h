@@ -36,4 +36,8 @@ int profdir_rename(const char *from, const char *to);
 /* unlink(path), likewise.  0 or -errno. */
 int profdir_unlink(const char *path);
 
+struct stat;
+/* lstat(path) (a link is not followed), likewise.  0 or -errno. */
+int profdir_lstat(const char *path, struct stat *st);
+
 #endif
