@@ -30,7 +30,7 @@ static memcpy_fn real_memcpy, real_memmove, real_mempcpy;
 static memcmp_fn real_memcmp;
 static uint8_t bulk_kind; /* DECODE_STORE or DECODE_LOAD */
 
-/* Before bulk_init (other libraries' constructors run first): plain loops
+/* Before bulk_resolve (other libraries' constructors run first): plain loops
  * the compiler must not turn back into calls of these very functions. */
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void *
 early_set(void *d, int c, size_t n)
@@ -55,7 +55,7 @@ early_move(void *d, const void *s, size_t n)
 	return d;
 }
 
-int bulk_init(uint8_t sample_kind)
+int bulk_resolve(void)
 {
 	memset_fn s = (memset_fn)dlsym(RTLD_NEXT, "memset");
 	memcpy_fn c = (memcpy_fn)dlsym(RTLD_NEXT, "memcpy");
@@ -66,10 +66,17 @@ int bulk_init(uint8_t sample_kind)
 		return -ENOENT;
 	real_memcmp = k;
 	real_mempcpy = p;
-	bulk_kind = sample_kind;
 	real_memmove = m;
 	real_memcpy = c;
 	__atomic_store_n(&real_memset, s, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int bulk_init(uint8_t sample_kind)
+{
+	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE) && bulk_resolve() < 0)
+		return -ENOENT;
+	__atomic_store_n(&bulk_kind, sample_kind, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -216,8 +223,8 @@ static struct witch_thread *bulk_enter(const void *addr, size_t n, void *fn, siz
 {
 	s->weight = 0;
 	*pieces = 0;
-	if (n < BULK_MIN_BYTES || !real_memset)
-		return NULL;
+	if (n < BULK_MIN_BYTES || !__atomic_load_n(&bulk_kind, __ATOMIC_RELAXED))
+		return NULL; /* (not counting: a runtime that did not start, the PMU's) */
 	struct witch_thread *t = bulk_thread();
 	uint64_t pos;
 	double weight;
@@ -434,7 +441,7 @@ int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c)
 	};
 	uint64_t d = gpr[DECODE_RDI], n = gpr[DECODE_RDX];
 
-	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&bulk_kind, __ATOMIC_ACQUIRE))
 		return -ENOENT;
 	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
 		if (pc != (uint64_t)(uintptr_t)wrappers[i].entry)
@@ -499,7 +506,7 @@ BULK_EXPORT int memcmp(const void *a, const void *b, size_t n)
 	memcmp_fn fn = __atomic_load_n(&real_memcmp, __ATOMIC_ACQUIRE);
 	if (fn && (n < BULK_MIN_BYTES || bulk_kind != DECODE_LOAD))
 		return fn(a, b, n);
-	if (!fn) { /* before bulk_init */
+	if (!fn) { /* before bulk_resolve */
 		const unsigned char *x = a, *y = b;
 		for (size_t i = 0; i < n; i++)
 			if (x[i] != y[i])

@@ -384,6 +384,10 @@ __attribute__((constructor)) static void witch_init(void)
 	int rc;
 	uint64_t entry_tsc = __rdtsc();
 
+	/* The C library's memset and memcpy behind the wrappers, whatever
+	 * follows (bulk.h; dlsym makes no system call). */
+	if ((rc = bulk_resolve()) < 0)
+		log_verbose(1, "the C library's memset or memcpy not found: the wrappers run byte loops");
 	/* First, before any call a filter in place may kill (sandboxguard.h). */
 	if (sandboxguard_probe(err, sizeof(err)) < 0) {
 		log_line("%s; running without profiling", err);
