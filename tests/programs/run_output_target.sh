@@ -29,7 +29,6 @@ rows=(
 )
 "$PROGRAM" >"$tmp/native.out" 2>/dev/null
 echo "status $?" >>"$tmp/native.out"
-ran=0
 for row in "${rows[@]}"; do
 	IFS='|' read -r what want <<<"$row"
 	path=$tmp/out.prof
@@ -46,7 +45,6 @@ for row in "${rows[@]}"; do
 		fi
 		;;
 	esac
-	ran=$((ran + 1))
 	type_before=$(stat -c %F "$path")
 	LD_PRELOAD="$build/libwitch.so" WITCH_OUTPUT="$path" "$PROGRAM" >"$tmp/out" 2>"$tmp/err"
 	echo "status $?" >>"$tmp/out"

@@ -22,6 +22,17 @@ table_begin() {
 	for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
 }
 
+# row_stayed_out PATTERN: for a row where the runtime must not start:
+# one witch: line in $tmp/err, matching PATTERN (grep), and no profile in
+# $tmp/p; what is wrong is added to bad.
+row_stayed_out() {
+	[ "$(grep -c '^witch: ' "$tmp/err")" = 1 ] && grep -q "$1" "$tmp/err" ||
+		bad="$bad witch: lines: $(grep '^witch: ' "$tmp/err" | head -c 300)"
+	local profiles
+	profiles=$(ls "$tmp/p" | grep -c '\.prof$')
+	[ "$profiles" = 0 ] || bad="$bad $profiles profile(s)"
+}
+
 row_end() {
 	if [ -n "$2" ]; then
 		echo "FAIL [$1]:$2"
