@@ -560,10 +560,21 @@ static double tick_budget(const struct witch_thread *t, double faultlog_ns)
 }
 
 /* The tick arrived from a page fault (faultlog.h): at the instruction of
- * the last fault since the last tick, or at the one after it. */
+ * the last fault since the last tick, or at the one after it.  Only a
+ * tick of perf's clock can: it ends an interval of CPU time wherever the
+ * thread is.  The user-time timer's (sampler.h) is raised by a scheduler
+ * tick that found the thread in user mode, where the kernel counts user
+ * time by ticks (CONFIG_TICK_CPU_ACCOUNTING, every kernel without
+ * nohz_full CPUs), and arrives where that tick interrupted it.  So the log
+ * opens at a thread's first tick of perf's clock: at the default budget's
+ * rates, on the timer, most threads never pay for it (its counts, and the
+ * kernel's static key turned on and off, 1-12 ms a process here). */
 static int tick_in_fault(struct witch_thread *t, const ucontext_t *uc)
 {
 	uint64_t ip, pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	int on_timer = sampler_on_timer(&t->sampler);
+	if (on_timer && t->faults.fd < 0)
+		return 0;
 	int was_open = t->faults.fd >= 0;
 	uint64_t open_tsc = __rdtsc();
 	int rc = faultlog_since_tick(&t->faults, &ip);
@@ -578,8 +589,8 @@ static int tick_in_fault(struct witch_thread *t, const ucontext_t *uc)
 	}
 	if (rc < 0)
 		t->stats.faultlog_errors++;
-	if (rc <= 0)
-		return 0;
+	if (rc <= 0 || on_timer)
+		return 0; /* (an open log's head kept current on the timer) */
 	if (pc == ip)
 		return 1;
 	if (pc <= ip || pc - ip > 15)

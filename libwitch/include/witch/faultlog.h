@@ -35,7 +35,9 @@
  * (perf_event_paranoid, the locked-memory limit) faultlog_open fails and
  * the thread's ticks are taken as before.
  *
- * The log opens at the thread's first tick, not when the thread begins:
+ * The log opens at the thread's first tick of perf's clock (handler.c,
+ * tick_in_fault: a tick of the user-time timer never arrives from a
+ * fault), not when the thread begins:
  * the first software page-fault event the kernel holds turns a static key
  * on, the last one's close turns it off, ~60 us each on this VM (text
  * patching), and most processes of a shell script or a build end before
