@@ -24,12 +24,12 @@ static enum craft_verdict dead_on_trap(struct watchpoint *w, const struct craft_
 	return t->kind == DECODE_STORE ? CRAFT_WASTE : CRAFT_USE;
 }
 
-static enum craft_verdict dead_on_traced(struct watchpoint *w, const struct craft_traced *t,
+static enum craft_verdict dead_on_traced(struct watchpoint *w, const struct craft_trap *t,
 				       int *approx)
 {
 	(void)w;
 	*approx = 0;
-	return t->trap.kind == DECODE_STORE ? CRAFT_WASTE : CRAFT_USE;
+	return t->kind == DECODE_STORE ? CRAFT_WASTE : CRAFT_USE;
 }
 
 const struct craft craft_dead = {

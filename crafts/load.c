@@ -63,15 +63,15 @@ static enum craft_verdict load_on_trap(struct watchpoint *w, const struct craft_
  * next is shown; a load (or a read-modify-write's load) reads the shadow:
  * the bytes as the sample read them is waste, changed is use.  w's value
  * and shadow are the sample's (sample.c sets them before the first). */
-static enum craft_verdict load_on_traced(struct watchpoint *w, const struct craft_traced *t,
+static enum craft_verdict load_on_traced(struct watchpoint *w, const struct craft_trap *t,
 				       int *approx)
 {
 	*approx = 0;
-	if (t->trap.kind & DECODE_LOAD)
-		return craft_judge(w, w->own.shadow, &t->trap, approx);
-	if (!t->value_known || t->trap.len > sizeof(t->value) || w->own.value_len == 0)
+	if (t->kind & DECODE_LOAD)
+		return craft_judge(w, w->own.shadow, t, approx);
+	if (!t->value_known || t->len > sizeof(t->value) || w->own.value_len == 0)
 		return CRAFT_DROP;
-	craft_overlay(w, w->own.shadow, t->trap.addr, t->trap.len, t->value);
+	craft_overlay(w, w->own.shadow, t->addr, t->len, t->value);
 	return CRAFT_KEEP;
 }
 

@@ -42,17 +42,17 @@ static enum craft_verdict silent_on_trap(struct watchpoint *w, const struct craf
 
 /* The next store, run ahead: the location as the sample left it (w->own.value,
  * set from the value the sample stores) with the store's bytes laid over it. */
-static enum craft_verdict silent_on_traced(struct watchpoint *w, const struct craft_traced *t,
+static enum craft_verdict silent_on_traced(struct watchpoint *w, const struct craft_trap *t,
 					   int *approx)
 {
 	uint8_t now[WATCHPOINT_VALUE_MAX];
 
 	*approx = 0;
-	if (!t->value_known || w->own.value_len == 0 || t->trap.len > sizeof(t->value))
+	if (!t->value_known || w->own.value_len == 0 || t->len > sizeof(t->value))
 		return CRAFT_DROP;
 	memcpy(now, w->own.value, w->own.value_len);
-	craft_overlay(w, now, t->trap.addr, t->trap.len, t->value);
-	return craft_judge(w, now, &t->trap, approx);
+	craft_overlay(w, now, t->addr, t->len, t->value);
+	return craft_judge(w, now, t, approx);
 }
 
 const struct craft craft_silent = {

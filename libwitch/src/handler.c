@@ -520,6 +520,17 @@ static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *reg
 	return 1;
 }
 
+/* The fault log opened or closed in this run, from tsc on: either may turn
+ * the kernel's page-fault static key on or off (1-12 ms here, text
+ * patching), the log's cost, which the budget's running cost of a tick
+ * would have taken for every tick's. */
+static void tick_faultlog_set_aside(struct witch_thread *t, uint64_t tsc)
+{
+	uint64_t took = __rdtsc() - tsc;
+	cost_set_aside(&t->cost, took);
+	t->stats.cost_faultlog_ns += (uint64_t)cost_tsc_ns(took);
+}
+
 /* The page-fault log's own price, paid in the program's faults since the
  * last tick (returned, ns: the profiler's spending, in the estimate and
  * the budget), and its period for the next (faultlog_thin). */
@@ -533,15 +544,10 @@ static double tick_count_faults(struct witch_thread *t)
 	t->stats.faults_logged += logged;
 	double ns = faultlog_cost_ns(logged, faults);
 	t->stats.cost_faultlog_ns += (uint64_t)ns;
-	uint64_t close_tsc = __rdtsc();
+	uint64_t tsc = __rdtsc();
 	if (witch_rt.cfg->budget > 0 &&
 	    faultlog_keep_within(&t->faults, ns, witch_rt.cfg->budget * (double)t->sampler.current_ns)) {
-		/* The close may turn the kernel's page-fault static key off
-		 * (the last such event): as its open (tick_in_fault), the
-		 * log's cost, not the handler's. */
-		close_tsc = __rdtsc() - close_tsc;
-		cost_set_aside(&t->cost, close_tsc);
-		t->stats.cost_faultlog_ns += (uint64_t)cost_tsc_ns(close_tsc);
+		tick_faultlog_set_aside(t, tsc);
 		t->stats.faultlog_closed++;
 	}
 	return ns;
@@ -576,17 +582,10 @@ static int tick_in_fault(struct witch_thread *t, const ucontext_t *uc)
 	if (on_timer && t->faults.fd < 0)
 		return 0;
 	int was_open = t->faults.fd >= 0;
-	uint64_t open_tsc = __rdtsc();
+	uint64_t tsc = __rdtsc();
 	int rc = faultlog_since_tick(&t->faults, &ip);
-	if (!was_open && t->faults.fd >= 0) {
-		/* Opened at this first tick: the first such event turns the
-		 * kernel's page-fault static key on, 1-12 ms here (text
-		 * patching), a start-up cost of the log's that the budget's
-		 * running cost of a tick would have taken for every tick's. */
-		open_tsc = __rdtsc() - open_tsc;
-		cost_set_aside(&t->cost, open_tsc);
-		t->stats.cost_faultlog_ns += (uint64_t)cost_tsc_ns(open_tsc);
-	}
+	if (!was_open && t->faults.fd >= 0)
+		tick_faultlog_set_aside(t, tsc); /* opened at this tick */
 	if (rc < 0)
 		t->stats.faultlog_errors++;
 	if (rc <= 0 || on_timer)

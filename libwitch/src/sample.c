@@ -186,17 +186,15 @@ static int sample_traced_loaded(const struct sample_req *r, struct watchpoint *w
 }
 
 /* The access e as the trap it would be on w's bytes. */
-static struct craft_traced sample_traced_access(const struct watchpoint *w,
-						const struct look_trace_access *e)
+static struct craft_trap sample_traced_access(const struct watchpoint *w,
+					      const struct look_trace_access *e)
 {
 	uint64_t o_lo = e->addr > w->addr ? e->addr : w->addr;
 	uint64_t o_hi = e->addr + e->len < w->addr + w->len ? e->addr + e->len : w->addr + w->len;
-	return (struct craft_traced){
-		.trap = {.kind = e->kind, .elem = e->elem, .addr = e->addr, .len = e->len,
-			 .overlap_addr = o_lo, .overlap_len = (uint32_t)(o_hi - o_lo),
-			 .tolerance = witch_rt.cfg->fp_tolerance},
-		.value_known = e->value_known,
-		.value = e->value};
+	return (struct craft_trap){.kind = e->kind, .elem = e->elem, .addr = e->addr, .len = e->len,
+				   .overlap_addr = o_lo, .overlap_len = (uint32_t)(o_hi - o_lo),
+				   .tolerance = witch_rt.cfg->fp_tolerance,
+				   .value_known = e->value_known, .value = e->value};
 }
 
 /* The window ran past the sample to the access that decides it: the
@@ -227,7 +225,7 @@ static int sample_decide_traced(struct witch_thread *t, const struct sample_req 
 	enum craft_verdict v;
 	int approx = 0;
 	for (;;) {
-		struct craft_traced ct = sample_traced_access(&w, e);
+		struct craft_trap ct = sample_traced_access(&w, e);
 		v = cr->on_traced(&w, &ct, &approx);
 		if (v != CRAFT_KEEP)
 			break;

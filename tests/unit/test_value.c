@@ -363,12 +363,10 @@ static void test_traced(void)
 		uint64_t a = BASE + (uint64_t)(int64_t)traced[i].a_off;
 		uint64_t lo = a > w.addr ? a : w.addr;
 		uint64_t hi = a + traced[i].a_len < w.addr + w.len ? a + traced[i].a_len : w.addr + w.len;
-		struct craft_traced t = {
-			.trap = {.kind = traced[i].kind, .elem = traced[i].elem, .addr = a,
-				 .len = traced[i].a_len, .overlap_addr = lo,
-				 .overlap_len = (uint32_t)(hi - lo), .tolerance = 0.01},
-			.value_known = traced[i].known,
-			.value = traced[i].value};
+		struct craft_trap t = {.kind = traced[i].kind, .elem = traced[i].elem, .addr = a,
+				       .len = traced[i].a_len, .overlap_addr = lo,
+				       .overlap_len = (uint32_t)(hi - lo), .tolerance = 0.01,
+				       .value_known = traced[i].known, .value = traced[i].value};
 		int approx = -1;
 		enum craft_verdict v = traced[i].cr->on_traced(&w, &t, &approx);
 		CHECK(traced[i].line,
@@ -426,11 +424,11 @@ static void test_traced_load(void)
 		for (int k = 0; k < load_seq[i].n; k++) {
 			uint64_t a = BASE + (uint64_t)(int64_t)load_seq[i].acc[k].off;
 			uint32_t len = load_seq[i].acc[k].len;
-			struct craft_traced t = {
-				.trap = {.kind = load_seq[i].acc[k].kind, .elem = DECODE_ELEM_INT,
-					 .addr = a, .len = len, .overlap_addr = a, .overlap_len = len},
-				.value_known = load_seq[i].acc[k].known,
-				.value = load_seq[i].acc[k].value};
+			struct craft_trap t = {.kind = load_seq[i].acc[k].kind,
+					       .elem = DECODE_ELEM_INT, .addr = a, .len = len,
+					       .overlap_addr = a, .overlap_len = len,
+					       .value_known = load_seq[i].acc[k].known,
+					       .value = load_seq[i].acc[k].value};
 			int approx = -1;
 			v = craft_load.on_traced(&w, &t, &approx);
 			if (k + 1 < load_seq[i].n && v != CRAFT_KEEP)

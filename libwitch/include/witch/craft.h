@@ -35,20 +35,12 @@ struct craft_trap {
 	uint64_t overlap_addr; /* bytes both watched and touched by the trap */
 	uint32_t overlap_len;
 	double tolerance;      /* WITCH_FP_TOLERANCE */
-	/* A store's bytes (little-endian, len at most 8) where the trap path
-	 * worked them out from the registers (precise_stored_value) because
-	 * the client would read them under its armed watchpoint: on_trap
-	 * need not read the location then. */
+	/* A store's bytes (little-endian, len at most 8) where they are known
+	 * without reading the location: the run ahead's (on_traced), or the
+	 * trap path's from the registers (precise_stored_value) where the
+	 * client would read them under its armed watchpoint (on_trap). */
 	int value_known;
 	uint64_t value;
-};
-
-/* An access the run ahead traced after a sample (look.h): the trap it
- * would be, and what it stores when the run ahead knows. */
-struct craft_traced {
-	struct craft_trap trap;
-	int value_known;
-	uint64_t value; /* a store's bytes, little-endian (at most 8) */
 };
 
 /* What on_self reads, and so whether the own trap can be skipped where the
@@ -94,7 +86,7 @@ struct craft {
 	 * next (an access of traced_through kinds, its bytes laid over w's
 	 * shadow); CRAFT_DROP when the program must run to tell.  NULL: always
 	 * the program. */
-	enum craft_verdict (*on_traced)(struct watchpoint *w, const struct craft_traced *t,
+	enum craft_verdict (*on_traced)(struct watchpoint *w, const struct craft_trap *t,
 					int *approx);
 	/* The accesses on_traced can judge (enum decode_kind bits), those it
 	 * passes when their values are known, and whether it needs the values
