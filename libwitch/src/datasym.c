@@ -1,6 +1,7 @@
 /* datasym: data symbols of the loaded modules (see datasym.h). */
 #include "witch/datasym.h"
 #include "witch/deps.h"
+#include "witch/limitguard.h"
 #include "witch/lockguard.h"
 #include "witch/due.h"
 #include "witch/elfdata.h"
@@ -385,6 +386,8 @@ static void *ds_probe_main(void *arg)
 	return NULL;
 }
 
+#define DS_PROBE_STACK_GUESS (8u << 20) /* RLIMIT_STACK's usual 8 MiB */
+
 static void ds_probe_tls(struct ds_walk *w)
 {
 	struct ds_probe p;
@@ -399,14 +402,28 @@ static void ds_probe_tls(struct ds_walk *w)
 		p.m[i].base = w->pending[i]->b.base;
 		memset(&p.m[i].b, 0, sizeof(p.m[i].b));
 	}
+	/* Its stack and guard page count against the program's address-space
+	 * limit while it runs (limitguard.h). */
+	pthread_attr_t attr;
+	size_t stack = 0;
+	if (pthread_getattr_default_np(&attr) == 0) {
+		if (pthread_attr_getstacksize(&attr, &stack) != 0)
+			stack = 0;
+		pthread_attr_destroy(&attr);
+	}
+	stack = (stack ? stack : DS_PROBE_STACK_GUESS) + 4096;
+	if (limitguard_reserve(stack) < 0)
+		return;
 	/* The probe takes no signal of the program's (it inherits this mask). */
 	sigfillset(&all);
 	sigguard_mask(SIG_SETMASK, &all, &old);
 	int rc = ds_real_create(&th, NULL, ds_probe_main, &p);
 	sigguard_mask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		pthread_join(th, NULL);
+	limitguard_release(stack);
 	if (rc != 0)
 		return;
-	pthread_join(th, NULL);
 	for (uint32_t i = 0; i < p.n; i++) {
 		struct ds_slot *s = w->pending[i];
 		if (!p.m[i].b.tls_static || !s->b.live || s->phdr != p.m[i].phdr)

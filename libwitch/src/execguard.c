@@ -20,9 +20,9 @@ static void syscall_exit_group(int status)
 extern char **environ;
 
 static int (*guard_before)(const char *file);
-static void (*guard_failed)(void);
+static void (*guard_failed)(int stopped);
 
-void execguard_set_hooks(int (*before)(const char *file), void (*failed)(void))
+void execguard_set_hooks(int (*before)(const char *file), void (*failed)(int stopped))
 {
 	guard_before = before;
 	guard_failed = failed;
@@ -82,8 +82,8 @@ WITCH_EXPORT void _Exit(int status)
 		int stopped_ = guard_before ? guard_before(file) : 0;            \
 		int rc_ = (call);                                                \
 		int err_ = errno;                                                \
-		if (stopped_ && guard_failed)                                    \
-			guard_failed();                                          \
+		if (guard_failed)                                                \
+			guard_failed(stopped_);                                  \
 		errno = err_;                                                    \
 		return rc_;                                                      \
 	} while (0)

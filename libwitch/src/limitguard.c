@@ -14,16 +14,58 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define LIMIT_ENV "WITCH_AS_RAISED"
+#define LIMIT_ENV "WITCH_AS_PROGRAM"
 
-static uint64_t lim_extra; /* what the soft RLIMIT_AS holds for the runtime */
+/* The kernel's soft limit is lim_prog + lim_held while lim_on.  Every
+ * change bumps lim_gen, and lim_apply sets the limit again until no change
+ * raced it: the last setting made is of the last values. */
+static uint64_t lim_prog;  /* the program's soft limit, as it set it */
+static uint64_t lim_hard;  /* the hard limit */
+static uint64_t lim_held;  /* what the runtime holds: mappings and slack */
+static uint64_t lim_gen;
+static int lim_on;         /* a finite soft limit, raised by lim_held */
 
 static long lim_sys(pid_t pid, int res, const struct rlimit *new, struct rlimit *old)
 {
 	return rawsys6(SYS_prlimit64, pid, res, (long)new, (long)old, 0, 0);
 }
 
-int limitguard_init(uint64_t extra, char *why, size_t len)
+static uint64_t lim_load(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_SEQ_CST);
+}
+
+static void lim_changed(void)
+{
+	__atomic_add_fetch(&lim_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Room under the hard limit for the program's limit and held more. */
+static int lim_room(uint64_t prog, uint64_t hard, uint64_t held)
+{
+	return hard == RLIM_INFINITY || (prog <= hard && hard - prog >= held);
+}
+
+/* The kernel's soft limit set to the program's plus what is held, again
+ * until no change raced it.  0 or -errno. */
+static long lim_apply(void)
+{
+	long rc = 0;
+	for (int tries = 0; tries < 64; tries++) {
+		uint64_t gen = lim_load(&lim_gen);
+		if (!__atomic_load_n(&lim_on, __ATOMIC_SEQ_CST))
+			return 0;
+		uint64_t prog = lim_load(&lim_prog), hard = lim_load(&lim_hard);
+		uint64_t cur = prog + lim_load(&lim_held);
+		struct rlimit r = {hard != RLIM_INFINITY && cur > hard ? hard : cur, hard};
+		rc = lim_sys(0, RLIMIT_AS, &r, NULL);
+		if (lim_load(&lim_gen) == gen)
+			break;
+	}
+	return rc;
+}
+
+int limitguard_init(uint64_t start_bytes, char *why, size_t len)
 {
 	struct rlimit r;
 	long rc = lim_sys(0, RLIMIT_AS, NULL, &r);
@@ -31,29 +73,73 @@ int limitguard_init(uint64_t extra, char *why, size_t len)
 		return (int)rc;
 	if (r.rlim_cur == RLIM_INFINITY)
 		return 0;
-	/* The process that started this one raised it, and this one has it. */
+	/* An exec'd image: the limit is the program's as the image before
+	 * it set it, raised by what that image held. */
+	uint64_t prog = r.rlim_cur;
 	const char *env = getenv(LIMIT_ENV);
 	uint64_t had = env ? strtoull(env, NULL, 10) : 0;
-	if (had > 0 && had < r.rlim_cur) {
-		lim_extra = had;
-		return 0;
-	}
-	if (r.rlim_max != RLIM_INFINITY && r.rlim_max - r.rlim_cur < extra) {
+	if (had > 0 && had <= r.rlim_cur)
+		prog = had;
+	if (!lim_room(prog, r.rlim_max, start_bytes + LIMITGUARD_SLACK)) {
 		snprintf(why, len,
 			 "RLIMIT_AS (ulimit -v) is %" PRIu64 " MiB with no room under its hard limit "
 			 "for the profiler's %" PRIu64 " MiB of address space, which it would take from "
 			 "the program (raise the hard limit by that much, or set the soft one alone: "
 			 "ulimit -S -v)",
-			 (uint64_t)r.rlim_cur >> 20, extra >> 20);
+			 prog >> 20, (uint64_t)((start_bytes + LIMITGUARD_SLACK) >> 20));
 		return -ENOSPC;
 	}
-	struct rlimit up = {r.rlim_cur + extra, r.rlim_max};
-	if ((rc = lim_sys(0, RLIMIT_AS, &up, NULL)) < 0)
+	__atomic_store_n(&lim_prog, prog, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&lim_hard, (uint64_t)r.rlim_max, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&lim_held, LIMITGUARD_SLACK, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&lim_on, 1, __ATOMIC_SEQ_CST);
+	lim_changed();
+	if ((rc = lim_apply()) < 0) {
+		__atomic_store_n(&lim_on, 0, __ATOMIC_SEQ_CST);
 		return (int)rc;
-	lim_extra = extra;
+	}
 	char v[32];
-	snprintf(v, sizeof(v), "%" PRIu64, extra);
+	snprintf(v, sizeof(v), "%" PRIu64, prog);
 	return config_env_hand_down(LIMIT_ENV, v);
+}
+
+int limitguard_reserve(uint64_t len)
+{
+	uint64_t held = __atomic_add_fetch(&lim_held, len, __ATOMIC_SEQ_CST);
+	lim_changed();
+	if (!__atomic_load_n(&lim_on, __ATOMIC_SEQ_CST))
+		return 0;
+	long rc = -ENOMEM;
+	if (!lim_room(lim_load(&lim_prog), lim_load(&lim_hard), held) || (rc = lim_apply()) < 0) {
+		limitguard_release(len);
+		return (int)rc;
+	}
+	return 0;
+}
+
+void limitguard_release(uint64_t len)
+{
+	__atomic_sub_fetch(&lim_held, len, __ATOMIC_SEQ_CST);
+	lim_changed();
+	(void)lim_apply(); /* (a limit left higher than it need be: the program loses nothing) */
+}
+
+void limitguard_before_exec(void)
+{
+	if (!__atomic_load_n(&lim_on, __ATOMIC_SEQ_CST))
+		return;
+	struct rlimit r = {lim_load(&lim_prog), lim_load(&lim_hard)};
+	(void)lim_sys(0, RLIMIT_AS, &r, NULL); /* (a failure: the new image reads the raised one) */
+}
+
+void limitguard_exec_failed(void)
+{
+	(void)lim_apply(); /* (a failure: the runtime's next mappings may find no room) */
+}
+
+uint64_t limitguard_held(void)
+{
+	return lim_load(&lim_held);
 }
 
 static int lim_self(pid_t pid)
@@ -61,44 +147,53 @@ static int lim_self(pid_t pid)
 	return pid == 0 || pid == getpid();
 }
 
-/* The program's view of the real limit r. */
-static void lim_view(struct rlimit *r)
-{
-	if (r->rlim_cur != RLIM_INFINITY)
-		r->rlim_cur = r->rlim_cur > lim_extra ? r->rlim_cur - lim_extra : 0;
-}
-
 /* prlimit as the program sees it: 0 or -errno. */
 static long lim_program(pid_t pid, int res, const struct rlimit *new, struct rlimit *old)
 {
-	uint64_t extra = __atomic_load_n(&lim_extra, __ATOMIC_RELAXED);
 	if (res == RLIMIT_NOFILE && lim_self(pid))
 		return fdguard_program_limit(new, old); /* never inside a lift */
-	if (res != RLIMIT_AS || !extra || !lim_self(pid))
+	if (res != RLIMIT_AS || !lim_self(pid) ||
+	    (!new && !__atomic_load_n(&lim_on, __ATOMIC_SEQ_CST)))
 		return lim_sys(pid, res, new, old);
 	struct rlimit want, was;
+	int on = __atomic_load_n(&lim_on, __ATOMIC_SEQ_CST), raise = 0;
+	uint64_t prog = lim_load(&lim_prog);
 	long rc;
 	if (new) {
+		/* Raised the same way where the new hard limit leaves room for
+		 * what the runtime holds; else as given, and the runtime's share
+		 * is the program's. */
 		want = *new;
-		/* Raised the same way where the new hard limit leaves room;
-		 * else as given, and the runtime's share is the program's. */
-		if (want.rlim_cur != RLIM_INFINITY && (want.rlim_max == RLIM_INFINITY ||
-						       want.rlim_max - want.rlim_cur >= extra))
-			want.rlim_cur += extra;
-		else if (want.rlim_cur != RLIM_INFINITY)
-			extra = 0;
+		raise = want.rlim_cur != RLIM_INFINITY &&
+			lim_room(want.rlim_cur, want.rlim_max, lim_load(&lim_held));
+		if (raise)
+			want.rlim_cur += lim_load(&lim_held);
 	}
-	rc = lim_sys(pid, res, new ? &want : NULL, &was);
-	if (rc < 0)
+	if ((rc = lim_sys(pid, res, new ? &want : NULL, &was)) < 0)
 		return rc;
 	if (old) {
 		*old = was;
-		lim_view(old);
+		if (on)
+			old->rlim_cur = prog;
 	}
-	if (new && extra == 0) {
-		__atomic_store_n(&lim_extra, 0, __ATOMIC_RELAXED);
-		unsetenv(LIMIT_ENV);
+	if (!new)
+		return 0;
+	if (raise) {
+		__atomic_store_n(&lim_prog, (uint64_t)new->rlim_cur, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&lim_hard, (uint64_t)new->rlim_max, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&lim_on, 1, __ATOMIC_SEQ_CST);
+		lim_changed();
+		(void)lim_apply(); /* (what it held changed meanwhile) */
+		char v[32];
+		snprintf(v, sizeof(v), "%" PRIu64, (uint64_t)new->rlim_cur);
+		/* (where it fails, an exec'd image takes the raised limit for the
+		 * program's: the program loses nothing) */
+		(void)config_env_hand_down(LIMIT_ENV, v);
+		return 0;
 	}
+	__atomic_store_n(&lim_on, 0, __ATOMIC_SEQ_CST);
+	lim_changed();
+	unsetenv(LIMIT_ENV);
 	return 0;
 }
 

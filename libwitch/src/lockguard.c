@@ -6,6 +6,7 @@
 #include "witch/export.h"
 #include "witch/fdguard.h"
 #include "witch/lbss.h"
+#include "witch/limitguard.h"
 #include "witch/rawsys.h"
 
 #include <errno.h>
@@ -84,12 +85,14 @@ void lockguard_init(size_t pool_bytes)
 
 static void lg_pool_reserve(void)
 {
-	if (lg_pool || !lg_pool_want)
-		return;
+	if (lg_pool || !lg_pool_want || limitguard_reserve(lg_pool_want) < 0)
+		return; /* (an address-space limit): each map as below */
 	void *p = mmap(NULL, lg_pool_want, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return; /* (an address-space limit): each map as below */
+	if (p == MAP_FAILED) {
+		limitguard_release(lg_pool_want);
+		return;
+	}
 	lg_pool_size = lg_pool_want;
 	__atomic_store_n(&lg_pool, (char *)p, __ATOMIC_RELEASE);
 	lg_list((uint64_t)(uintptr_t)p, (uint64_t)(uintptr_t)p + lg_pool_want);
@@ -150,12 +153,19 @@ void *lockguard_map(size_t len, int extra_flags)
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | extra_flags;
 	void *p;
 	len = (len + 4095) & ~(size_t)4095;
-	if (!__atomic_load_n(&lg_future, __ATOMIC_RELAXED)) {
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
-	} else if ((p = lg_pool_take(len)) != NULL) {
+	if (__atomic_load_n(&lg_future, __ATOMIC_RELAXED) && (p = lg_pool_take(len)) != NULL) {
 		if (extra_flags & MAP_POPULATE)
 			(void)madvise(p, len, MADV_WILLNEED);
-		return p; /* (listed with the pool) */
+		return p; /* (listed with the pool, and held with it: limitguard.h) */
+	}
+	/* Room under the program's address-space limit first (limitguard.h). */
+	int rc = limitguard_reserve(len);
+	if (rc < 0) {
+		errno = -rc;
+		return MAP_FAILED;
+	}
+	if (!__atomic_load_n(&lg_future, __ATOMIC_RELAXED)) {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
 	} else {
 		/* No pool left: made inaccessible (nothing to fill), unlocked,
 		 * then opened (a locked mapping is filled as it becomes
@@ -171,8 +181,13 @@ void *lockguard_map(size_t len, int extra_flags)
 		if (p != MAP_FAILED && (extra_flags & MAP_POPULATE))
 			(void)madvise(p, len, MADV_WILLNEED);
 	}
-	if (p != MAP_FAILED)
+	if (p != MAP_FAILED) {
 		lg_list((uint64_t)(uintptr_t)p, (uint64_t)(uintptr_t)p + len);
+	} else {
+		int e = errno;
+		limitguard_release(len);
+		errno = e;
+	}
 	return p;
 }
 
@@ -184,7 +199,10 @@ int lockguard_unmap(void *p, size_t len)
 		return 0;
 	}
 	lg_unlist((uint64_t)(uintptr_t)p);
-	return munmap(p, len) == 0 ? 0 : -errno;
+	if (munmap(p, len) != 0)
+		return -errno;
+	limitguard_release(len);
+	return 0;
 }
 
 void *lockguard_thread_stack(pthread_attr_t *attr, size_t size)

@@ -191,6 +191,8 @@ static uint64_t thread_main_stack_hi(void)
 	return end ? (end & ~(uint64_t)4095) + 4096 : 0;
 }
 
+#define THREAD_STACK_MOST (1ull << 30) /* a thread stack's size, at most */
+
 static void thread_stack_bounds(struct witch_thread *t)
 {
 	pthread_attr_t attr;
@@ -198,6 +200,18 @@ static void thread_stack_bounds(struct witch_thread *t)
 	size_t size;
 	if (t->tid == getpid() && (t->stack_hi = thread_main_stack_hi()) != 0)
 		return;
+	/* glibc puts a thread's descriptor (fs_base) at the top of its stack
+	 * block, its own or the program's (pthread_attr_setstack), above the
+	 * static TLS: what lies above is no stack.  pthread_getattr_np
+	 * mallocs, and a thread's first malloc gives it an arena of its own
+	 * (64 MiB of address space) that the program's thread may never have
+	 * asked for: only where fs_base is not that (a thread of a runtime
+	 * that sets its own), ask it. */
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	if (t->fs_base > sp && t->fs_base - sp < THREAD_STACK_MOST) {
+		t->stack_hi = t->fs_base;
+		return;
+	}
 	if (pthread_getattr_np(pthread_self(), &attr) != 0)
 		return;
 	if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
@@ -408,7 +422,16 @@ struct witch_thread *thread_begin_first(int open_watchpoints)
 		return NULL;
 	char *map = threadmap_take(THREAD_MAP_SIZE);
 	if (map == MAP_FAILED) {
+		int e = errno;
 		__atomic_sub_fetch(&thread_reserved, THREAD_FOOTPRINT, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&thread_unprofiled, 1, __ATOMIC_RELAXED);
+		/* (ENOMEM: no room under the program's RLIMIT_AS, limitguard.h) */
+		if (!__atomic_exchange_n(&thread_warned_cap, 1, __ATOMIC_RELAXED))
+			log_line("no room for a profiled thread's %lu MiB (%s): new threads run "
+				 "unprofiled",
+				 (unsigned long)(THREAD_MAP_SIZE >> 20),
+				 e == ENOMEM ? "address space: raise RLIMIT_AS's hard limit (ulimit -H -v)"
+					     : "mmap failed");
 		return NULL;
 	}
 	struct witch_thread *t = thread_lay_out(map);
@@ -698,6 +721,42 @@ static void thread_release_orphans(const struct witch_thread *keep)
 	thread_orphans = NULL;
 }
 
+struct thread_start_box {
+	void *(*fn)(void *);
+	void *arg;
+	int busy; /* a slot of thread_boxes taken */
+};
+
+/* A new thread's fn and arg, from slots taken by compare and swap: a box
+ * malloc'd here and freed by the new thread made glibc give every thread
+ * of the program's an arena of its own at its start (64 MiB of address
+ * space each, where the program's threads never called malloc: under an
+ * RLIMIT_AS its pthread_create then failed).  Past the slots, malloc. */
+#define THREAD_BOXES 64
+static struct thread_start_box thread_boxes[THREAD_BOXES];
+
+static struct thread_start_box *thread_box_take(void)
+{
+	for (int i = 0; i < THREAD_BOXES; i++) {
+		int free_slot = 0;
+		if (__atomic_compare_exchange_n(&thread_boxes[i].busy, &free_slot, 1, 0,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return &thread_boxes[i];
+	}
+	struct thread_start_box *box = malloc(sizeof(*box));
+	if (box)
+		box->busy = 0;
+	return box;
+}
+
+static void thread_box_give(struct thread_start_box *box)
+{
+	if (box >= thread_boxes && box < thread_boxes + THREAD_BOXES)
+		__atomic_store_n(&box->busy, 0, __ATOMIC_RELEASE);
+	else
+		free(box);
+}
+
 void thread_prefork(void)
 {
 	pthread_mutex_lock(&thread_lock);
@@ -716,6 +775,9 @@ void thread_postfork_child(void)
 	if (!self && thread_child && pthread_equal(thread_child_owner, pthread_self()))
 		self = thread_child; /* a child forking before its own start */
 	pthread_mutex_init(&thread_lock, NULL);
+	/* Boxes taken for threads starting in the parent alone. */
+	for (int i = 0; i < THREAD_BOXES; i++)
+		__atomic_store_n(&thread_boxes[i].busy, 0, __ATOMIC_RELAXED);
 	/* A child forking before its start still holds its parent's list:
 	 * freed now, but for the forking thread's (rare: a shell's child that
 	 * forks again at once). */
@@ -822,15 +884,10 @@ int thread_child_on_signal(const siginfo_t *si)
 
 /* --- pthread_create interposition ----------------------------------------- */
 
-struct thread_start_box {
-	void *(*fn)(void *);
-	void *arg;
-};
-
 static void *thread_trampoline(void *p)
 {
 	struct thread_start_box box = *(struct thread_start_box *)p;
-	free(p);
+	thread_box_give(p);
 	__atomic_add_fetch(&thread_program_live, 1, __ATOMIC_ACQ_REL);
 	(void)pthread_setspecific(thread_program_key, &thread_program_live);
 	thread_begin();
@@ -861,13 +918,13 @@ WITCH_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	(void)deps_threads_begin();
 	if (thread_spawn_hook)
 		thread_spawn_hook();
-	struct thread_start_box *box = malloc(sizeof(*box));
+	struct thread_start_box *box = thread_box_take();
 	if (!box)
 		return real(th, attr, fn, arg);
 	box->fn = fn;
 	box->arg = arg;
 	int rc = real(th, attr, thread_trampoline, box);
 	if (rc != 0)
-		free(box);
+		thread_box_give(box);
 	return rc;
 }

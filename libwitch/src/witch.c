@@ -246,6 +246,9 @@ static int witch_before_exec(const char *file)
 {
 	char mine[CONFIG_PATH_MAX + 64], next[CONFIG_PATH_MAX + 64];
 
+	/* The runtime's mappings go with this image: the new one starts under
+	 * the program's own address-space limit (a vfork child's too). */
+	limitguard_before_exec();
 	if (!witch_running || getpid() != witch_pid)
 		return 0;
 	/* A fork child that execs before its start measured nothing: nothing
@@ -270,8 +273,11 @@ static int witch_before_exec(const char *file)
 	return 1;
 }
 
-static void witch_exec_failed(void)
+static void witch_exec_failed(int stopped)
 {
+	limitguard_exec_failed();
+	if (!stopped)
+		return;
 	witch_go_on(witch_exec_wrote ? witch_exec_suffix : NULL);
 	flush_resume();
 }
@@ -417,12 +423,11 @@ __attribute__((constructor)) static void witch_init(void)
 			 "profiles by the run-ahead alone, no debug registers)");
 		return;
 	}
-	/* Before the runtime reserves any of the program's address space
-	 * (limitguard.h): its fixed reservations (127 MiB read: `cat`'s
-	 * VmSize profiled less native's and a thread's map), with room to
-	 * spare, and the threads' cap. */
-	if (limitguard_init(((uint64_t)WITCH_AS_FIXED_MB + witch_cfg.memory_mb) << 20, err,
-			    sizeof(err)) < 0) {
+	/* Before the runtime maps any of the program's address space
+	 * (limitguard.h): room under a hard limit for what the start maps
+	 * (~138 MiB: `cat`'s VmSize profiled less native's); the threads'
+	 * maps ask as they are made. */
+	if (limitguard_init((uint64_t)WITCH_AS_FIXED_MB << 20, err, sizeof(err)) < 0) {
 		log_line("%s; running without profiling", err);
 		return;
 	}

@@ -8,11 +8,15 @@
  *   exec     runs itself again with MIB (its child prints the same)
  *   set KIB  sets its own soft limit to KIB, prints the limit again, and
  *            mallocs MIB MiB once more
+ *   threads N  runs N threads at once, each ~10 ms of work, and prints
+ *            "threads N: ok" once all have joined (a profiled thread's map
+ *            must find room under the limit, or the thread runs unprofiled)
  * The runtime reserves ~140 MB of address space, and the limit counts
  * reservations: before limitguard.h, under a soft limit of 320 MiB, a
  * malloc of 250 MiB that succeeds natively failed profiled.  Exit 0, or 1
  * where a malloc failed.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +50,27 @@ static int use(size_t mib)
 	return 0;
 }
 
+static void *spin(void *arg)
+{
+	volatile unsigned long x = 0;
+	for (unsigned long i = 0; i < 20000000; i++)
+		x += i;
+	return arg;
+}
+
+static int run_threads(int n)
+{
+	pthread_t t[64];
+	int made = 0;
+	for (; made < n && made < 64; made++)
+		if (pthread_create(&t[made], NULL, spin, NULL) != 0)
+			break;
+	for (int i = 0; i < made; i++)
+		pthread_join(t[i], NULL);
+	printf("threads %d: %s\n", n, made == n ? "ok" : "failed");
+	return made == n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -58,6 +83,8 @@ int main(int argc, char **argv)
 		execl("/proc/self/exe", argv[0], argv[1], (char *)NULL);
 		return 3;
 	}
+	if (argc > 3 && !strcmp(argv[2], "threads"))
+		rc |= run_threads(atoi(argv[3]));
 	if (argc > 3 && !strcmp(argv[2], "set")) {
 		struct rlimit r;
 		getrlimit(RLIMIT_AS, &r);

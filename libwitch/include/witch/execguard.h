@@ -12,9 +12,10 @@
 /* before(file) runs in the process about to exec `file` (as given to the
  * call: a path, or a name execvp searches): the runtime writes what this
  * image measured, since exec runs no destructors.  It returns 1 if it
- * stopped profiling; failed() then runs if the exec returns (it failed),
- * to resume. */
-void execguard_set_hooks(int (*before)(const char *file), void (*failed)(void));
+ * stopped profiling.  failed(stopped) runs if the exec returns (it
+ * failed), with what before returned: to resume, and to undo what before
+ * did in any case. */
+void execguard_set_hooks(int (*before)(const char *file), void (*failed)(int stopped));
 
 /* before_exit runs when the program ends with _exit or _Exit, which run no
  * destructors (forked workers, shells): the runtime writes the profile
