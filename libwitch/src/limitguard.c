@@ -137,11 +137,6 @@ void limitguard_exec_failed(void)
 	(void)lim_apply(); /* (a failure: the runtime's next mappings may find no room) */
 }
 
-uint64_t limitguard_held(void)
-{
-	return lim_load(&lim_held);
-}
-
 static int lim_self(pid_t pid)
 {
 	return pid == 0 || pid == getpid();

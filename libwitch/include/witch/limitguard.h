@@ -73,7 +73,4 @@ void limitguard_release(uint64_t len);
 void limitguard_before_exec(void);
 void limitguard_exec_failed(void);
 
-/* What the runtime holds (bytes): its mappings and LIMITGUARD_SLACK. */
-uint64_t limitguard_held(void);
-
 #endif
