@@ -517,6 +517,8 @@ static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *reg
 	/* (Recording a block is timed on its own: cost_heap_ns.) */
 	if (program_ns > 0 && !heap_recording())
 		t->stats.cost_inline_ns += (uint64_t)program_ns;
+	log_verbose(2, "tick in the runtime's code at tick_in_runtime + %ld (%ld us since the last)",
+		    (long)(regs->rip - (uint64_t)(uintptr_t)&tick_in_runtime), (long)(program_ns / 1e3));
 	return 1;
 }
 

@@ -25,7 +25,7 @@
 #   room    a hard limit 230 MiB above the soft one: room for the start's
 #           maps (before stop 87 the runtime asked for 1.2 GiB, and stayed
 #           out)
-#   threads the same limits and 12 threads at once: the threads' maps past
+#   threads the same limits and 24 threads at once: the threads' maps past
 #           the room are refused, those threads run unprofiled, and one
 #           line says so; the program runs as natively
 #   both    ulimit -v sets the hard limit too: no room for the runtime,
@@ -42,7 +42,7 @@ rows=(
 	"exec|ulimit -S -v 327680|250 exec|1+|0|"
 	"set|ulimit -S -v 327680|250 set 360000|1|0|"
 	"room|$room|250|1|0|"
-	"threads|$room|100 threads 12|1|1|no room for a profiled thread.*RLIMIT_AS"
+	"threads|$room|100 threads 24|1|1|no room for a profiled thread.*RLIMIT_AS"
 	"both|ulimit -v 327680|250|0|1|RLIMIT_AS (ulimit -v)"
 )
 for row in "${rows[@]}"; do
