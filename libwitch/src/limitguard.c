@@ -68,6 +68,10 @@ static long lim_apply(void)
 int limitguard_init(uint64_t start_bytes, char *why, size_t len)
 {
 	struct rlimit r;
+	/* Held whatever the limit: a limit the program sets later is raised
+	 * by it too. */
+	__atomic_add_fetch(&lim_held, LIMITGUARD_SLACK, __ATOMIC_SEQ_CST);
+	lim_changed();
 	long rc = lim_sys(0, RLIMIT_AS, NULL, &r);
 	if (rc < 0)
 		return (int)rc;
@@ -91,7 +95,6 @@ int limitguard_init(uint64_t start_bytes, char *why, size_t len)
 	}
 	__atomic_store_n(&lim_prog, prog, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&lim_hard, (uint64_t)r.rlim_max, __ATOMIC_SEQ_CST);
-	__atomic_add_fetch(&lim_held, LIMITGUARD_SLACK, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&lim_on, 1, __ATOMIC_SEQ_CST);
 	lim_changed();
 	if ((rc = lim_apply()) < 0) {
