@@ -77,8 +77,9 @@ int limitguard_init(uint64_t start_bytes, char *why, size_t len)
 		return (int)rc;
 	if (r.rlim_cur == RLIM_INFINITY)
 		return 0;
-	/* An exec'd image: the limit is the program's as the image before
-	 * it set it, raised by what that image held. */
+	/* An image the C library's posix_spawn or system started: the limit
+	 * is still raised by what the image before held (an interposed exec
+	 * put the program's back first); the program's is handed down. */
 	uint64_t prog = r.rlim_cur;
 	const char *env = getenv(LIMIT_ENV);
 	uint64_t had = env ? strtoull(env, NULL, 10) : 0;
