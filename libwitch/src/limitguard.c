@@ -162,11 +162,12 @@ static long lim_program(pid_t pid, int res, const struct rlimit *new, struct rli
 		/* Raised the same way where the new hard limit leaves room for
 		 * what the runtime holds; else as given, and the runtime's share
 		 * is the program's. */
+		uint64_t held = lim_load(&lim_held);
 		want = *new;
 		raise = want.rlim_cur != RLIM_INFINITY &&
-			lim_room(want.rlim_cur, want.rlim_max, lim_load(&lim_held));
+			lim_room(want.rlim_cur, want.rlim_max, held);
 		if (raise)
-			want.rlim_cur += lim_load(&lim_held);
+			want.rlim_cur += held;
 	}
 	if ((rc = lim_sys(pid, res, new ? &want : NULL, &was)) < 0)
 		return rc;
