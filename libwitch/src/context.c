@@ -1,5 +1,6 @@
 /* context: the program's calling contexts from inside the runtime (see context.h). */
 #include "witch/context.h"
+#include "witch/bulk.h"
 #include "witch/thread.h"
 #include "witch/unwind.h"
 
@@ -8,7 +9,9 @@
 
 static uint64_t runtime_lo, runtime_hi;
 static uint64_t through_lo, through_hi;
+static uint64_t program_lo, program_hi;
 extern char __start_witch_through[], __stop_witch_through[];
+extern char __start_witch_program[], __stop_witch_program[];
 
 void context_set_runtime_text(uint64_t lo, uint64_t hi)
 {
@@ -16,6 +19,18 @@ void context_set_runtime_text(uint64_t lo, uint64_t hi)
 	runtime_hi = hi;
 	through_lo = (uint64_t)(uintptr_t)__start_witch_through;
 	through_hi = (uint64_t)(uintptr_t)__stop_witch_through;
+	program_lo = (uint64_t)(uintptr_t)__start_witch_program;
+	program_hi = (uint64_t)(uintptr_t)__stop_witch_program;
+}
+
+int context_pc_program(uint64_t pc)
+{
+	return pc >= program_lo && pc < program_hi;
+}
+
+uint64_t context_leaf(uint64_t pc)
+{
+	return context_pc_program(pc) ? bulk_program_leaf(pc) : pc;
 }
 
 int context_drop_through(uint64_t *pcs, uint64_t *sps, int n)
@@ -39,7 +54,7 @@ void context_runtime_text(uint64_t *lo, uint64_t *hi)
 int context_in_runtime(const uint64_t *pcs, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (pcs[i] >= runtime_lo && pcs[i] < runtime_hi)
+		if (pcs[i] >= runtime_lo && pcs[i] < runtime_hi && !context_pc_program(pcs[i]))
 			return 1;
 	return 0;
 }
@@ -96,7 +111,7 @@ int context_of_signal(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, int
 			memmove(sps, sps + skip, sizeof(sps[0]) * (size_t)(n - skip));
 		n -= skip;
 	}
-	pcs[0] = leaf;
+	pcs[0] = context_leaf(leaf);
 	return n;
 }
 

@@ -510,8 +510,8 @@ static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *reg
 {
 	uint64_t lo, hi;
 	context_runtime_text(&lo, &hi);
-	if (regs->rip < lo || regs->rip >= hi)
-		return 0;
+	if (regs->rip < lo || regs->rip >= hi || context_pc_program(regs->rip))
+		return 0; /* (bulk.c's small copies are the program's work) */
 	if (iocount_holds_pc(regs->rip) || sysret_tick(regs))
 		return -1;
 	/* (Recording a block is timed on its own: cost_heap_ns.) */

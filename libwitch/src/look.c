@@ -1,5 +1,6 @@
 /* look: from a tick to the access it samples (see look.h). */
 #include "witch/look.h"
+#include "witch/context.h"
 #include "witch/cost.h"
 #include "witch/memlat.h"
 #include "witch/bulk.h"
@@ -497,8 +498,9 @@ static void look_decide_ahead(const struct look_env *env, struct look *l, struct
 		if (ahead->rip >= env->runtime_lo && ahead->rip < env->runtime_hi) {
 			if (heap_window_call(ahead->rip, &real) >= 0)
 				ahead->rip = real;
-			else if (look_past_interposer_return(emu, ahead) < 0)
-				break; /* the runtime's own code */
+			else if (!context_pc_program(ahead->rip) &&
+				 look_past_interposer_return(emu, ahead) < 0)
+				break; /* the runtime's own code (its small copies are the program's) */
 		}
 		if (decode_at_zydis_cached(env->zcache, ahead->rip, ahead, &in, &z) < 0 ||
 		    (in.flags & DECODE_F_NO_STEP))
@@ -571,8 +573,9 @@ static double look_window(const struct look_env *env, struct look *l,
 	for (n = 0; n < LOOK_MAX_INSNS && costmodel_span(&cm) < LOOK_WINDOW_CYCLES; n++) {
 		if (ahead.rip >= env->runtime_lo && ahead.rip < env->runtime_hi &&
 		    (!exact || (look_past_wrapper(&emu, &cm, &ahead, tr, &wm) < 0 &&
-				look_past_interposer_return(&emu, &ahead) < 0)))
-			break; /* the runtime's own code */
+				look_past_interposer_return(&emu, &ahead) < 0)) &&
+		    !context_pc_program(ahead.rip))
+			break; /* the runtime's own code (its small copies are the program's) */
 		if (decode_at_zydis_cached(zc, ahead.rip, &ahead, &in, &z) < 0) {
 			if (n == 0)
 				env->stats->skip_decode++;

@@ -240,7 +240,7 @@ static int sample_decide_traced(struct witch_thread *t, const struct sample_req 
 				      (int)witch_rt.cfg->depth);
 	if (n <= 0)
 		return 0;
-	pcs[0] = e->pc;
+	pcs[0] = context_leaf(e->pc);
 	if (context_in_runtime(pcs, n))
 		return 0; /* a wrapper's access: the trap path knows those */
 	t->stats.verdicts_traced++;
@@ -285,7 +285,7 @@ static int sample_context(struct witch_thread *t, ucontext_t *uc, const struct s
 		return c->n;
 	memcpy(pcs, c->pcs, sizeof(pcs[0]) * (size_t)c->n);
 	memcpy(sps, c->sps, sizeof(sps[0]) * (size_t)c->n);
-	pcs[0] = r->leaf;
+	pcs[0] = context_leaf(r->leaf);
 	return c->n;
 }
 

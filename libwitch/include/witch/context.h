@@ -14,6 +14,11 @@ struct witch_thread;
  * heap.c's tracked allocations): their frames are left out of contexts, so
  * what the C library does for the program is the program's. */
 #define CONTEXT_THROUGH __attribute__((section("witch_through"), noinline))
+/* Code that does the program's own work in place of the C library's: bulk.c's
+ * copies and fills below BULK_MIN_BYTES.  Ticks and traps there are the
+ * program's accesses, not the runtime's, and a leaf there is named as the C
+ * library's function (context_leaf). */
+#define CONTEXT_PROGRAM __attribute__((section("witch_program")))
 
 /* The runtime's own code, once at start: samples and traps whose context
  * passes through it are the profiler's, not the program's; except the
@@ -25,8 +30,13 @@ void context_runtime_text(uint64_t *lo, uint64_t *hi);
  * leaf stays (an access of the wrapper's own is the runtime's).  Returns
  * the new count. */
 int context_drop_through(uint64_t *pcs, uint64_t *sps, int n);
-/* 1 if a frame of pcs[0..n) is the runtime's code. */
+/* 1 if a frame of pcs[0..n) is the runtime's code (CONTEXT_PROGRAM's is not). */
 int context_in_runtime(const uint64_t *pcs, int n);
+/* 1 if pc is in CONTEXT_PROGRAM code. */
+int context_pc_program(uint64_t pc);
+/* The program's access at pc as a context's leaf: pc, or for CONTEXT_PROGRAM
+ * code the C library function it does the work of (bulk_program_leaf). */
+uint64_t context_leaf(uint64_t pc);
 /* The context of a signal context: pcs[0] = leaf (the accessing instruction,
  * which may differ from the interrupted pc), then the callers; skip drops
  * innermost frames that are not the accessing code's (a trapping call's

@@ -1,0 +1,150 @@
+/* Unit test: bulk.c's own copies and fills below BULK_MIN_BYTES, and how
+ * a leaf in them is named.
+ *
+ * Linked against the runtime's static library, this program's memcpy,
+ * memmove, mempcpy and memset are bulk.c's wrappers, as a preloaded
+ * library's are for a program.  Each row checks one of them at every size
+ * 0-299 (every size class of the small path, and past it into the byte
+ * loops that run before bulk_resolve), source alignments 0-15 and
+ * destinations -40..+40 bytes from the source (overlapping only where the
+ * function allows it) against a byte loop: the bytes asked for, nothing
+ * around them, and the return value.  Then a pc inside each wrapper is
+ * named as the C library's function it does the work of (context_leaf),
+ * and a pc outside the section as itself.
+ */
+#include "check.h"
+#include "witch/bulk.h"
+#include "witch/context.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+enum fn_kind { MOVE_APART, MOVE_OVERLAP, MOVE_END, SET };
+
+#define BUF 1024
+#define AT 300
+
+/* What the call must leave: a plain loop through volatile bytes, which the
+ * compiler cannot turn into a call of the functions under test. */
+static void expect_move(volatile unsigned char *buf, size_t d, size_t s, size_t n)
+{
+	unsigned char tmp[BUF];
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = buf[s + i];
+	for (size_t i = 0; i < n; i++)
+		buf[d + i] = tmp[i];
+}
+
+static void fill_pattern(volatile unsigned char *a, volatile unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < BUF; i++)
+		a[i] = b[i] = (unsigned char)(i * 7 + n);
+}
+
+static int same(const volatile unsigned char *a, const volatile unsigned char *b)
+{
+	for (size_t i = 0; i < BUF; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+typedef void *(*move_fn)(void *, const void *, size_t);
+typedef void *(*set_fn)(void *, int, size_t);
+
+/* Called through volatile pointers: the compiler would otherwise expand the
+ * calls itself, knowing what these functions do, and never call them. */
+static move_fn volatile call_memcpy = memcpy, call_memmove = memmove, call_mempcpy = mempcpy;
+static set_fn volatile call_memset = memset;
+
+static void check_row(int line, const char *name, enum fn_kind kind)
+{
+	static unsigned char got[BUF], want[BUF];
+	for (size_t n = 0; n < 300; n++) {
+		for (int so = 0; so < 16; so++) {
+			for (int off = -40; off <= 40; off++) {
+				int apart = off >= (int)n || -off >= (int)n;
+				if (kind != SET && kind != MOVE_OVERLAP && !apart)
+					continue;
+				if (kind == SET && off != 0)
+					continue;
+				size_t s = AT + (size_t)so, d = (size_t)((long)s + off);
+				fill_pattern(got, want, n);
+				void *r, *r_want = got + d;
+				switch (kind) {
+				case MOVE_APART:
+					r = call_memcpy(got + d, got + s, n);
+					expect_move(want, d, s, n);
+					break;
+				case MOVE_OVERLAP:
+					r = call_memmove(got + d, got + s, n);
+					expect_move(want, d, s, n);
+					break;
+				case MOVE_END:
+					r = call_mempcpy(got + d, got + s, n);
+					r_want = got + d + n;
+					expect_move(want, d, s, n);
+					break;
+				case SET:
+				default:
+					r = call_memset(got + d, 0xa5 ^ (int)n, n);
+					for (size_t i = 0; i < n; i++)
+						((volatile unsigned char *)want)[d + i] = (unsigned char)(0xa5 ^ n);
+					break;
+				}
+				CHECK(line, same(got, want), "%s: n %zu, source +%d, destination %+d: bytes differ",
+				      name, n, so, off);
+				CHECK(line, r == r_want, "%s: n %zu: returned %p, not %p", name, n, r, r_want);
+			}
+		}
+	}
+}
+
+static const struct {
+	int line;
+	const char *name;
+	enum fn_kind kind;
+} rows[] = {
+	{__LINE__, "memcpy", MOVE_APART},
+	{__LINE__, "memmove", MOVE_OVERLAP},
+	{__LINE__, "mempcpy", MOVE_END},
+	{__LINE__, "memset", SET},
+};
+
+/* A pc a few bytes into each wrapper is named as the C library's function. */
+static void check_leaves(void)
+{
+	static const struct {
+		int line;
+		const char *name;
+		const void *wrapper;
+	} leaves[] = {
+		{__LINE__, "memcpy", (const void *)memcpy},
+		{__LINE__, "memmove", (const void *)memmove},
+		{__LINE__, "mempcpy", (const void *)mempcpy},
+		{__LINE__, "memset", (const void *)memset},
+	};
+	context_set_runtime_text(0, 0);
+	CHECK(__LINE__, bulk_resolve() == 0, "bulk_resolve failed");
+	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+		uint64_t pc = (uint64_t)(uintptr_t)leaves[i].wrapper + 4;
+		uint64_t libc = (uint64_t)(uintptr_t)dlsym(RTLD_NEXT, leaves[i].name);
+		CHECK(leaves[i].line, context_pc_program(pc), "%s: +4 not in the program's section",
+		      leaves[i].name);
+		CHECK(leaves[i].line, libc != 0 && context_leaf(pc) == libc,
+		      "%s: leaf %#lx, not the C library's %#lx", leaves[i].name,
+		      (unsigned long)context_leaf(pc), (unsigned long)libc);
+	}
+	uint64_t outside = (uint64_t)(uintptr_t)check_leaves;
+	CHECK(__LINE__, !context_pc_program(outside) && context_leaf(outside) == outside,
+	      "a pc outside the section was renamed");
+}
+
+int main(void)
+{
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		check_row(rows[i].line, rows[i].name, rows[i].kind);
+	check_leaves();
+	return check_failures != 0;
+}
