@@ -348,7 +348,8 @@ BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 
 /* The wrappers sit on every memcpy and memset the program makes, most of
  * them a few bytes long: below BULK_MIN_BYTES, nothing is counted or
- * chunked, so they do the work themselves (small_move, small_set).  Going
+ * chunked: they do the work themselves (small_move, small_set) or go
+ * straight on (a tail call).  Going
  * through the whole path instead cost lz, which copies a few bytes at a
  * time, 5-7% of its time at any sampling rate. */
 __attribute__((noinline)) BULK_PATH static void *do_set(memset_fn fn, void *d, int c, size_t n)
@@ -369,17 +370,21 @@ __attribute__((noinline)) BULK_PATH static void *do_set(memset_fn fn, void *d, i
 	return d;
 }
 
-/* Below BULK_MIN_BYTES the wrappers copy and fill themselves rather than
+/* Up to SMALL_MAX bytes the wrappers copy and fill themselves rather than
  * pass the call on: passing it on was a load of the C library's function
  * and a second indirect jump on each of the program's calls, most of them
  * a few bytes long (lz: 43 million in 3 s, 0.6% of its time; python3 and
  * sqlite3 make 7-9 million).  These do what the C library's vector code
- * does: the first and last 8, 16 or 32 bytes, or four or eight 16-byte
- * vectors from each end, overlapping in the middle; every load before any
- * store, so a move whose ranges meet is right too.  They live in a section
- * that is the program's, not the runtime's (context.h CONTEXT_PROGRAM):
- * ticks and traps there are the program's accesses, named as the C
- * library's function (bulk_program_leaf). */
+ * does: the first and last 4, 8 or 16 bytes, or two 16-byte vectors from
+ * each end, overlapping in the middle; every load before any store, so a
+ * move whose ranges meet is right too.  A call of 0-64 bytes took 2.5-3.3
+ * ns, glibc's 2.5-3.5 and through the jump 3.0-4.4; past 64 bytes 16-byte
+ * vectors lost to glibc's AVX-512 ones (65-128: 3.9 ns for 2.3; 129-255:
+ * 9.8 for 3.7), so those calls still go on to it, uncounted.  This code
+ * lives in a section that is the program's, not the runtime's (context.h
+ * CONTEXT_PROGRAM): ticks and traps there are the program's accesses, named
+ * as the C library's function (bulk_program_leaf). */
+#define SMALL_MAX 64
 #define V16_LOAD(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
 #define V16_STORE(p, v) _mm_storeu_si128((__m128i *)(void *)(p), (v))
 
@@ -409,36 +414,13 @@ static inline __attribute__((always_inline)) void small_move(unsigned char *d,
 		__m128i a = V16_LOAD(s), b = V16_LOAD(s + n - 16);
 		V16_STORE(d, a);
 		V16_STORE(d + n - 16, b);
-	} else if (n <= 64) {
+	} else { /* 33-64 */
 		__m128i a0 = V16_LOAD(s), a1 = V16_LOAD(s + 16);
 		__m128i b0 = V16_LOAD(s + n - 32), b1 = V16_LOAD(s + n - 16);
 		V16_STORE(d, a0);
 		V16_STORE(d + 16, a1);
 		V16_STORE(d + n - 32, b0);
 		V16_STORE(d + n - 16, b1);
-	} else if (n <= 128) {
-		__m128i a0 = V16_LOAD(s), a1 = V16_LOAD(s + 16), a2 = V16_LOAD(s + 32),
-			a3 = V16_LOAD(s + 48);
-		__m128i b0 = V16_LOAD(s + n - 64), b1 = V16_LOAD(s + n - 48),
-			b2 = V16_LOAD(s + n - 32), b3 = V16_LOAD(s + n - 16);
-		V16_STORE(d, a0);
-		V16_STORE(d + 16, a1);
-		V16_STORE(d + 32, a2);
-		V16_STORE(d + 48, a3);
-		V16_STORE(d + n - 64, b0);
-		V16_STORE(d + n - 48, b1);
-		V16_STORE(d + n - 32, b2);
-		V16_STORE(d + n - 16, b3);
-	} else { /* 129-255: 128 from each end */
-		__m128i a[8], b[8];
-		for (int i = 0; i < 8; i++) {
-			a[i] = V16_LOAD(s + 16 * i);
-			b[i] = V16_LOAD(s + n - 128 + 16 * i);
-		}
-		for (int i = 0; i < 8; i++)
-			V16_STORE(d + 16 * i, a[i]);
-		for (int i = 0; i < 8; i++)
-			V16_STORE(d + n - 128 + 16 * i, b[i]);
 	}
 }
 
@@ -461,10 +443,11 @@ static inline __attribute__((always_inline)) void small_set(unsigned char *d, in
 		return;
 	}
 	__m128i v = _mm_set1_epi8((char)c);
-	size_t each = n <= 32 ? 1 : n <= 64 ? 2 : n <= 128 ? 4 : 8; /* vectors from each end */
-	for (size_t i = 0; i < each; i++) {
-		V16_STORE(d + 16 * i, v);
-		V16_STORE(d + n - 16 * (i + 1), v);
+	V16_STORE(d, v);
+	V16_STORE(d + n - 16, v);
+	if (n > 32) {
+		V16_STORE(d + 16, v);
+		V16_STORE(d + n - 32, v);
 	}
 }
 
@@ -473,11 +456,13 @@ static inline __attribute__((always_inline)) void small_set(unsigned char *d, in
  * (python3: 0.19% of its time in this wrapper). */
 BULK_PROGRAM_EXPORT void *memset(void *d, int c, size_t n)
 {
-	if (n < BULK_MIN_BYTES) {
+	if (n <= SMALL_MAX) {
 		small_set(d, c, n);
 		return d;
 	}
 	memset_fn fn = __atomic_load_n(&real_memset, __ATOMIC_ACQUIRE);
+	if (fn && n < BULK_MIN_BYTES)
+		return fn(d, c, n);
 	if (!fn)
 		return early_set(d, c, n);
 	return do_set(fn, d, c, n);
@@ -485,10 +470,13 @@ BULK_PROGRAM_EXPORT void *memset(void *d, int c, size_t n)
 
 BULK_PROGRAM_EXPORT void *memcpy(void *d, const void *s, size_t n)
 {
-	if (n < BULK_MIN_BYTES) {
+	if (n <= SMALL_MAX) {
 		small_move(d, s, n);
 		return d;
 	}
+	memcpy_fn fn = __atomic_load_n(&real_memcpy, __ATOMIC_ACQUIRE);
+	if (fn && n < BULK_MIN_BYTES)
+		return fn(d, s, n);
 	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
 		return early_move(d, s, n);
 	return do_move(real_memcpy, d, s, n);
@@ -506,10 +494,13 @@ const void *bulk_own_memcpy(void)
 
 BULK_PROGRAM_EXPORT void *memmove(void *d, const void *s, size_t n)
 {
-	if (n < BULK_MIN_BYTES) {
+	if (n <= SMALL_MAX) {
 		small_move(d, s, n);
 		return d;
 	}
+	memcpy_fn fn = __atomic_load_n(&real_memmove, __ATOMIC_ACQUIRE);
+	if (fn && n < BULK_MIN_BYTES)
+		return fn(d, s, n);
 	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
 		return early_move(d, s, n);
 	return do_move(real_memmove, d, s, n);
@@ -517,10 +508,13 @@ BULK_PROGRAM_EXPORT void *memmove(void *d, const void *s, size_t n)
 
 BULK_PROGRAM_EXPORT void *mempcpy(void *d, const void *s, size_t n)
 {
-	if (n < BULK_MIN_BYTES) {
+	if (n <= SMALL_MAX) {
 		small_move(d, s, n);
 		return (char *)d + n;
 	}
+	memcpy_fn fn = __atomic_load_n(&real_mempcpy, __ATOMIC_ACQUIRE);
+	if (fn && n < BULK_MIN_BYTES)
+		return fn(d, s, n);
 	if (!__atomic_load_n(&real_memset, __ATOMIC_ACQUIRE))
 		return (char *)early_move(d, s, n) + n;
 	return (char *)do_move(real_memcpy, d, s, n) + n;

@@ -1,7 +1,7 @@
 /* small_copies: a loop whose every iteration stores an 8-byte tag and then
  * calls memcpy for 64 bytes, beside a scalar loop that stores as many bytes
  * without any call.  Under libwitch the program's memcpy is bulk.c's
- * wrapper (below BULK_MIN_BYTES it copies without counting: four 16-byte
+ * wrapper (up to 64 bytes it copies without counting: four 16-byte
  * loads and stores for these 64 bytes, as glibc's AVX2 memcpy stores them
  * in two 32-byte halves; the run ahead models the call as glibc's), so this is the
  * shape that tests the run-ahead window across such calls: cut short there,

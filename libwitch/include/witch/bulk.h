@@ -22,10 +22,10 @@
  * C library (qsort's memcpy, strncpy's padding) are not interposed: ticks
  * sample them.
  *
- * Calls below BULK_MIN_BYTES are copied or filled by the wrapper itself
+ * Calls of up to 64 bytes are copied or filled by the wrapper itself
  * (what the C library's vector code does for them, one jump fewer), in
  * code that counts as the program's (context.h CONTEXT_PROGRAM).  Longer
- * calls before bulk_init, from the runtime's own handlers, and in threads
+ * calls below BULK_MIN_BYTES, calls before bulk_init, from the runtime's own handlers, and in threads
  * not profiled go straight to the C library (before bulk_resolve, to byte
  * loops).
  */
@@ -131,7 +131,7 @@ struct bulk_call {
  * does not model (the _chk forms, bzero). */
 int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c);
 /* A pc in the wrappers' own copies and fills (the CONTEXT_PROGRAM section:
- * calls below BULK_MIN_BYTES) as the program's leaf: the entry of the C
+ * calls of up to 64 bytes) as the program's leaf: the entry of the C
  * library's function the wrapper stands in for, as a counted call's leaf
  * is; pc itself before bulk_resolve.  Async-signal-safe. */
 uint64_t bulk_program_leaf(uint64_t pc);
