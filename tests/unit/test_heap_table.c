@@ -16,6 +16,9 @@
  *     minor faults (the whole scan: 63), and the child finds the block;
  *   - blocks over the whole table (every page written): at most 4 faults
  *     again, and the child finds them all.
+ * And first, what heap_table_may_hold answers a free (table rows): yes at
+ * a tracked block's start, in its KiB and 64 MiB on (they share a
+ * counter); no in the KiBs beside it, and none once the block is removed.
  */
 
 #include <stdint.h>
@@ -81,12 +84,47 @@ static int all_pages_child(void)
 	return (faults > 4) | ((missing != 0) << 1);
 }
 
+#define HOLD0 0x20000000ull /* apart from BLOCK0's blocks */
+
+static void test_may_hold(void)
+{
+	static const struct {
+		int line;
+		uint64_t at;
+		int tracked; /* HOLD0 is tracked: 1; removed again: 0 */
+		int want;
+	} rows[] = {
+		{__LINE__, HOLD0, 1, 1},
+		{__LINE__, HOLD0 + 512, 1, 1},        /* its KiB */
+		{__LINE__, HOLD0 + (64ull << 20), 1, 1}, /* 64 MiB on: the same counter */
+		{__LINE__, HOLD0 + 1024, 1, 0},       /* the next KiB: no block ever */
+		{__LINE__, HOLD0 - 1024, 1, 0},
+		{__LINE__, HOLD0, 0, 0},              /* removed: its counter back to 0 */
+		{__LINE__, HOLD0 + 512, 0, 0},
+		{__LINE__, HOLD0 + 1024, 0, 0},
+	};
+	int tracked = 0;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (rows[i].tracked && !tracked) {
+			int rc = heap_table_insert(HOLD0, 64, 64, 3, 0);
+			CHECK(rows[i].line, rc == 0, "heap_table_insert: %d", rc);
+		} else if (!rows[i].tracked && tracked) {
+			CHECK(rows[i].line, heap_table_remove(HOLD0, 64) != 0, "heap_table_remove found nothing");
+		}
+		tracked = rows[i].tracked;
+		int got = heap_table_may_hold((const void *)(uintptr_t)rows[i].at);
+		CHECK(rows[i].line, got == rows[i].want, "may_hold(%#llx) with the block %s: %d, not %d",
+		      (unsigned long long)rows[i].at, tracked ? "tracked" : "removed", got, rows[i].want);
+	}
+}
+
 int main(void)
 {
 	int rc = heap_table_init();
 	CHECK(__LINE__, rc == 0, "heap_table_init: %d", rc);
 	if (rc != 0)
 		return 1;
+	test_may_hold();
 	rc = heap_table_insert(BLOCK0, 48, 48, 7, 0);
 	CHECK(__LINE__, rc == 0, "heap_table_insert: %d", rc);
 	rc = in_child(few_pages_child);
