@@ -266,7 +266,8 @@ int deps_pc_may_load(uint64_t pc)
 		if (deps_in(pc, deps_unsafe[i].lo, deps_unsafe[i].hi))
 			return 0;
 	context_runtime_text(&lo, &hi);
-	return !deps_in(pc, lo, hi);
+	/* (the runtime's small copies hold nothing: context.h CONTEXT_PROGRAM) */
+	return !deps_in(pc, lo, hi) || context_pc_program(pc);
 }
 
 /* Whether the interrupted code holds nothing dlopen needs (deps.h). */

@@ -816,6 +816,10 @@ static int trap_stored_value(struct witch_thread *t, const ucontext_t *uc,
 	return precise_stored_value(&t->rs->zcache, &t->rs->vec, regs, p, stored);
 }
 
+/* Other accesses a pick's word may trap on before the pick's own: a
+ * loop's other loads and stores of it, iterations apart (a dozen is many). */
+#define TRAP_EARLY_MAX 64
+
 /* The sampled instruction runs after its watchpoint is armed and traps on
  * itself first; accesses before it are not the answer.  The kind tells them
  * apart where the pc does not: a ret's read resolves to the call before its
@@ -841,8 +845,15 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 	}
 	if (resolved && !own) {
 		/* An access before the pick's own: the client reads again what
-		 * the pick will find. */
+		 * the pick will find.  A pick whose own access never comes (its
+		 * pc modelled wrong) would trap on every access to the word for
+		 * as long as it stayed armed: it goes after TRAP_EARLY_MAX. */
 		t->stats.traps_early++;
+		if (++w->own.early > TRAP_EARLY_MAX) {
+			t->stats.traps_early_dropped++;
+			sample_release_trapped(t, slot);
+			return;
+		}
 		if (witch_rt.craft->on_sample(w) < 0) {
 			t->stats.skip_unreadable++;
 			sample_release_trapped(t, slot);

@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -81,6 +82,15 @@ int main(void)
 		CHECK(r->line, got == r->may_load, "pc 0x%llx: may load %d, want %d",
 		      (unsigned long long)at, got, r->may_load);
 	}
+	/* The runtime's own small copies (context.h CONTEXT_PROGRAM: this
+	 * program's memcpy is the runtime's wrapper, linked in) hold nothing
+	 * dlopen needs: with the runtime's text around them, a tick there may
+	 * load, and one elsewhere in that text still may not. */
+	uint64_t copy = (uint64_t)(uintptr_t)&memcpy;
+	context_set_runtime_text(rt < copy ? rt : copy, (rt > copy ? rt : copy) + 64);
+	CHECK(__LINE__, context_pc_program(copy + 4), "memcpy is not in the program's section");
+	CHECK(__LINE__, deps_pc_may_load(copy + 4) == 1, "a tick in the wrapper's copy may not load");
+	CHECK(__LINE__, deps_pc_may_load(rt + 4) == 0, "a tick in the runtime's code may load");
 	(void)program_code(1);
 	(void)runtime_stand_in(1);
 	return check_failures != 0;

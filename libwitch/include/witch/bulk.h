@@ -127,8 +127,9 @@ struct bulk_call {
 	uint64_t result;   /* rax after the call, when real == 0 */
 };
 /* pc is the entry of a wrapper called with the arguments in gpr (rdi, rsi,
- * rdx): 0 and *c filled; -ENOENT for any other pc or a wrapper the window
- * does not model (the _chk forms, bzero). */
+ * rdx): 0 and *c filled; -ENOENT for any other pc, a wrapper the window
+ * does not model (the _chk forms, bzero), or a call the wrapper copies
+ * itself (up to 64 bytes: the window runs the wrapper's code). */
 int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c);
 /* A pc in the wrappers' own copies and fills (the CONTEXT_PROGRAM section:
  * calls of up to 64 bytes) as the program's leaf: the entry of the C

@@ -18,6 +18,7 @@
 	X(traps)              /* watchpoint traps on armed watchpoints */        \
 	X(traps_self)         /* the sampled instruction's own access */         \
 	X(traps_early)        /* another access before the sampled one ran */    \
+	X(traps_early_dropped) /* ... so many that the sample went (handler.c) */ \
 	X(hits_passed)        /* hits before a sample's own, let by in the kernel */ \
 	X(verdicts_traced)    /* samples the run ahead decided: no watchpoint */ \
 	X(verdicts_unreached) /* WITCH_WATCHPOINTS=window: samples no verdict was found for */ \

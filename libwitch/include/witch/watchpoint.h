@@ -27,6 +27,7 @@ struct watch_owner {
 				 * it still to come (0: it has run) */
 	uint8_t checking;       /* the first trap should be the own one: count it in
 				 * predict_ok or predict_miss (sample.c) */
+	uint16_t early;         /* other accesses that trapped before the own one */
 	uint64_t last_trap_hash; /* the program's registers at the last trap */
 	uint64_t armed_tick;    /* the thread's tick count when armed (drcost.h) */
 	/* The client's copy of the location: value_len bytes from value_addr
