@@ -51,10 +51,15 @@ void context_runtime_text(uint64_t *lo, uint64_t *hi)
 	*hi = runtime_hi;
 }
 
+int context_pc_runtime(uint64_t pc)
+{
+	return pc >= runtime_lo && pc < runtime_hi && !context_pc_program(pc);
+}
+
 int context_in_runtime(const uint64_t *pcs, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (pcs[i] >= runtime_lo && pcs[i] < runtime_hi && !context_pc_program(pcs[i]))
+		if (context_pc_runtime(pcs[i]))
 			return 1;
 	return 0;
 }

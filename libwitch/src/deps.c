@@ -261,13 +261,11 @@ int deps_threads_begin(void)
 
 int deps_pc_may_load(uint64_t pc)
 {
-	uint64_t lo, hi;
 	for (int i = 0; i < 3; i++)
 		if (deps_in(pc, deps_unsafe[i].lo, deps_unsafe[i].hi))
 			return 0;
-	context_runtime_text(&lo, &hi);
 	/* (the runtime's small copies hold nothing: context.h CONTEXT_PROGRAM) */
-	return !deps_in(pc, lo, hi) || context_pc_program(pc);
+	return !context_pc_runtime(pc);
 }
 
 /* Whether the interrupted code holds nothing dlopen needs (deps.h). */

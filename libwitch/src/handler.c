@@ -508,9 +508,7 @@ static double tick_kernel_cost(struct witch_thread *t, double program_ns)
 static int tick_in_runtime(struct witch_thread *t, const struct decode_regs *regs,
 			   double program_ns)
 {
-	uint64_t lo, hi;
-	context_runtime_text(&lo, &hi);
-	if (regs->rip < lo || regs->rip >= hi || context_pc_program(regs->rip))
+	if (!context_pc_runtime(regs->rip))
 		return 0; /* (bulk.c's small copies are the program's work) */
 	if (iocount_holds_pc(regs->rip) || sysret_tick(regs))
 		return -1;

@@ -32,6 +32,8 @@ void context_runtime_text(uint64_t *lo, uint64_t *hi);
 int context_drop_through(uint64_t *pcs, uint64_t *sps, int n);
 /* 1 if a frame of pcs[0..n) is the runtime's code (CONTEXT_PROGRAM's is not). */
 int context_in_runtime(const uint64_t *pcs, int n);
+/* 1 if pc is the runtime's own code (CONTEXT_PROGRAM's is not). */
+int context_pc_runtime(uint64_t pc);
 /* 1 if pc is in CONTEXT_PROGRAM code. */
 int context_pc_program(uint64_t pc);
 /* The program's access at pc as a context's leaf: pc, or for CONTEXT_PROGRAM
