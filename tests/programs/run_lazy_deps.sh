@@ -16,7 +16,8 @@
 #               (own_alloc_lib, as redis links jemalloc): loaded at start,
 #               since that allocator may hold its lock in program code
 #   handler     nearly all of the CPU time in the program's SIGPROF
-#               handler: loaded, but never while the handler ran
+#               handler: loaded, but never while the handler ran; its
+#               ticks there wait
 #   iterate     all of it in a dl_iterate_phdr callback (the loader's lock
 #               held): never loaded there; the ticks there wait
 #   nofds       every descriptor number taken for a while (from its start:
@@ -87,13 +88,18 @@ row() {
 		[ "$maps" = "1 1 1" ] && [ "$rate" != 1 ] && [ "${samples:-0}" -lt 1 ] &&
 			bad="$bad no samples"
 	fi
-	row_end "$label" "$bad" "mapped $got, $(sed 's/^zydis.* //' "$tmp/out"), ticks_deps_wait ${waited:-?}, samples ${samples:-?}"
+	# (where the ticks went, for a row that fails: each skip's stat)
+	local where=""
+	[ -n "$bad" ] && [ -f "${profile[0]}" ] &&
+		where=", $(sed -n 's/^stat \(ticks[a-z_]*\|skip_[a-z_]*\|clock_[a-z_]*\|cpu_ns\|handler_faults\) \([0-9]*\)$/\1 \2/p' "${profile[0]}" |
+			grep -v ' 0$' | tr '\n' ',')"
+	row_end "$label" "$bad" "mapped $got, $(sed 's/^zydis.* //' "$tmp/out"), ticks_deps_wait ${waited:-?}, samples ${samples:-?}$where"
 }
 row short "0 0 0" "" 1 0 "$prog" main 0
 row ticks "1 1 1" "" 2000 0 "$prog" main 300
 row first "0 0 0" "" 1 1 "$prog" main 0
 row own_malloc "1 1 1" "" 1 0 "$own" main 0
-row handler "1 1 1" "" 2000 0 "$prog" handler 400
+row handler "1 1 1" "+" 2000 0 "$prog" handler 400
 row iterate - "+" 2000 0 "$prog" iterate 300
 take_all='ulimit -S -n 16; for fd in $(seq 3 14); do eval "exec $fd</dev/null"; done; exec "$0" nofds 400'
 row nofds "1 1 1" "+" 20 1 bash -c "$take_all" "$prog"
