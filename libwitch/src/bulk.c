@@ -348,8 +348,8 @@ BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 
 /* The wrappers sit on every memcpy and memset the program makes, most of
  * them a few bytes long: below BULK_MIN_BYTES, nothing is counted or
- * chunked: they do the work themselves (small_move, small_set) or go
- * straight on (a tail call).  Going
+ * chunked: they do the work themselves (small_move) or go straight on
+ * (a tail call).  Going
  * through the whole path instead cost lz, which copies a few bytes at a
  * time, 5-7% of its time at any sampling rate. */
 __attribute__((noinline)) BULK_PATH static void *do_set(memset_fn fn, void *d, int c, size_t n)
@@ -370,31 +370,39 @@ __attribute__((noinline)) BULK_PATH static void *do_set(memset_fn fn, void *d, i
 	return d;
 }
 
-/* Up to SMALL_MAX bytes the wrappers copy and fill themselves rather than
+/* Below SMALL_MAX bytes the copying wrappers copy themselves rather than
  * pass the call on: passing it on was a load of the C library's function
  * and a second indirect jump on each of the program's calls, most of them
  * a few bytes long (lz: 43 million in 3 s, 0.8% of its samples in perf;
- * python3 and sqlite3 make 7-9 million).  These do what the C library's vector code
- * does, store for store where it can (a profiler of stores must not add
- * any: a first draft stored one byte three times, three stores where glibc
- * makes one, two of them dead and silent): one byte; two, then the last;
- * the first and last 4, 8 or 16 bytes, or two 16-byte vectors from each
- * end, overlapping in the middle; every load before any store, so a move
- * whose ranges meet is right too.  A call of 0-64 bytes took 2.5-3.3
- * ns, glibc's 2.5-3.5 and through the jump 3.0-4.4; past 64 bytes 16-byte
- * vectors lost to glibc's AVX-512 ones (65-128: 3.9 ns for 2.3; 129-255:
- * 9.8 for 3.7), so those calls still go on to it, uncounted.  This code
- * lives in a section that is the program's, not the runtime's (context.h
- * CONTEXT_PROGRAM): ticks and traps there are the program's accesses, named
- * as the C library's function (bulk_program_leaf). */
-#define SMALL_MAX 64
+ * python3 and sqlite3 make 7-9 million).  They store as glibc's vector
+ * code stores, byte for byte: a profiler of stores must not add any, nor
+ * leave any out.  glibc (AVX2, EVEX and AVX-512 alike, below 64 bytes)
+ * stores the first and the last 4, 8, 16 or 32 bytes, the largest that
+ * fits: a size of exactly 4, 8, 16 or 32 stores every byte twice, the
+ * second store silent and the first dead.  A first version stored 16
+ * and 32 bytes once (8- and 16-byte halves): lz under SilentCraft read 3.5
+ * points further below the oracle.  32-byte pieces are two 16-byte
+ * vectors here (the same bytes in the same order); 1-3 bytes, one byte, or
+ * two then one.  Every load comes before any store, so a move whose
+ * ranges meet is right too.  A call of 0-64 bytes took 2.5-3.3 ns, glibc's
+ * 2.5-3.5 and through the jump 3.0-4.4.  From 64 bytes the variants part
+ * (AVX-512 stores 64 bytes twice, AVX2 once) and 16-byte vectors lose to
+ * glibc's (65-128: 3.9 ns for 2.3), so those calls go on to it,
+ * uncounted.  memset always goes on: glibc's AVX-512 and EVEX memsets fill
+ * a short buffer with one masked store (each byte once), its AVX2 one
+ * with two overlapping stores, and only the C library's own choice stores
+ * as the program does.  This code lives in a section that is the
+ * program's, not the runtime's (context.h CONTEXT_PROGRAM): ticks and
+ * traps there are the program's accesses, named as the C library's
+ * function (bulk_program_leaf). */
+#define SMALL_MAX 64 /* (calls below it) */
 #define V16_LOAD(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
 #define V16_STORE(p, v) _mm_storeu_si128((__m128i *)(void *)(p), (v))
 
 static inline __attribute__((always_inline)) void small_move(unsigned char *d,
 							      const unsigned char *s, size_t n)
 {
-	if (n <= 16) {
+	if (n < 16) {
 		if (n >= 8) {
 			uint64_t a, b;
 			__builtin_memcpy(&a, s, 8);
@@ -407,7 +415,7 @@ static inline __attribute__((always_inline)) void small_move(unsigned char *d,
 			__builtin_memcpy(&b, s + n - 4, 4);
 			__builtin_memcpy(d, &a, 4);
 			__builtin_memcpy(d + n - 4, &b, 4);
-		} else if (n >= 2) { /* as glibc: 2 bytes, then the last */
+		} else if (n >= 2) { /* as glibc: 2 bytes and 1 */
 			uint16_t a;
 			unsigned char b = s[n - 1];
 			__builtin_memcpy(&a, s, 2);
@@ -416,11 +424,11 @@ static inline __attribute__((always_inline)) void small_move(unsigned char *d,
 		} else if (n == 1) {
 			d[0] = s[0];
 		}
-	} else if (n <= 32) {
+	} else if (n < 32) {
 		__m128i a = V16_LOAD(s), b = V16_LOAD(s + n - 16);
 		V16_STORE(d, a);
 		V16_STORE(d + n - 16, b);
-	} else { /* 33-64 */
+	} else { /* 32-63: glibc's two 32-byte stores, as 16-byte halves */
 		__m128i a0 = V16_LOAD(s), a1 = V16_LOAD(s + 16);
 		__m128i b0 = V16_LOAD(s + n - 32), b1 = V16_LOAD(s + n - 16);
 		V16_STORE(d, a0);
@@ -430,39 +438,10 @@ static inline __attribute__((always_inline)) void small_move(unsigned char *d,
 	}
 }
 
-static inline __attribute__((always_inline)) void small_set(unsigned char *d, int c, size_t n)
-{
-	if (n <= 16) {
-		uint64_t q = 0x0101010101010101ull * (unsigned char)c;
-		if (n >= 8) {
-			__builtin_memcpy(d, &q, 8);
-			__builtin_memcpy(d + n - 8, &q, 8);
-		} else if (n >= 4) {
-			uint32_t w = (uint32_t)q;
-			__builtin_memcpy(d, &w, 4);
-			__builtin_memcpy(d + n - 4, &w, 4);
-		} else if (n >= 2) { /* as glibc: 2 bytes, then the last */
-			uint16_t w = (uint16_t)q;
-			__builtin_memcpy(d, &w, 2);
-			d[n - 1] = (unsigned char)c;
-		} else if (n == 1) {
-			d[0] = (unsigned char)c;
-		}
-		return;
-	}
-	__m128i v = _mm_set1_epi8((char)c);
-	V16_STORE(d, v);
-	V16_STORE(d + n - 16, v);
-	if (n > 32) {
-		V16_STORE(d + 16, v);
-		V16_STORE(d + n - 32, v);
-	}
-}
-
-/* Past SMALL_MAX: the runtime's path (the C library's function below
- * BULK_MIN_BYTES, else counted), apart from the wrappers' own section so
- * that a tick there is the runtime's time and its load of the function a
- * runtime access, not the program's. */
+/* From SMALL_MAX on (memset: always): the runtime's path (the C
+ * library's function below BULK_MIN_BYTES, else counted), apart from the
+ * wrappers' own section so that a tick there is the runtime's time and
+ * its load of the function a runtime access, not the program's. */
 BULK_PATH static void *set_on(void *d, int c, size_t n)
 {
 	memset_fn fn = __atomic_load_n(&real_memset, __ATOMIC_ACQUIRE);
@@ -486,18 +465,14 @@ BULK_PATH static void *move_on(memcpy_fn *real, void *d, const void *s, size_t n
 	return end ? r + n : r;
 }
 
-BULK_PROGRAM_EXPORT void *memset(void *d, int c, size_t n)
+BULK_EXPORT void *memset(void *d, int c, size_t n)
 {
-	if (n <= SMALL_MAX) {
-		small_set(d, c, n);
-		return d;
-	}
 	return set_on(d, c, n);
 }
 
 BULK_PROGRAM_EXPORT void *memcpy(void *d, const void *s, size_t n)
 {
-	if (n <= SMALL_MAX) {
+	if (n < SMALL_MAX) {
 		small_move(d, s, n);
 		return d;
 	}
@@ -516,7 +491,7 @@ const void *bulk_own_memcpy(void)
 
 BULK_PROGRAM_EXPORT void *memmove(void *d, const void *s, size_t n)
 {
-	if (n <= SMALL_MAX) {
+	if (n < SMALL_MAX) {
 		small_move(d, s, n);
 		return d;
 	}
@@ -525,7 +500,7 @@ BULK_PROGRAM_EXPORT void *memmove(void *d, const void *s, size_t n)
 
 BULK_PROGRAM_EXPORT void *mempcpy(void *d, const void *s, size_t n)
 {
-	if (n <= SMALL_MAX) {
+	if (n < SMALL_MAX) {
 		small_move(d, s, n);
 		return (char *)d + n;
 	}
@@ -534,13 +509,12 @@ BULK_PROGRAM_EXPORT void *mempcpy(void *d, const void *s, size_t n)
 
 uint64_t bulk_program_leaf(uint64_t pc)
 {
-	/* The section holds these four: pc is in the one whose entry is the
+	/* The section holds these three: pc is in the one whose entry is the
 	 * last at or below it. */
 	const struct {
 		const void *entry;
 		uint64_t real;
 	} fns[] = {
-		{(const void *)memset, (uint64_t)(uintptr_t)real_memset},
 		{(const void *)memcpy, (uint64_t)(uintptr_t)real_memcpy},
 		{(const void *)memmove, (uint64_t)(uintptr_t)real_memmove},
 		{(const void *)mempcpy, (uint64_t)(uintptr_t)real_mempcpy},
@@ -553,7 +527,12 @@ uint64_t bulk_program_leaf(uint64_t pc)
 			real = fns[i].real;
 		}
 	}
-	return real ? real : pc;
+	/* As far into the C library's function as into the wrapper: each of
+	 * the wrapper's stores a context of its own, as each of glibc's
+	 * instructions is (one leaf for all four stores of a 32-byte copy gave
+	 * that context's whole weight to whichever trapped first, 4.4.2:
+	 * copy_sizes' 32 bytes read 0.57-0.63 silent for 0.5). */
+	return real ? real + (pc - best) : pc;
 }
 
 int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c)
@@ -566,9 +545,9 @@ int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c)
 		const void *real;
 		uint8_t counted_for;
 		int returns;
-		int copies; /* copies or fills up to SMALL_MAX bytes itself */
+		int copies; /* copies calls below SMALL_MAX bytes itself */
 	} wrappers[] = {
-		{(const void *)memset, (const void *)real_memset, DECODE_STORE, RET_DEST, 1},
+		{(const void *)memset, (const void *)real_memset, DECODE_STORE, RET_DEST, 0},
 		{(const void *)memcpy, (const void *)real_memcpy, 0, RET_DEST, 1},
 		{(const void *)memmove, (const void *)real_memmove, 0, RET_DEST, 1},
 		{(const void *)mempcpy, (const void *)real_mempcpy, 0, RET_END, 1},
@@ -582,7 +561,7 @@ int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c)
 	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
 		if (pc != (uint64_t)(uintptr_t)wrappers[i].entry)
 			continue;
-		/* Up to SMALL_MAX bytes the wrapper copies itself: the window
+		/* Below SMALL_MAX bytes the wrapper copies itself: the window
 		 * runs the wrapper's own code, whose pcs are the ones that will
 		 * access (a pick in the C library's code, which never runs,
 		 * waited for its own access in vain: python3 under SilentCraft
@@ -591,7 +570,7 @@ int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c)
 		 * nothing counts the bytes: the window runs that function.  From
 		 * there on the wrapper counts them (memset's where stores are
 		 * sampled, memcmp's where loads are). */
-		if (n <= SMALL_MAX && wrappers[i].copies)
+		if (n < SMALL_MAX && wrappers[i].copies)
 			return -ENOENT;
 		int counted = n >= BULK_MIN_BYTES &&
 			      (!wrappers[i].counted_for || wrappers[i].counted_for == bulk_kind);

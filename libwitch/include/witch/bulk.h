@@ -22,12 +22,12 @@
  * C library (qsort's memcpy, strncpy's padding) are not interposed: ticks
  * sample them.
  *
- * Calls of up to 64 bytes are copied or filled by the wrapper itself
- * (what the C library's vector code does for them, one jump fewer), in
- * code that counts as the program's (context.h CONTEXT_PROGRAM).  Longer
- * calls below BULK_MIN_BYTES, calls before bulk_init, from the runtime's own handlers, and in threads
- * not profiled go straight to the C library (before bulk_resolve, to byte
- * loops).
+ * Copies below 64 bytes are made by the wrapper itself (the stores the C
+ * library's vector code makes for them, one jump fewer), in code that
+ * counts as the program's (context.h CONTEXT_PROGRAM).  memset's calls,
+ * longer copies below BULK_MIN_BYTES, calls before bulk_init, from the
+ * runtime's own handlers, and in threads not profiled go straight to the
+ * C library (before bulk_resolve, to byte loops).
  */
 #ifndef WITCH_BULK_H
 #define WITCH_BULK_H
@@ -129,12 +129,13 @@ struct bulk_call {
 /* pc is the entry of a wrapper called with the arguments in gpr (rdi, rsi,
  * rdx): 0 and *c filled; -ENOENT for any other pc, a wrapper the window
  * does not model (the _chk forms, bzero), or a call the wrapper copies
- * itself (up to 64 bytes: the window runs the wrapper's code). */
+ * itself (below 64 bytes: the window runs the wrapper's code). */
 int bulk_window_call(uint64_t pc, const uint64_t *gpr, struct bulk_call *c);
-/* A pc in the wrappers' own copies and fills (the CONTEXT_PROGRAM section:
- * calls of up to 64 bytes) as the program's leaf: the entry of the C
- * library's function the wrapper stands in for, as a counted call's leaf
- * is; pc itself before bulk_resolve.  Async-signal-safe. */
+/* A pc in the wrappers' own copies (the CONTEXT_PROGRAM section: calls
+ * below 64 bytes) as the program's leaf: as far into the C library's
+ * function the wrapper stands in for as pc is into the wrapper (named as
+ * that function, one context per store); pc itself before bulk_resolve.
+ * Async-signal-safe. */
 uint64_t bulk_program_leaf(uint64_t pc);
 
 #endif

@@ -15,7 +15,7 @@ struct witch_thread;
  * what the C library does for the program is the program's. */
 #define CONTEXT_THROUGH __attribute__((section("witch_through"), noinline))
 /* Code that does the program's own work in place of the C library's: bulk.c's
- * copies and fills of up to 64 bytes.  Ticks and traps there are the
+ * copies below 64 bytes.  Ticks and traps there are the
  * program's accesses, not the runtime's, and a leaf there is named as the C
  * library's function (context_leaf). */
 #define CONTEXT_PROGRAM __attribute__((section("witch_program")))
