@@ -88,11 +88,43 @@ static int64_t next_period(struct bulk *b, struct rng *rng)
 	return (int64_t)(p / 2 + (rng_next(rng) % p));
 }
 
+/* BULK_PERIOD bytes at 5 ms between ticks, in proportion; or what a
+ * tick's pick stands for, within [1/BULK_PICK_MORE, 1] of that. */
+#define BULK_PICK_MORE 16
+#define BULK_PICK_MEAN 0.05 /* the running mean's step: ~20 picks */
+
+static void bulk_period_now(struct bulk *b)
+{
+	double by_time = (double)BULK_PERIOD * b->tick_ns / BULK_PERIOD_TICK_NS;
+	double p = by_time;
+	if (b->pick_bytes > 0)
+		p = b->pick_bytes > by_time			    ? by_time
+		    : b->pick_bytes < by_time / BULK_PICK_MORE ? by_time / BULK_PICK_MORE
+							    : b->pick_bytes;
+	b->period = p < 4096 ? 4096 : p;
+	/* The bytes left to the next sample scale with it, and the sample
+	 * stands for the new period: a count drawn at the start rate's period
+	 * (64 MiB at the default budget) was never reached in lz's run, while
+	 * the period fell to a fifth of it. */
+	if (b->drawn > 0 && b->left > 0 && b->drawn != b->period) {
+		b->left = (int64_t)((double)b->left * b->period / b->drawn);
+		b->drawn = b->period;
+	}
+}
+
 void bulk_set_period(struct bulk *b, uint64_t tick_ns)
 {
-	/* BULK_PERIOD bytes at 5 ms between ticks, in proportion. */
-	double p = (double)BULK_PERIOD * (double)tick_ns / BULK_PERIOD_TICK_NS;
-	b->period = p < 4096 ? 4096 : p;
+	b->tick_ns = (double)tick_ns;
+	bulk_period_now(b);
+}
+
+void bulk_note_pick(struct bulk *b, double bytes)
+{
+	if (!(bytes > 0))
+		return;
+	b->pick_bytes = b->pick_bytes > 0 ? b->pick_bytes + BULK_PICK_MEAN * (bytes - b->pick_bytes)
+					  : bytes;
+	bulk_period_now(b);
 }
 
 void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns)
@@ -100,6 +132,7 @@ void bulk_thread_begin(struct bulk *b, struct rng *rng, uint64_t tick_ns)
 	b->active = 0;
 	b->enter_tsc = 0;
 	b->excluded_tsc = 0;
+	b->pick_bytes = 0;
 	bulk_set_period(b, tick_ns);
 	b->left = next_period(b, rng);
 }

@@ -709,8 +709,10 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	/* The picks' walk starts at the frame the window may have returned
 	 * out of; no later walk may take its caller from it. */
 	unwind_rules_expect_caller(&t->unwind_rules, &t->look.caller);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		bulk_note_pick(&t->bulk, picks[i].weight);
 		sample_pick(t, uc, &picks[i], tick_ctx);
+	}
 	unwind_rules_expect_caller(&t->unwind_rules, &(struct unwind_caller){.known = 0});
 	cost_part(&t->cost, COST_PART_OTHER);
 	next = look_apply(t, uc, next, 0);
@@ -732,8 +734,10 @@ static void step_soft(struct witch_thread *t, ucontext_t *uc)
 	cost_part(&t->cost, COST_PART_LOOK);
 	enum look_next next = look_step(&t->look, &env, &regs, &pick);
 	cost_part(&t->cost, COST_PART_PICKS);
-	if (next == LOOK_SAMPLE)
+	if (next == LOOK_SAMPLE) {
+		bulk_note_pick(&t->bulk, pick.weight);
 		sample_pick(t, uc, &pick, NULL);
+	}
 	cost_part(&t->cost, COST_PART_OTHER);
 	(void)look_apply(t, uc, next, 1);
 }

@@ -1,5 +1,5 @@
-/* Unit test: bulk.c's own copies below 64 bytes, its memset, and how a
- * leaf in them is named.
+/* Unit test: bulk.c's own copies below 64 bytes, its memset, how a leaf
+ * in them is named, and the counted calls' sampling period.
  *
  * Linked against the runtime's static library, this program's memcpy,
  * memmove, mempcpy and memset are bulk.c's wrappers, as a preloaded
@@ -147,8 +147,49 @@ static void check_leaves(void)
 	      "a pc outside the section was renamed");
 }
 
+/* The counted calls' sampling period (bulk_note_pick): a tick's pick's
+ * weight, within [1/16, 1] of the period by time (32 MiB at 5 ms between
+ * ticks), and the count to the next sample scaled with it.  A period that
+ * stayed at the start's (by time) fails the first rows; one without the
+ * bounds the last two; a count left as drawn the rescale check. */
+static void check_period(void)
+{
+	static const struct {
+		int line;
+		double tick_ns, pick_bytes, want;
+	} cases[] = {
+		{__LINE__, 5e6, 0, 32 << 20},		   /* no pick yet: by time */
+		{__LINE__, 5e6, 8 << 20, 8 << 20},	   /* a pick's weight */
+		{__LINE__, 10e6, 8 << 20, 8 << 20},	   /* whatever the interval */
+		{__LINE__, 5e6, 100 << 20, 32 << 20},	   /* never above by time */
+		{__LINE__, 5e6, 1 << 20, 2 << 20},	   /* never below 1/16 of it */
+		{__LINE__, 500e3, 1 << 20, 1 << 20},	   /* 2000/s: 3.2 MiB by time */
+		{__LINE__, 500e3, 64 << 10, (32 << 20) / 10 / 16},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bulk b;
+		struct rng r;
+		rng_seed(&r, 7 + i);
+		bulk_thread_begin(&b, &r, (uint64_t)cases[i].tick_ns);
+		int64_t left0 = b.left;
+		double period0 = b.period;
+		for (int k = 0; cases[i].pick_bytes > 0 && k < 400; k++)
+			bulk_note_pick(&b, cases[i].pick_bytes); /* the running mean settles */
+		double want = cases[i].want;
+		CHECK(cases[i].line, b.period > want * 0.99 && b.period < want * 1.01,
+		      "period %.0f, want %.0f", b.period, want);
+		double scaled = (double)left0 * b.period / period0;
+		CHECK(cases[i].line, (double)b.left > scaled - 2 && (double)b.left < scaled + 2,
+		      "left %ld, want %.0f (drawn %ld at %.0f)", (long)b.left, scaled, (long)left0,
+		      period0);
+		CHECK(cases[i].line, b.drawn == b.period, "a sample would stand for %.0f, not %.0f",
+		      b.drawn, b.period);
+	}
+}
+
 int main(void)
 {
+	check_period();
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		check_row(rows[i].line, rows[i].name, rows[i].kind);
 	check_leaves(); /* (resolves the C library's functions) */
