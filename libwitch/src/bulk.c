@@ -105,7 +105,9 @@ static void bulk_period_now(struct bulk *b)
 	/* The bytes left to the next sample scale with it, and the sample
 	 * stands for the new period: a count drawn at the start rate's period
 	 * (64 MiB at the default budget) was never reached in lz's run, while
-	 * the period fell to a fifth of it. */
+	 * the period fell to a fifth of it.  (A tick inside bulk_count, which
+	 * the program's thread runs, may have its rescale overwritten: one
+	 * count then runs at the old period.) */
 	if (b->drawn > 0 && b->left > 0 && b->drawn != b->period) {
 		b->left = (int64_t)((double)b->left * b->period / b->drawn);
 		b->drawn = b->period;
