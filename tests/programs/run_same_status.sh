@@ -3,10 +3,11 @@
 # way under the profiler: same stdout, same exit status (a signal death is
 # 128+N from bash), and the profiled run's stderr has no `witch:` line.
 # SAME_STATUS_CLIENT picks the client (default dead), SAME_STATUS_RATE the
-# rate (default 2000); the profiled run is killed after SAME_STATUS_TIMEOUT
+# rate (default 2000; "budget": none set, the default budget's); the profiled run is killed after SAME_STATUS_TIMEOUT
 # seconds (default 60), a hang then fails as status 137.  SAME_STATUS_PROFILE=1:
 # the profiled run must also leave exactly one profile that reads back with
-# samples in it (a fatal signal or _exit loses nothing); SAME_STATUS_PROFILE=0:
+# samples in it (a fatal signal or _exit loses nothing; SAME_STATUS_MIN_SAMPLES
+# of them, default 1: 0 for a short run at the budget); SAME_STATUS_PROFILE=0:
 # it must leave none.  SAME_STATUS_WITCH="line": the profiled run's stderr
 # must hold exactly that one `witch:` line instead of none.
 # SAME_STATUS_PROFILED=N: the profiled run must end with status N instead of
@@ -27,8 +28,10 @@ for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
 
 ( ulimit -c 0; exec "$PROGRAM" "$@" ) >"$tmp/native.out" 2>"$tmp/native.err"
 nrc=$?
+rate=(WITCH_RATE="${SAME_STATUS_RATE:-2000}")
+[ "${SAME_STATUS_RATE-}" = budget ] && rate=()
 ( ulimit -c 0; exec timeout -s KILL "${SAME_STATUS_TIMEOUT:-60}" \
-	env LD_PRELOAD="$BUILD/libwitch.so" WITCH_SAMPLER=soft WITCH_RATE="${SAME_STATUS_RATE:-2000}" \
+	env LD_PRELOAD="$BUILD/libwitch.so" WITCH_SAMPLER=soft "${rate[@]}" \
 	WITCH_CLIENT="${SAME_STATUS_CLIENT:-dead}" \
 	WITCH_OUTPUT="$tmp/p-%p.prof" "$PROGRAM" "$@" ) >"$tmp/prof.out" 2>"$tmp/prof.err"
 prc=$?
@@ -56,7 +59,7 @@ if [ "${SAME_STATUS_PROFILE-}" = 1 ]; then
 	[ -z "$left" ] || { echo "FAIL $name: temporary profile left: $left"; exit 1; }
 	samples=$("$BUILD/witch" report --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])') ||
 		{ echo "FAIL $name: the profile does not read back"; exit 1; }
-	[ "$samples" -gt 0 ] || { echo "FAIL $name: the profile has no samples"; exit 1; }
+	[ "$samples" -ge "${SAME_STATUS_MIN_SAMPLES:-1}" ] || { echo "FAIL $name: the profile has no samples"; exit 1; }
 	echo "PASS $name: status $prc (native $nrc), same stdout, a profile with $samples samples"
 	exit 0
 fi

@@ -49,18 +49,20 @@ int fatal_install(void (*write_profile)(void));
 int fatal_end_with(int sig, siginfo_t *si, void *uc);
 /* Around a profile write outside a fatal signal's handler (the exit's, an
  * exec's): a fatal signal sent meanwhile (a pool's SIGTERM to its workers
- * as they exit) must not end the process with the file half written.  The
- * sent ones (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXCPU, SIGABRT) are
- * blocked in this thread; one another thread takes waits in its handler
- * for fatal_hold_end, which ends the process with it then.  A fault while
- * held (a crash in the write) goes on as before.  Async-signal-safe. */
+ * as they exit) must not end the process with the file half written, nor
+ * be lost.  The sent ones (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXCPU,
+ * SIGABRT) stay open in this thread, which the kernel gives a signal sent
+ * to the process when it is the first thread: its handler notes it and
+ * returns, and fatal_hold_end ends the process with it.  One another
+ * thread takes waits in its handler for fatal_hold_end, likewise.  A fault
+ * while held (a crash in the write) goes on as before.
+ * Async-signal-safe. */
 struct fatal_hold {
-	sigset_t old;
-	int held;
+	int held; /* begun, not yet ended */
 };
 void fatal_hold_begin(struct fatal_hold *h);
-/* Restores the mask: a signal sent to this thread meanwhile is taken now;
- * one another thread took is raised here, with its default action. */
+/* A sent signal this thread or another took meanwhile is raised here, with
+ * its default action. */
 void fatal_hold_end(struct fatal_hold *h);
 /* Before a sandbox (sandboxguard.h): each signal the runtime stands in
  * for gets the program's action back in the kernel (SIG_DFL, or its own
