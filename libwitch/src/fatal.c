@@ -118,15 +118,25 @@ static void fatal_wait_holds(int sig)
 	}
 }
 
-/* The sent signals stay open in the writing thread: the kernel gives a
- * signal sent to the process to its first thread when that thread does
- * not block it, so the exit's write, which runs there, takes it itself
- * and its handler only notes it (fatal_handler).  Blocked, as they were
- * until stop 89, they went to another thread, which the kernel had woken
- * and given the signal when the writer's exit_group took the process
- * first: status 0 for 143 in 10-29 runs of 40 (term_in_write.thread). */
+/* The sent signals the runtime stands in for stay open in the writing
+ * thread: the kernel gives a signal sent to the process to its first
+ * thread when that thread does not block it, so the exit's write, which
+ * runs there, takes it itself and its handler only notes it
+ * (fatal_handler).  Blocked, as they were until stop 89, they went to
+ * another thread, which the kernel had woken and given the signal when
+ * the writer's exit_group took the process first: status 0 for 143 in
+ * 4-30 runs of 40-60 (term_in_write.thread.budget).  Those with a handler
+ * of the program's are blocked, as before: it runs after the write. */
 void fatal_hold_begin(struct fatal_hold *h)
 {
+	sigset_t theirs;
+	sigemptyset(&theirs);
+	for (unsigned k = 0; k < sizeof(fatal_sent) / sizeof(fatal_sent[0]); k++) {
+		int i = fatal_index(fatal_sent[k]);
+		if (i >= 0 && sigchain_is_handler(&fatal_prog[i]))
+			sigaddset(&theirs, fatal_sent[k]);
+	}
+	h->masked = !sigisemptyset(&theirs) && sigguard_mask(SIG_BLOCK, &theirs, &h->old) == 0;
 	h->held = 1;
 	fatal_holding++;
 	__atomic_add_fetch(&fatal_holds, 1, __ATOMIC_SEQ_CST);
@@ -145,6 +155,8 @@ void fatal_hold_end(struct fatal_hold *h)
 			syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
 		}
 	}
+	if (h->masked)
+		sigguard_mask(SIG_SETMASK, &h->old, NULL);
 }
 
 static void fatal_handler(int sig, siginfo_t *si, void *uc)

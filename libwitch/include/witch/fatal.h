@@ -51,14 +51,17 @@ int fatal_end_with(int sig, siginfo_t *si, void *uc);
  * exec's): a fatal signal sent meanwhile (a pool's SIGTERM to its workers
  * as they exit) must not end the process with the file half written, nor
  * be lost.  The sent ones (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXCPU,
- * SIGABRT) stay open in this thread, which the kernel gives a signal sent
- * to the process when it is the first thread: its handler notes it and
- * returns, and fatal_hold_end ends the process with it.  One another
- * thread takes waits in its handler for fatal_hold_end, likewise.  A fault
- * while held (a crash in the write) goes on as before.
- * Async-signal-safe. */
+ * SIGABRT) that the runtime stands in for stay open in this thread, which
+ * the kernel gives a signal sent to the process when it is the first
+ * thread: its handler notes it and returns, and fatal_hold_end ends the
+ * process with it (those the program handles are blocked meanwhile: its
+ * handler runs after the write).  One another thread takes waits in its
+ * handler for fatal_hold_end, likewise.  A fault while held (a crash in
+ * the write) goes on as before.  Async-signal-safe. */
 struct fatal_hold {
-	int held; /* begun, not yet ended */
+	sigset_t old; /* the mask before, if masked */
+	int masked;   /* the program's handled ones blocked meanwhile */
+	int held;     /* begun, not yet ended */
 };
 void fatal_hold_begin(struct fatal_hold *h);
 /* A sent signal this thread or another took meanwhile is raised here, with
