@@ -415,10 +415,10 @@ __attribute__((noinline)) BULK_PATH static void *do_set(memset_fn fn, void *d, i
  * stores the first and the last 4, 8, 16 or 32 bytes, the largest that
  * fits: a size of exactly 4, 8, 16 or 32 stores every byte twice, the
  * second store silent and the first dead.  A first version stored 16
- * and 32 bytes once (8- and 16-byte halves): lz under SilentCraft read 3.5
- * points further below the oracle.  32-byte pieces are two 16-byte
- * vectors here (the same bytes in the same order); 1-3 bytes, one byte, or
- * two then one.  Every load comes before any store, so a move whose
+ * and 32 bytes once (8- and 16-byte halves): copy_sizes' 16 and 32 bytes
+ * read 0 silent for 0.5 (known_answer.copy_sizes).  32-byte pieces are
+ * two 16-byte vectors here (the same bytes in the same order); 1-3 bytes,
+ * one byte, or two then one.  Every load comes before any store, so a move whose
  * ranges meet is right too.  A call of 0-64 bytes took 2.5-3.3 ns, glibc's
  * 2.5-3.5 and through the jump 3.0-4.4.  From 64 bytes the variants part
  * (AVX-512 stores 64 bytes twice, AVX2 once) and 16-byte vectors lose to

@@ -126,15 +126,16 @@ static void fatal_wait_holds(int sig)
  * another thread, which the kernel had woken and given the signal when
  * the writer's exit_group took the process first: status 0 for 143 in
  * 4-30 runs of 40-60 (term_in_write.thread.budget).  Those with a handler
- * of the program's are blocked, as before: it runs after the write. */
+ * of the program's are blocked, as before: it runs after the write; all
+ * of them once fatal_release gave the kernel the program's actions. */
 void fatal_hold_begin(struct fatal_hold *h)
 {
 	sigset_t theirs;
 	sigemptyset(&theirs);
 	for (unsigned k = 0; k < sizeof(fatal_sent) / sizeof(fatal_sent[0]); k++) {
 		int i = fatal_index(fatal_sent[k]);
-		if (i >= 0 && sigchain_is_handler(&fatal_prog[i]))
-			sigaddset(&theirs, fatal_sent[k]);
+		if (fatal_released || (i >= 0 && sigchain_is_handler(&fatal_prog[i])))
+			sigaddset(&theirs, fatal_sent[k]); /* (released: no handler of ours) */
 	}
 	h->masked = !sigisemptyset(&theirs) && sigguard_mask(SIG_BLOCK, &theirs, &h->old) == 0;
 	h->held = 1;
@@ -169,11 +170,12 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 	if (i >= 0 && (sigchain_is_handler(&fatal_prog[i]) || !(si && si->si_code > 0)) &&
 	    sigchain_deliver(&fatal_prog[i], sig, si, uc) == 0)
 		return;
-	/* Sent to the process while this thread writes under a hold: noted,
-	 * and fatal_hold_end ends the process with it as the write ends (the
-	 * write goes on; its system calls take EINTR). */
-	if (fatal_holding && fatal_is_sent(sig) && si &&
-	    (si->si_code == SI_USER || si->si_code == SI_QUEUE)) {
+	/* Sent while this thread writes under a hold: noted, and
+	 * fatal_hold_end ends the process with it as the write ends (the write
+	 * goes on; its system calls take EINTR).  Not an abort() in the write
+	 * itself, which ends the process as before. */
+	if (fatal_holding && fatal_is_sent(sig) && si && si->si_code <= 0 &&
+	    !(sig == SIGABRT && si->si_code == SI_TKILL)) {
 		__atomic_store_n(&fatal_deferred, sig, __ATOMIC_SEQ_CST);
 		return;
 	}
