@@ -52,9 +52,9 @@ struct bulk {
 	int64_t left;     /* bytes until the next sample */
 	double period;    /* mean bytes between samples, now */
 	double drawn;     /* ... when left was drawn: what its sample stands for */
-	double tick_ns; /* the sampler's mean interval, as last set */
-	double pick_bytes; /* a tick's pick stands for this many bytes (a running
-			    * mean), 0 before the first */
+	double tick_ns;   /* the sampler's mean interval, as last set */
+	double pick_bytes; /* what a tick's pick stands for (a running mean),
+			    * 0 before the first */
 	int active;       /* inside a counted call: ticks stand for no bytes */
 	/* A counted call's time is not the ticks' to stand for: its bytes are
 	 * counted.  enter_tsc: when the call began (or a tick skipped in it
