@@ -29,9 +29,10 @@ usage: accuracy.py BUILD_DIR [--quick] [--out DIR] [--jobs N] [--check]
              real programs' inputs; the overhead runs use the defaults
   --oracle-dir DIR
              keep the oracle's answers in DIR and reuse those an earlier
-             run left for the same argv and the same oracle tool and
-             preload (the oracle does not depend on libwitch, so comparing
-             builds needs it once)
+             run left for the same argv (the build directory's path aside:
+             the programs' digests tell a rebuilt one) and the same oracle
+             tool and preload (the oracle does not depend on libwitch, so
+             comparing builds needs it once)
   --oracle-only
              only the oracle's runs (into --oracle-dir), to have its answers
              ready for later comparisons
@@ -525,13 +526,29 @@ def program_identity(path):
     return h.hexdigest()[:16]
 
 
+def argv_key(build, argv):
+    """argv with the build directory's path as BUILD/: the program's digest
+    tells a rebuilt file, so a copy of the build (another directory, the
+    same files) reuses the answers (a copy had rerun the whole oracle, ~20
+    minutes at scale 1)."""
+    prefixes = {os.path.join(build, ""), os.path.join(os.path.abspath(build), "")}
+    out = []
+    for a in argv:
+        for p in prefixes:
+            if a.startswith(p):
+                a = "BUILD/" + a[len(p):]
+                break
+        out.append(a)
+    return out
+
+
 def oracle_job(oracle, build, prog, oracle_dir, workdir, ref, reuse=False):
     """The oracle's answers for prog: run it, or with reuse take the answers
-    an earlier run left in oracle_dir for the same argv, periods and oracle
-    build (the oracle does not depend on libwitch; PREFIX.run.json says what
-    ran)."""
+    an earlier run left in oracle_dir for the same argv (the build's own
+    path aside), periods and oracle build (the oracle does not depend on
+    libwitch; PREFIX.run.json says what ran)."""
     prefix = os.path.join(oracle_dir, prog["name"])
-    stamp = {"argv": prog["argv"], "count_periods": list(COUNT_PERIODS),
+    stamp = {"argv": argv_key(build, prog["argv"]), "count_periods": list(COUNT_PERIODS),
              "count_seeds": COUNT_SEEDS, "tolerance": FP_TOLERANCE,
              "oracle": oracle_identity(build), "program": program_identity(prog["argv"][0])}
     try:
@@ -1201,7 +1218,7 @@ def parse_args(argv):
                     help="leave out the real Debian programs (gzip, sqlite3, python3)")
     ap.add_argument("--oracle-dir", default="",
                     help="keep the oracle's answers here and reuse those of the same argv "
-                         "and oracle build")
+                         "(the build's path aside) and oracle build")
     ap.add_argument("--oracle-only", action="store_true",
                     help="run the oracle where --oracle-dir has no answer yet, and stop")
     ap.add_argument("--programs", default="", metavar="P,...",
