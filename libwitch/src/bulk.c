@@ -473,21 +473,11 @@ static inline __attribute__((always_inline)) void small_move(unsigned char *d,
 	}
 }
 
-/* From SMALL_MAX on (memset: always): the runtime's path (the C
+/* Copies from SMALL_MAX on, and every memset: the runtime's path (the C
  * library's function below BULK_MIN_BYTES, else counted), apart from the
  * wrappers' own section so that a tick there is the runtime's time and
- * its load of the function a runtime access, not the program's. */
-BULK_PATH static void *set_on(void *d, int c, size_t n)
-{
-	memset_fn fn = __atomic_load_n(&real_memset, __ATOMIC_ACQUIRE);
-	if (fn && n < BULK_MIN_BYTES)
-		return fn(d, c, n);
-	if (!fn)
-		return early_set(d, c, n);
-	return do_set(fn, d, c, n);
-}
-
-/* real: the C library's function for this call below BULK_MIN_BYTES (its
+ * its load of the function a runtime access, not the program's.
+ * real: the C library's function for this call below BULK_MIN_BYTES (its
  * result, mempcpy's too); end: return the end of d's bytes, not d. */
 BULK_PATH static void *move_on(memcpy_fn *real, void *d, const void *s, size_t n, int end)
 {
@@ -502,7 +492,12 @@ BULK_PATH static void *move_on(memcpy_fn *real, void *d, const void *s, size_t n
 
 BULK_EXPORT void *memset(void *d, int c, size_t n)
 {
-	return set_on(d, c, n);
+	memset_fn fn = __atomic_load_n(&real_memset, __ATOMIC_ACQUIRE);
+	if (fn && n < BULK_MIN_BYTES)
+		return fn(d, c, n);
+	if (!fn)
+		return early_set(d, c, n);
+	return do_set(fn, d, c, n);
 }
 
 BULK_PROGRAM_EXPORT void *memcpy(void *d, const void *s, size_t n)

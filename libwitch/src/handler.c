@@ -365,6 +365,7 @@ static void sample_pick(struct witch_thread *t, ucontext_t *uc, const struct loo
 			       .stored_known = pick->stored_known,
 			       .stored = pick->stored,
 			       .tick_ctx = tick_ctx};
+	bulk_note_pick(&t->bulk, pick->weight); /* (counted calls weigh as picks do) */
 	sample_take(t, uc, &r);
 }
 
@@ -709,10 +710,8 @@ static void tick_soft(struct witch_thread *t, ucontext_t *uc)
 	/* The picks' walk starts at the frame the window may have returned
 	 * out of; no later walk may take its caller from it. */
 	unwind_rules_expect_caller(&t->unwind_rules, &t->look.caller);
-	for (int i = 0; i < n; i++) {
-		bulk_note_pick(&t->bulk, picks[i].weight);
+	for (int i = 0; i < n; i++)
 		sample_pick(t, uc, &picks[i], tick_ctx);
-	}
 	unwind_rules_expect_caller(&t->unwind_rules, &(struct unwind_caller){.known = 0});
 	cost_part(&t->cost, COST_PART_OTHER);
 	next = look_apply(t, uc, next, 0);
@@ -734,10 +733,8 @@ static void step_soft(struct witch_thread *t, ucontext_t *uc)
 	cost_part(&t->cost, COST_PART_LOOK);
 	enum look_next next = look_step(&t->look, &env, &regs, &pick);
 	cost_part(&t->cost, COST_PART_PICKS);
-	if (next == LOOK_SAMPLE) {
-		bulk_note_pick(&t->bulk, pick.weight);
+	if (next == LOOK_SAMPLE)
 		sample_pick(t, uc, &pick, NULL);
-	}
 	cost_part(&t->cost, COST_PART_OTHER);
 	(void)look_apply(t, uc, next, 1);
 }
