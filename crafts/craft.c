@@ -42,15 +42,15 @@ int craft_read_location(struct watchpoint *w, uint8_t *buf)
 	return peek_read(w->own.value_addr, buf, w->own.value_len) < 0 ? -EFAULT : 0;
 }
 
-int craft_set_location(struct watchpoint *w, uint64_t bytes, int shadow)
+int craft_set_location(struct watchpoint *w, const uint8_t *bytes, int shadow)
 {
-	if (w->own.sample_len > sizeof(bytes))
+	if (w->own.sample_len > WATCHPOINT_VALUE_MAX)
 		return -EINVAL;
 	w->own.value_addr = w->own.sample_addr;
 	w->own.value_len = (uint8_t)w->own.sample_len;
-	memcpy(w->own.value, &bytes, w->own.sample_len);
+	memcpy(w->own.value, bytes, w->own.sample_len);
 	if (shadow)
-		memcpy(w->own.shadow, &bytes, w->own.sample_len);
+		memcpy(w->own.shadow, bytes, w->own.sample_len);
 	return 0;
 }
 

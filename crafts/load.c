@@ -30,7 +30,7 @@ static int load_on_self(struct watchpoint *w)
 
 /* The load reads bytes a store just before it wrote (the run ahead
  * forwarded them): that is the value, and what the location holds. */
-static int load_on_self_value(struct watchpoint *w, uint64_t loaded)
+static int load_on_self_value(struct watchpoint *w, const uint8_t *loaded)
 {
 	return craft_set_location(w, loaded, 1);
 }

@@ -22,7 +22,7 @@ static int silent_on_self(struct watchpoint *w)
 	return craft_read_location(w, w->own.value);
 }
 
-static int silent_on_self_value(struct watchpoint *w, uint64_t stored)
+static int silent_on_self_value(struct watchpoint *w, const uint8_t *stored)
 {
 	return craft_set_location(w, stored, 0);
 }

@@ -23,6 +23,25 @@ void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec)
 	e->frame_gen = 0;
 	e->late_ns = 0;
 	e->code_page[0] = e->code_page[1] = pc & CODE_PAGE_MASK;
+	e->vstore_len = 0;
+}
+
+int emulate_last_stored(const struct emulate *e, int stores_before, uint64_t addr, uint32_t len,
+			uint8_t *buf)
+{
+	int i = e->n_stores - 1;
+	if (len == 0 || len > sizeof(e->vstore))
+		return -1;
+	if (i >= stores_before && e->store_known[i] &&
+	    e->store_addr[i] == addr && e->store_len[i] == len && len <= sizeof(e->store_value[i])) {
+		memcpy(buf, &e->store_value[i], len);
+		return 0;
+	}
+	if (e->vstore_len == len && e->vstore_addr == addr) {
+		memcpy(buf, e->vstore, len);
+		return 0;
+	}
+	return -1;
 }
 
 void emulate_copy(struct emulate *to, const struct emulate *from)
@@ -39,6 +58,9 @@ void emulate_copy(struct emulate *to, const struct emulate *from)
 	}
 	memcpy(to->call_ret, from->call_ret, sizeof(from->call_ret));
 	memcpy(to->call_slot, from->call_slot, sizeof(from->call_slot));
+	to->vstore_addr = from->vstore_addr;
+	to->vstore_len = from->vstore_len;
+	memcpy(to->vstore, from->vstore, sizeof(from->vstore));
 }
 
 /* A jump's target (or the next page) is decoded in place next: check once

@@ -864,8 +864,16 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 		return;
 	}
 	t->stats.traps_self++;
-	int rc = stored_known && witch_rt.craft->self == CRAFT_SELF_STORED
-			 ? witch_rt.craft->on_self_value(w, stored)
+	if (w->own.value_predicted && own) {
+		uint8_t now[WATCHPOINT_VALUE_MAX];
+		int same = peek_read(w->own.value_addr, now, w->own.value_len) == 0 &&
+			   memcmp(now, w->own.value, w->own.value_len) == 0;
+		same ? t->stats.predict_value_ok++ : t->stats.predict_value_miss++;
+	}
+	w->own.value_predicted = 0;
+	int rc = stored_known && witch_rt.craft->self == CRAFT_SELF_STORED &&
+			 w->own.sample_len <= sizeof(stored)
+			 ? witch_rt.craft->on_self_value(w, (const uint8_t *)&stored)
 			 : witch_rt.craft->on_self(w);
 	if (rc < 0) {
 		t->stats.skip_unreadable++;

@@ -285,19 +285,18 @@ static void trace_stored(struct look_trace *tr, uint32_t first, const struct emu
 	}
 }
 
-/* The picked store has run ahead: its value, where the emulator knows it
- * (a general register's; not a vector's), for a client that compares it. */
+/* The picked store has run ahead: its bytes, where the emulator knows them
+ * (a general or a vector register's), for a client that compares them. */
 static void note_stored(const struct emulate *emu, int stores_before,
 			const struct decode_access *a, struct draw *draws, uint32_t here)
 {
-	int i = emu->n_stores - 1;
-	if (i < stores_before || !emu->store_known[i] || emu->store_addr[i] != a->addr ||
-	    emu->store_len[i] != a->len)
+	uint8_t bytes[sizeof(draws[0].pick.stored)];
+	if (a->len > sizeof(bytes) || emulate_last_stored(emu, stores_before, a->addr, a->len, bytes) < 0)
 		return;
 	for (int d = 0; d < LOOK_MAX_PICKS; d++)
 		if (here & (1u << d)) {
 			draws[d].pick.stored_known = 1;
-			draws[d].pick.stored = emu->store_value[i];
+			memcpy(draws[d].pick.stored, bytes, a->len);
 		}
 }
 
@@ -637,6 +636,8 @@ static double look_window(const struct look_env *env, struct look *l,
 			trace_insn(tr, &in, n, trace_frame(tr, &emu));
 			uint64_t rsp_before = ahead.gpr[DECODE_RSP];
 			int left_before = emu.frames_left;
+			if (here)
+				emulate_vstore_forget(&emu);
 			if (emulate_insn(&emu, &ahead, &in, z) == 0) {
 				env->stats->emulated++;
 				if (left_before == 0 && emu.frames_left == 1 && !l->caller.known) {
@@ -822,6 +823,7 @@ enum look_next look_step(struct look *l, const struct look_env *env,
 			emulate_copy(&pick->emu, &emu);
 			pick->weight = l->weight;
 			pick->self_skip = 0;
+			pick->stored_known = 0;
 			pick->trace = NULL; /* steps ran before it: the own trap tells */
 			pick->trace_pos = 0;
 			look_end(l);

@@ -513,6 +513,80 @@ static void test_store_forward(void)
 	}
 }
 
+/* --- the bytes a picked store writes ------------------------------------------- */
+
+/* emulate_last_stored: what look.c gives SilentCraft for a picked store, so
+ * that its own trap is not needed.  Vector stores of every width whose
+ * register is known; a general register's store; not a masked store, not an
+ * unknown register, not an instruction that stored elsewhere.  zmm1 holds
+ * 0x10, 0x11, ... (byte b: 0x10 + b), rax 0x1122334455667788. */
+__asm__(".text\n.globl ls_x\nls_x:\n movups %xmm1, (%rdi)\n"
+	".globl ls_y\nls_y:\n vmovdqu %ymm1, 32(%rdi)\n"
+	".globl ls_z\nls_z:\n vmovdqu64 %zmm1, (%rdi)\n"
+	".globl ls_q\nls_q:\n vmovq %xmm1, 8(%rdi)\n"
+	".globl ls_g\nls_g:\n mov %rax, 16(%rdi)\n"
+	".globl ls_m\nls_m:\n vmovdqu8 %zmm1, (%rdi){%k1}\n"
+	".globl ls_u\nls_u:\n vmovdqu %ymm3, (%rdi)\n"
+	".globl ls_add\nls_add:\n add $1, %rax\n ret\n");
+extern const char ls_x[], ls_y[], ls_z[], ls_q[], ls_g[], ls_m[], ls_u[], ls_add[];
+
+static void test_last_stored(void)
+{
+	static const struct {
+		int line;
+		const char *before; /* run first (seq_shuf: ymm3 unknown), or NULL */
+		const char *at;
+		uint32_t off, len;  /* what is asked, from rdi */
+		int rc;
+		int from_rax;       /* the bytes are rax's, else zmm1's */
+	} rows[] = {
+		{__LINE__, NULL, ls_x, 0, 16, 0, 0},
+		{__LINE__, NULL, ls_y, 32, 32, 0, 0},
+		{__LINE__, NULL, ls_z, 0, 64, 0, 0},
+		{__LINE__, NULL, ls_q, 8, 8, 0, 0},
+		{__LINE__, NULL, ls_g, 16, 8, 0, 1},
+		{__LINE__, NULL, ls_y, 0, 32, -1, 0},   /* it stored at 32 */
+		{__LINE__, NULL, ls_y, 32, 16, -1, 0},  /* not its width */
+		{__LINE__, NULL, ls_m, 0, 64, -1, 0},   /* masked */
+		{__LINE__, seq_shuf, ls_u, 0, 32, -1, 0}, /* ymm3 unknown */
+		{__LINE__, ls_y, ls_add, 32, 32, -1, 0}, /* the last instruction stored nothing */
+	};
+	static struct emulate_vec v;
+	static uint8_t buf[128];
+	uint8_t zmm[XSAVE_NZMM][64];
+	uint64_t k[XSAVE_NK] = {0, 0xffff};
+
+	memset(zmm, 0, sizeof(zmm));
+	for (int b = 0; b < 64; b++)
+		zmm[1][b] = (uint8_t)(0x10 + b);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct emulate e;
+		struct decode_regs regs;
+		uint8_t got[64], want[64];
+		uint64_t rax = 0x1122334455667788ull;
+		emulate_vec_set(&v, zmm, k);
+		memset(&regs, 0, sizeof(regs));
+		memset(&e, 0, sizeof(e));
+		regs.gpr[DECODE_RDI] = (uint64_t)(uintptr_t)buf;
+		regs.gpr[DECODE_RAX] = rax;
+		emulate_begin(&e, (uint64_t)(uintptr_t)rows[i].at, &v);
+		if (rows[i].before) {
+			struct step st = {rows[i].line, rows[i].before, 0};
+			run_step(&e, &regs, &st);
+		}
+		int stores = e.n_stores;
+		emulate_vstore_forget(&e);
+		struct step st = {rows[i].line, rows[i].at, 0};
+		run_step(&e, &regs, &st);
+		int rc = emulate_last_stored(&e, stores, regs.gpr[DECODE_RDI] + rows[i].off,
+					     rows[i].len, got);
+		CHECK(rows[i].line, rc == rows[i].rc, "emulate_last_stored %d, want %d", rc, rows[i].rc);
+		memcpy(want, rows[i].from_rax ? (const uint8_t *)&rax : zmm[1], rows[i].len);
+		if (rc == 0)
+			CHECK(rows[i].line, !memcmp(got, want, rows[i].len), "the stored bytes");
+	}
+}
+
 /* --- masked accesses ------------------------------------------------------------ */
 
 __asm__(".text\n.globl acc_b\nacc_b:\n vmovdqu8 %zmm1, (%rsi){%k1}\n"
@@ -814,6 +888,7 @@ int main(void)
 		test_against_cpu();
 		test_unknown();
 	test_store_forward();
+	test_last_stored();
 		test_access();
 	} else {
 		printf("no AVX-512: the rows against the CPU are skipped\n");

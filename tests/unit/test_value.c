@@ -358,7 +358,7 @@ static void test_traced(void)
 		w.own.sample_len = 8;
 		w.own.sample_elem = traced[i].elem;
 		if (traced[i].cr != &craft_dead)
-			CHECK(traced[i].line, traced[i].cr->on_self_value(&w, traced[i].stored) == 0,
+			CHECK(traced[i].line, traced[i].cr->on_self_value(&w, (const uint8_t *)&traced[i].stored) == 0,
 			      "on_self_value");
 		uint64_t a = BASE + (uint64_t)(int64_t)traced[i].a_off;
 		uint64_t lo = a > w.addr ? a : w.addr;
@@ -419,7 +419,9 @@ static void test_traced_load(void)
 		memset(&w, 0, sizeof(w));
 		w.addr = w.own.sample_addr = BASE;
 		w.len = w.own.sample_len = 8;
-		CHECK(load_seq[i].line, craft_load.on_self_value(&w, LOADED) == 0, "on_self_value");
+		uint64_t loaded = LOADED;
+		CHECK(load_seq[i].line, craft_load.on_self_value(&w, (const uint8_t *)&loaded) == 0,
+		      "on_self_value");
 		enum craft_verdict v = CRAFT_KEEP;
 		for (int k = 0; k < load_seq[i].n; k++) {
 			uint64_t a = BASE + (uint64_t)(int64_t)load_seq[i].acc[k].off;

@@ -69,8 +69,9 @@ struct craft {
 	int (*on_sample)(struct watchpoint *w);
 	int (*on_self)(struct watchpoint *w);
 	/* Instead of on_self: the sampled access's bytes as the run ahead knows
-	 * them, what a store writes or a load reads (at most 8, little-endian). */
-	int (*on_self_value)(struct watchpoint *w, uint64_t bytes);
+	 * them, what a store writes or a load reads (its sample_len bytes, at
+	 * most WATCHPOINT_VALUE_MAX: a vector register's too). */
+	int (*on_self_value)(struct watchpoint *w, const uint8_t *bytes);
 	/* *approx is set to 1 when a waste verdict is only approximate (FP). */
 	enum craft_verdict (*on_trap)(struct watchpoint *w, const struct craft_trap *t, int *approx);
 	/* The trapped accesses (enum decode_kind bits) on_trap always decides,
@@ -105,9 +106,10 @@ const struct craft *craft_get(enum config_client client);
  * process_vm_readv, which does not trip it). Returns 0 or -EFAULT. */
 int craft_read_location(struct watchpoint *w, uint8_t *buf);
 /* Set the client's copy of the location (w->value, and w->shadow when
- * shadow) to the sampled access's bytes as the run ahead knows them (at
- * most 8, little-endian).  0, or -EINVAL for a wider access. */
-int craft_set_location(struct watchpoint *w, uint64_t bytes, int shadow);
+ * shadow) to the sampled access's bytes as the run ahead knows them (its
+ * sample_len bytes).  0, or -EINVAL for an access wider than
+ * WATCHPOINT_VALUE_MAX. */
+int craft_set_location(struct watchpoint *w, const uint8_t *bytes, int shadow);
 /* Lay a store's bytes (at most 8, little-endian, at addr) over the
  * client's copy buf (w->value or w->shadow) where they overlap it. */
 void craft_overlay(const struct watchpoint *w, uint8_t *buf, uint64_t addr, uint32_t len,

@@ -45,6 +45,12 @@ struct emulate {
 	uint8_t store_known[EMULATE_MAX_STORES];
 	uint64_t call_ret[EMULATE_MAX_CALLS];  /* their return addresses */
 	uint64_t call_slot[EMULATE_MAX_CALLS]; /* where each would have pushed it */
+	/* The last vector store whose bytes were known, whole (emulate_vec.c):
+	 * a wide one takes no slot above, and a picked store's value is what a
+	 * client needs to skip its own trap. */
+	uint64_t vstore_addr;
+	uint64_t vstore_len; /* 0: none since emulate_begin or vstore_forget (a word: no padding) */
+	uint8_t vstore[64];
 };
 
 /* Start a run of emulation at pc, the interrupted pc of a signal context (its
@@ -55,6 +61,18 @@ void emulate_begin(struct emulate *e, uint64_t pc, struct emulate_vec *vec);
  * copies its state at each pick it draws (look.c, ~15 a tick), and the
  * whole struct is 18 cache lines to write where a few stores use 2-5. */
 void emulate_copy(struct emulate *to, const struct emulate *from);
+/* The bytes the last emulated instruction stored at [addr, addr + len)
+ * (len <= 64), whole and known: a general register's (its one noted store)
+ * or a vector register's (e->vstore, cleared with emulate_vstore_forget
+ * before the instruction ran).  stores_before: e->n_stores before it.  0
+ * and buf, or -1. */
+int emulate_last_stored(const struct emulate *e, int stores_before, uint64_t addr, uint32_t len,
+			uint8_t *buf);
+/* Before an instruction whose vector store emulate_last_stored may ask. */
+static inline void emulate_vstore_forget(struct emulate *e)
+{
+	e->vstore_len = 0;
+}
 /* Advance regs (gprs, rip, arithmetic flags) over in, the instruction at
  * regs->rip as decode_at_zydis decoded it (in and z) with regs.  Integer
  * moves, lea, ALU ops and shifts, imul, mul, div/idiv (not #DE), cmov/set, sign extensions, push/pop,

@@ -180,7 +180,7 @@ struct look_pick {
 	const struct look_trace *trace; /* accesses before it: trace->a[0..trace_pos), or NULL */
 	uint32_t trace_pos;
 	int stored_known;     /* a store whose value the run ahead knows: */
-	uint64_t stored;      /* its bytes, little-endian */
+	uint8_t stored[64];   /* its in.access[access].len bytes */
 	struct emulate emu;   /* last: look.c copies the fields before it, then its used part */
 };
 

@@ -69,8 +69,8 @@ struct sample_req {
 	uint32_t self_skip; /* traps of self_pc on these bytes that come first */
 	const struct look_trace *trace; /* the accesses before it (look.h), or NULL */
 	uint32_t trace_pos;
-	int stored_known;   /* the value a store writes, from the run ahead */
-	uint64_t stored;
+	int stored_known;   /* the bytes a store writes, from the run ahead: */
+	const uint8_t *stored; /* a->len of them (at most WATCHPOINT_VALUE_MAX) */
 	struct sample_tick_ctx *tick_ctx; /* shared by a tick's picks, or NULL */
 };
 

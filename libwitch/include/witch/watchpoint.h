@@ -27,9 +27,14 @@ struct watch_owner {
 				 * it still to come (0: it has run) */
 	uint8_t checking;       /* the first trap should be the own one: count it in
 				 * predict_ok or predict_miss (sample.c) */
+	uint8_t value_predicted; /* checking, and value holds what the run ahead
+				  * said the own store writes: count it in
+				  * predict_value_ok or predict_value_miss */
 	uint16_t early;         /* other accesses that trapped before the own one */
 	uint64_t last_trap_hash; /* the program's registers at the last trap */
 	uint64_t armed_tick;    /* the thread's tick count when armed (drcost.h) */
+	uint32_t trace_at;      /* 1 + the sampled access's place in its window's
+				 * trace (look.h), 0 for none: one run of it */
 	/* The client's copy of the location: value_len bytes from value_addr
 	 * (the sampled access, or just the watched range if the rest cannot
 	 * be read).  value: as the sampled access left it (or found it, for a
