@@ -264,23 +264,32 @@ static int sample_decide_traced(struct witch_thread *t, const struct sample_req 
 	return 1;
 }
 
-/* Whether a watchpoint watches cand's bytes already, or another word of the
- * same run of the same access (two draws of one window's trace entry: the
- * access that decides one decides the other on the same instruction, and
- * of their two SIGTRAPs the kernel keeps one; the other, with hits left to
- * let by as far as the runtime knows (trap_siblings), would be decided by
- * a later access.  Two draws of one 16-byte store did so: copy_sizes 16
- * read 0.41 for 0.50 once the store's own trap went). */
 static int sample_watched_already(const struct witch_thread *t, const struct watchpoint *cand)
 {
 	for (int i = 0; i < t->wps.n; i++) {
 		const struct watchpoint *w = &t->wps.wp[i];
-		if (!w->armed)
-			continue;
-		if (w->addr < cand->addr + cand->len && cand->addr < w->addr + w->len)
+		if (w->armed && w->addr < cand->addr + cand->len && cand->addr < w->addr + w->len)
 			return 1;
-		if (cand->own.trace_at && w->own.trace_at == cand->own.trace_at &&
-		    w->own.armed_tick == cand->own.armed_tick)
+	}
+	return 0;
+}
+
+/* Whether another word of the same run of the same access is watched (two
+ * draws of one window's trace entry) with the own hit let by in the kernel
+ * for either: the access that decides one then decides the other on the
+ * same instruction, and of two SIGTRAPs the kernel keeps one; the other,
+ * with hits left to let by as far as the runtime knows (trap_siblings
+ * finds only those that signal every hit), is decided by a later access.
+ * Two draws of one 16-byte store did so: copy_sizes 16 read 0.41 for 0.50
+ * once the store's own trap could go.  Where both trap on their own
+ * access, both signal every hit after it, and the siblings are found. */
+static int sample_twin_passes(const struct witch_thread *t, const struct watchpoint *cand)
+{
+	for (int i = 0; i < t->wps.n; i++) {
+		const struct watchpoint *w = &t->wps.wp[i];
+		if (w->armed && cand->own.trace_at && w->own.trace_at == cand->own.trace_at &&
+		    w->own.armed_tick == cand->own.armed_tick &&
+		    (cand->own.pending_self == 0 || w->own.pending_self == 0))
 			return 1;
 	}
 	return 0;
@@ -440,6 +449,10 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	}
 	if (r->ran && witch_rt.craft->on_self(&cand) < 0) {
 		t->stats.skip_unreadable++;
+		return;
+	}
+	if (sample_twin_passes(t, &cand)) {
+		t->stats.watch_overlap++; /* the weight is in mu, as above */
 		return;
 	}
 	if (thread_watchpoints_open(t) < 0) {
