@@ -110,9 +110,10 @@ static int sample_self_known(const struct sample_req *r, struct watchpoint *cand
  * used only where no hit comes first: a count over several runs of a loop
  * can be off (predict_miss), and SilentCraft then compares the bytes of
  * different runs, "use" every time; with them, copy_sizes 24 (each
- * 16-byte store's word hit again a run later) read 0.17-0.21 for 0.25,
- * where its own traps gave 0.20-0.25.  A general register's store passes
- * its hits, as before: what holds those is for a later change to show. */
+ * 16-byte store's word hit again a run later) read 0.201-0.222 for 0.25,
+ * where its own traps gave 0.225-0.244 (180 million copies, 5 runs).  A
+ * general register's store passes its hits, as before: whether miscounts
+ * bias those too is for a later change to show. */
 static int sample_own_may_pass(const struct sample_req *r, int hits)
 {
 	return hits == 0 || witch_rt.craft->self != CRAFT_SELF_STORED || r->a->len <= 8;
