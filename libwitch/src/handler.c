@@ -866,7 +866,7 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 	t->stats.traps_self++;
 	if (w->own.value_predicted && own) {
 		uint8_t now[WATCHPOINT_VALUE_MAX];
-		int same = peek_read(w->own.value_addr, now, w->own.value_len) == 0 &&
+		int same = craft_read_location(w, now) == 0 &&
 			   memcmp(now, w->own.value, w->own.value_len) == 0;
 		same ? t->stats.predict_value_ok++ : t->stats.predict_value_miss++;
 	}
