@@ -193,15 +193,23 @@ void cost_tick_arrived(struct cost *c)
 	double past = cost_thread_cpu_ns() - c->tick_from_cpu_ns - c->tick_period_ns;
 	if (!(past > 0 && past < c->tick_period_ns))
 		return; /* past a whole period: one ended in the kernel, unticked */
-	/* Running mean over the last ~16 measurements, as the round trip's. */
-	c->tick_trip_ns += (past - c->tick_trip_ns) /
-			   (c->tick_trip_samples < 16 ? c->tick_trip_samples + 1 : 16);
+	c->tick_timed_ns[c->tick_trip_samples % COST_TICK_KEEP] = past;
 	c->tick_trip_samples++;
+	/* The median of those kept (cost.h): one late period is not the price. */
+	uint64_t n = c->tick_trip_samples < COST_TICK_KEEP ? c->tick_trip_samples : COST_TICK_KEEP;
+	double v[COST_TICK_KEEP];
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t j = i;
+		for (; j > 0 && v[j - 1] > c->tick_timed_ns[i]; j--)
+			v[j] = v[j - 1];
+		v[j] = c->tick_timed_ns[i];
+	}
+	c->tick_trip_ns = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double cost_tick_ns(const struct cost *c)
 {
-	return c->tick_trip_samples ? c->tick_trip_ns : c->round_trip_ns;
+	return c->tick_trip_samples >= COST_TICK_TIMED_MIN ? c->tick_trip_ns : c->round_trip_ns;
 }
 
 void cost_add_kernel(struct cost *c, double ns)

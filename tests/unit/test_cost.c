@@ -12,8 +12,9 @@
  * Tick rows: sets periods as the handler does (cost_tick_from, one handler
  * run each), spins the thread's CPU clock through the last period and a
  * known time past it (the kernel's part of a tick, stood in for), and lets
- * the tick arrive (cost_tick_arrived): the price of a COST_TICK run is that
- * time past, or the round trip's while nothing valid was timed.
+ * the tick arrive (cost_tick_arrived), up to three times: the price of a
+ * COST_TICK run is the median of the times past, or the round trip's while
+ * fewer than COST_TICK_TIMED_MIN valid ones were timed.
  *
  * Interval rows: what a tick's interval leaves out as the profiler's
  * (cost_take_interval): the handler runs in it and the round trips of
@@ -101,27 +102,45 @@ static struct run one_run(struct cost *c, double ns)
 #define ROUND_TRIP_GUESS 10000.0 /* cost.c's until a round trip is measured */
 #define PERIOD 300e3
 
+/* Each row times up to three ticks in turn, every one the same way. */
 static const struct {
 	int line;
 	int sets;        /* periods set at a call, the last one the tick ends */
 	double period;   /* what the last was set to (0: not the perf clock) */
 	int between;     /* handler runs between it and the tick (traps, steps) */
-	double past;     /* CPU time past the period before the tick arrives */
-	int timed;       /* is the tick's price what was past? */
+	int ticks;       /* ticks timed so, one after another */
+	double past[3];  /* CPU time past the period before each tick arrives */
+	int timed;       /* is the price the median of what was past? */
 } tick_rows[] = {
-	/* One set in COST_TICK_EVERY is timed: the 4th, 40 us past its period. */
-	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 40e3, 1},
-	/* The 3rd is not: the round trip's price stays. */
-	{__LINE__, COST_TICK_EVERY - 1, PERIOD, 0, 40e3, 0},
+	/* One set in COST_TICK_EVERY is timed: the 4th; three such, 40 us
+	 * past their periods, price the tick. */
+	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 3, {40e3, 40e3, 40e3}, 1},
+	/* Two timed are not enough (COST_TICK_TIMED_MIN): the round trip's. */
+	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 2, {40e3, 40e3}, 0},
+	/* One late period among three is not the price: their median. */
+	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 3, {40e3, 40e3, 250e3}, 1},
+	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 3, {250e3, 40e3, 60e3}, 1},
+	/* The 3rd set is not timed: the round trip's price stays. */
+	{__LINE__, COST_TICK_EVERY - 1, PERIOD, 0, 3, {40e3, 40e3, 40e3}, 0},
 	/* A trap between: its time is in the gap, nothing is timed. */
-	{__LINE__, COST_TICK_EVERY, PERIOD, 1, 40e3, 0},
+	{__LINE__, COST_TICK_EVERY, PERIOD, 1, 3, {40e3, 40e3, 40e3}, 0},
 	/* 200 us past a 300 us period: a dear tick, timed. */
-	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 200e3, 1},
+	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 3, {200e3, 200e3, 200e3}, 1},
 	/* More than a period past: a period ended in the kernel, unticked. */
-	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 400e3, 0},
+	{__LINE__, COST_TICK_EVERY, PERIOD, 0, 3, {400e3, 400e3, 400e3}, 0},
 	/* Not the perf clock (the timer's interval: 0). */
-	{__LINE__, COST_TICK_EVERY, 0, 0, 40e3, 0},
+	{__LINE__, COST_TICK_EVERY, 0, 0, 3, {40e3, 40e3, 40e3}, 0},
 };
+
+static double median3(double a, double b, double c)
+{
+	if (a > b) {
+		double t = a;
+		a = b;
+		b = t;
+	}
+	return c < a ? a : c > b ? b : c;
+}
 
 /* One try of row i: 1 when the tick was priced as the row wants; *got,
  * *want, *kernel: what it read. */
@@ -129,28 +148,31 @@ static int tick_try(int i, double *got, double *want, uint64_t *kernel)
 {
 	struct cost c;
 	uint64_t handler_ns = 0, kernel_ns = 0, trips = 0, preempted = 0;
+	double past[3] = {0, 0, 0};
 	cost_begin(&c);
-	for (int k = 0; k < tick_rows[i].sets; k++) {
+	for (int n = 0; n < tick_rows[i].ticks; n++) {
+		for (int k = 0; k < tick_rows[i].sets; k++) {
+			cost_enter(&c);
+			cost_tick_from(&c, k + 1 < tick_rows[i].sets ? PERIOD : tick_rows[i].period);
+			cost_leave(&c, 0, COST_TICK, 0);
+		}
+		for (int k = 0; k < tick_rows[i].between; k++) {
+			cost_enter(&c);
+			cost_leave(&c, 0, COST_TRIP, 0);
+		}
+		past[n] = spin_on(CLOCK_THREAD_CPUTIME_ID, PERIOD + tick_rows[i].past[n]) - PERIOD;
+		cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
 		cost_enter(&c);
-		cost_tick_from(&c, k + 1 < tick_rows[i].sets ? PERIOD : tick_rows[i].period);
+		cost_tick_arrived(&c);
 		cost_leave(&c, 0, COST_TICK, 0);
+		kernel_ns = 0; /* the last run's alone */
+		cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
 	}
-	for (int k = 0; k < tick_rows[i].between; k++) {
-		cost_enter(&c);
-		cost_leave(&c, 0, COST_TRIP, 0);
-	}
-	double past = spin_on(CLOCK_THREAD_CPUTIME_ID, PERIOD + tick_rows[i].past) - PERIOD;
-	cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
-	cost_enter(&c);
-	cost_tick_arrived(&c);
-	cost_leave(&c, 0, COST_TICK, 0);
-	kernel_ns = 0; /* this run's alone */
-	cost_fold(&c, &handler_ns, &kernel_ns, &trips, &preempted);
-	*want = tick_rows[i].timed ? past : ROUND_TRIP_GUESS;
+	*want = tick_rows[i].timed ? median3(past[0], past[1], past[2]) : ROUND_TRIP_GUESS;
 	*got = cost_tick_ns(&c);
 	*kernel = kernel_ns;
-	/* Timed: the spin's past as it came out, and the clock reads and runs
-	 * around it (a few us). */
+	/* Timed: the spins' past as they came out, and the clock reads and
+	 * runs around them (a few us). */
 	double slack = tick_rows[i].timed ? 30e3 : 0;
 	return *got >= *want && *got <= *want + slack && kernel_ns == (uint64_t)*got;
 }

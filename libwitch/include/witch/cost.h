@@ -50,6 +50,15 @@
  * cost_handler_ns, a preempted run is counted whole. */
 enum cost_part { COST_PART_OTHER, COST_PART_LOOK, COST_PART_PICKS, COST_PARTS };
 
+/* A perf clock's tick is priced by the median of the last COST_TICK_KEEP
+ * timed, from COST_TICK_TIMED_MIN on (cost_tick_arrived).  A period ticks
+ * late now and then for reasons of its own, and a tick's price comes off
+ * every kept interval: dense_memset read 0.62 for 0.50 under ctest -j2
+ * (2026-12-07) when its one timed tick of the run, 282 us past its period,
+ * priced them all, against ~10 us in runs beside it. */
+#define COST_TICK_KEEP 5
+#define COST_TICK_TIMED_MIN 3
+
 struct cost {
 	uint64_t entry_tsc, exit_tsc;
 	uint64_t part_tsc;     /* the running part began here */
@@ -70,8 +79,10 @@ struct cost {
 	double tick_period_ns;   /* ... to this, */
 	uint64_t tick_from_entry; /* ... in this run: 0, none being timed */
 	uint32_t tick_sets;      /* periods set at a call, to time one in COST_TICK_EVERY */
-	double tick_trip_ns;     /* running estimate of a perf clock's tick */
-	uint64_t tick_trip_samples;
+	double tick_timed_ns[COST_TICK_KEEP]; /* the last ticks timed, a ring */
+	uint64_t tick_trip_samples; /* ticks timed */
+	uint64_t tick_trip_folded;  /* ... of them counted in the stats */
+	double tick_trip_ns;     /* their median, once COST_TICK_TIMED_MIN were */
 	double handler_mean_ns;  /* running mean of the runs not preempted */
 	uint64_t handler_runs;
 	uint64_t preempted;      /* runs taken as preempted, counted at the mean */
@@ -142,7 +153,8 @@ void cost_tick_from(struct cost *c, double period_ns);
  * tick's.  A time past a whole period is not a tick's (a period ended in
  * the kernel, where the clock raises none, and the next one ticked). */
 void cost_tick_arrived(struct cost *c);
-/* The price of a perf clock's tick: as timed, else the round trip's. */
+/* The price of a perf clock's tick: the median of the last ticks timed,
+ * from COST_TICK_TIMED_MIN on; until then the round trip's. */
 double cost_tick_ns(const struct cost *c);
 /* At exit.  soon: the program is expected back at once by a single step.
  * covered_from_tsc: from this TSC on, time is already left out of the

@@ -94,6 +94,7 @@
 	X(cost_unwind_ns)     /* of the picks', their calling contexts' walks */ \
 	X(round_trip_ns)      /* a round trip's cost as measured (max of threads) */ \
 	X(tick_trip_ns)       /* a perf clock tick's cost as measured (max of threads) */ \
+	X(ticks_timed)        /* ... ticks timed for it (cost.h: 0-2 of them, not used) */ \
 	X(hit_ns)             /* a watchpoint hit let by in the kernel, as probed */ \
 	X(cost_preempted)     /* handler runs that lost the CPU: counted at the mean */ \
 	X(dr_bytes_armed)     /* bytes read and written with watchpoints armed (drcost.h) */ \
