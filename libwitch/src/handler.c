@@ -883,18 +883,36 @@ static void trap_pending_self(struct witch_thread *t, int slot, int resolved,
 
 /* SIGTRAPs do not queue (watchpoint_probe): when one instruction hit two
  * watchpoints, or a single step hit one, the kernel keeps the first signal
- * and drops the rest.  The slots besides `slot` that the access p touched
- * and that signal on every hit (no hits left to let by) trapped too. */
-static uint32_t trap_siblings(const struct witch_thread *t, int slot,
-			      const struct precise_access *p)
+ * and drops the rest.  Whether armed slot i, which the instruction just
+ * run touched, trapped there too: where it signals on every hit, or where
+ * its hits to let by ran out at this one (the kernel's count says; a read).
+ * One whose signal went unseen at an earlier hit is released: the access
+ * that decided it is gone. */
+static int sibling_trapped(struct witch_thread *t, int i)
+{
+	const struct watchpoint *w = &t->wps.wp[i];
+	int out = w->pass == 0 ? 1 : watchpoint_period_ran_out(&t->wps, i);
+	if (out == 1) {
+		t->stats.siblings_counted += w->pass > 0;
+		return 1;
+	}
+	if (out < 0) {
+		t->stats.siblings_lost++;
+		sample_release_trapped(t, i);
+	}
+	return 0;
+}
+
+/* The slots besides `slot` that the access p touched and that trapped with it. */
+static uint32_t trap_siblings(struct witch_thread *t, int slot, const struct precise_access *p)
 {
 	uint32_t m = 0;
 	if (!watchpoint_set_uses_sigtrap(&t->wps))
 		return 0;
 	for (int i = 0; i < t->wps.n; i++) {
 		const struct watchpoint *w = &t->wps.wp[i];
-		if (i != slot && w->armed && w->pass == 0 && w->addr < p->addr + p->len &&
-		    p->addr < w->addr + w->len)
+		if (i != slot && w->armed && w->addr < p->addr + p->len &&
+		    p->addr < w->addr + w->len && sibling_trapped(t, i))
 			m |= 1u << i;
 	}
 	return m;
@@ -1018,8 +1036,8 @@ static void step_traps(struct witch_thread *t, ucontext_t *uc, const struct deco
 		return;
 	for (int i = 0; i < t->wps.n; i++) {
 		const struct watchpoint *w = &t->wps.wp[i];
-		if (w->armed && w->pass == 0 &&
-		    precise_resolve(&t->rs->zcache, regs, w->addr, w->len, &p) == 0)
+		if (w->armed && precise_resolve(&t->rs->zcache, regs, w->addr, w->len, &p) == 0 &&
+		    sibling_trapped(t, i))
 			m |= 1u << i;
 	}
 	trap_coalesced(t, m, uc);

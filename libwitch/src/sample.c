@@ -275,33 +275,6 @@ static int sample_watched_already(const struct witch_thread *t, const struct wat
 	return 0;
 }
 
-/* Whether another word of the same run of the same access is watched (two
- * draws of one window's trace entry) with the own hit let by in the kernel
- * for either: the access that decides one then decides the other on the
- * same instruction, and of two SIGTRAPs the kernel keeps one; the other,
- * with hits left to let by as far as the runtime knows (trap_siblings
- * finds only those that signal every hit), is decided by a later access.
- * Two draws of one 16-byte store did so: copy_sizes 16 read 0.41 for 0.50
- * once the store's own trap could go.  Where both trap on their own
- * access, both signal every hit after it, and the siblings are found.
- * SilentCraft's only, for now: DeadCraft and LoadCraft have let their own
- * hits by since stop 70, and refusing their twins moved dense_memcpy's
- * dead fraction (0.53 -> 0.54 quiet; 0.574 and 0.588 for 0.50 +- 0.06 in
- * two full runs of the suite), which wants its own look. */
-static int sample_twin_passes(const struct witch_thread *t, const struct watchpoint *cand)
-{
-	if (witch_rt.craft->self != CRAFT_SELF_STORED)
-		return 0;
-	for (int i = 0; i < t->wps.n; i++) {
-		const struct watchpoint *w = &t->wps.wp[i];
-		if (w->armed && cand->own.trace_at && w->own.trace_at == cand->own.trace_at &&
-		    w->own.armed_tick == cand->own.armed_tick &&
-		    (cand->own.pending_self == 0 || w->own.pending_self == 0))
-			return 1;
-	}
-	return 0;
-}
-
 /* The calling context at the signal, timed (stat cost_unwind_ns). */
 static int sample_walk(struct witch_thread *t, ucontext_t *uc, uint64_t leaf, uint64_t *pcs,
 		       uint64_t *sps)
@@ -412,7 +385,6 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	cand.own.sample_len = a->len;
 	cand.own.sample_elem = a->elem;
 	cand.own.armed_tick = t->drcost.ticks;
-	cand.own.trace_at = r->trace ? r->trace_pos + 1 : 0;
 	/* Decided by the window when it ran to the deciding access already. */
 	if (sample_decide_traced(t, r, &cand, tick_pcs, tick_n))
 		return;
@@ -456,10 +428,6 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 	}
 	if (r->ran && witch_rt.craft->on_self(&cand) < 0) {
 		t->stats.skip_unreadable++;
-		return;
-	}
-	if (sample_twin_passes(t, &cand)) {
-		t->stats.watch_overlap++; /* the weight is in mu, as above */
 		return;
 	}
 	if (thread_watchpoints_open(t) < 0) {

@@ -3,6 +3,7 @@
 #include "witch/watch_word.h"
 #include "witch/perf_fd.h"
 #include "witch/fdguard.h"
+#include "witch/rawsys.h"
 
 #include <cpuid.h>
 #include <errno.h>
@@ -166,6 +167,16 @@ int watchpoint_arm(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t l
 	return watchpoint_arm_after(s, slot, addr, len, type, 0);
 }
 
+/* The event's count of hits; raw, past the runtime's own read(2)
+ * interposer (iocount.h), which would count it as the program's. */
+static int read_count(int fd, uint64_t *count)
+{
+	long n = rawsys6(SYS_read, fd, (long)count, sizeof(*count), 0, 0, 0);
+	if (n == (long)sizeof(*count))
+		return 0;
+	return n < 0 ? (int)n : -EIO;
+}
+
 /* The period first: PERF_EVENT_IOC_PERIOD zeroes what is left of it, and the
  * disable and enable inside MODIFY_ATTRIBUTES then start a whole new one
  * (hw_breakpoint_add).  Without it they keep what the last arming left (a
@@ -221,12 +232,32 @@ int watchpoint_arm_after(struct watchpoint_set *s, int slot, uint64_t addr, uint
 		return rc;
 	}
 armed:
+	/* The count a sibling's trap reads against (watchpoint_period_ran_out);
+	 * a slot that signals every hit is found without it. */
+	if (pass > 0 && (rc = read_count(w->fd, &w->count_at_arm)) < 0) {
+		s->arm_errors++;
+		watchpoint_disarm(s, slot);
+		return rc;
+	}
 	w->count_whole = 0; /* from now on hits count */
 	w->armed = 1;
 	w->addr = addr;
 	w->len = len;
 	w->type = type;
 	return 0;
+}
+
+int watchpoint_period_ran_out(const struct watchpoint_set *s, int slot)
+{
+	const struct watchpoint *w = &s->wp[slot];
+	uint64_t now;
+	int rc = read_count(w->fd, &now);
+	if (rc < 0)
+		return rc;
+	uint64_t hits = now - w->count_at_arm;
+	if (hits > (uint64_t)w->pass + 1)
+		return -EOVERFLOW;
+	return hits == (uint64_t)w->pass + 1;
 }
 
 int watchpoint_signal_each(struct watchpoint_set *s, int slot)

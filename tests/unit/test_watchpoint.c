@@ -438,7 +438,9 @@ enum pass_op {
 	P_EACH,  /* watchpoint_signal_each(slot 0) */
 	P_DISARM,
 	P_DISARM_SIG, /* watchpoint_disarm_signalled, right after a signal */
+	P_RAN_OUT, /* watchpoint_period_ran_out(slot 0) is sig_or_type (RAN_OVER: -EOVERFLOW) */
 };
+#define RAN_OVER 2
 
 struct pass_step {
 	uint8_t op;
@@ -456,6 +458,7 @@ struct pass_step {
 #define EACH {P_EACH, 0, 0, 0}
 #define DISARM {P_DISARM, 0, 0, 0}
 #define DISARM_SIG {P_DISARM_SIG, 0, 0, 0}
+#define RAN_OUT(r) {P_RAN_OUT, 0, (r), 0}
 
 #define PASS_STEPS 16
 
@@ -523,6 +526,18 @@ static const struct {
 	/* ... and once armed, hits count again: one gone, re-armed */
 	{__LINE__, {ARM(0, 1), W(0), WS(0), DISARM_SIG, ARM(1, 1), W(1), ARM(2, 1), W(2), WS(2)}},
 	{__LINE__, {ARM(0, 1), W(0), WS(0), DISARM_SIG, ARM(1, 1), W(1), DISARM, ARM(2, 1), W(2), WS(2)}},
+
+	/* The kernel's count says when a pass ran out (a sibling's SIGTRAP
+	 * hides this one's, handler.c): at the signalling hit, not before;
+	 * a hit after it, with no signal_each, is past it. */
+	{__LINE__, {ARM(0, 2), RAN_OUT(0), W(0), RAN_OUT(0), W(0), RAN_OUT(0), WS(0), RAN_OUT(1),
+		    W(0), RAN_OUT(RAN_OVER)}},
+	/* ... counted from the arm, not from hits of an earlier one */
+	{__LINE__, {ARM(0, 2), W(0), W(0), ARM(1, 1), RAN_OUT(0), W(1), RAN_OUT(0), WS(1), RAN_OUT(1)}},
+	{__LINE__, {ARM(0, 1), W(0), WS(0), DISARM_SIG, ARM(1, 1), W(1), RAN_OUT(0), WS(1), RAN_OUT(1)}},
+	/* ... only hits of the range count, and reads where RW */
+	{__LINE__, {ARM(0, 1), W(1), R(0), RAN_OUT(0), W(0), RAN_OUT(0), WS(0), RAN_OUT(1)}},
+	{__LINE__, {ARM_RW(0, 1), R(0), RAN_OUT(0), RS(0), RAN_OUT(1)}},
 };
 
 static void test_pass(int slow)
@@ -580,6 +595,12 @@ static void test_pass(int slow)
 			case P_DISARM_SIG:
 				CHECK(line, watchpoint_disarm_signalled(&s, 0) == 0, "disarm_signalled");
 				break;
+			case P_RAN_OUT: {
+				int want = st->sig_or_type == RAN_OVER ? -EOVERFLOW : st->sig_or_type;
+				rc = watchpoint_period_ran_out(&s, 0);
+				CHECK(line, rc == want, "period_ran_out = %d, want %d", rc, want);
+				break;
+			}
 			case P_WRITE:
 			case P_READ:
 				expect(line, &s, st->op == P_WRITE ? STORE8 : LOAD8, var[st->v],

@@ -30,6 +30,8 @@
 	X(traps_unresolved)   /* trapping instruction not found: dropped */      \
 	X(traps_spurious)     /* signal for a watchpoint no longer armed */      \
 	X(traps_coalesced)    /* traps found beside another SIGTRAP (handler.c) */ \
+	X(siblings_counted)   /* ... of them, slots whose hits to let by ran out there */ \
+	X(siblings_lost)      /* slots found to have signalled unseen before: released */ \
 	X(traps_runtime)      /* the runtime's own access (exit, wrappers) */    \
 	X(traps_unreadable)   /* watched bytes no longer readable: dropped */    \
 	X(traps_async)        /* came late: SIGTRAP blocked when it fired */     \

@@ -33,8 +33,6 @@ struct watch_owner {
 	uint16_t early;         /* other accesses that trapped before the own one */
 	uint64_t last_trap_hash; /* the program's registers at the last trap */
 	uint64_t armed_tick;    /* the thread's tick count when armed (drcost.h) */
-	uint32_t trace_at;      /* 1 + the sampled access's place in its window's
-				 * trace (look.h), 0 for none: one run of it */
 	/* The client's copy of the location: value_len bytes from value_addr
 	 * (the sampled access, or just the watched range if the rest cannot
 	 * be read).  value: as the sampled access left it (or found it, for a
@@ -53,6 +51,7 @@ struct watchpoint {
 	int count_whole;        /* the kernel's count of the period starts whole
 				 * (watchpoint_disarm_signalled): no PERIOD ioctl
 				 * to re-arm with the same pass */
+	uint64_t count_at_arm;  /* the kernel's count of hits as it was armed with a pass */
 	uint64_t addr;          /* watched range */
 	uint32_t len;
 	struct watch_owner own; /* what the runtime and its client keep with it */
@@ -99,6 +98,12 @@ int watchpoint_arm(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t l
  * interest (look.h's trace). */
 int watchpoint_arm_after(struct watchpoint_set *s, int slot, uint64_t addr, uint32_t len,
 			 int type, uint32_t pass);
+/* Of a slot armed with hits to pass: whether its period ran out at the
+ * hit just taken, which a SIGTRAP of another slot on the same instruction
+ * hides (the kernel keeps one).  1: it did (its hits since the arm are
+ * pass + 1); 0: not yet; -EOVERFLOW: at an earlier hit, its signal lost
+ * then; or a negative errno from the read.  One read(2). */
+int watchpoint_period_ran_out(const struct watchpoint_set *s, int slot);
 /* After a signal of a watchpoint armed with hits to pass: signal every hit
  * from now on (the kernel would wait a whole period again). */
 int watchpoint_signal_each(struct watchpoint_set *s, int slot);
