@@ -18,6 +18,9 @@
  *                  after the #DB's own accesses, the first modify took 1.2)
  *   period_modify  PERIOD, then MODIFY_ATTRIBUTES (re-arm letting hits by)
  *   pause_resume   DISABLE, ENABLE (around an unwind)
+ *   read_count     read(2) of the event's count of hits, as a re-arm with
+ *                  hits to pass and a trap's look at its siblings take it
+ *                  (watchpoint_period_ran_out); no debug register touched
  *   two_syscalls   two getppid(), for scale
  * Medians over the ticks, in us at the TSC rate measured against
  * CLOCK_MONOTONIC.
@@ -46,9 +49,9 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-enum { MODIFY, MODIFY_SECOND, PERIOD_MODIFY, PAUSE_RESUME, TWO_SYSCALLS, N_SEQ };
+enum { MODIFY, MODIFY_SECOND, PERIOD_MODIFY, PAUSE_RESUME, READ_COUNT, TWO_SYSCALLS, N_SEQ };
 static const char *const seq_name[N_SEQ] = {"modify", "modify_second", "period_modify",
-					    "pause_resume", "two_syscalls"};
+					    "pause_resume", "read_count", "two_syscalls"};
 
 static volatile uint64_t words[64];
 static volatile uint64_t other_words[24]; /* a cache line each */
@@ -95,6 +98,12 @@ static uint64_t run_seq(void)
 		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 		break;
+	case READ_COUNT: {
+		uint64_t count;
+		if (read(fd, &count, sizeof(count)) != sizeof(count))
+			t0 = __rdtsc(); /* (an error reads as 0) */
+		break;
+	}
 	default:
 		syscall(SYS_getppid);
 		syscall(SYS_getppid);
