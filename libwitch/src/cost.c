@@ -81,7 +81,32 @@ double cost_tsc_ns(uint64_t tsc)
 void cost_begin(struct cost *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->round_trip_ns = ROUND_TRIP_GUESS_NS;
+}
+
+/* One more timing of t's kind, and the median of those kept (cost.h). */
+static void timed_add(struct cost_timed *t, double ns)
+{
+	t->v[t->n % COST_TIMED_KEEP] = ns;
+	t->n++;
+	uint64_t n = t->n < COST_TIMED_KEEP ? t->n : COST_TIMED_KEEP;
+	double v[COST_TIMED_KEEP];
+	for (uint64_t i = 0; i < n; i++) { /* (insertion sort: five at most) */
+		uint64_t j = i;
+		for (; j > 0 && v[j - 1] > t->v[i]; j--)
+			v[j] = v[j - 1];
+		v[j] = t->v[i];
+	}
+	t->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double timed_or(const struct cost_timed *t, double guess)
+{
+	return t->n >= COST_TIMED_MIN ? t->median : guess;
+}
+
+double cost_round_trip_ns(const struct cost *c)
+{
+	return timed_or(&c->round_trip, ROUND_TRIP_GUESS_NS);
 }
 
 double cost_thread_cpu_ns(void)
@@ -110,12 +135,8 @@ void cost_enter(struct cost *c)
 		 * TSC would also count time the host takes for the VM. */
 		double gap = cost_thread_cpu_ns() - c->exit_cpu_ns;
 		c->measuring = 0;
-		if (gap > 0 && gap < ROUND_TRIP_MAX_NS) {
-			/* Running mean over the last ~16 measurements. */
-			c->round_trip_ns += (gap - c->round_trip_ns) /
-					    (c->round_trip_samples < 16 ? c->round_trip_samples + 1 : 16);
-			c->round_trip_samples++;
-		}
+		if (gap > 0 && gap < ROUND_TRIP_MAX_NS)
+			timed_add(&c->round_trip, gap);
 	}
 }
 
@@ -124,7 +145,7 @@ void cost_leave(struct cost *c, int soon, enum cost_entry entry, uint64_t covere
 	c->exit_tsc = __rdtsc();
 	part_end(c, c->exit_tsc); /* (the running part ends with the run) */
 	double handler = (double)(c->exit_tsc - c->entry_tsc) * ns_per_tsc;
-	double trip = entry == COST_TRIP     ? c->round_trip_ns
+	double trip = entry == COST_TRIP     ? cost_round_trip_ns(c)
 		      : entry == COST_TICK   ? cost_tick_ns(c)
 		      : entry == COST_SIGNAL ? COST_SIGNAL_NS
 		      : entry == COST_WATCH  ? hit_price_ns + COST_SIGNAL_RETURN_NS
@@ -193,23 +214,12 @@ void cost_tick_arrived(struct cost *c)
 	double past = cost_thread_cpu_ns() - c->tick_from_cpu_ns - c->tick_period_ns;
 	if (!(past > 0 && past < c->tick_period_ns))
 		return; /* past a whole period: one ended in the kernel, unticked */
-	c->tick_timed_ns[c->tick_trip_samples % COST_TICK_KEEP] = past;
-	c->tick_trip_samples++;
-	/* The median of those kept (cost.h): one late period is not the price. */
-	uint64_t n = c->tick_trip_samples < COST_TICK_KEEP ? c->tick_trip_samples : COST_TICK_KEEP;
-	double v[COST_TICK_KEEP];
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t j = i;
-		for (; j > 0 && v[j - 1] > c->tick_timed_ns[i]; j--)
-			v[j] = v[j - 1];
-		v[j] = c->tick_timed_ns[i];
-	}
-	c->tick_trip_ns = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	timed_add(&c->tick_trip, past);
 }
 
 double cost_tick_ns(const struct cost *c)
 {
-	return c->tick_trip_samples >= COST_TICK_TIMED_MIN ? c->tick_trip_ns : c->round_trip_ns;
+	return timed_or(&c->tick_trip, cost_round_trip_ns(c));
 }
 
 void cost_add_kernel(struct cost *c, double ns)

@@ -529,12 +529,10 @@ static void thread_fold(struct witch_thread *t)
 	t->stats.cost_part_other_ns += parts[COST_PART_OTHER];
 	t->stats.cost_part_look_ns += parts[COST_PART_LOOK];
 	t->stats.cost_part_picks_ns += parts[COST_PART_PICKS];
-	t->stats.round_trip_ns = (uint64_t)t->cost.round_trip_ns;
-	t->stats.tick_trip_ns = t->cost.tick_trip_samples >= COST_TICK_TIMED_MIN
-					? (uint64_t)t->cost.tick_trip_ns
-					: 0;
-	t->stats.ticks_timed += t->cost.tick_trip_samples - t->cost.tick_trip_folded;
-	t->cost.tick_trip_folded = t->cost.tick_trip_samples;
+	t->stats.round_trip_ns = (uint64_t)cost_round_trip_ns(&t->cost);
+	t->stats.tick_trip_ns = t->cost.tick_trip.n >= COST_TIMED_MIN ? (uint64_t)cost_tick_ns(&t->cost) : 0;
+	t->stats.ticks_timed += t->cost.tick_trip.n - t->cost.tick_trip_folded;
+	t->cost.tick_trip_folded = t->cost.tick_trip.n;
 	t->stats.hit_ns = (uint64_t)watchpoint_hit_ns();
 	t->stats.threads_unprofiled += __atomic_exchange_n(&thread_unprofiled, 0, __ATOMIC_RELAXED);
 	profile_fold(&t->cct, &t->pairs, &t->stats);

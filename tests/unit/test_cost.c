@@ -16,6 +16,9 @@
  * COST_TICK run is the median of the times past, or the round trip's while
  * fewer than COST_TICK_TIMED_MIN valid ones were timed.
  *
+ * Round trip rows: the same for single steps' round trips, the gap between
+ * an exit expecting the program back at once and the next entry.
+ *
  * Interval rows: what a tick's interval leaves out as the profiler's
  * (cost_take_interval): the handler runs in it and the round trips of
  * traps and steps, not a tick's own (it comes before the interval it
@@ -194,6 +197,62 @@ static void tick_row(int i)
 	CHECK(tick_rows[i].line, ok,
 	      "a tick priced %.1f us, want %.1f us; its run counted %llu ns of kernel, want its price",
 	      got / 1e3, want / 1e3, (unsigned long long)kernel);
+}
+
+/* Round trip rows: single steps' exits (soon) with a known gap of the
+ * thread's CPU time before the next entry (the kernel's part, stood in
+ * for); the price of a COST_TRIP run is the median of the gaps timed,
+ * once COST_TIMED_MIN were, gaps past ROUND_TRIP_MAX (a preemption) left
+ * out; until then the guess. */
+#define ROUND_TRIP_MAX 200e3 /* cost.c's ROUND_TRIP_MAX_NS */
+
+static const struct {
+	int line;
+	int n;
+	double gap[4];
+} trip_rows[] = {
+	{__LINE__, 3, {20e3, 20e3, 20e3}},
+	/* two are not enough: the guess */
+	{__LINE__, 2, {20e3, 20e3}},
+	/* one stalled gap among three is not the price */
+	{__LINE__, 3, {20e3, 20e3, 150e3}},
+	{__LINE__, 3, {150e3, 20e3, 40e3}},
+	/* past ROUND_TRIP_MAX: not timed at all */
+	{__LINE__, 3, {20e3, 20e3, 250e3}},
+	{__LINE__, 4, {20e3, 250e3, 30e3, 20e3}},
+};
+
+static int trip_try(int i, double *got, double *want)
+{
+	struct cost c;
+	double kept[4];
+	int n = 0;
+	cost_begin(&c);
+	for (int k = 0; k < trip_rows[i].n; k++) {
+		cost_enter(&c);
+		cost_leave(&c, 1, COST_TRIP, 0);
+		double gap = spin_on(CLOCK_THREAD_CPUTIME_ID, trip_rows[i].gap[k]);
+		if (trip_rows[i].gap[k] < ROUND_TRIP_MAX)
+			kept[n++] = gap;
+	}
+	cost_enter(&c);
+	cost_leave(&c, 0, COST_TRIP, 0);
+	*got = cost_round_trip_ns(&c);
+	*want = n == 3 ? median3(kept[0], kept[1], kept[2]) : ROUND_TRIP_GUESS;
+	/* Timed: the spins' gaps as they came out, and the clock reads and
+	 * runs around them (a few us). */
+	double slack = n == 3 ? 30e3 : 0;
+	return *got >= *want && *got <= *want + slack;
+}
+
+static void trip_row(int i)
+{
+	double got = 0, want = 0;
+	int ok = 0;
+	for (int t = 0; t < TICK_TRIES && !ok; t++)
+		ok = trip_try(i, &got, &want);
+	CHECK(trip_rows[i].line, ok, "a round trip priced %.1f us, want %.1f us", got / 1e3,
+	      want / 1e3);
 }
 
 #define HIT_NS 25000.0 /* cost_price_hit's, in interval rows */
@@ -429,6 +488,8 @@ int main(void)
 	}
 	for (size_t i = 0; i < sizeof(tick_rows) / sizeof(tick_rows[0]); i++)
 		tick_row((int)i);
+	for (size_t i = 0; i < sizeof(trip_rows) / sizeof(trip_rows[0]); i++)
+		trip_row((int)i);
 	for (size_t i = 0; i < sizeof(interval_rows) / sizeof(interval_rows[0]); i++)
 		interval_row((int)i);
 	for (size_t i = 0; i < sizeof(part_rows) / sizeof(part_rows[0]); i++) {

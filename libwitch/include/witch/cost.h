@@ -8,10 +8,11 @@
  * clock's tick, dearer, is timed apart (COST_TICK).  The
  * round trip is measured, on the thread's CPU clock, for every handler run
  * after which the program runs only a few instructions before the next (a
- * single step): the gap is then nearly all kernel.  Its running estimate
- * prices the other handler runs.  A watchpoint's trap costs a hit as
- * watchpoint_probe timed it and a signal (COST_WATCH); hits a watchpoint
- * lets by cost the hit alone (cost_add_kernel).  The sampled instruction's
+ * single step): the gap is then nearly all kernel.  The median of the
+ * last few timed (struct cost_timed) prices the other handler runs.  A
+ * watchpoint's trap costs a hit as watchpoint_probe timed it and a signal
+ * (COST_WATCH); hits a watchpoint lets by cost the hit alone
+ * (cost_add_kernel).  The sampled instruction's
  * own trap right after the tick that armed it timed a round trip too,
  * until 2026-12-03: that gap read 36-76 us on an Emerald Rapids VM, where
  * a trap with an empty handler costs 28-30 us, a hit let by 26-27 and a
@@ -50,14 +51,22 @@
  * cost_handler_ns, a preempted run is counted whole. */
 enum cost_part { COST_PART_OTHER, COST_PART_LOOK, COST_PART_PICKS, COST_PARTS };
 
-/* A perf clock's tick is priced by the median of the last COST_TICK_KEEP
- * timed, from COST_TICK_TIMED_MIN on (cost_tick_arrived).  A period ticks
- * late now and then for reasons of its own, and a tick's price comes off
- * every kept interval: dense_memset read 0.62 for 0.50 under ctest -j2
- * (2026-12-07) when its one timed tick of the run, 282 us past its period,
- * priced them all, against ~10 us in runs beside it. */
-#define COST_TICK_KEEP 5
-#define COST_TICK_TIMED_MIN 3
+/* The last few timings of one kind and their median: a perf clock's tick
+ * (cost_tick_arrived) and the round trip around a single step.  Either is
+ * timed now and then, and one timing that held something else (the
+ * scheduler's tick, ~50 us of the thread's CPU time here) would price them
+ * all: a tick's price comes off every kept interval, and dense_memset read
+ * 0.62 for 0.50 under ctest -j2 (2026-12-07) when its one timed tick of
+ * the run, 282 us past its period, priced them all, against ~10 us in runs
+ * beside it.  So the median of the last COST_TIMED_KEEP, once
+ * COST_TIMED_MIN were timed; until then a guess. */
+#define COST_TIMED_KEEP 5
+#define COST_TIMED_MIN 3
+struct cost_timed {
+	double v[COST_TIMED_KEEP]; /* a ring */
+	uint64_t n;                /* timed so far */
+	double median;             /* of those kept, once COST_TIMED_MIN were */
+};
 
 struct cost {
 	uint64_t entry_tsc, exit_tsc;
@@ -67,22 +76,19 @@ struct cost {
 	uint64_t restart_tsc;  /* the interval restarted inside this handler, here */
 	int measuring;         /* the last exit expects the next entry at once: time it */
 	double exit_cpu_ns;    /* the thread's CPU clock at that exit */
-	double round_trip_ns;  /* running estimate of one kernel round trip */
+	struct cost_timed round_trip; /* one kernel round trip (a single step's) */
 	double since_ns;       /* handler time inside the sampler's interval */
 	double since_kernel_ns; /* the profiler's kernel round trips inside it */
 	double since_all_ns;   /* handler time and round trips since cost_take_interval */
 	double handler_ns, kernel_ns; /* spent since the last cost_fold */
 	uint64_t round_trips;
-	uint64_t round_trip_samples;
 	uint64_t entries;        /* handler runs begun */
 	double tick_from_cpu_ns; /* a perf clock's period was set here (CPU clock), */
 	double tick_period_ns;   /* ... to this, */
 	uint64_t tick_from_entry; /* ... in this run: 0, none being timed */
 	uint32_t tick_sets;      /* periods set at a call, to time one in COST_TICK_EVERY */
-	double tick_timed_ns[COST_TICK_KEEP]; /* the last ticks timed, a ring */
-	uint64_t tick_trip_samples; /* ticks timed */
-	uint64_t tick_trip_folded;  /* ... of them counted in the stats */
-	double tick_trip_ns;     /* their median, once COST_TICK_TIMED_MIN were */
+	struct cost_timed tick_trip; /* a perf clock's tick, past its period */
+	uint64_t tick_trip_folded;  /* ticks timed counted in the stats */
 	double handler_mean_ns;  /* running mean of the runs not preempted */
 	uint64_t handler_runs;
 	uint64_t preempted;      /* runs taken as preempted, counted at the mean */
@@ -153,8 +159,11 @@ void cost_tick_from(struct cost *c, double period_ns);
  * tick's.  A time past a whole period is not a tick's (a period ended in
  * the kernel, where the clock raises none, and the next one ticked). */
 void cost_tick_arrived(struct cost *c);
+/* The price of a kernel round trip: the median of the last single steps'
+ * timed, from COST_TIMED_MIN on; until then a guess (10 us, a VM's). */
+double cost_round_trip_ns(const struct cost *c);
 /* The price of a perf clock's tick: the median of the last ticks timed,
- * from COST_TICK_TIMED_MIN on; until then the round trip's. */
+ * from COST_TIMED_MIN on; until then the round trip's. */
 double cost_tick_ns(const struct cost *c);
 /* At exit.  soon: the program is expected back at once by a single step.
  * covered_from_tsc: from this TSC on, time is already left out of the
