@@ -1,5 +1,6 @@
 /* cost: what the profiler spends in a thread (see cost.h). */
 #include "witch/cost.h"
+#include "witch/median.h"
 
 #include <string.h>
 #include <time.h>
@@ -88,15 +89,11 @@ static void timed_add(struct cost_timed *t, double ns)
 {
 	t->v[t->n % COST_TIMED_KEEP] = ns;
 	t->n++;
-	uint64_t n = t->n < COST_TIMED_KEEP ? t->n : COST_TIMED_KEEP;
+	int n = t->n < COST_TIMED_KEEP ? (int)t->n : COST_TIMED_KEEP;
 	double v[COST_TIMED_KEEP];
-	for (uint64_t i = 0; i < n; i++) { /* (insertion sort: five at most) */
-		uint64_t j = i;
-		for (; j > 0 && v[j - 1] > t->v[i]; j--)
-			v[j] = v[j - 1];
-		v[j] = t->v[i];
-	}
-	t->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	for (int i = 0; i < n; i++)
+		v[i] = t->v[i];
+	t->median = median_sort(v, n);
 }
 
 static double timed_or(const struct cost_timed *t, double guess)

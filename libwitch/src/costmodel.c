@@ -1,5 +1,6 @@
 /* costmodel: cycles of straight-line code from its instructions (see costmodel.h). */
 #include "witch/costmodel.h"
+#include "witch/median.h"
 #include "witch/lockguard.h"
 #include "witch/lbss.h"
 #include "witch/log.h"
@@ -408,14 +409,7 @@ __attribute__((target("avx"))) static double time_vector_stores(void *buf, size_
 		__asm__ volatile("vzeroupper");
 		ns[run] = ns_since(&a);
 	}
-	/* insertion sort: seven numbers */
-	for (int i = 1; i < VEC_PROBE_RUNS; i++)
-		for (int j = i; j > 0 && ns[j] < ns[j - 1]; j--) {
-			double x = ns[j];
-			ns[j] = ns[j - 1];
-			ns[j - 1] = x;
-		}
-	return ns[VEC_PROBE_RUNS / 2];
+	return median_sort(ns, VEC_PROBE_RUNS);
 }
 
 /* AVX is there and the OS keeps its state (CPUID 1: ECX bits 27 OSXSAVE

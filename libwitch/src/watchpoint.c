@@ -3,6 +3,7 @@
 #include "witch/watch_word.h"
 #include "witch/perf_fd.h"
 #include "witch/fdguard.h"
+#include "witch/median.h"
 #include "witch/rawsys.h"
 
 #include <cpuid.h>
@@ -25,9 +26,13 @@
 #define TRAP_PERF_CODE 6 /* si_code of a perf SIGTRAP (uapi asm-generic/siginfo.h) */
 #define HIT_GUESS_NS 10000.0 /* a #DB without a signal in a VM, until measured */
 /* Hits the startup probe times: each a #DB, ~9 us here, in every process's
- * start-up (16 were a third of the runtime's own start-up on /bin/true);
- * 4 price a hit within a few percent. */
-#define PROBE_HITS 4
+ * start-up (16 were a third of the runtime's own start-up on /bin/true).
+ * Each is timed alone and the median priced: the scheduler's tick (~50 us
+ * of the thread's CPU time here) in a batch of 4 timed together priced
+ * every hit and trap of a run up to 2x high (9.2-10.5 us over 30 starts,
+ * and 19.7), and dense_memset's fraction moved with it (0.525 at 13.5 us
+ * against 0.509-0.514 at ~9.5). */
+#define PROBE_HITS 5
 
 static double hit_ns = HIT_GUESS_NS;
 
@@ -523,6 +528,13 @@ static int counting_open(uint64_t addr, int disabled)
 	return perf_fd_open(&a, 0);
 }
 
+static double thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
 static int probe_traps(void)
 {
 	static volatile uint64_t word;
@@ -532,12 +544,15 @@ static int probe_traps(void)
 		return fd;
 	word++;
 	/* What a hit costs when no signal follows (watchpoint_arm_after):
-	 * a few more, on the thread's CPU clock. */
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	for (int i = 0; i < PROBE_HITS; i++)
+	 * a few more, each on the thread's CPU clock with one clock read
+	 * (~0.3 us; taking off a clock read timed alone, itself as noisy,
+	 * spread the price 6.9-16.8 us over 30 starts, against 9.8-10.6). */
+	double t[PROBE_HITS + 1];
+	t[0] = thread_cpu_ns();
+	for (int i = 0; i < PROBE_HITS; i++) {
 		word++;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+		t[i + 1] = thread_cpu_ns();
+	}
 	ssize_t n = read(fd, &count, sizeof(count));
 	int err = n == (ssize_t)sizeof(count) ? 0 : n < 0 ? -errno : -EIO;
 	fdguard_close(fd);
@@ -546,7 +561,10 @@ static int probe_traps(void)
 	probed_traps = count > 0;
 	if (count == 0)
 		return -EOPNOTSUPP;
-	double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / PROBE_HITS;
+	double each[PROBE_HITS];
+	for (int i = 0; i < PROBE_HITS; i++)
+		each[i] = t[i + 1] - t[i];
+	double ns = median_sort(each, PROBE_HITS);
 	if (count > PROBE_HITS && ns > 0 && ns < 1e6)
 		hit_ns = ns;
 	return 0;
