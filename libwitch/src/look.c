@@ -168,6 +168,36 @@ static void rep_pick_element(struct decode_access *a, uint64_t rep, uint64_t rfl
 		a->addr += k * a->len;
 }
 
+/* The bytes the picked element of a rep string store writes (the run ahead
+ * stops at a rep instruction, so note_stored never sees them): stos's
+ * from rax, movs's from its source element as the program will read it,
+ * where no earlier element can have written that (the two strings apart).
+ * Forward strings only (DF clear), as the C library's are.  0, or -1 when
+ * not known. */
+static int rep_pick_stored(struct emulate *emu, const struct decode_insn *in,
+			   const struct decode_access *orig, const struct decode_access *pa,
+			   const struct decode_regs *regs, uint64_t rep, uint8_t *out)
+{
+	if (!(pa->kind & DECODE_STORE) || pa->kind & DECODE_LOAD || pa->len > 8 ||
+	    (regs->rflags & DECODE_RFLAGS_DF) || rep == 0)
+		return -1;
+	const struct decode_access *src = NULL;
+	for (int i = 0; i < in->n_access; i++)
+		if (&in->access[i] != orig && (in->access[i].kind & DECODE_LOAD))
+			src = &in->access[i];
+	if (!src) { /* stos: al, ax, eax or rax, every element */
+		uint64_t v = regs->gpr[DECODE_RAX];
+		memcpy(out, &v, pa->len);
+		return 0;
+	}
+	if (src->len != pa->len)
+		return -1;
+	uint64_t span = rep * pa->len;
+	if (src->addr < orig->addr + span && orig->addr < src->addr + span)
+		return -1; /* overlapping strings: an earlier element may feed this one */
+	return emulate_read_stored(emu, src->addr + (pa->addr - orig->addr), out, pa->len) == 0 ? 0 : -1;
+}
+
 static uint64_t access_bytes(const struct decode_insn *in, const struct decode_access *a,
 			     const struct decode_regs *regs)
 {
@@ -610,6 +640,9 @@ static double look_window(const struct look_env *env, struct look *l,
 					struct decode_access *pa = &draws[d].pick.in.access[draws[d].pick.access];
 					if (rep > 1)
 						rep_pick_element(pa, rep, ahead.rflags, env->rng);
+					draws[d].pick.stored_known =
+						rep && rep_pick_stored(&emu, &in, a, pa, &ahead, rep,
+								       draws[d].pick.stored) == 0;
 					emulate_copy(&draws[d].pick.emu, &emu);
 					/* The same instruction on the same bytes earlier
 					 * in the window (a loop): its traps come first
@@ -617,7 +650,6 @@ static double look_window(const struct look_env *env, struct look *l,
 					draws[d].pick.self_skip = trace_self_runs(tr, in.pc, pa->addr, pa->len);
 					draws[d].pick.trace = tr;
 					draws[d].pick.trace_pos = tr->n;
-					draws[d].pick.stored_known = 0;
 					here |= 1u << d;
 				} else {
 					/* Registers are unknown: the program must run to it. */
