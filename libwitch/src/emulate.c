@@ -189,15 +189,32 @@ int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len)
 	return 0;
 }
 
-int emulate_read_stored(struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
+/* Whether every emulated store to [addr, addr + len) has a known value. */
+static int stores_known_over(const struct emulate *e, uint64_t addr, uint32_t len)
 {
 	if (e->spill_hi && addr < e->spill_hi && e->spill_lo < addr + len)
 		return -ENOTSUP;
 	for (int i = 0; i < e->n_stores; i++)
 		if (stored_overlaps(e, i, addr, len) && !e->store_known[i])
 			return -ENOTSUP;
+	return 0;
+}
+
+int emulate_read_stored(struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
+{
+	int rc = stores_known_over(e, addr, len);
+	if (rc < 0)
+		return rc;
 	if (emulate_read(e, addr, buf, len) < 0)
 		return -EFAULT;
+	return emulate_overlay_stored(e, addr, buf, len);
+}
+
+int emulate_overlay_stored(const struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
+{
+	int rc = stores_known_over(e, addr, len);
+	if (rc < 0)
+		return rc;
 	for (int i = 0; i < e->n_stores; i++) {
 		if (!stored_overlaps(e, i, addr, len))
 			continue;

@@ -1,5 +1,6 @@
 /* sample: one sample, from a chosen access to an armed watchpoint (see sample.h). */
 #include "witch/sample.h"
+#include "witch/peek.h"
 #include "witch/runspace.h"
 #include "witch/cct.h"
 #include "witch/context.h"
@@ -90,14 +91,16 @@ static int sample_self_known(const struct sample_req *r, struct watchpoint *cand
 	case CRAFT_SELF_NOTHING:
 		return 1;
 	case CRAFT_SELF_LOADED: {
-		uint32_t len = r->a->len < WATCHPOINT_VALUE_MAX ? r->a->len : WATCHPOINT_VALUE_MAX;
-		uint64_t v;
-		if (r->a->kind != DECODE_LOAD || !r->emu)
+		uint8_t v[WATCHPOINT_VALUE_MAX];
+		if (r->a->kind != DECODE_LOAD || !r->emu || r->a->len > sizeof(v))
 			return 0;
-		if (!emulate_stored(r->emu, r->a->addr, len))
+		if (!emulate_stored(r->emu, r->a->addr, r->a->len))
 			return 1; /* on_sample read what it will read */
-		return len <= sizeof(v) && emulate_forwarded(r->emu, r->a->addr, len, &v) == 0 &&
-		       witch_rt.craft->on_self_value(cand, (const uint8_t *)&v) == 0;
+		/* What the window stored there over the program's bytes (a
+		 * string its caller just wrote, read 32 bytes at a time). */
+		return peek_read(r->a->addr, v, r->a->len) == 0 &&
+		       emulate_overlay_stored(r->emu, r->a->addr, v, r->a->len) == 0 &&
+		       witch_rt.craft->on_self_value(cand, v) == 0;
 	}
 	case CRAFT_SELF_STORED:
 		return r->stored_known && witch_rt.craft->on_self_value(cand, r->stored) == 0;
@@ -419,9 +422,10 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		pass = hits;
 		cand.own.pending_self = 1;
 		cand.own.checking = 1;
-		/* ... and the bytes the run ahead says it stores, where it does */
+		/* ... and the bytes the run ahead says it stores or loads,
+		 * where the client takes them */
 		cand.own.value_predicted =
-			witch_rt.craft->self == CRAFT_SELF_STORED && sample_self_known(r, &cand);
+			witch_rt.craft->self != CRAFT_SELF_NOTHING && sample_self_known(r, &cand);
 	} else if (hits >= 0 && sample_own_may_pass(r, hits) && sample_self_known(r, &cand)) {
 		pass = hits + 1;
 		cand.own.pending_self = 0;

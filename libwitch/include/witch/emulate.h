@@ -121,6 +121,10 @@ int emulate_stored(const struct emulate *e, uint64_t addr, uint32_t len);
  * stores' values is not known (checked before anything is read), or
  * -EFAULT. */
 int emulate_read_stored(struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len);
+/* The same over bytes the caller read itself (buf: the program's bytes at
+ * [addr, addr + len), read before the window's stores would run): 0, or
+ * -ENOTSUP, buf then untouched. */
+int emulate_overlay_stored(const struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len);
 /* The frame the run is in now; the context of pcs[0..n) (the starting
  * context, leaf first) at frame f, as emulate_context. */
 void emulate_frame_of(const struct emulate *e, struct emulate_frame *f);

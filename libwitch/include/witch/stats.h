@@ -24,7 +24,7 @@
 	X(verdicts_unreached) /* WITCH_WATCHPOINTS=window: samples no verdict was found for */ \
 	X(predict_ok)         /* own trap after as many hits as the trace told */ \
 	X(predict_miss)       /* ... after more or fewer */                      \
-	X(predict_value_ok)   /* own trap: the bytes stored, as the run ahead said */ \
+	X(predict_value_ok)   /* own trap: the bytes stored or loaded, as the run ahead said */ \
 	X(predict_value_miss) /* ... other bytes */                              \
 	X(traps_kept)         /* no verdict yet: kept watching */                \
 	X(traps_unresolved)   /* trapping instruction not found: dropped */      \

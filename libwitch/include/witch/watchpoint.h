@@ -28,8 +28,8 @@ struct watch_owner {
 	uint8_t checking;       /* the first trap should be the own one: count it in
 				 * predict_ok or predict_miss (sample.c) */
 	uint8_t value_predicted; /* checking, and value holds what the run ahead
-				  * said the own store writes: count it in
-				  * predict_value_ok or predict_value_miss */
+				  * said the own access stores or loads: count
+				  * it in predict_value_ok or predict_value_miss */
 	uint16_t early;         /* other accesses that trapped before the own one */
 	uint64_t last_trap_hash; /* the program's registers at the last trap */
 	uint64_t armed_tick;    /* the thread's tick count when armed (drcost.h) */
