@@ -83,6 +83,34 @@ static int sample_hits_before(const struct sample_req *r, const struct watchpoin
 	return hits < INT16_MAX ? hits : -1;
 }
 
+/* What LoadCraft's sample loads (w's value) and what its instruction
+ * leaves (w's shadow: a read-modify-write's store, which the next load
+ * reads back; judging that load against what the sample loaded without it
+ * called a counter's increments waste), after on_sample read the location
+ * as it is now.  Where the window stored there first, those bytes over the
+ * program's (a string its caller just wrote, read 32 bytes at a time).
+ * 0, or -EAGAIN when the run ahead does not know them. */
+static int sample_self_loaded(const struct sample_req *r, struct watchpoint *w)
+{
+	const struct decode_access *a = r->a;
+	uint8_t v[WATCHPOINT_VALUE_MAX];
+	if (!(a->kind & DECODE_LOAD) || !r->emu || a->len > sizeof(v))
+		return -EAGAIN;
+	if (emulate_stored(r->emu, a->addr, a->len) &&
+	    (peek_read(a->addr, v, a->len) < 0 ||
+	     emulate_overlay_stored(r->emu, a->addr, v, a->len) < 0 ||
+	     witch_rt.craft->on_self_value(w, v) < 0))
+		return -EAGAIN;
+	if (!(a->kind & DECODE_STORE))
+		return 0;
+	uint64_t stored = 0;
+	if (!r->stored_known || a->len > sizeof(stored))
+		return -EAGAIN; /* (a read-modify-write is a general register's) */
+	memcpy(&stored, r->stored, a->len);
+	craft_overlay(w, w->own.shadow, a->addr, a->len, stored);
+	return 0;
+}
+
 /* Whether what the client reads at the own trap is known without it
  * (craft.h, enum craft_self); if so, tell the client now. */
 static int sample_self_known(const struct sample_req *r, struct watchpoint *cand)
@@ -90,18 +118,8 @@ static int sample_self_known(const struct sample_req *r, struct watchpoint *cand
 	switch (witch_rt.craft->self) {
 	case CRAFT_SELF_NOTHING:
 		return 1;
-	case CRAFT_SELF_LOADED: {
-		uint8_t v[WATCHPOINT_VALUE_MAX];
-		if (r->a->kind != DECODE_LOAD || !r->emu || r->a->len > sizeof(v))
-			return 0;
-		if (!emulate_stored(r->emu, r->a->addr, r->a->len))
-			return 1; /* on_sample read what it will read */
-		/* What the window stored there over the program's bytes (a
-		 * string its caller just wrote, read 32 bytes at a time). */
-		return peek_read(r->a->addr, v, r->a->len) == 0 &&
-		       emulate_overlay_stored(r->emu, r->a->addr, v, r->a->len) == 0 &&
-		       witch_rt.craft->on_self_value(cand, v) == 0;
-	}
+	case CRAFT_SELF_LOADED:
+		return sample_self_loaded(r, cand) == 0;
 	case CRAFT_SELF_STORED:
 		return r->stored_known && witch_rt.craft->on_self_value(cand, r->stored) == 0;
 	}
@@ -179,30 +197,12 @@ void sample_verdict(struct witch_thread *t, uint32_t watch_ctx, uint32_t watch_o
 			   v == CRAFT_WASTE && approx ? amount : 0);
 }
 
-/* What a traced LoadCraft verdict starts from: the bytes the sampled load
- * reads (w's value) and those its instruction leaves (w's shadow: a
- * read-modify-write's store, which the next load reads back; judging that
- * load against what the sample loaded without it called a counter's
- * increments waste).  0, or -EAGAIN when the run ahead does not know them. */
+/* What a traced LoadCraft verdict starts from (sample_self_loaded). */
 static int sample_traced_loaded(const struct sample_req *r, struct watchpoint *w)
 {
 	if (!r->emu || witch_rt.craft->on_sample(w) < 0)
 		return -EAGAIN;
-	if (r->a->kind == DECODE_LOAD)
-		return sample_self_known(r, w) ? 0 : -EAGAIN;
-	uint32_t len = r->a->len < WATCHPOINT_VALUE_MAX ? r->a->len : WATCHPOINT_VALUE_MAX;
-	uint64_t loaded, stored = 0;
-	if (len > sizeof(loaded))
-		return -EAGAIN; /* (a read-modify-write is a general register's) */
-	if (emulate_stored(r->emu, r->a->addr, len) &&
-	    (emulate_forwarded(r->emu, r->a->addr, len, &loaded) < 0 ||
-	     craft_set_location(w, (const uint8_t *)&loaded, 1) < 0))
-		return -EAGAIN; /* it loads bytes the window stored, not all known */
-	if (!r->stored_known)
-		return -EAGAIN;
-	memcpy(&stored, r->stored, len);
-	craft_overlay(w, w->own.shadow, r->a->addr, r->a->len, stored);
-	return 0;
+	return sample_self_loaded(r, w);
 }
 
 /* The access e as the trap it would be on w's bytes. */
@@ -423,9 +423,12 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 		cand.own.pending_self = 1;
 		cand.own.checking = 1;
 		/* ... and the bytes the run ahead says it stores or loads,
-		 * where the client takes them */
+		 * where the client takes them (a read-modify-write's
+		 * location holds its store by the own trap, not its load) */
 		cand.own.value_predicted =
-			witch_rt.craft->self != CRAFT_SELF_NOTHING && sample_self_known(r, &cand);
+			witch_rt.craft->self != CRAFT_SELF_NOTHING &&
+			!(witch_rt.craft->self == CRAFT_SELF_LOADED && (r->a->kind & DECODE_STORE)) &&
+			sample_self_known(r, &cand);
 	} else if (hits >= 0 && sample_own_may_pass(r, hits) && sample_self_known(r, &cand)) {
 		pass = hits + 1;
 		cand.own.pending_self = 0;
