@@ -77,8 +77,10 @@ static int may_be_rep_string(uint64_t pc)
 	return 1;
 }
 
-/* A rep string instruction with iterations left: rip is still on it, and
- * its pointers have moved past the access: one element on AMD and where
+/* The rep string instruction at pc, its pointers moved past the access:
+ * in flight (iterations left, rip still on it) or done (rcx 0, rip past
+ * it; until stop 91 a trap on its last element went unresolved, 2-8 a run
+ * on strings, its rep movsq and rep stosq).  One element on AMD and where
  * fast strings are off; on Intel cores with fast strings a breakpoint is
  * reported once the current group of iterations is done (SDM vol. 3,
  * 18.3.1.2), the pointers up to a group past it (on an Emerald Rapids VM
@@ -87,12 +89,13 @@ static int may_be_rep_string(uint64_t pc)
  * asks for the element just done; else the element, within `group` bytes
  * behind the pointer, that last touched the watched bytes. */
 #define REP_GROUP_BYTES 4096u
-static int resolve_rep_in_flight(const struct decode_regs *regs, const struct watched *w,
-				 uint32_t group, struct precise_access *out)
+static int resolve_rep_at(uint64_t pc, const struct decode_regs *regs, const struct watched *w,
+			  uint32_t group, struct precise_access *out)
 {
 	struct decode_insn in;
-	if (!regs->gpr[DECODE_RCX] || !may_be_rep_string(regs->rip) ||
-	    decode_at(regs->rip, regs, &in) < 0 || !(in.flags & DECODE_F_REP))
+	struct decode_regs r = *regs;
+	r.gpr[DECODE_RCX] = 1; /* (its elements decode alike; a done one's rcx is 0) */
+	if (!may_be_rep_string(pc) || decode_at(pc, &r, &in) < 0 || !(in.flags & DECODE_F_REP))
 		return 0;
 	int down = (regs->rflags & DECODE_RFLAGS_DF) != 0;
 	uint64_t dist[DECODE_MAX_ACCESS] = {0};
@@ -126,8 +129,14 @@ static int resolve_rep_in_flight(const struct decode_regs *regs, const struct wa
 		in.access[dist[0] <= dist[1] ? 1 : 0].flags |= DECODE_ACC_UNKNOWN_ADDR;
 	if (!match_access(&in, w, out))
 		return 0;
-	out->pc = regs->rip;
+	out->pc = pc;
 	return 1;
+}
+
+static int resolve_rep_in_flight(const struct decode_regs *regs, const struct watched *w,
+				 uint32_t group, struct precise_access *out)
+{
+	return regs->gpr[DECODE_RCX] && resolve_rep_at(regs->rip, regs, w, group, out);
 }
 
 /* The call that return address ret follows: found by decoding the caller
@@ -243,6 +252,11 @@ static int resolve_at_prev(struct decode_zcache *zc, uint64_t prev, const struct
 	if (in.flags & DECODE_F_CALL) /* rip is a return site: the callee's ret read the slot */
 		return match_stack_slot(regs->gpr[DECODE_RSP] - 8, DECODE_LOAD, &w, out) ? 0 : -ENOENT;
 	if (match_access(&in, &w, out))
+		return 0;
+	/* A rep string instruction done (rcx 0): rip is past it, its last
+	 * element (or group) behind its pointers, as in flight. */
+	if ((in.flags & DECODE_F_REP) && (resolve_rep_at(prev, regs, &w, 0, out) ||
+					   resolve_rep_at(prev, regs, &w, REP_GROUP_BYTES, out)))
 		return 0;
 	if ((in.flags & (DECODE_F_STACK | DECODE_F_REP) || in.n_access == 2) &&
 	    match_moved_pointers(&in, regs, &w, out))

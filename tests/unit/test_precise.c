@@ -50,6 +50,7 @@ __asm__(".text\n"
 	FN(pr_push, "push %rbx\n" "pr_push_end: pop %rbx\n ret\n")         /* 53 */
 	FN(pr_vec, "vmovdqu %ymm0, (%rdi)\n" "pr_vec_end: ret\n")          /* c5 fe 7f 07 */
 	FN(pr_rep, "rep movsb\n" "pr_rep_end: ret\n")                       /* f3 a4 */
+	FN(pr_repq, "rep movsq\n" "pr_repq_end: ret\n")                    /* f3 48 a5 */
 	FN(pr_callee, "ret\n")
 	FN(pr_caller, "nop\n" "call pr_callee\n" "pr_caller_ret: ret\n")  /* 90; e8 rel32 */
 	/* A PLT entry as ld makes them with IBT (.plt.sec), its GOT slot, and
@@ -77,7 +78,7 @@ __asm__(".text\n"
 	"pr_table: .quad pr_target, pr_callee\n.text\n");
 
 extern char pr_store[], pr_store_end[], pr_load[], pr_load_end[], pr_self_load[],
-	pr_self_load_end[], pr_push[], pr_push_end[], pr_vec[], pr_vec_end[], pr_rep[],
+	pr_self_load_end[], pr_push[], pr_push_end[], pr_vec[], pr_vec_end[], pr_rep[], pr_rep_end[], pr_repq[], pr_repq_end[],
 	pr_callee[], pr_caller[], pr_caller_ret[], pr_target[], pr_stub[], pr_stub_other[],
 	pr_stub_caller_ret[], pr_stub_other_caller_ret[], pr_icaller[], pr_icaller_ret[],
 	pr_rcaller[], pr_rcaller_ret[], pr_tail[], pr_disp[],
@@ -319,6 +320,23 @@ int main(void)
 		/* ... ahead of the pointers (not reached yet): not this */
 		{__LINE__, A(pr_rep), .rsi = D(4), .rdi = D(1), .rcx = 3, .watch = D(4) + 5,
 		 .watch_len = 1, .rc = -ENOENT},
+		/* rep movsq done (rcx 0, rip past it): its last element, 8 bytes
+		 * below rdi, over the watched 4 (strings' format_record) */
+		{__LINE__, A(pr_repq_end), .rsi = D(4) + 24, .rdi = D(1) + 24, .watch = D(1) + 20,
+		 .watch_len = 4, .pc = A(pr_repq), .kind = DECODE_STORE, .len = 8,
+		 .overlap = D(1) + 20, .overlap_len = 4},
+		/* ... its last load, from the source */
+		{__LINE__, A(pr_repq_end), .rsi = D(4) + 24, .rdi = D(1) + 24, .watch = D(4) + 16,
+		 .watch_len = 8, .pc = A(pr_repq), .kind = DECODE_LOAD, .len = 8,
+		 .overlap = D(4) + 16, .overlap_len = 8},
+		/* rep movsb done, reported after its last group (Intel): the
+		 * store 40 bytes behind rdi */
+		{__LINE__, A(pr_rep_end), .rsi = D(4) + 45, .rdi = D(1) + 45, .watch = D(1) + 5,
+		 .watch_len = 1, .pc = A(pr_rep), .kind = DECODE_STORE, .len = 1,
+		 .overlap = D(1) + 5, .overlap_len = 1},
+		/* ... bytes past where both strings ended: not this */
+		{__LINE__, A(pr_repq_end), .rsi = D(4) + 24, .rdi = D(1) + 24, .watch = D(7) + 8,
+		 .watch_len = 8, .rc = -ENOENT},
 		/* the call's push of its return address traps on the callee's first
 		 * instruction: the call is the leaf, the callee's frame is dropped */
 		{__LINE__, A(pr_callee), .rsp = S(4), .watch = S(4), .watch_len = 8,
