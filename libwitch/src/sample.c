@@ -126,20 +126,6 @@ static int sample_self_known(const struct sample_req *r, struct watchpoint *cand
 	return 0;
 }
 
-/* Whether the own hit may go by in the kernel with the hits before it.  A
- * vector store's bytes, known from the run ahead (emulate_last_stored), are
- * used only where no hit comes first: a count over several runs of a loop
- * can be off (predict_miss), and SilentCraft then compares the bytes of
- * different runs, "use" every time; with them, copy_sizes 24 (each
- * 16-byte store's word hit again a run later) read 0.201-0.222 for 0.25,
- * where its own traps gave 0.225-0.244 (180 million copies, 5 runs).  A
- * general register's store passes its hits, as before: whether miscounts
- * bias those too is for a later change to show. */
-static int sample_own_may_pass(const struct sample_req *r, int hits)
-{
-	return hits == 0 || witch_rt.craft->self != CRAFT_SELF_STORED || r->a->len <= 8;
-}
-
 /* Witch 4.4.2, Eq. 4.1: a verdict on a sample from C_watch stands for
  * every sample taken there since its last verdict, mu - eta (in bytes); eta
  * catches up.  Not divided among C_watch's armed watchpoints: the parts of
@@ -429,7 +415,7 @@ void sample_take(struct witch_thread *t, ucontext_t *uc, const struct sample_req
 			witch_rt.craft->self != CRAFT_SELF_NOTHING &&
 			!(witch_rt.craft->self == CRAFT_SELF_LOADED && (r->a->kind & DECODE_STORE)) &&
 			sample_self_known(r, &cand);
-	} else if (hits >= 0 && sample_own_may_pass(r, hits) && sample_self_known(r, &cand)) {
+	} else if (hits >= 0 && sample_self_known(r, &cand)) {
 		pass = hits + 1;
 		cand.own.pending_self = 0;
 	}
