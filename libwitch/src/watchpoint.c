@@ -553,8 +553,7 @@ static int probe_traps(void)
 		word++;
 		t[i + 1] = thread_cpu_ns();
 	}
-	ssize_t n = read(fd, &count, sizeof(count));
-	int err = n == (ssize_t)sizeof(count) ? 0 : n < 0 ? -errno : -EIO;
+	int err = read_count(fd, &count);
 	fdguard_close(fd);
 	if (err < 0)
 		return err;
