@@ -530,6 +530,21 @@ __asm__(".text\n.globl ls_x\nls_x:\n movups %xmm1, (%rdi)\n"
 	".globl ls_add\nls_add:\n add $1, %rax\n ret\n");
 extern const char ls_x[], ls_y[], ls_z[], ls_q[], ls_g[], ls_m[], ls_u[], ls_add[];
 
+static const uint64_t ls_rax = 0x1122334455667788ull;
+
+/* A run of the ls_ snippets begun: rdi at buf, rax ls_rax, the vector
+ * state zmm and k (emulate_last_stored's and emulate_overlay_stored's rows). */
+static void ls_begin(struct emulate *e, struct decode_regs *regs, struct emulate_vec *v,
+		     uint8_t zmm[XSAVE_NZMM][64], uint64_t *k, uint8_t *buf, const char *at)
+{
+	emulate_vec_set(v, zmm, k);
+	memset(regs, 0, sizeof(*regs));
+	memset(e, 0, sizeof(*e));
+	regs->gpr[DECODE_RDI] = (uint64_t)(uintptr_t)buf;
+	regs->gpr[DECODE_RAX] = ls_rax;
+	emulate_begin(e, (uint64_t)(uintptr_t)at, v);
+}
+
 static void test_last_stored(void)
 {
 	static const struct {
@@ -563,13 +578,7 @@ static void test_last_stored(void)
 		struct emulate e;
 		struct decode_regs regs;
 		uint8_t got[64], want[64];
-		uint64_t rax = 0x1122334455667788ull;
-		emulate_vec_set(&v, zmm, k);
-		memset(&regs, 0, sizeof(regs));
-		memset(&e, 0, sizeof(e));
-		regs.gpr[DECODE_RDI] = (uint64_t)(uintptr_t)buf;
-		regs.gpr[DECODE_RAX] = rax;
-		emulate_begin(&e, (uint64_t)(uintptr_t)rows[i].at, &v);
+		ls_begin(&e, &regs, &v, zmm, k, buf, rows[i].at);
 		if (rows[i].before) {
 			struct step st = {rows[i].line, rows[i].before, 0};
 			run_step(&e, &regs, &st);
@@ -581,7 +590,7 @@ static void test_last_stored(void)
 		int rc = emulate_last_stored(&e, stores, regs.gpr[DECODE_RDI] + rows[i].off,
 					     rows[i].len, got);
 		CHECK(rows[i].line, rc == rows[i].rc, "emulate_last_stored %d, want %d", rc, rows[i].rc);
-		memcpy(want, rows[i].from_rax ? (const uint8_t *)&rax : zmm[1], rows[i].len);
+		memcpy(want, rows[i].from_rax ? (const uint8_t *)&ls_rax : zmm[1], rows[i].len);
 		if (rc == 0)
 			CHECK(rows[i].line, !memcmp(got, want, rows[i].len), "the stored bytes");
 	}
@@ -617,20 +626,14 @@ static void test_overlay_stored(void)
 		struct emulate e;
 		struct decode_regs regs;
 		uint8_t got[64], want[64];
-		uint64_t rax = 0x1122334455667788ull;
-		emulate_vec_set(&v, zmm, k);
-		memset(&regs, 0, sizeof(regs));
-		memset(&e, 0, sizeof(e));
-		regs.gpr[DECODE_RDI] = (uint64_t)(uintptr_t)mem;
-		regs.gpr[DECODE_RAX] = rax;
-		emulate_begin(&e, (uint64_t)(uintptr_t)rows[i].at, &v);
+		ls_begin(&e, &regs, &v, zmm, k, mem, rows[i].at);
 		struct step st = {rows[i].line, rows[i].at, 0};
 		run_step(&e, &regs, &st);
 		memset(got, 0xee, sizeof(got));
 		memset(want, 0xee, sizeof(want));
 		/* rax's bytes from where the store's overlap with the range begins */
 		uint32_t lead = rows[i].off > 16 ? rows[i].off - 16 : 0;
-		memcpy(want + rows[i].from, (const uint8_t *)&rax + lead, rows[i].n);
+		memcpy(want + rows[i].from, (const uint8_t *)&ls_rax + lead, rows[i].n);
 		int rc = emulate_overlay_stored(&e, regs.gpr[DECODE_RDI] + rows[i].off, got, rows[i].len);
 		CHECK(rows[i].line, rc == rows[i].rc, "emulate_overlay_stored %d, want %d", rc,
 		      rows[i].rc);
