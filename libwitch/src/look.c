@@ -13,6 +13,7 @@
 #include "witch/peek.h"
 #include "witch/watchpoint.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -172,15 +173,15 @@ static void rep_pick_element(struct decode_access *a, uint64_t rep, uint64_t rfl
  * stops at a rep instruction, so note_stored never sees them): stos's
  * from rax, movs's from its source element as the program will read it,
  * where no earlier element can have written that (the two strings apart).
- * Forward strings only (DF clear), as the C library's are.  0, or -1 when
- * not known. */
+ * Forward strings only (DF clear), as the C library's are.  0, or -ENOENT
+ * when not known. */
 static int rep_pick_stored(struct emulate *emu, const struct decode_insn *in,
 			   const struct decode_access *orig, const struct decode_access *pa,
 			   const struct decode_regs *regs, uint64_t rep, uint8_t *out)
 {
-	if (!(pa->kind & DECODE_STORE) || pa->kind & DECODE_LOAD || pa->len > 8 ||
+	if (!(pa->kind & DECODE_STORE) || (pa->kind & DECODE_LOAD) || pa->len > 8 ||
 	    (regs->rflags & DECODE_RFLAGS_DF) || rep == 0)
-		return -1;
+		return -ENOENT;
 	const struct decode_access *src = NULL;
 	for (int i = 0; i < in->n_access; i++)
 		if (&in->access[i] != orig && (in->access[i].kind & DECODE_LOAD))
@@ -191,11 +192,13 @@ static int rep_pick_stored(struct emulate *emu, const struct decode_insn *in,
 		return 0;
 	}
 	if (src->len != pa->len)
-		return -1;
+		return -ENOENT;
 	uint64_t span = rep * pa->len;
 	if (src->addr < orig->addr + span && orig->addr < src->addr + span)
-		return -1; /* overlapping strings: an earlier element may feed this one */
-	return emulate_read_stored(emu, src->addr + (pa->addr - orig->addr), out, pa->len) == 0 ? 0 : -1;
+		return -ENOENT; /* overlapping strings: an earlier element may feed this one */
+	return emulate_read_stored(emu, src->addr + (pa->addr - orig->addr), out, pa->len) == 0
+		       ? 0
+		       : -ENOENT;
 }
 
 static uint64_t access_bytes(const struct decode_insn *in, const struct decode_access *a,
