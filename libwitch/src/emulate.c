@@ -200,21 +200,9 @@ static int stores_known_over(const struct emulate *e, uint64_t addr, uint32_t le
 	return 0;
 }
 
-int emulate_read_stored(struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
+/* The stores' bytes over buf, once stores_known_over said they are known. */
+static void overlay_stores(const struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
 {
-	int rc = stores_known_over(e, addr, len);
-	if (rc < 0)
-		return rc;
-	if (emulate_read(e, addr, buf, len) < 0)
-		return -EFAULT;
-	return emulate_overlay_stored(e, addr, buf, len);
-}
-
-int emulate_overlay_stored(const struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
-{
-	int rc = stores_known_over(e, addr, len);
-	if (rc < 0)
-		return rc;
 	for (int i = 0; i < e->n_stores; i++) {
 		if (!stored_overlaps(e, i, addr, len))
 			continue;
@@ -223,6 +211,25 @@ int emulate_overlay_stored(const struct emulate *e, uint64_t addr, uint8_t *buf,
 		for (uint64_t b = lo; b < hi; b++) /* little-endian: byte k of the value at sa + k */
 			buf[b - addr] = (uint8_t)(e->store_value[i] >> (8 * (b - sa)));
 	}
+}
+
+int emulate_read_stored(struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
+{
+	int rc = stores_known_over(e, addr, len);
+	if (rc < 0)
+		return rc;
+	if (emulate_read(e, addr, buf, len) < 0)
+		return -EFAULT;
+	overlay_stores(e, addr, buf, len);
+	return 0;
+}
+
+int emulate_overlay_stored(const struct emulate *e, uint64_t addr, uint8_t *buf, uint32_t len)
+{
+	int rc = stores_known_over(e, addr, len);
+	if (rc < 0)
+		return rc;
+	overlay_stores(e, addr, buf, len);
 	return 0;
 }
 

@@ -89,14 +89,22 @@ static int may_be_rep_string(uint64_t pc)
  * asks for the element just done; else the element, within `group` bytes
  * behind the pointer, that last touched the watched bytes. */
 #define REP_GROUP_BYTES 4096u
-static int resolve_rep_at(uint64_t pc, const struct decode_regs *regs, const struct watched *w,
-			  uint32_t group, struct precise_access *out)
+
+/* The rep string instruction at pc, decoded at regs: 0, or -ENOENT. */
+static int rep_decode(uint64_t pc, const struct decode_regs *regs, struct decode_insn *in)
 {
-	struct decode_insn in;
 	struct decode_regs r = *regs;
 	r.gpr[DECODE_RCX] = 1; /* (its elements decode alike; a done one's rcx is 0) */
-	if (!may_be_rep_string(pc) || decode_at(pc, &r, &in) < 0 || !(in.flags & DECODE_F_REP))
-		return 0;
+	if (!may_be_rep_string(pc) || decode_at(pc, &r, in) < 0 || !(in->flags & DECODE_F_REP))
+		return -ENOENT;
+	return 0;
+}
+
+/* Whether rep string instruction `decoded`, at pc, made the access (above). */
+static int rep_match(const struct decode_insn *decoded, uint64_t pc, const struct decode_regs *regs,
+		     const struct watched *w, uint32_t group, struct precise_access *out)
+{
+	struct decode_insn in = *decoded;
 	int down = (regs->rflags & DECODE_RFLAGS_DF) != 0;
 	uint64_t dist[DECODE_MAX_ACCESS] = {0};
 	for (int i = 0; i < in.n_access; i++) {
@@ -136,7 +144,9 @@ static int resolve_rep_at(uint64_t pc, const struct decode_regs *regs, const str
 static int resolve_rep_in_flight(const struct decode_regs *regs, const struct watched *w,
 				 uint32_t group, struct precise_access *out)
 {
-	return regs->gpr[DECODE_RCX] && resolve_rep_at(regs->rip, regs, w, group, out);
+	struct decode_insn in;
+	return regs->gpr[DECODE_RCX] && rep_decode(regs->rip, regs, &in) == 0 &&
+	       rep_match(&in, regs->rip, regs, w, group, out);
 }
 
 /* The call that return address ret follows: found by decoding the caller
@@ -255,8 +265,10 @@ static int resolve_at_prev(struct decode_zcache *zc, uint64_t prev, const struct
 		return 0;
 	/* A rep string instruction done (rcx 0): rip is past it, its last
 	 * element (or group) behind its pointers, as in flight. */
-	if ((in.flags & DECODE_F_REP) && (resolve_rep_at(prev, regs, &w, 0, out) ||
-					   resolve_rep_at(prev, regs, &w, REP_GROUP_BYTES, out)))
+	struct decode_insn rep;
+	if ((in.flags & DECODE_F_REP) && rep_decode(prev, regs, &rep) == 0 &&
+	    (rep_match(&rep, prev, regs, &w, 0, out) ||
+	     rep_match(&rep, prev, regs, &w, REP_GROUP_BYTES, out)))
 		return 0;
 	if ((in.flags & (DECODE_F_STACK | DECODE_F_REP) || in.n_access == 2) &&
 	    match_moved_pointers(&in, regs, &w, out))

@@ -3,6 +3,7 @@
 #include "witch/watch_word.h"
 #include "witch/perf_fd.h"
 #include "witch/fdguard.h"
+#include "witch/cost.h"
 #include "witch/median.h"
 #include "witch/rawsys.h"
 
@@ -528,13 +529,6 @@ static int counting_open(uint64_t addr, int disabled)
 	return perf_fd_open(&a, 0);
 }
 
-static double thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static int probe_traps(void)
 {
 	static volatile uint64_t word;
@@ -548,10 +542,10 @@ static int probe_traps(void)
 	 * (~0.3 us; taking off a clock read timed alone, itself as noisy,
 	 * spread the price 6.9-16.8 us over 30 starts, against 9.8-10.6). */
 	double t[PROBE_HITS + 1];
-	t[0] = thread_cpu_ns();
+	t[0] = cost_thread_cpu_ns();
 	for (int i = 0; i < PROBE_HITS; i++) {
 		word++;
-		t[i + 1] = thread_cpu_ns();
+		t[i + 1] = cost_thread_cpu_ns();
 	}
 	int err = read_count(fd, &count);
 	fdguard_close(fd);
