@@ -239,3 +239,14 @@ int drcost_over(const struct drcost *d, double budget)
 {
 	return d->recent_ns > 0 && d->recent_cost > budget * d->recent_ns;
 }
+
+uint64_t drcost_io_limit(const struct drcost *d, double allowance_ns)
+{
+	if (d->state != 1 || !d->base_known || !(byte_ns > 0))
+		return UINT64_MAX;
+	double left = allowance_ns - d->cost_since_tick;
+	if (!(left > 0))
+		return d->bytes;
+	double bytes = left / byte_ns;
+	return bytes < (double)(UINT64_MAX - d->bytes) ? d->bytes + (uint64_t)bytes : UINT64_MAX;
+}

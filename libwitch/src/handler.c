@@ -79,10 +79,21 @@ static int handler_enter(struct witch_thread *t)
 	return -1;
 }
 
+/* Under a budget, the I/O count at which the armed watchpoints have cost
+ * the program's reads and writes their share of the interval (drcost.h):
+ * handler_io_over runs there. */
+static void handler_io_limit(const struct witch_thread *t)
+{
+	double allowance = witch_rt.cfg->budget * DRCOST_IO_SHARE * (double)t->sampler.period_ns;
+	iocount_set_limit(witch_rt.cfg->budget > 0 ? drcost_io_limit(&t->drcost, allowance)
+						    : UINT64_MAX);
+}
+
 static void handler_leave(struct witch_thread *t, enum cost_entry entry)
 {
 	cost_leave(&t->cost, t->back_step, entry, t->bulk.active ? t->bulk.enter_tsc : 0);
 	drcost_leave(&t->drcost, watchpoint_set_armed(&t->wps) != 0, t->back_soon);
+	handler_io_limit(t);
 	runspace_give(t->rs);
 	t->rs = NULL;
 	peek_run_end();
@@ -312,6 +323,27 @@ void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight
 	sigguard_mask(SIG_SETMASK, &old, NULL);
 }
 
+/* iocount's hook: the program's read or write call took the thread's
+ * armed I/O past its share of the interval (handler_io_limit).  Every
+ * waiting sample goes now, as an expired one does at a tick (its weight
+ * waits in mu, 4.4.2), and the rest of the interval's I/O runs unarmed. */
+void handler_io_over(void)
+{
+	struct witch_thread *t = thread_self();
+	sigset_t ours, old;
+
+	if (witch_rt.off || !t || !t->active || t->in_handler)
+		return;
+	sigguard_handler_mask(&ours); /* as in a signal handler's run */
+	if (sigguard_mask(SIG_BLOCK, &ours, &old) != 0)
+		return;
+	if (handler_enter(t) != 0) { /* (no workspace needed: -1 will do) */
+		t->stats.watch_expired_io += (uint64_t)sample_expire(t, UINT64_MAX);
+		handler_leave(t, COST_CALL);
+	}
+	sigguard_mask(SIG_SETMASK, &old, NULL);
+}
+
 int handler_in_run(void)
 {
 	const struct witch_thread *t = thread_self();
@@ -494,7 +526,7 @@ static double tick_kernel_cost(struct witch_thread *t, double program_ns)
 		(void)drcost_price(handler_price_arm, t, DRCOST_AT_TICK);
 	}
 	if (witch_rt.cfg->budget > 0 && drcost_over(&t->drcost, witch_rt.cfg->budget))
-		sample_expire_lingering(t);
+		t->stats.watch_expired += (uint64_t)sample_expire(t, t->drcost.ticks);
 	return ns;
 }
 

@@ -11,6 +11,8 @@
 #include "witch/export.h"
 
 static __thread uint64_t io_bytes __attribute__((tls_model("initial-exec")));
+static __thread uint64_t io_limit __attribute__((tls_model("initial-exec"))) = UINT64_MAX;
+static void (*io_hook)(void);
 
 typedef ssize_t (*rw_fn)(int, void *, size_t);
 typedef ssize_t (*prw_fn)(int, void *, size_t, off_t);
@@ -63,10 +65,34 @@ uint64_t iocount_bytes(void)
 	return io_bytes;
 }
 
+void iocount_set_limit(uint64_t bytes)
+{
+	io_limit = bytes;
+}
+
+void iocount_set_hook(void (*fn)(void))
+{
+	__atomic_store_n(&io_hook, fn, __ATOMIC_RELEASE);
+}
+
+/* Outside the wrappers' section: the hook's run is the runtime's. */
+__attribute__((noinline, cold)) static void iocount_passed(void)
+{
+	void (*fn)(void) = __atomic_load_n(&io_hook, __ATOMIC_ACQUIRE);
+	int saved_errno = errno;
+	io_limit = UINT64_MAX;
+	if (fn)
+		fn();
+	errno = saved_errno;
+}
+
 static inline ssize_t counted(ssize_t r)
 {
-	if (r > 0)
+	if (r > 0) {
 		io_bytes += (uint64_t)r;
+		if (__builtin_expect(io_bytes > io_limit, 0))
+			iocount_passed();
+	}
 	return r;
 }
 

@@ -30,13 +30,15 @@ void sample_release_trapped(struct witch_thread *t, int slot)
 	watchpoint_disarm_signalled(&t->wps, slot);
 }
 
-void sample_expire_lingering(struct witch_thread *t)
+int sample_expire(struct witch_thread *t, uint64_t before_tick)
 {
+	int n = 0;
 	for (int i = 0; i < t->wps.n; i++)
-		if (t->wps.wp[i].armed && t->wps.wp[i].own.armed_tick < t->drcost.ticks) {
+		if (t->wps.wp[i].armed && t->wps.wp[i].own.armed_tick < before_tick) {
 			sample_release(t, i);
-			t->stats.watch_expired++;
+			n++;
 		}
+	return n;
 }
 
 const struct decode_access *sample_wanted(const struct decode_insn *in)

@@ -508,6 +508,7 @@ __attribute__((constructor)) static void witch_init(void)
 	startstep_mark("memlat+cost+probes_down");
 	if ((rc = iocount_init()) < 0)
 		log_verbose(1, "the C library's read or write not found (%s)", strerror(-rc));
+	iocount_set_hook(handler_io_over);
 	/* Names static and TLS data (docs/objects.md); profiling goes on
 	 * without it. */
 	if (witch_cfg.objects && (rc = datasym_init()) < 0)

@@ -43,6 +43,54 @@ static const struct row rows[] = {
 	{__LINE__, OP_PREAD_CHK, 100, 100}, {__LINE__, OP_READ_BADFD, 10, -1},
 };
 
+static int hook_calls;
+
+static void hook(void)
+{
+	hook_calls++;
+	errno = EIO; /* the program's errno must not see it */
+}
+
+/* A limit set 500 bytes on: writes of 200, each read back (a read counts
+ * too), take the count to 200, 400, then 600 at the second write, which
+ * runs the hook, once (the limit is then none: a third does not), with
+ * the program's errno as it was.  A limit of none, or a failed call,
+ * never runs it. */
+static void check_limit(const int p[2])
+{
+	static const struct {
+		int line;
+		int limit; /* 1: set 500 bytes on before the first write */
+		int writes, fd_bad;
+		int calls;
+	} cases[] = {
+		{__LINE__, 1, 1, 0, 0},
+		{__LINE__, 1, 2, 0, 1},
+		{__LINE__, 1, 3, 0, 1},
+		{__LINE__, 0, 3, 0, 0},
+		{__LINE__, 1, 3, 1, 0},
+	};
+	static char buf[200];
+	iocount_set_hook(hook);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		hook_calls = 0;
+		iocount_set_limit(cases[i].limit ? iocount_bytes() + 500 : UINT64_MAX);
+		for (int w = 0; w < cases[i].writes; w++) {
+			errno = ENOENT;
+			ssize_t got = write(cases[i].fd_bad ? -1 : p[1], buf, sizeof(buf));
+			if (got > 0 && read(p[0], buf, sizeof(buf)) != got) /* (a read counts too) */
+				CHECK(cases[i].line, 0, "pipe read short");
+			if (!cases[i].fd_bad)
+				CHECK(cases[i].line, errno == ENOENT, "write %d: errno %d, want ENOENT", w,
+				      errno);
+		}
+		CHECK(cases[i].line, hook_calls == cases[i].calls, "hook ran %d times, want %d",
+		      hook_calls, cases[i].calls);
+	}
+	iocount_set_limit(UINT64_MAX);
+	iocount_set_hook(NULL);
+}
+
 int main(void)
 {
 	static char buf[16384];
@@ -90,5 +138,6 @@ int main(void)
 		if (r->op == OP_READ_BADFD)
 			CHECK(r->line, errno == EBADF, "errno %d, want EBADF", errno);
 	}
+	check_limit(p);
 	return check_failures != 0;
 }

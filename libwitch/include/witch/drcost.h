@@ -31,7 +31,14 @@
  *    of the program's time, each tick lets such samples go, as the
  *    reservoir lets a replaced one go (their weight waits in mu, Witch
  *    4.4.2): stat watch_expired.  Samples armed at this tick keep their
- *    interval.
+ *    interval;
+ *  - between ticks, the I/O that armed registers slow may cost at most
+ *    DRCOST_IO_SHARE of what the budget allows an interval, counted from
+ *    its tick: the read or write call that passes it lets every waiting
+ *    sample go then (iocount's limit, drcost_io_limit; stat
+ *    watch_expired_io).  At the tick alone that came too late: sqlite3's
+ *    preads, 200 MB read armed in a run, cost it 5-15% under a 1% budget
+ *    (bench/results/acceptance13_stop91.md).
  * Neither with a fixed WITCH_RATE (reproducible runs).
  */
 #ifndef WITCH_DRCOST_H
@@ -114,5 +121,16 @@ double drcost_tick(struct drcost *d, double program_ns);
 /* Whether the recent cost is above budget (a share of the program's time):
  * samples armed before this tick are to go. */
 int drcost_over(const struct drcost *d, double budget);
+
+/* Of what the budget allows one interval, the share armed I/O may cost
+ * before the waiting samples go: half, so a tick's handler and its
+ * samples' I/O together stay within 1.5 budgets where the I/O is heavy,
+ * and the controller's balance (budget.h) pays that back. */
+#define DRCOST_IO_SHARE 0.5
+/* The thread's I/O count (iocount_bytes) at which the armed stretch, with
+ * what the stretches since the last tick cost, comes to allowance_ns; the
+ * stretch's start when that is spent already.  UINT64_MAX: the stretch is
+ * not an armed one that is counted, or bytes are free (no price). */
+uint64_t drcost_io_limit(const struct drcost *d, double allowance_ns);
 
 #endif

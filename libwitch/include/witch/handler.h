@@ -28,6 +28,10 @@ void handler_on_lost_trap(void);
  * DECODE_STORE or DECODE_LOAD), standing for weight bytes.  Not from a
  * signal handler. */
 void handler_sample_call(uint64_t fn, uint64_t addr, uint8_t kind, double weight, int ran);
+/* iocount's hook (iocount_set_hook): the thread's armed watchpoints have
+ * cost its read and write calls their share of the budget's interval
+ * (drcost.h); its waiting samples go.  Not from a signal handler. */
+void handler_io_over(void);
 /* 1 while this thread is in a handler run (its signals blocked but faults). */
 int handler_in_run(void);
 

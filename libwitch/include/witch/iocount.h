@@ -9,6 +9,11 @@
  * what it returned to a per-thread count.  A program's raw syscall(2) or
  * io_uring is not counted, nor the C library's calls from inside itself
  * (stdio's reads), which do not go through the interposers.
+ *
+ * A thread's count may carry a limit: the call that takes it past runs
+ * the hook (handler.c's: armed watchpoints have cost the program's I/O
+ * what the budget allows them, drcost.h), once, after the C library's
+ * call returned.  One compare a call where no limit is set.
  */
 #ifndef WITCH_IOCOUNT_H
 #define WITCH_IOCOUNT_H
@@ -28,5 +33,11 @@ uint64_t iocount_bytes(void);
  * in write and read, 3 of 4 of its "runtime" ticks, each priced at a
  * 58 ms interval).  Async-signal-safe. */
 int iocount_holds_pc(uint64_t pc);
+/* The calling thread's count past which the hook runs (once: the limit is
+ * then none again); UINT64_MAX: none.  Async-signal-safe. */
+void iocount_set_limit(uint64_t bytes);
+/* What runs when a thread's count passes its limit, errno kept around it
+ * (NULL: nothing).  Set once, outside handlers. */
+void iocount_set_hook(void (*fn)(void));
 
 #endif

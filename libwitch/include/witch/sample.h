@@ -92,8 +92,9 @@ void sample_release(struct witch_thread *t, int slot);
  * program ran on: re-arming it needs one ioctl fewer
  * (watchpoint_disarm_signalled). */
 void sample_release_trapped(struct witch_thread *t, int slot);
-/* Let go the samples watched since before this tick (drcost.h: armed
- * watchpoints slow the program's system calls over budget). */
-void sample_expire_lingering(struct witch_thread *t);
+/* Let go the samples watched since before tick before_tick (drcost.h:
+ * armed watchpoints slow the program's system calls over budget);
+ * UINT64_MAX: every one.  Returns how many went. */
+int sample_expire(struct witch_thread *t, uint64_t before_tick);
 
 #endif

@@ -104,6 +104,7 @@
 	X(cost_dr_ns)         /* ... the kernel's slower string work they cost (est.) */ \
 	X(cost_inline_ns)     /* ticks in the runtime's code outside handlers: their time (est.) */ \
 	X(watch_expired)      /* samples let go for that cost (drcost.h) */ \
+	X(watch_expired_io)   /* ... between ticks, by the I/O call that spent its share */ \
 	X(handler_faults)     /* handler runs a fault ended (rescue.h): abandoned */ \
 	X(signals_off_stack)  /* came on the program's sigaltstack: moved to the thread's own */ \
 	X(decode_hits)        /* run-ahead decodings found in the thread's cache (decode_zcache.h) */ \
