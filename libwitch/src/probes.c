@@ -138,6 +138,12 @@ int probes_take_inherited(void)
 	if (traps < -1 || sigtrap < -1)
 		return -EINVAL;
 	at += 6;
+	if (*at == 0 && traps == 0) { /* probes_hand_down_no_traps's line */
+		if (watchpoint_probe_set(0, sigtrap, 0) < 0)
+			return -EINVAL;
+		pmu_sysfs_note_cpu_pmu(pmu);
+		return -ENODATA;
+	}
 	for (int i = 0; i < PROBES_N; i++, at += 1 + PROBES_HEX) {
 		if (*at != ' ' || strnlen(at + 1, PROBES_HEX) < PROBES_HEX ||
 		    probes_parse_bits(at + 1, &n[i]) < 0)
@@ -154,6 +160,19 @@ int probes_take_inherited(void)
 		return -EINVAL;
 	pmu_sysfs_note_cpu_pmu(pmu);
 	return 0;
+}
+
+/* PROBES_FORMAT, the boot, the PMU's flag, then "0 -": the trap answer
+ * alone (probes_take_inherited's short form). */
+int probes_hand_down_no_traps(void)
+{
+	char boot[BOOT_ID_LEN + 1], line[128];
+	int rc = probes_boot_id(boot);
+	if (rc < 0)
+		return rc;
+	snprintf(line, sizeof(line), PROBES_FORMAT " %s %016llx %d 0 -", boot,
+		 (unsigned long long)probes_boot_epoch_ns(), pmu_sysfs_has_cpu_pmu());
+	return config_env_hand_down(PROBES_ENV, line);
 }
 
 int probes_hand_down(void)

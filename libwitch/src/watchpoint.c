@@ -487,6 +487,7 @@ static int sigtrap_opens(void)
 /* What the probe found, or was handed (watchpoint_probe_set): -1 unknown. */
 static int probed_traps = -1, probed_sigtrap = -1;
 static int probe_handed_traps; /* watchpoint_probe_set: a parent's breakpoints opened and trapped */
+static int probe_handed_no_traps; /* ... opened and never trapped */
 
 int watchpoint_probe_get(int *traps, int *sigtrap, double *ns)
 {
@@ -506,6 +507,7 @@ int watchpoint_probe_set(int traps, int sigtrap, double ns)
 	probed_traps = traps;
 	probed_sigtrap = sigtrap;
 	probe_handed_traps = traps;
+	probe_handed_no_traps = !traps;
 	if (traps)
 		hit_ns = ns;
 	return 0;
@@ -514,6 +516,11 @@ int watchpoint_probe_set(int traps, int sigtrap, double ns)
 int watchpoint_probe_handed_traps(void)
 {
 	return probe_handed_traps;
+}
+
+int watchpoint_probe_handed_no_traps(void)
+{
+	return probe_handed_no_traps;
 }
 
 /* The breakpoint counts a store, and what a hit costs: 0, -EOPNOTSUPP

@@ -408,6 +408,13 @@ __attribute__((constructor)) static void witch_init(void)
 		return;
 	}
 	log_set_verbosity(witch_cfg.verbose);
+	/* The machine's measurements, from the process that started this one
+	 * (or this one before its exec) if it took them on this machine
+	 * (probes.h), else taken below; first, as the sampler's choice asks
+	 * whether there is a PMU. */
+	int handed = probes_take_inherited(), inherited = handed == 0;
+	if (handed == -ENODATA && config_arms_watchpoints(&witch_cfg))
+		return; /* never trap here: said once in this tree, where found */
 	const char *san = sanguard_intercepting();
 	if (san) {
 		log_line("this program is built with %s, whose memcpy and malloc the profiler's "
@@ -441,11 +448,7 @@ __attribute__((constructor)) static void witch_init(void)
 	if ((rc = profile_anchor_output(witch_cfg.output, sizeof(witch_cfg.output))) < 0)
 		log_verbose(1, "WITCH_OUTPUT=%s stays relative to each process's directory (%s)",
 			    witch_cfg.output, strerror(-rc));
-	/* The machine's measurements, from the process that started this one
-	 * if it took them on this machine (probes.h), else taken here; first,
-	 * as the sampler's choice asks whether there is a PMU. */
-	int inherited = probes_take_inherited() == 0;
-	startstep_mark("output+probes");
+	startstep_mark("output");
 	const struct craft *craft = craft_get(witch_cfg.client);
 	witch_rt.cfg = &witch_cfg;
 	witch_rt.craft = craft;
@@ -464,6 +467,9 @@ __attribute__((constructor)) static void witch_init(void)
 			 "debug-register traps, gdb's watch is silent too): running without "
 			 "profiling (WITCH_WATCHPOINTS=window decides by the run-ahead alone: "
 			 "near waste only)");
+		if ((rc = probes_hand_down_no_traps()) < 0)
+			log_verbose(1, "cannot hand the trap probe's answer down (%s): child "
+				    "processes probe again", strerror(-rc));
 		return;
 	}
 	startstep_mark("watchpoint_probe");

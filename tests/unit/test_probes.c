@@ -27,6 +27,12 @@
  *    and one handed "they trap" does not (where they never do, it took
  *    the line's word and probed nothing): one of the two fails on every
  *    machine if the answer is not taken.
+ * 4. The short form (probes_hand_down_no_traps: "they never trap" alone,
+ *    what the process that found it hands its children and its exec):
+ *    taken back as -ENODATA with the answer set and marked handed; with
+ *    "1" in its traps field, refused.  A child handed it with watchpoints
+ *    asked for says nothing at all (said once, where found), and one with
+ *    none asked for measures the machine (the form carries no numbers).
  */
 #include "check.h"
 #include "witch/costmodel.h"
@@ -347,8 +353,41 @@ static int child_measured(const char *lib, const char *value)
 	return child_said(lib, value, "0", "witch: costmodel:");
 }
 
+static void test_short_form(void)
+{
+	int traps = -2, sigtrap = -2;
+	double ns = -1;
+	CHECK(__LINE__, probes_hand_down_no_traps() == 0, "probes_hand_down_no_traps");
+	const char *v = getenv(PROBES_ENV);
+	char line[1024];
+	snprintf(line, sizeof(line), "%s", v ? v : "");
+	CHECK(__LINE__, strlen(line) == SIGTRAP_AT + 1 && strncmp(line, handed, TRAPS_AT) == 0 &&
+				strcmp(line + TRAPS_AT, "0 -") == 0,
+	      "the short form: '%s' (this machine's: '%s')", line, handed);
+	CHECK(__LINE__, watchpoint_probe_set(1, 1, 100.0) == 0, "valid answers refused");
+	CHECK(__LINE__, probes_take_inherited() == -ENODATA, "the short form not taken as such");
+	CHECK(__LINE__, watchpoint_probe_get(&traps, &sigtrap, &ns) == 0 && traps == 0 && sigtrap == -1,
+	      "took traps %d sigtrap %d, want 0 -1", traps, sigtrap);
+	CHECK(__LINE__, watchpoint_probe_handed_no_traps() == 1, "not marked handed");
+	line[TRAPS_AT] = '1';
+	setenv(PROBES_ENV, line, 1);
+	CHECK(__LINE__, probes_take_inherited() == -EINVAL, "a short form that traps taken: %s", line);
+	setenv(PROBES_ENV, handed, 1);
+}
+
+/* Everything the child wrote on stderr holds no witch: line. */
+static int child_silent(const char *lib, const char *value)
+{
+	return child_said(lib, value, "1", "witch:") == 0;
+}
+
 static void test_child(const char *lib)
 {
+	char short_form[1024];
+	snprintf(short_form, sizeof(short_form), "%.*s0 -", TRAPS_AT, handed);
+	CHECK(__LINE__, child_silent(lib, short_form), "a child handed the short form said a line");
+	CHECK(__LINE__, child_measured(lib, short_form) == 1,
+	      "a child handed the short form, watchpoints off, did not measure");
 	CHECK(__LINE__, child_measured(lib, handed) == 0, "a child given this machine's line measured");
 	CHECK(__LINE__, child_measured(lib, "p1 junk") == 1, "a child given junk did not measure");
 	CHECK(__LINE__, child_measured(lib, NULL) == 1, "a child given nothing did not measure");
@@ -375,6 +414,7 @@ int main(void)
 		test_watchpoint_fields();
 		test_refused();
 		test_drcost_fields();
+		test_short_form();
 		if (lib && access(lib, R_OK) == 0)
 			test_child(lib);
 		else

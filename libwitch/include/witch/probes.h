@@ -32,10 +32,18 @@
 /* The parent's measurements, if WITCH_PROBES holds this machine's: 0 and
  * costmodel, memlat (only if the parent had a TSC to use) and pmu_sysfs's
  * answer set, else -EINVAL or -ENOENT and nothing but perhaps costmodel's
- * set (the caller then measures). */
+ * set (the caller then measures); -ENODATA: the short form, the watchpoint
+ * probe's "never trap" alone (watchpoint_probe_handed_no_traps), and
+ * pmu_sysfs's answer. */
 int probes_take_inherited(void);
 /* This process's measurements into its environment for what it starts.
  * 0 or -errno. */
 int probes_hand_down(void);
+/* Where debug registers never trap, that alone, for what this process
+ * starts or becomes by exec (a wrapper: env, valgrind's launcher): they
+ * run unprofiled without probing or saying it again, the line said once
+ * here.  The measurements the runtime takes later are not taken, so no
+ * more is handed.  0 or -errno. */
+int probes_hand_down_no_traps(void);
 
 #endif

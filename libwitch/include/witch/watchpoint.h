@@ -191,6 +191,9 @@ int watchpoint_probe_set(int traps, int sigtrap, double hit_ns);
 /* 1 when watchpoint_probe_set said breakpoints open and trap here: a
  * parent process on this machine opened them. */
 int watchpoint_probe_handed_traps(void);
+/* 1 when watchpoint_probe_set said they never trap here: a process of
+ * this tree found so, and said so (probes_hand_down_no_traps). */
+int watchpoint_probe_handed_no_traps(void);
 /* A breakpoint of the calling thread's on a word nothing touches, counting
  * only (no signal), opened disabled: what drcost_price arms in the
  * constructor, before any thread's set is open.  0 and *fd, or -errno. */
