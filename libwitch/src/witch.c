@@ -442,7 +442,7 @@ __attribute__((constructor)) static void witch_init(void)
 	 * mappings: the threads' cap and its tables' growth. */
 	lockguard_init(((size_t)witch_cfg.memory_mb + 64) << 20);
 	startstep_begin(entry_tsc, witch_cfg.startup_times);
-	startstep_mark("filter_check+config");
+	startstep_mark("filter_check+config+probes");
 	/* Where the directory cannot be read, each process writes in its own
 	 * as before. */
 	if ((rc = profile_anchor_output(witch_cfg.output, sizeof(witch_cfg.output))) < 0)

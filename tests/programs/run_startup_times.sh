@@ -18,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 unset LD_PRELOAD
 for v in $(compgen -e); do case $v in WITCH_*) unset "$v" ;; esac; done
 
-steps="filter_check+config output+probes sampler_choice watchpoint_probe drcost_price
+steps="filter_check+config+probes output sampler_choice watchpoint_probe drcost_price
 unwind+phdrs+costmodel+xsave memlat+cost+probes_down iocount+datasym
 signal+profile+thread_module descendants+objects+bulk handlers+atfork+heap
 thread_begin fatal+flush (program) exit_stop profile_write"
