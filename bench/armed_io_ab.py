@@ -38,7 +38,7 @@ REAL = os.path.join(HERE, "real")
 EPYC_FAULT_NS, EPYC_BYTE_NS = 1146.88, 0.28
 HIT_NS = 10000.0  # a forged watchpoint hit's price (the EPYC's: ~10 us)
 COSTS = ["cost_handler_ns", "cost_kernel_ns", "cost_dr_ns", "cost_heap_ns", "cost_inline_ns",
-         "cost_startup_ns", "cost_faultlog_ns"]
+         "cost_startup_ns", "cost_faultlog_ns", "cost_pieces_ns"]
 
 
 def programs(build, tmp):

@@ -29,7 +29,7 @@ static void *(*volatile move_fn)(void *, const void *, size_t) = memmove;
 
 int main(void)
 {
-	static const size_t sizes[] = {512, 2048, 4096, 16384, 65536, 262144};
+	static const size_t sizes[] = {512, 2048, 4096, 16384, 32768, 65536, 131072, 262144, 524288, 1048576};
 	enum { PASSES = 7, PIECE = 2048 };
 	const size_t span = 1u << 20, bytes_per_pass = 64u << 20;
 	char *src = aligned_alloc(64, span), *dst = aligned_alloc(64, span);

@@ -28,7 +28,7 @@ import tempfile
 
 PROGRAMS = ["lz", "sort", "hashtab", "strings", "interp", "stencil"]
 COSTS = ["cost_handler_ns", "cost_kernel_ns", "cost_dr_ns", "cost_heap_ns", "cost_inline_ns",
-         "cost_startup_ns", "cost_faultlog_ns"]
+         "cost_startup_ns", "cost_faultlog_ns", "cost_pieces_ns"]
 
 
 def cpu_of(argv, env):

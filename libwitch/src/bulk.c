@@ -144,6 +144,26 @@ double bulk_take_excluded_ns(struct bulk *b)
 	return cost_tsc_ns(__atomic_exchange_n(&b->excluded_tsc, 0, __ATOMIC_RELAXED));
 }
 
+/* A copy in 2 KiB pieces runs glibc's vector loop, a whole one from 2112
+ * bytes its `rep movsb`: on the EPYC (bench/bulk_call_cost.c, ns a call,
+ * whole / pieces) 16 KiB 121 / 80, 32 KiB 239 / 589, 64 KiB 625-645 /
+ * 1199-1232, 256 KiB 2419-2539 / 3953-4927, 512 KiB 5849-6678 /
+ * 10308-10510, 1 MiB (past L2 both ways) 22257-22692 / 23488-24088. */
+#define PIECES_DEAR_MIN (32u << 10)
+#define PIECES_DEAR_PS 9    /* a byte, from PIECES_DEAR_MIN up */
+#define PIECES_L2_MIN (768u << 10)
+#define PIECES_L2_PS 1      /* ... from PIECES_L2_MIN up */
+
+uint64_t bulk_pieces_extra_ps(uint64_t n)
+{
+	return n >= PIECES_L2_MIN ? n * PIECES_L2_PS : n >= PIECES_DEAR_MIN ? n * PIECES_DEAR_PS : 0;
+}
+
+double bulk_take_pieces_ns(struct bulk *b)
+{
+	return (double)__atomic_exchange_n(&b->pieces_ps, 0, __ATOMIC_RELAXED) / 1e3;
+}
+
 void bulk_tick_skipped(struct bulk *b)
 {
 	if (b->active && b->enter_tsc)
@@ -373,10 +393,12 @@ BULK_PATH static void *do_move(memcpy_fn fn, void *d, const void *s, size_t n)
 	int pieces;
 	struct witch_thread *t = bulk_enter(counted, n, (void *)fn, COPY_CHUNK_MAX,
 					    dv < sv + n && sv < dv + n, &sample, &pieces);
-	if (pieces)
+	if (pieces) {
 		move_chunked(real_memmove, d, s, n);
-	else
+		__atomic_fetch_add(&t->bulk.pieces_ps, bulk_pieces_extra_ps(n), __ATOMIC_RELAXED);
+	} else {
 		fn(d, s, n);
+	}
 	bulk_leave(t, &sample);
 	return d;
 }

@@ -535,6 +535,8 @@ static void thread_fold(struct witch_thread *t)
 	t->cost.tick_trip_folded = t->cost.tick_trip.n;
 	t->stats.hit_ns = (uint64_t)watchpoint_hit_ns();
 	t->stats.threads_unprofiled += __atomic_exchange_n(&thread_unprofiled, 0, __ATOMIC_RELAXED);
+	/* (copies in pieces since the thread's last tick: no tick takes them now) */
+	t->stats.cost_pieces_ns += (uint64_t)bulk_take_pieces_ns(&t->bulk);
 	profile_fold(&t->cct, &t->pairs, &t->stats);
 	memset(&t->stats, 0, sizeof(t->stats));
 	pairtab_clear(&t->pairs);

@@ -13,16 +13,22 @@ want_native="memset_4MiB 1 4194304
 memcpy_512KiB 1 524288
 memcpy_4MiB 1 4194304
 memset_1KiB 1 1024"
+# What the pieces cost is priced into the profile (stat cost_pieces_ns,
+# bulk_pieces_extra_ps): the 512 KiB copy alone, 524288 bytes x 9 ps =
+# 4718 ns (memset's pieces cost nothing over its whole call, and the 4 MiB
+# copy goes whole); nothing where nothing went in pieces.
 case $MODE in
 armed)
 	export WITCH_RATE=4000 WITCH_SEED=1
-	pass="memset 4 MiB in 2048 pieces, memcpy 512 KiB in 256, memcpy 4 MiB whole"
+	want_pieces_ns=4718
+	pass="memset 4 MiB in 2048 pieces, memcpy 512 KiB in 256 (priced 4718 ns), memcpy 4 MiB whole"
 	want_profiled="memset_4MiB 2048 2048
 memcpy_512KiB 256 2048
 memcpy_4MiB 1 4194304
 memset_1KiB 1 1024" ;;
 unarmed)
 	export WITCH_WATCHPOINTS=0
+	want_pieces_ns=0
 	pass="every call whole"
 	want_profiled=$want_native ;;
 *) echo "usage: bulk_pieces.sh BUILD PROGRAM MEMCOUNT armed|unarmed" >&2; exit 2 ;;
@@ -38,4 +44,7 @@ got=$(LD_PRELOAD="$BUILD/libwitch.so:$COUNT" WITCH_CLIENT=dead WITCH_OUTPUT=/tmp
 ok=$(paste -d' ' <(echo "$got") <(echo "$want_profiled") |
 	awk '$1 != $4 || $2 < $5 || $3 != $6 { bad = 1 } END { print bad ? "no" : "yes" }')
 [ "$ok" = yes ] || { printf 'FAIL: profiled run (name, calls, largest):\n%s\nwant at least the calls, the largest exactly:\n%s\n' "$got" "$want_profiled"; exit 1; }
+pieces_ns=$(awk '$1 == "stat" && $2 == "cost_pieces_ns" {s += $3} END {print s + 0}' /tmp/bulk_pieces.$$.prof)
+[ "$pieces_ns" = "$want_pieces_ns" ] ||
+	{ echo "FAIL: stat cost_pieces_ns $pieces_ns, want $want_pieces_ns"; exit 1; }
 echo "PASS bulk_pieces $MODE: $pass"

@@ -163,12 +163,13 @@ int witch_overhead_of(const struct witch_profile *p, double *overhead, double *r
 	double heap = witch_profile_stat(p, "cost_heap_ns"); /* recording tracked blocks */
 	double inl = witch_profile_stat(p, "cost_inline_ns"); /* ticks in interposers, wrappers */
 	double flog = witch_profile_stat(p, "cost_faultlog_ns"); /* the page-fault log's records */
+	double pieces = witch_profile_stat(p, "cost_pieces_ns"); /* copies in pieces while armed */
 	double cpu = witch_profile_stat(p, "cpu_ns");    /* user and system, all told */
 
 	/* The clock counts the program's user time and the handlers'. */
 	if (!(clock > handler) || handler <= 0)
 		return -ENODATA;
-	double spent = handler + kernel + fixed + dr + heap + inl + flog;
+	double spent = handler + kernel + fixed + dr + heap + inl + flog + pieces;
 	/* The program's CPU time: the process's less the profiler's, or (a
 	 * profile without cpu_ns) the clock's user time less the handlers'. */
 	double program = cpu > spent ? cpu - spent : clock - handler;

@@ -64,6 +64,9 @@ struct bulk {
 	 * one locked add, one exchange). */
 	uint64_t enter_tsc;
 	uint64_t excluded_tsc;
+	/* What copies in pieces cost over whole ones since the last tick took
+	 * it (bulk_take_pieces_ns), in ps: added by the calls, one locked add. */
+	uint64_t pieces_ps;
 };
 
 /* First in the constructor, whether or not the runtime starts: find the
@@ -98,6 +101,14 @@ void bulk_note_pick(struct bulk *b, double bytes);
  * debug register armed (rep movsb), weighed its scalar fill and refill 24%
  * over their bytes and read 0.27-0.30 for 1/3. */
 double bulk_take_excluded_ns(struct bulk *b);
+/* For a tick: what the copies that went in pieces since the last tick took
+ * it cost the program over the whole calls it asked for (ns, priced by
+ * size: bulk_pieces_extra_ps).  The profiler's cost: no handler times it,
+ * and the budget and the estimate count it (stat cost_pieces_ns). */
+double bulk_take_pieces_ns(struct bulk *b);
+/* What a copy of n bytes in CHUNK pieces costs over glibc's whole call, in
+ * ps (the EPYC's, bench/bulk_call_cost.c). */
+uint64_t bulk_pieces_extra_ps(uint64_t n);
 /* A tick was skipped and restarted the interval: if it landed in a timed
  * counted call, only the call's time from here on is the next interval's
  * to leave out. */

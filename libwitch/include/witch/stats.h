@@ -103,6 +103,7 @@
 	X(dr_faults_armed)    /* page faults with watchpoints armed */           \
 	X(cost_dr_ns)         /* ... the kernel's slower string work they cost (est.) */ \
 	X(cost_inline_ns)     /* ticks in the runtime's code outside handlers: their time (est.) */ \
+	X(cost_pieces_ns)     /* copies in pieces while armed, over whole ones (est., bulk.h) */ \
 	X(watch_expired)      /* samples let go for that cost (drcost.h) */ \
 	X(watch_expired_io)   /* ... between ticks, by the I/O call that spent its share */ \
 	X(handler_faults)     /* handler runs a fault ended (rescue.h): abandoned */ \
