@@ -151,8 +151,8 @@ double bulk_take_excluded_ns(struct bulk *b)
  * 10308-10510, 1 MiB (past L2 both ways) 22257-22692 / 23488-24088. */
 #define PIECES_DEAR_MIN (32u << 10)
 #define PIECES_DEAR_PS 9    /* a byte, from PIECES_DEAR_MIN up */
-#define PIECES_L2_MIN (768u << 10)
-#define PIECES_L2_PS 1      /* ... from PIECES_L2_MIN up */
+#define PIECES_L2_MIN (768u << 10) /* between 512 KiB, still dear, and 1 MiB */
+#define PIECES_L2_PS 1      /* ... from PIECES_L2_MIN up (to COPY_CHUNK_MAX) */
 
 uint64_t bulk_pieces_extra_ps(uint64_t n)
 {
