@@ -9,7 +9,9 @@
 # figures (docs/no-traps.md).
 #
 #   tcg_guest.sh image DIR          debootstrap DIR/root with the packages CI
-#                                   installs and a kernel; DIR/root.img from it
+#                                   installs, the real programs' (bench/
+#                                   real_programs.packages) and a kernel;
+#                                   DIR/root.img from it
 #   tcg_guest.sh run DIR CMD...     boot it, run CMD (a shell line) with the
 #                                   host's TCG_SHARE (/work: the build trees'
 #                                   absolute paths) at the same path (9p),
@@ -83,6 +85,13 @@ image() {
 		chroot "$dir/root" apt-get -f install -y
 		chroot "$dir/root" apt-get install -y gdb
 	fi
+	# The real programs the benchmarks run (bench/real_programs.packages),
+	# no daemon started in the chroot (policy-rc.d).  Already there: quick.
+	printf '#!/bin/sh\nexit 101\n' >"$dir/root/usr/sbin/policy-rc.d"
+	chmod 755 "$dir/root/usr/sbin/policy-rc.d"
+	# shellcheck disable=SC2046
+	chroot "$dir/root" apt-get install -y $(cat "$here/bench/real_programs.packages")
+	rm -f "$dir/root/usr/sbin/policy-rc.d"
 	guest_init >"$dir/root/sbin/tcg-init"
 	chmod 755 "$dir/root/sbin/tcg-init"
 	cp "$dir"/root/boot/vmlinuz-* "$dir/vmlinuz"
