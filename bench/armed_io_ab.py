@@ -11,9 +11,9 @@ watchpoint armed (stat dr_bytes_armed), what the runtime priced them at
 (cost_dr_ns), its ticks' cost in the runtime's own code (cost_inline_ns),
 the handlers' time (cost_handler_ns), ticks, samples, samples let go at a
 tick (watch_expired) and at an I/O call (watch_expired_io), the runtime's
-whole estimate as `witch report` gives it (every cost it counts, over the
-run's CPU time, user + system from wait4, less them), and the run's wall
-time.
+whole estimate as `witch report --json` gives it (overhead_estimate: every
+cost it counts, over the program's share of the profiled CPU time), and
+the run's wall time.
 
 --forge: where debug registers never trap (build/dr_probe exits 77), the
 probes' answer is forged to "traps" with the EPYC's prices (0.28 ns a byte
@@ -24,8 +24,8 @@ ones forged, not this machine's: the times measured are not what the
 EPYC would take.  auto (the default): forge only where they never trap.
 """
 import argparse
+import json
 import os
-import resource
 import statistics
 import struct
 import subprocess
@@ -37,8 +37,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REAL = os.path.join(HERE, "real")
 EPYC_FAULT_NS, EPYC_BYTE_NS = 1146.88, 0.28
 HIT_NS = 10000.0  # a forged watchpoint hit's price (the EPYC's: ~10 us)
-COSTS = ["cost_handler_ns", "cost_kernel_ns", "cost_dr_ns", "cost_heap_ns", "cost_inline_ns",
-         "cost_startup_ns", "cost_faultlog_ns", "cost_pieces_ns"]
 
 
 def programs(build, tmp):
@@ -66,18 +64,16 @@ def forged_probes(build):
     return " ".join(f)
 
 
-def stats_of(path):
-    s = {}
-    with open(path, errors="replace") as fh:
-        for line in fh:
-            if line.startswith("stat "):
-                parts = line.split()
-                if len(parts) >= 3:
-                    try:
-                        s[parts[1]] = s.get(parts[1], 0.0) + float(parts[2])
-                    except ValueError:
-                        pass
-    return s
+def report_of(build, tmp):
+    """witch report --json of the run's profiles, merged (then removed)."""
+    profs = [os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".prof")]
+    out = subprocess.run([os.path.join(build, "witch"), "report", "--json"] + profs,
+                         capture_output=True, text=True)
+    for f in profs:
+        os.unlink(f)
+    if out.returncode != 0:
+        sys.exit("armed_io_ab: witch report: %s" % out.stderr[:300])
+    return json.loads(out.stdout)
 
 
 def run_one(build, name, argv, stdin, client, probes, tmp):
@@ -90,24 +86,15 @@ def run_one(build, name, argv, stdin, client, probes, tmp):
         if arg.endswith(".db") and os.path.exists(arg):
             os.unlink(arg)
     fin = open(stdin) if stdin else subprocess.DEVNULL
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     rc = subprocess.run(argv, stdin=fin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if stdin:
         fin.close()
     if rc.returncode != 0:
         sys.exit("armed_io_ab: %s under %s exited %d: %s" % (name, build, rc.returncode, rc.stderr[:300]))
-    s = {}
-    for f in os.listdir(tmp):
-        if f.endswith(".prof"):
-            for k, v in stats_of(os.path.join(tmp, f)).items():
-                s[k] = s.get(k, 0.0) + v
-            os.unlink(os.path.join(tmp, f))
-    cpu_ns = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1e9
-    # what witch report's estimate sums (tools/witch/summary.c), over the program's share
-    est = sum(s.get(k, 0) for k in COSTS)
+    rep = report_of(build, tmp)
+    s = rep["stats"]
     return {
         "MB armed": s.get("dr_bytes_armed", 0) / 1e6,
         "dr ms": s.get("cost_dr_ns", 0) / 1e6,
@@ -117,7 +104,7 @@ def run_one(build, name, argv, stdin, client, probes, tmp):
         "samples": s.get("samples", 0),
         "expired": s.get("watch_expired", 0),
         "expired io": s.get("watch_expired_io", 0),
-        "estimate %": 100.0 * est / (cpu_ns - est) if cpu_ns > est else 0.0,
+        "estimate %": 100.0 * (rep.get("overhead_estimate") or 0.0),
         "wall s": wall,
     }
 

@@ -486,8 +486,7 @@ static int sigtrap_opens(void)
 
 /* What the probe found, or was handed (watchpoint_probe_set): -1 unknown. */
 static int probed_traps = -1, probed_sigtrap = -1;
-static int probe_handed_traps; /* watchpoint_probe_set: a parent's breakpoints opened and trapped */
-static int probe_handed_no_traps; /* ... opened and never trapped */
+static int probe_handed; /* the answers are watchpoint_probe_set's: a parent's */
 
 int watchpoint_probe_get(int *traps, int *sigtrap, double *ns)
 {
@@ -506,8 +505,7 @@ int watchpoint_probe_set(int traps, int sigtrap, double ns)
 		return -EINVAL;
 	probed_traps = traps;
 	probed_sigtrap = sigtrap;
-	probe_handed_traps = traps;
-	probe_handed_no_traps = !traps;
+	probe_handed = 1;
 	if (traps)
 		hit_ns = ns;
 	return 0;
@@ -515,12 +513,12 @@ int watchpoint_probe_set(int traps, int sigtrap, double ns)
 
 int watchpoint_probe_handed_traps(void)
 {
-	return probe_handed_traps;
+	return probe_handed && probed_traps == 1;
 }
 
 int watchpoint_probe_handed_no_traps(void)
 {
-	return probe_handed_no_traps;
+	return probe_handed && probed_traps == 0;
 }
 
 /* The breakpoint counts a store, and what a hit costs: 0, -EOPNOTSUPP
