@@ -77,6 +77,9 @@ Checks (each failure prints what was expected and what was found):
   --object-sampled-share NAME=S  (repeatable) as --object-share, of the
                     objects' `sampled` bytes (what the samples stand for: the
                     whole answer with WITCH_WATCHPOINTS=0)
+  --object-sampled-among KIND  the --object-sampled-share shares are of the
+                    sampled bytes of KIND's objects only (heap: which site,
+                    apart from what the program's own frames take)
   --object-kind NAME=KIND  (repeatable) every object NAME matches (as
                     above) is of kind KIND, and there is one
   --no-object NAME  (repeatable) no object NAME matches (as above) has
@@ -318,6 +321,7 @@ def main(argv):
                     metavar="NAME=KIND")
     ap.add_argument("--object-sampled-share", type=parse_object_share, action="append",
                     default=[], metavar="NAME=S")
+    ap.add_argument("--object-sampled-among", choices=OBJECT_KINDS, metavar="KIND")
     ap.add_argument("--no-object", action="append", default=[], metavar="NAME")
     ap.add_argument("--max-object-share", type=parse_object_share, action="append",
                     default=[], metavar="NAME=S")
@@ -602,18 +606,24 @@ def main(argv):
                      else "no \"objects\" list in the report")
             check(f"object-share {oname}", objects is not None and abs(got - want) <= args.tol,
                   f"share {want:.4f} +- {args.tol:.4f}", found)
-        total_s = sum(o["sampled"] for o in objs if is_num(o.get("sampled")))
+        def sampled_bytes(mine):
+            return sum(o["sampled"] for o in mine if is_num(o.get("sampled")))
+
+        total_s = sampled_bytes(objs)
 
         def sampled_share(mine):
-            got = sum(o["sampled"] for o in mine if is_num(o.get("sampled")))
-            return got / total_s if total_s > 0 else 0.0
+            return sampled_bytes(mine) / total_s if total_s > 0 else 0.0
 
+        among = args.object_sampled_among
+        pool = [o for o in objs if o.get("kind") == among] if among else objs
+        pool_s = sampled_bytes(pool)
+        of_what = f"the {among} objects' sampled bytes" if among else "the objects' sampled bytes"
         for oname, want in args.object_sampled_share:
-            mine = [o for o in objs if object_named(o, oname)]
-            got = sampled_share(mine)
+            mine = [o for o in pool if object_named(o, oname)]
+            got = sampled_bytes(mine) / pool_s if pool_s > 0 else 0.0
             check(f"object-sampled-share {oname}", objects is not None and abs(got - want) <= args.tol,
-                  f"share {want:.4f} +- {args.tol:.4f} of the objects' sampled bytes",
-                  f"{got:.4f} from {len(mine)} object(s) of {num(total_s)} bytes")
+                  f"share {want:.4f} +- {args.tol:.4f} of {of_what}",
+                  f"{got:.4f} from {len(mine)} object(s) of {num(pool_s)} bytes")
         for oname in args.no_object:
             mine = [o for o in objs if object_named(o, oname) and
                     any(is_num(o.get(k)) and o[k] > 0 for k in ("sampled", "waste", "use"))]

@@ -244,6 +244,14 @@ case_ pass.object-sampled 0 "" -- "$O" --object-sampled-share "heap from alloc_f
 case_ fail.object-sampled-share 1 "FAIL object-sampled-share table: expected share 0.5000 +- 0.1000 of the objects' sampled bytes; found 0.3000 from 1 object(s) of 2000 bytes" -- "$O" \
 	--object-sampled-share table=0.5
 case_ usage.bad-object-sampled-share 2 "" -- "$O" --object-sampled-share table
+# --object-sampled-among: of the heap's 1000 bytes alone, alloc_frames is
+# all; a static object is none of them (the pool leaves it out)
+case_ pass.object-sampled-among 0 "" -- "$O" --object-sampled-among heap \
+	--object-sampled-share "heap from alloc_frames=1.0" --object-sampled-share table=0 --tol 0.01
+case_ fail.object-sampled-among 1 "FAIL object-sampled-share heap from alloc_frames: expected share 0.5000 +- 0.1000 of the heap objects' sampled bytes; found 1.0000 from 1 object(s) of 1000 bytes" -- "$O" \
+	--object-sampled-among heap --object-sampled-share "heap from alloc_frames=0.5"
+case_ usage.bad-object-sampled-among 2 "" -- "$O" --object-sampled-among frames \
+	--object-sampled-share table=0.5
 # --max-object-share: waste 0.2 and sampled 400/2000 = 0.2 pass at 0.2; at
 # 0.1 fail; a name with no object is 0 of both
 case_ pass.max-object-share 0 "" -- "$O" --max-object-share "stack of work=0.2" \
