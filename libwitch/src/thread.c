@@ -35,7 +35,8 @@
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static pthread_create_fn thread_real_create;
 
-static __thread struct witch_thread *thread_tls __attribute__((tls_model("initial-exec")));
+__thread struct witch_thread *thread_tls_self
+	__attribute__((visibility("hidden"), tls_model("initial-exec")));
 
 static const struct pmu_event *thread_pmu_ev; /* NULL: the software sampler */
 /* What every thread's handlers learn of the code, shared: where
@@ -53,11 +54,6 @@ static struct witch_thread *thread_list;
  * which takes no lock: the list takes it in at its next locked use. */
 static struct witch_thread *thread_pending;
 static int thread_warned_wp, thread_warned_fewer, thread_warned_sampler, thread_warned_yield;
-
-struct witch_thread *thread_self(void)
-{
-	return thread_tls;
-}
 
 /* fn(sig, si, uc) with the stack pointer at top (16-byte aligned); the
  * frame pointer keeps the way back, and tells unwinders. */
@@ -89,7 +85,7 @@ __asm__(".text\n"
 
 int thread_on_own_stack(int (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, void *uc)
 {
-	struct witch_thread *t = thread_tls;
+	struct witch_thread *t = thread_tls_self;
 	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
 	uint64_t lo = t ? (uint64_t)(uintptr_t)t->altstack : 0, hi = lo + THREAD_ALTSTACK_SIZE;
 	if (!t || !t->altstack_on || (sp >= lo && sp < hi))
@@ -367,7 +363,7 @@ static void thread_release(struct witch_thread *t)
 	sampler_close(&t->sampler);
 	faultlog_close(&t->faults);
 	watchpoint_set_close(&t->wps);
-	if (t->altstack_on && thread_tls == t) {
+	if (t->altstack_on && thread_tls_self == t) {
 		stack_t ss = {.ss_flags = SS_DISABLE};
 		sigaltstack(&ss, NULL);
 	}
@@ -395,7 +391,7 @@ static struct witch_thread *thread_lay_out(char *map)
  * for too). */
 static void thread_go(struct witch_thread *t, uint64_t ran_ns)
 {
-	thread_tls = t;
+	thread_tls_self = t;
 	peek_thread_begin(&t->wps, &t->stats);
 	t->active = 1;
 	if (sampler_start(&t->sampler, rng_next(&t->rng), ran_ns) < 0)
@@ -555,8 +551,8 @@ void thread_end(struct witch_thread *t)
 	thread_unlink(t);
 	thread_count_faults(t);
 	thread_fold(t);
-	if (thread_tls == t) {
-		thread_tls = NULL;
+	if (thread_tls_self == t) {
+		thread_tls_self = NULL;
 		peek_thread_begin(NULL, NULL);
 	}
 	thread_release(t);
@@ -572,7 +568,7 @@ void thread_end_all(void)
 	 * quiesce; their memory stays mapped, only this fold reads it (and
 	 * their fault logs stay as their last tick left them). */
 	for (struct witch_thread *t = thread_list; t; t = t->next) {
-		if (t == thread_tls)
+		if (t == thread_tls_self)
 			thread_count_faults(t);
 		thread_fold(t);
 	}
@@ -584,7 +580,7 @@ void thread_wait_handlers(void)
 	pthread_mutex_lock(&thread_lock);
 	thread_link_pending();
 	for (struct witch_thread *t = thread_list; t; t = t->next)
-		while (t != thread_tls && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
+		while (t != thread_tls_self && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
 			sched_yield();
 	pthread_mutex_unlock(&thread_lock);
 }
@@ -628,7 +624,7 @@ int thread_create_unprofiled(pthread_t *th, void *(*fn)(void *), void *arg)
 
 int thread_yield_watchpoint(void)
 {
-	struct witch_thread *t = thread_tls;
+	struct witch_thread *t = thread_tls_self;
 	sigset_t ours, old;
 	if (!t || t->wps.n == 0)
 		return -ENOSPC;
@@ -774,7 +770,7 @@ void thread_postfork_parent(void)
 
 void thread_postfork_child(void)
 {
-	struct witch_thread *self = thread_tls;
+	struct witch_thread *self = thread_tls_self;
 	thread_program_only(); /* the forking thread, alone in the child */
 	if (!self && thread_child && pthread_equal(thread_child_owner, pthread_self()))
 		self = thread_child; /* a child forking before its own start */
@@ -803,7 +799,7 @@ void thread_postfork_child(void)
 	thread_child = self;
 	thread_child_fresh = !self;
 	thread_child_owner = pthread_self();
-	thread_tls = NULL;
+	thread_tls_self = NULL;
 	peek_thread_begin(NULL, NULL);
 	pthread_setspecific(thread_key, NULL); /* its destructor must not fold the parent's */
 }

@@ -49,21 +49,22 @@
 #define BULK_PERIOD_TICK_NS 5e6 /* WITCH_RATE=200 */
 
 struct bulk {
+	/* (What each counted call reads and writes first, in one line.) */
 	int64_t left;     /* bytes until the next sample */
-	double period;    /* mean bytes between samples, now */
-	double drawn;     /* ... when left was drawn: what its sample stands for */
-	double tick_ns;   /* the sampler's mean interval, as last set */
-	double pick_bytes; /* what a tick's pick stands for (a running mean),
-			    * 0 before the first */
 	int active;       /* inside a counted call: ticks stand for no bytes */
 	/* A counted call's time is not the ticks' to stand for: its bytes are
 	 * counted.  enter_tsc: when the call began (or a tick skipped in it
 	 * restarted the interval), 0 for a call too short to time
 	 * (BULK_TIMED_MIN); excluded_tsc: the calls' time since the
 	 * last tick took it (added by the calls, taken by the tick handler:
-	 * one locked add, one exchange). */
+	 * one add instruction, one exchange). */
 	uint64_t enter_tsc;
 	uint64_t excluded_tsc;
+	double period;    /* mean bytes between samples, now */
+	double drawn;     /* ... when left was drawn: what its sample stands for */
+	double tick_ns;   /* the sampler's mean interval, as last set */
+	double pick_bytes; /* what a tick's pick stands for (a running mean),
+			    * 0 before the first */
 	/* What copies in pieces cost over whole ones since the last tick took
 	 * it (bulk_take_pieces_ns), in ps: added by the calls, one locked add. */
 	uint64_t pieces_ps;

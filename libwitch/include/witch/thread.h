@@ -34,6 +34,14 @@ struct runspace;
 struct witch_thread {
 	pid_t tid;
 	volatile sig_atomic_t active; /* handlers do nothing unless set */
+	/* Periodic flush: the flusher sets paused, then waits for in_handler
+	 * to clear before reading the thread's tables (handler.c enters and
+	 * leaves around every use of them). */
+	int paused;
+	int in_handler;
+	/* In the first line with active and in_handler: bulk.c's wrappers read
+	 * the three and the count on each of the program's counted calls. */
+	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	uint64_t fs_base, gs_base;
 	uint64_t errno_addr;          /* this thread's errno (the handler saves it) */
 	uint64_t stack_hi;            /* the top of the thread's own stack, 0 when unknown */
@@ -51,7 +59,6 @@ struct witch_thread {
 	struct look look;             /* software sampler: reaching a tick's pick */
 	struct unwind_rules unwind_rules; /* its frames' rules (unwind_rules.h) */
 	struct fnrange fnrange;       /* the functions its stack samples fell in (fnrange.h) */
-	struct bulk bulk;             /* byte-counted memset/memcpy (bulk.h) */
 	struct cost cost;             /* what the profiler spends here (cost.h) */
 	struct drcost drcost;         /* what armed watchpoints cost its kernel work */
 	struct faultlog faults;       /* its page faults: ticks that arrive from one */
@@ -59,11 +66,6 @@ struct witch_thread {
 	struct budget budget;         /* the rate following WITCH_BUDGET (budget.h) */
 	int back_soon;                /* this handler run expects the program back at once */
 	int back_step;                /* ... by a single step (cost.h times it) */
-	/* Periodic flush: the flusher sets paused, then waits for in_handler
-	 * to clear before reading the thread's tables (handler.c enters and
-	 * leaves around every use of them). */
-	int paused;
-	int in_handler;
 	int reserved;                 /* holds THREAD_FOOTPRINT of WITCH_MEMORY_MB */
 	uint64_t parking;             /* a harmless address to park disabled watchpoints on */
 	struct witch_stats stats;
@@ -129,8 +131,14 @@ void thread_set_last_hook(void (*last_gone)(void));
 /* The calling thread gives one of its debug registers back (the program wants
  * a breakpoint of its own).  0 or -ENOSPC. */
 int thread_yield_watchpoint(void);
-/* The calling thread's state, or NULL.  Async-signal-safe (TLS). */
-struct witch_thread *thread_self(void);
+/* The calling thread's state, or NULL.  Async-signal-safe (TLS).  Inline:
+ * the wrappers of bulk.c ask it on each of the program's counted calls. */
+extern __thread struct witch_thread *thread_tls_self
+	__attribute__((visibility("hidden"), tls_model("initial-exec")));
+static inline struct witch_thread *thread_self(void)
+{
+	return thread_tls_self;
+}
 /* 1 if addr is the runtime's (arena, signal stack, thread state) or a word
  * its handler touches (the TCB head with the stack canary, errno): never
  * sampled. */
