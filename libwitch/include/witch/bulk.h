@@ -40,10 +40,11 @@
 
 #define BULK_MIN_BYTES 256
 /* Counted calls this long are timed, so that ticks do not stand for their
- * time (bulk_take_excluded_ns): two TSC reads and a locked add, ~10 ns.
- * That doubled a 512-byte memcpy's wrapper (5 ns natively, 11 wrapped, 21
+ * time (bulk_take_excluded_ns): two TSC reads and one add.  Timing had
+ * doubled a 512-byte memcpy's wrapper (5 ns natively, 11 wrapped, 21
  * timed) and adds 8-11 to an 8 KiB one (80, 98); a shorter call leaves its
- * few ns to the next tick. */
+ * few ns to the next tick.  (A TSC read alone costs 37 ns back to back on
+ * the PVM guests here, less beside a copy's own work.) */
 #define BULK_TIMED_MIN 8192
 #define BULK_PERIOD (32ull << 20) /* bytes per sample at BULK_PERIOD_TICK_NS between ticks */
 #define BULK_PERIOD_TICK_NS 5e6 /* WITCH_RATE=200 */
