@@ -407,7 +407,7 @@ static inline __attribute__((always_inline)) struct witch_thread *bulk_fast_begi
 	if (!t)
 		return NULL;
 	int64_t left = t->bulk.left - (int64_t)n;
-	if (left <= 0 || (n > CHUNK && watchpoint_set_armed(&t->wps) != 0))
+	if (left <= 0 || bulk_in_pieces(t, n, SIZE_MAX))
 		return NULL; /* (a sample, or pieces) */
 	t->bulk.left = left;
 	t->bulk.enter_tsc = 0;
